@@ -1,0 +1,3 @@
+module github.com/vkwatch/vkwatch
+
+go 1.26.8

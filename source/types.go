@@ -1,0 +1,291 @@
+// Package source talks to Valkey and Redis servers on behalf of vkwatch: it
+// parses addresses, opens connections, samples INFO, measures PING latency on
+// a connection of its own, sends the few commands a user may ask for and turns
+// the stream of samples into save progress and save reports.
+//
+// It knows nothing about drawing: it imports neither bubbletea nor lipgloss.
+// Everything it learns leaves it as an Event, which the UI draws, the
+// recorder writes and bench summarises.
+package source
+
+import "time"
+
+// Opt is a value a server may or may not report. Absent is not zero: a field
+// an older server lacks is Opt{} and is shown as n/a, never as 0.
+type Opt[T any] struct {
+	V  T
+	OK bool
+}
+
+// Some returns a present value.
+func Some[T any](v T) Opt[T] { return Opt[T]{V: v, OK: true} }
+
+// Get returns the value and whether it is present.
+func (o Opt[T]) Get() (T, bool) { return o.V, o.OK }
+
+// Or returns the value when present, else def.
+func (o Opt[T]) Or(def T) T {
+	if o.OK {
+		return o.V
+	}
+	return def
+}
+
+// Info holds the INFO fields vkwatch uses, from the sections server, memory,
+// stats, persistence and replication. Strings are empty and Opts are absent
+// when the server does not report the field.
+type Info struct {
+	// server
+	ServerName string // "valkey" on Valkey; empty on Redis (it has no such field)
+	Version    string // valkey_version on Valkey, redis_version elsewhere
+	ProcessID  Opt[int64]
+	Uptime     Opt[int64] // uptime_in_seconds: a drop means the server restarted
+
+	// replication
+	Role string
+
+	// memory
+	UsedMemory Opt[int64]
+	RSS        Opt[int64] // used_memory_rss
+	MaxMemory  Opt[int64]
+
+	// stats
+	TotalCommands  Opt[int64] // total_commands_processed
+	InstOps        Opt[int64] // instantaneous_ops_per_sec (lags ~1.6 s)
+	LatestForkUsec Opt[int64]
+	TotalForks     Opt[int64]
+
+	// persistence
+	Loading               Opt[int64]
+	RDBInProgress         Opt[int64] // rdb_bgsave_in_progress
+	RDBCurrentTime        Opt[int64] // rdb_current_bgsave_time_sec, -1 when none
+	RDBLastTime           Opt[int64] // rdb_last_bgsave_time_sec, -1 when none
+	RDBLastStatus         string     // ok / err
+	RDBSaves              Opt[int64]
+	RDBLastCOW            Opt[int64] // rdb_last_cow_size
+	RDBCurrentType        string     // Valkey 9.2+: fork / forkless / none
+	RDBLastType           string     // Valkey 9.2+
+	ForklessETA           Opt[int64] // forkless_estimated_seconds_remaining, -1 when none
+	AOFEnabled            Opt[int64]
+	AOFRewriteInProgress  Opt[int64]
+	AOFRewriteScheduled   Opt[int64]
+	AOFCurrentRewriteTime Opt[int64]
+	AOFLastRewriteTime    Opt[int64]
+	AOFLastStatus         string // aof_last_bgrewrite_status
+	AOFLastCOW            Opt[int64]
+	CurrentCOW            Opt[int64] // current_cow_size (live COW of the running child)
+	CurrentCOWAge         Opt[int64]
+	CurrentCOWPeak        Opt[int64]
+	CurrentForkPerc       Opt[float64]
+	KeysProcessed         Opt[int64] // current_save_keys_processed
+	KeysTotal             Opt[int64] // current_save_keys_total
+}
+
+// SaveConfig is what CONFIG GET tells about how the server saves. Method is
+// empty when the server has no bgsave-default-method setting (anything before
+// Valkey 9.2): the UI shows n/a.
+type SaveConfig struct {
+	Method          string     // bgsave-default-method: fork / forkless
+	ForklessInfra   Opt[bool]  // forkless-infrastructure-enabled
+	RDBKeySaveDelay Opt[int64] // rdb-key-save-delay, microseconds per key
+	Err             string     // why CONFIG GET failed (e.g. NOPERM), empty when it worked
+}
+
+// Identity is what a server says about itself when vkwatch connects.
+type Identity struct {
+	Addr       string // display form of the address, never with a password
+	ServerName string // "valkey" or "redis"
+	Version    string
+	Role       string
+	ProcessID  Opt[int64]
+	Local      bool // loopback address or unix socket: /proc may be read
+}
+
+// Latency summarises PING round trips. Count is 0 when no PING completed.
+// Durations are corrected for coordinated omission: when a PING takes longer
+// than the probe interval, the PINGs that were due meanwhile are counted with
+// the latency they would have seen.
+type Latency struct {
+	Count int64
+	Min   time.Duration
+	P50   time.Duration
+	P99   time.Duration
+	Max   time.Duration
+	// InFlight is the age of a PING sent and not yet answered when the
+	// summary was taken (0 when none): a stall shows while it lasts.
+	InFlight time.Duration
+}
+
+// Worst is the larger of Max and InFlight: what a chart of the worst PING of
+// an interval should show.
+func (l Latency) Worst() time.Duration {
+	if l.InFlight > l.Max {
+		return l.InFlight
+	}
+	return l.Max
+}
+
+// ProcMem is the memory of a local server read from /proc, beside INFO's
+// figures. Absent fields mean the server is not local or /proc could not be read.
+type ProcMem struct {
+	RSS               Opt[int64] // server's VmRSS
+	PSS               Opt[int64] // server's Pss (smaps_rollup)
+	ChildPID          Opt[int64] // the save child, while one runs
+	ChildPrivateDirty Opt[int64] // child's Private_Dirty: its copy-on-write pages
+	ChildPSS          Opt[int64]
+}
+
+// Sample is one reading of one server.
+type Sample struct {
+	Seq    uint64
+	Offset time.Duration // since the monitor's Clock epoch (monotonic)
+	At     time.Time     // Clock epoch + Offset: wall time that cannot go backwards
+
+	Info   Info
+	Config SaveConfig
+
+	// OpsPerSec is the delta of total_commands_processed over the time since
+	// the previous sample; absent on the first sample after a (re)connect.
+	OpsPerSec Opt[float64]
+	// WriterOpsPerSec is the rate of vkwatch's own writers against this
+	// server, when it runs any.
+	WriterOpsPerSec Opt[float64]
+
+	Ping    Latency // PINGs of the interval since the previous sample
+	Ping10s Latency // PINGs of the last 10 s
+
+	Proc ProcMem
+
+	// Save is the progress of the save or AOF rewrite running now, nil when none.
+	Save *SaveProgress
+}
+
+// SaveKind names the kind of background job.
+type SaveKind string
+
+const (
+	SaveFork     SaveKind = "BGSAVE fork"
+	SaveForkless SaveKind = "BGSAVE forkless"
+	SaveAOF      SaveKind = "AOF rewrite"
+)
+
+// SaveProgress is a running save as the server reports it.
+type SaveProgress struct {
+	Kind      SaveKind
+	Started   time.Duration // offset of the first sample that saw it running
+	Elapsed   time.Duration // observed
+	Processed Opt[int64]    // current_save_keys_processed
+	Total     Opt[int64]    // current_save_keys_total
+	// ETA is the server's forkless_estimated_seconds_remaining when present,
+	// otherwise derived from a smoothed rate of Processed. Absent until there
+	// is a rate to derive it from.
+	ETA     Opt[time.Duration]
+	LiveCOW Opt[int64] // current_cow_size (0 forkless: there is no child)
+}
+
+// Fraction is Processed/Total in [0,1], absent when either is unknown.
+func (p SaveProgress) Fraction() Opt[float64] {
+	if !p.Processed.OK || !p.Total.OK || p.Total.V <= 0 {
+		return Opt[float64]{}
+	}
+	f := float64(p.Processed.V) / float64(p.Total.V)
+	if f > 1 {
+		f = 1
+	}
+	if f < 0 {
+		f = 0
+	}
+	return Some(f)
+}
+
+// SaveReport is what a save cost, produced when it ends.
+type SaveReport struct {
+	Server int    // index of the server (0 left, 1 right)
+	Addr   string // display address
+	Kind   SaveKind
+	Status string // rdb_last_bgsave_status / aof_last_bgrewrite_status
+
+	Started   time.Duration // offsets from the Clock epoch
+	Ended     time.Duration
+	StartedAt time.Time
+
+	Observed      time.Duration // Ended - Started as seen by sampling
+	ServerSeconds Opt[int64]    // rdb_last_bgsave_time_sec / aof_last_rewrite_time_sec
+
+	COW         Opt[int64] // rdb_last_cow_size / aof_last_cow_size
+	PeakLiveCOW Opt[int64] // max current_cow_size seen during the save
+
+	BaseUsed      Opt[int64] // used_memory just before the save
+	BaseRSS       Opt[int64]
+	PeakUsedDelta Opt[int64] // max used_memory during - BaseUsed
+	PeakRSSDelta  Opt[int64]
+
+	// From /proc, where the server is local.
+	PeakProcRSSDelta      Opt[int64]
+	PeakChildPrivateDirty Opt[int64]
+
+	OpsBefore       Opt[float64] // mean server ops/s in the seconds before
+	OpsDuring       Opt[float64]
+	WriterOpsBefore Opt[float64]
+	WriterOpsDuring Opt[float64]
+
+	PingBefore Latency
+	PingDuring Latency
+}
+
+// CommandResult is the answer to a command the user sent (BGSAVE, BGREWRITEAOF).
+type CommandResult struct {
+	Command string        // as sent, e.g. "BGSAVE"
+	Reply   string        // the server's status reply on success
+	Err     string        // the server's own error text, or the transport error
+	Sent    time.Duration // offsets from the Clock epoch
+	Done    time.Duration
+}
+
+// OK reports whether the server accepted the command.
+func (c CommandResult) OK() bool { return c.Err == "" }
+
+// EventKind tells which field of an Event is filled.
+type EventKind int
+
+const (
+	EventSample       EventKind = iota + 1 // Sample
+	EventConnected                         // Identity
+	EventDisconnected                      // Err: why; the watcher retries with backoff
+	EventCommand                           // Command: a command's answer
+	EventSaveStarted                       // Sample: the first sample that saw the save running
+	EventSaveEnded                         // Report
+)
+
+func (k EventKind) String() string {
+	switch k {
+	case EventSample:
+		return "sample"
+	case EventConnected:
+		return "connected"
+	case EventDisconnected:
+		return "disconnected"
+	case EventCommand:
+		return "command"
+	case EventSaveStarted:
+		return "save_started"
+	case EventSaveEnded:
+		return "save_ended"
+	}
+	return "unknown"
+}
+
+// Event is everything a watcher tells the rest of vkwatch. Server is the
+// index of the watched server; Offset and At say when.
+type Event struct {
+	Server int
+	Kind   EventKind
+	Offset time.Duration
+	At     time.Time
+
+	Sample   *Sample
+	Identity *Identity
+	Err      string
+	Command  *CommandResult
+	Report   *SaveReport
+}
