@@ -1,0 +1,355 @@
+package record
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/vkwatch/vkwatch/source"
+)
+
+// The payload structs of source (Sample, Info, SaveReport, ...) are written
+// by reflection rather than through hand-written mirror structs, so a field
+// added to source/types.go is recorded and read back without touching this
+// package. The rules:
+//
+//   - keys are the Go field names in snake_case (UsedMemory -> used_memory,
+//     RDBLastCOW -> rdb_last_cow);
+//   - an Opt is null when absent and its value when present (absent is not
+//     zero, and a reader sees the difference);
+//   - a time.Duration is a decimal number of seconds with key suffix "_s",
+//     or of microseconds with suffix "_us" inside a Latency; the decimal is
+//     exact to the nanosecond, so a replay sees the very durations the live
+//     run saw;
+//   - a time.Time is RFC 3339 with nanoseconds.
+//
+// Non-finite floats, which JSON cannot hold, are written as null.
+
+var (
+	durationType = reflect.TypeOf(time.Duration(0))
+	timeType     = reflect.TypeOf(time.Time{})
+	latencyType  = reflect.TypeOf(source.Latency{})
+	sourcePkg    = reflect.TypeOf(source.Latency{}).PkgPath()
+)
+
+// isOpt reports whether t is an instance of source.Opt.
+func isOpt(t reflect.Type) bool {
+	return t.Kind() == reflect.Struct && t.PkgPath() == sourcePkg && strings.HasPrefix(t.Name(), "Opt[")
+}
+
+// unitOf tells how a duration field is written: microseconds inside a
+// Latency (PING round trips are small), seconds elsewhere.
+func unitOf(parent reflect.Type) (scale int, suffix string) {
+	if parent == latencyType {
+		return 3, "_us"
+	}
+	return 9, "_s"
+}
+
+// fieldInfo is one recorded field of a struct.
+type fieldInfo struct {
+	index int
+	key   string
+	scale int // digits after the point for a duration: 9 (s) or 3 (µs); 0 otherwise
+}
+
+var fieldCache sync.Map // reflect.Type -> []fieldInfo
+
+// fieldsOf lists the exported fields of struct type t with their keys.
+func fieldsOf(t reflect.Type) []fieldInfo {
+	if f, ok := fieldCache.Load(t); ok {
+		return f.([]fieldInfo)
+	}
+	var out []fieldInfo
+	seen := map[string]string{}
+	for i := 0; i < t.NumField(); i++ {
+		sf := t.Field(i)
+		if !sf.IsExported() {
+			continue
+		}
+		fi := fieldInfo{index: i, key: snake(sf.Name)}
+		ft := sf.Type
+		if isOpt(ft) {
+			ft = ft.Field(0).Type
+		}
+		if ft == durationType {
+			scale, suffix := unitOf(t)
+			fi.scale = scale
+			fi.key += suffix
+		}
+		if other, dup := seen[fi.key]; dup {
+			// A programming error in source/types.go naming; caught by the
+			// round-trip test long before a user sees it.
+			panic(fmt.Sprintf("record: fields %s and %s of %s share key %q", other, sf.Name, t, fi.key))
+		}
+		seen[fi.key] = sf.Name
+		out = append(out, fi)
+	}
+	fieldCache.Store(t, out)
+	return out
+}
+
+// snake turns a Go field name into snake_case, keeping acronyms whole:
+// RDBLastCOW -> rdb_last_cow, ProcessID -> process_id, P50 -> p50.
+func snake(name string) string {
+	r := []rune(name)
+	var b strings.Builder
+	for i, c := range r {
+		if unicode.IsUpper(c) && i > 0 {
+			prev := r[i-1]
+			nextLower := i+1 < len(r) && unicode.IsLower(r[i+1])
+			if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && nextLower) {
+				b.WriteByte('_')
+			}
+		}
+		b.WriteRune(unicode.ToLower(c))
+	}
+	return b.String()
+}
+
+// encoder writes ordered JSON objects.
+type encoder struct {
+	buf   bytes.Buffer
+	first []bool // per open object: no member written yet
+}
+
+func (e *encoder) open() {
+	e.buf.WriteByte('{')
+	e.first = append(e.first, true)
+}
+
+func (e *encoder) close() {
+	e.buf.WriteByte('}')
+	e.first = e.first[:len(e.first)-1]
+}
+
+func (e *encoder) key(k string) {
+	if !e.first[len(e.first)-1] {
+		e.buf.WriteByte(',')
+	}
+	e.first[len(e.first)-1] = false
+	e.str(k)
+	e.buf.WriteByte(':')
+}
+
+func (e *encoder) str(s string) {
+	b, _ := json.Marshal(s) // cannot fail for a string
+	e.buf.Write(b)
+}
+
+// structFields writes the fields of struct value v as members of the open
+// object, leaving out the keys in skip.
+func (e *encoder) structFields(v reflect.Value, skip map[string]bool) {
+	for _, f := range fieldsOf(v.Type()) {
+		if skip[f.key] {
+			continue
+		}
+		e.key(f.key)
+		e.value(v.Field(f.index), f.scale)
+	}
+}
+
+// value writes one value; scale applies to durations.
+func (e *encoder) value(v reflect.Value, scale int) {
+	t := v.Type()
+	switch {
+	case isOpt(t):
+		if !v.Field(1).Bool() {
+			e.buf.WriteString("null")
+			return
+		}
+		e.value(v.Field(0), scale)
+		return
+	case t == durationType:
+		e.buf.WriteString(formatDecimal(v.Int(), scale))
+		return
+	case t == timeType:
+		tm := v.Interface().(time.Time)
+		if tm.IsZero() {
+			e.buf.WriteString("null")
+			return
+		}
+		e.str(tm.Format(time.RFC3339Nano))
+		return
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			e.buf.WriteString("null")
+			return
+		}
+		e.value(v.Elem(), scale)
+	case reflect.Struct:
+		e.open()
+		e.structFields(v, nil)
+		e.close()
+	case reflect.String:
+		e.str(v.String())
+	case reflect.Bool:
+		e.buf.WriteString(strconv.FormatBool(v.Bool()))
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		e.buf.WriteString(strconv.FormatInt(v.Int(), 10))
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		e.buf.WriteString(strconv.FormatUint(v.Uint(), 10))
+	case reflect.Float32, reflect.Float64:
+		f := v.Float()
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			e.buf.WriteString("null")
+			return
+		}
+		e.buf.WriteString(strconv.FormatFloat(f, 'g', -1, t.Bits()))
+	default:
+		// Slices and maps: none in source's payloads today; plain JSON
+		// keeps a future one recorded rather than lost.
+		b, err := json.Marshal(v.Interface())
+		if err != nil {
+			e.buf.WriteString("null")
+			return
+		}
+		e.buf.Write(b)
+	}
+}
+
+// formatDecimal writes n / 10^scale as an exact decimal without trailing
+// zeros: 1500000000 at scale 9 is "1.5".
+func formatDecimal(n int64, scale int) string {
+	if scale == 0 {
+		return strconv.FormatInt(n, 10)
+	}
+	neg := n < 0
+	u := uint64(n)
+	if neg {
+		u = uint64(-n)
+	}
+	p := uint64(math.Pow10(scale))
+	s := strconv.FormatUint(u/p, 10)
+	if frac := u % p; frac != 0 {
+		fs := fmt.Sprintf("%0*d", scale, frac)
+		s += "." + strings.TrimRight(fs, "0")
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
+
+// parseDecimal reads a number written by formatDecimal back into units of
+// 10^-scale, exactly. Numbers in exponent form (a hand-edited file) go
+// through float64.
+func parseDecimal(s string, scale int) (int64, error) {
+	if strings.ContainsAny(s, "eE") || scale == 0 && strings.Contains(s, ".") {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return 0, err
+		}
+		return int64(math.Round(f * math.Pow10(scale))), nil
+	}
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	whole, frac, _ := strings.Cut(s, ".")
+	if len(frac) > scale {
+		frac = frac[:scale] // finer than a nanosecond: cannot be held
+	}
+	frac += strings.Repeat("0", scale-len(frac))
+	n, err := strconv.ParseInt(whole+frac, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("bad number %q", s)
+	}
+	if neg {
+		n = -n
+	}
+	return n, nil
+}
+
+// decodeStruct fills struct value v from a JSON object. Keys missing from
+// the object leave their fields zero (an Opt absent), so a recording written
+// before a field existed still reads.
+func decodeStruct(raw json.RawMessage, v reflect.Value) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return err
+	}
+	return decodeFields(m, v)
+}
+
+func decodeFields(m map[string]json.RawMessage, v reflect.Value) error {
+	for _, f := range fieldsOf(v.Type()) {
+		raw, ok := m[f.key]
+		if !ok {
+			continue
+		}
+		if err := decodeValue(raw, v.Field(f.index), f.scale); err != nil {
+			return fmt.Errorf("%s: %w", f.key, err)
+		}
+	}
+	return nil
+}
+
+func isNull(raw json.RawMessage) bool {
+	return string(bytes.TrimSpace(raw)) == "null"
+}
+
+func decodeValue(raw json.RawMessage, v reflect.Value, scale int) error {
+	t := v.Type()
+	if isOpt(t) {
+		if isNull(raw) {
+			v.Set(reflect.Zero(t))
+			return nil
+		}
+		if err := decodeValue(raw, v.Field(0), scale); err != nil {
+			return err
+		}
+		v.Field(1).SetBool(true)
+		return nil
+	}
+	if isNull(raw) {
+		v.Set(reflect.Zero(t))
+		return nil
+	}
+	switch {
+	case t == durationType:
+		n, err := parseDecimal(string(bytes.TrimSpace(raw)), scale)
+		if err != nil {
+			return err
+		}
+		v.SetInt(n)
+		return nil
+	case t == timeType:
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return err
+		}
+		tm, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return err
+		}
+		v.Set(reflect.ValueOf(tm))
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		p := reflect.New(t.Elem())
+		if err := decodeValue(raw, p.Elem(), scale); err != nil {
+			return err
+		}
+		v.Set(p)
+		return nil
+	case reflect.Struct:
+		return decodeStruct(raw, v)
+	default:
+		// Scalars (and the odd slice or map) decode as plain JSON.
+		p := reflect.New(t)
+		if err := json.Unmarshal(raw, p.Interface()); err != nil {
+			return err
+		}
+		v.Set(p.Elem())
+		return nil
+	}
+}

@@ -1,0 +1,155 @@
+package record
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vkwatch/vkwatch/source"
+)
+
+// csvColumns is the fixed column set of a CSV recording. Sample rows fill
+// the measurement columns; other events fill t, at, server, kind, save_kind
+// where it applies, and detail. Absent values are empty cells, never 0.
+var csvColumns = []string{
+	"t", "at", "server", "kind",
+	"used_memory", "rss", "maxmemory", "proc_rss", "proc_pss", "cow", "child_private_dirty",
+	"ops", "inst_ops", "writer_ops",
+	"ping_count", "ping_min_us", "ping_p50_us", "ping_p99_us", "ping_max_us", "ping_inflight_us",
+	"save_kind", "save_elapsed_s", "keys_processed", "keys_total", "eta_s",
+	"rdb_bgsave_in_progress", "aof_rewrite_in_progress", "rdb_last_cow_size", "rdb_last_bgsave_time_sec",
+	"detail",
+}
+
+func optInt(o source.Opt[int64]) string {
+	if !o.OK {
+		return ""
+	}
+	return strconv.FormatInt(o.V, 10)
+}
+
+func optFloat(o source.Opt[float64]) string {
+	if !o.OK {
+		return ""
+	}
+	return strconv.FormatFloat(o.V, 'f', -1, 64)
+}
+
+func seconds(d time.Duration) string { return formatDecimal(int64(d), 9) }
+func micros(d time.Duration) string  { return formatDecimal(int64(d), 3) }
+
+func csvRow(ev source.Event, epoch time.Time) []string {
+	row := make([]string, len(csvColumns))
+	set := func(col, v string) {
+		for i, c := range csvColumns {
+			if c == col {
+				row[i] = v
+				return
+			}
+		}
+		panic("record: no CSV column " + col)
+	}
+	set("t", seconds(ev.Offset))
+	set("at", epoch.Add(ev.Offset).Format(time.RFC3339Nano))
+	set("server", strconv.Itoa(ev.Server))
+	set("kind", ev.Kind.String())
+
+	switch ev.Kind {
+	case source.EventSample:
+		if s := ev.Sample; s != nil {
+			set("used_memory", optInt(s.Info.UsedMemory))
+			set("rss", optInt(s.Info.RSS))
+			set("maxmemory", optInt(s.Info.MaxMemory))
+			set("proc_rss", optInt(s.Proc.RSS))
+			set("proc_pss", optInt(s.Proc.PSS))
+			set("cow", optInt(s.Info.CurrentCOW))
+			set("child_private_dirty", optInt(s.Proc.ChildPrivateDirty))
+			set("ops", optFloat(s.OpsPerSec))
+			set("inst_ops", optInt(s.Info.InstOps))
+			set("writer_ops", optFloat(s.WriterOpsPerSec))
+			if s.Ping.Count > 0 {
+				set("ping_count", strconv.FormatInt(s.Ping.Count, 10))
+				set("ping_min_us", micros(s.Ping.Min))
+				set("ping_p50_us", micros(s.Ping.P50))
+				set("ping_p99_us", micros(s.Ping.P99))
+				set("ping_max_us", micros(s.Ping.Max))
+			} else {
+				set("ping_count", "0")
+			}
+			if s.Ping.InFlight > 0 {
+				set("ping_inflight_us", micros(s.Ping.InFlight))
+			}
+			if p := s.Save; p != nil {
+				set("save_kind", string(p.Kind))
+				set("save_elapsed_s", seconds(p.Elapsed))
+				set("keys_processed", optInt(p.Processed))
+				set("keys_total", optInt(p.Total))
+				if p.ETA.OK {
+					set("eta_s", seconds(p.ETA.V))
+				}
+			}
+			set("rdb_bgsave_in_progress", optInt(s.Info.RDBInProgress))
+			set("aof_rewrite_in_progress", optInt(s.Info.AOFRewriteInProgress))
+			set("rdb_last_cow_size", optInt(s.Info.RDBLastCOW))
+			set("rdb_last_bgsave_time_sec", optInt(s.Info.RDBLastTime))
+		}
+	case source.EventConnected:
+		if id := ev.Identity; id != nil {
+			name := id.ServerName
+			if name == "" {
+				name = "redis"
+			}
+			set("detail", fmt.Sprintf("%s %s %s role=%s pid=%s", id.Addr, name, id.Version, id.Role, optInt(id.ProcessID)))
+		}
+	case source.EventDisconnected:
+		set("detail", ev.Err)
+	case source.EventCommand:
+		if c := ev.Command; c != nil {
+			d := c.Command + " -> "
+			if c.OK() {
+				d += c.Reply
+			} else {
+				d += "error: " + c.Err
+			}
+			set("detail", d)
+		}
+	case source.EventSaveStarted:
+		if s := ev.Sample; s != nil && s.Save != nil {
+			set("save_kind", string(s.Save.Kind))
+			set("keys_total", optInt(s.Save.Total))
+		}
+	case source.EventSaveEnded:
+		if r := ev.Report; r != nil {
+			set("save_kind", string(r.Kind))
+			set("detail", reportDetail(*r))
+		}
+	}
+	if ev.Kind != source.EventSample && ev.Err != "" && row[len(row)-1] == "" {
+		set("detail", ev.Err)
+	}
+	return row
+}
+
+// reportDetail summarises a save report in one cell, absent values as n/a.
+func reportDetail(r source.SaveReport) string {
+	na := func(s string) string {
+		if s == "" {
+			return "n/a"
+		}
+		return s
+	}
+	parts := []string{
+		"status=" + na(r.Status),
+		"observed_s=" + seconds(r.Observed),
+		"server_seconds=" + na(optInt(r.ServerSeconds)),
+		"cow=" + na(optInt(r.COW)),
+		"peak_live_cow=" + na(optInt(r.PeakLiveCOW)),
+		"peak_used_delta=" + na(optInt(r.PeakUsedDelta)),
+		"peak_rss_delta=" + na(optInt(r.PeakRSSDelta)),
+		"writer_ops_before=" + na(optFloat(r.WriterOpsBefore)),
+		"writer_ops_during=" + na(optFloat(r.WriterOpsDuring)),
+		"ping_max_during_us=" + micros(r.PingDuring.Max),
+	}
+	return strings.Join(parts, " ")
+}

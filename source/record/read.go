@@ -1,0 +1,222 @@
+package record
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strconv"
+	"time"
+
+	"github.com/vkwatch/vkwatch/source"
+)
+
+// Recording is a recording read back.
+type Recording struct {
+	Header Header
+	Events []source.Event
+	// Truncated is set when the last line was cut short or unreadable (the
+	// writer crashed mid-line); Events holds everything before it.
+	Truncated bool
+}
+
+// ErrNotRecording is wrapped by Read's error when the input is not a
+// vkwatch recording at all.
+var ErrNotRecording = errors.New("not a vkwatch recording")
+
+var kinds = map[string]source.EventKind{}
+
+func init() {
+	for k := source.EventSample; k <= source.EventSaveEnded; k++ {
+		kinds[k.String()] = k
+	}
+}
+
+// Read parses a JSONL recording up to its last whole line. A line cut short
+// at the end sets Truncated; a bad line before the end is an error, as is
+// input that is not a recording or was written by a newer format version.
+func Read(r io.Reader) (*Recording, error) {
+	br := bufio.NewReaderSize(r, 64*1024)
+	first, err := br.ReadBytes('\n')
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	h, err := parseHeader(first, err == io.EOF)
+	if err != nil {
+		return nil, err
+	}
+	rec := &Recording{Header: h}
+	for lineNo := 2; ; lineNo++ {
+		line, rerr := br.ReadBytes('\n')
+		if rerr != nil && rerr != io.EOF {
+			return rec, rerr
+		}
+		whole := rerr == nil
+		if len(bytes.TrimSpace(line)) > 0 {
+			if !whole {
+				// No newline: the writer never finished this line.
+				rec.Truncated = true
+				return rec, nil
+			}
+			ev, err := decodeEvent(line, h.Epoch)
+			if err != nil {
+				if _, perr := br.Peek(1); perr == io.EOF {
+					rec.Truncated = true
+					return rec, nil
+				}
+				return rec, fmt.Errorf("recording line %d: %w", lineNo, err)
+			}
+			rec.Events = append(rec.Events, ev)
+		}
+		if !whole {
+			return rec, nil
+		}
+	}
+}
+
+func parseHeader(line []byte, eof bool) (Header, error) {
+	var h Header
+	t := bytes.TrimSpace(line)
+	if len(t) == 0 {
+		return h, fmt.Errorf("%w: empty input", ErrNotRecording)
+	}
+	if bytes.HasPrefix(t, []byte("# {")) && bytes.Contains(t, []byte(FormatName)) {
+		return h, fmt.Errorf("this is a CSV recording, which is for spreadsheets; only JSONL recordings can be read back")
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(t, &m); err != nil {
+		if eof && len(t) > 0 && t[0] == '{' && bytes.Contains(t, []byte(FormatName)) {
+			return h, fmt.Errorf("recording cut short inside its header line")
+		}
+		return h, fmt.Errorf("%w: first line is not a JSON header (starts %s)", ErrNotRecording, preview(t))
+	}
+	if err := json.Unmarshal(m["format"], &h.Format); err != nil || h.Format != FormatName {
+		return h, fmt.Errorf("%w: header has no format %q (starts %s)", ErrNotRecording, FormatName, preview(t))
+	}
+	if err := json.Unmarshal(m["version"], &h.Version); err != nil || h.Version < 1 {
+		return h, fmt.Errorf("recording header has no valid version")
+	}
+	if h.Version > Version {
+		return h, fmt.Errorf("recording format version %d is newer than this vkwatch reads (up to %d); upgrade vkwatch", h.Version, Version)
+	}
+	// Version 1 is the only one so far; an older version's differences are
+	// handled here when there is one.
+	if raw, ok := m["vkwatch"]; ok {
+		json.Unmarshal(raw, &h.VKWatch)
+	}
+	if err := decodeValue(m["epoch"], reflect.ValueOf(&h.Epoch).Elem(), 0); err != nil || h.Epoch.IsZero() {
+		return h, fmt.Errorf("recording header has no valid epoch")
+	}
+	if raw, ok := m["settings"]; ok && !isNull(raw) {
+		if err := json.Unmarshal(raw, &h.Settings); err != nil {
+			return h, fmt.Errorf("recording header settings: %w", err)
+		}
+	}
+	if raw, ok := m["servers"]; ok && !isNull(raw) {
+		var servers []json.RawMessage
+		if err := json.Unmarshal(raw, &servers); err != nil {
+			return h, fmt.Errorf("recording header servers: %w", err)
+		}
+		for i, sraw := range servers {
+			var sm map[string]json.RawMessage
+			if err := json.Unmarshal(sraw, &sm); err != nil {
+				return h, fmt.Errorf("recording header server %d: %w", i, err)
+			}
+			var si ServerInfo
+			json.Unmarshal(sm["addr"], &si.Addr)
+			if raw, ok := sm["identity"]; ok && !isNull(raw) {
+				si.Identity = new(source.Identity)
+				if err := decodeStruct(raw, reflect.ValueOf(si.Identity).Elem()); err != nil {
+					return h, fmt.Errorf("recording header server %d identity: %w", i, err)
+				}
+			}
+			h.Servers = append(h.Servers, si)
+		}
+	}
+	return h, nil
+}
+
+// preview quotes the start of a line for an error message.
+func preview(b []byte) string {
+	const n = 32
+	if len(b) > n {
+		return strconv.Quote(string(b[:n])) + "..."
+	}
+	return strconv.Quote(string(b))
+}
+
+func decodeEvent(line []byte, epoch time.Time) (source.Event, error) {
+	var ev source.Event
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(line, &m); err != nil {
+		return ev, err
+	}
+	var kind string
+	if err := json.Unmarshal(m["kind"], &kind); err != nil {
+		return ev, fmt.Errorf("no event kind")
+	}
+	k, ok := kinds[kind]
+	if !ok {
+		return ev, fmt.Errorf("unknown event kind %q", kind)
+	}
+	ev.Kind = k
+	if err := json.Unmarshal(m["server"], &ev.Server); err != nil {
+		return ev, fmt.Errorf("server: %w", err)
+	}
+	tRaw, ok := m["t"]
+	if !ok {
+		return ev, fmt.Errorf("no offset t")
+	}
+	off, err := parseDecimal(string(bytes.TrimSpace(tRaw)), 9)
+	if err != nil {
+		return ev, fmt.Errorf("t: %w", err)
+	}
+	ev.Offset = time.Duration(off)
+	// at is written as epoch + t; derive it the same way rather than trust
+	// a hand-edited copy, so the two can never disagree.
+	ev.At = epoch.Add(ev.Offset)
+	if raw, ok := m["sample"]; ok && !isNull(raw) {
+		var sm map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &sm); err != nil {
+			return ev, fmt.Errorf("sample: %w", err)
+		}
+		s := new(source.Sample)
+		if err := decodeFields(sm, reflect.ValueOf(s).Elem()); err != nil {
+			return ev, fmt.Errorf("sample.%w", err)
+		}
+		if _, ok := sm["offset_s"]; !ok {
+			s.Offset = ev.Offset
+		}
+		if _, ok := sm["at"]; !ok {
+			s.At = ev.At
+		}
+		ev.Sample = s
+	}
+	if raw, ok := m["identity"]; ok && !isNull(raw) {
+		ev.Identity = new(source.Identity)
+		if err := decodeStruct(raw, reflect.ValueOf(ev.Identity).Elem()); err != nil {
+			return ev, fmt.Errorf("identity.%w", err)
+		}
+	}
+	if raw, ok := m["err"]; ok {
+		if err := json.Unmarshal(raw, &ev.Err); err != nil {
+			return ev, fmt.Errorf("err: %w", err)
+		}
+	}
+	if raw, ok := m["command"]; ok && !isNull(raw) {
+		ev.Command = new(source.CommandResult)
+		if err := decodeStruct(raw, reflect.ValueOf(ev.Command).Elem()); err != nil {
+			return ev, fmt.Errorf("command.%w", err)
+		}
+	}
+	if raw, ok := m["report"]; ok && !isNull(raw) {
+		ev.Report = new(source.SaveReport)
+		if err := decodeStruct(raw, reflect.ValueOf(ev.Report).Elem()); err != nil {
+			return ev, fmt.Errorf("report.%w", err)
+		}
+	}
+	return ev, nil
+}

@@ -1,0 +1,282 @@
+// Package record writes what vkwatch sees to a file while it watches, and
+// reads such a file back for replay.
+//
+// A recording is JSON Lines: a header line (format, version, the run clock's
+// epoch, settings, servers) and then one line per event. Every timestamp is
+// the run clock's monotonic offset ("t", seconds) plus the absolute wall time
+// derived from it ("at" = epoch + t): the two can never disagree, which is the
+// mistake that cost the seed experiment its per-sample files. A CSV flavour
+// writes one row per sample for spreadsheets; only JSONL is read back.
+//
+// Recordings never hold a password: addresses are display forms, settings
+// that name a secret are dropped and commands that carry one are masked.
+package record
+
+import (
+	"bufio"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/vkwatch/vkwatch/source"
+)
+
+// FormatName is the Format of every recording's header.
+const FormatName = "vkwatch-recording"
+
+// Version is the recording format version this package writes. Read also
+// accepts every older version.
+const Version = 1
+
+// Header is the first line of every recording.
+type Header struct {
+	Format  string    // FormatName
+	Version int       // format version
+	VKWatch string    // version of vkwatch that wrote it
+	Epoch   time.Time // the run Clock's epoch: wall clock, read once
+	// Settings are the run's settings (interval, ping interval, writers...).
+	// Keys that name a secret are dropped when written.
+	Settings map[string]string
+	// Servers are indexed like Event.Server.
+	Servers []ServerInfo
+}
+
+// ServerInfo describes one watched server.
+type ServerInfo struct {
+	Addr     string           // display address, never with a password
+	Identity *source.Identity // what the server said about itself, when known
+}
+
+// flushEvery bounds how much a crash can lose.
+var flushEvery = time.Second
+
+// Writer writes a recording. Its methods are safe for concurrent use.
+type Writer struct {
+	mu        sync.Mutex
+	bw        *bufio.Writer
+	csv       *csv.Writer // nil for JSONL
+	epoch     time.Time
+	lastFlush time.Time
+	err       error // first write error; sticky
+	closed    bool
+	stop      chan struct{}
+	done      chan struct{}
+}
+
+// NewWriter writes the header of a recording to w and returns a Writer for
+// its events. format is "jsonl" (also "" or "json") or "csv". The Writer
+// flushes at least once a second, so a crash loses at most about a second
+// of events; Close flushes the rest. Closing w stays the caller's job.
+//
+// Format and Version in h are filled in by NewWriter.
+func NewWriter(w io.Writer, format string, h Header) (*Writer, error) {
+	rw := &Writer{
+		bw:    bufio.NewWriterSize(w, 64*1024),
+		epoch: h.Epoch,
+		stop:  make(chan struct{}),
+		done:  make(chan struct{}),
+	}
+	h = cleanHeader(h)
+	line := encodeHeader(h)
+	switch format {
+	case "", "jsonl", "json":
+		rw.bw.Write(line)
+		rw.bw.WriteByte('\n')
+	case "csv":
+		// The header rides along as a comment line, which spreadsheet and
+		// dataframe readers can be told to skip (pandas: comment='#').
+		rw.bw.WriteString("# ")
+		rw.bw.Write(line)
+		rw.bw.WriteByte('\n')
+		rw.csv = csv.NewWriter(rw.bw)
+		rw.csv.Write(csvColumns)
+		rw.csv.Flush()
+	default:
+		return nil, fmt.Errorf("unknown recording format %q (use jsonl or csv)", format)
+	}
+	if err := rw.bw.Flush(); err != nil {
+		return nil, fmt.Errorf("write recording header: %w", err)
+	}
+	rw.lastFlush = time.Now()
+	go rw.flusher()
+	return rw, nil
+}
+
+// flusher flushes once a second so that a quiet stretch of events, or a
+// crash after one, leaves the file at most a second behind.
+func (rw *Writer) flusher() {
+	defer close(rw.done)
+	t := time.NewTicker(flushEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-rw.stop:
+			return
+		case <-t.C:
+			rw.mu.Lock()
+			if !rw.closed && time.Since(rw.lastFlush) >= flushEvery/2 {
+				rw.flushLocked()
+			}
+			rw.mu.Unlock()
+		}
+	}
+}
+
+func (rw *Writer) flushLocked() {
+	if rw.csv != nil {
+		rw.csv.Flush()
+		if err := rw.csv.Error(); err != nil && rw.err == nil {
+			rw.err = err
+		}
+	}
+	if err := rw.bw.Flush(); err != nil && rw.err == nil {
+		rw.err = err
+	}
+	rw.lastFlush = time.Now()
+}
+
+// ErrClosed is returned by Write after Close.
+var ErrClosed = errors.New("recording already closed")
+
+// Write records one event. After a write error every later Write returns
+// that error: a recording with a hole in the middle would mislead.
+func (rw *Writer) Write(ev source.Event) error {
+	ev = clean(ev)
+	var line []byte
+	if rw.csv == nil {
+		line = encodeEvent(ev, rw.epoch)
+	}
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	if rw.closed {
+		return ErrClosed
+	}
+	if rw.err != nil {
+		return rw.err
+	}
+	if rw.csv != nil {
+		if err := rw.csv.Write(csvRow(ev, rw.epoch)); err != nil {
+			rw.err = err
+			return err
+		}
+	} else {
+		rw.bw.Write(line)
+		if err := rw.bw.WriteByte('\n'); err != nil {
+			rw.err = err
+			return err
+		}
+	}
+	if time.Since(rw.lastFlush) >= flushEvery {
+		rw.flushLocked()
+	}
+	return rw.err
+}
+
+// Close flushes what is buffered and stops the background flushing. It does
+// not close the underlying io.Writer. Calling it again returns nil.
+func (rw *Writer) Close() error {
+	rw.mu.Lock()
+	if rw.closed {
+		rw.mu.Unlock()
+		return nil
+	}
+	rw.closed = true
+	rw.flushLocked()
+	err := rw.err
+	rw.mu.Unlock()
+	close(rw.stop)
+	<-rw.done
+	return err
+}
+
+// encodeHeader writes the header line (without newline).
+func encodeHeader(h Header) []byte {
+	var e encoder
+	e.open()
+	e.key("format")
+	e.str(h.Format)
+	e.key("version")
+	e.value(reflect.ValueOf(h.Version), 0)
+	e.key("vkwatch")
+	e.str(h.VKWatch)
+	e.key("epoch")
+	e.value(reflect.ValueOf(h.Epoch), 0)
+	e.key("settings")
+	e.open()
+	keys := make([]string, 0, len(h.Settings))
+	for k := range h.Settings {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		e.key(k)
+		e.str(h.Settings[k])
+	}
+	e.close()
+	e.key("servers")
+	e.buf.WriteByte('[')
+	for i, s := range h.Servers {
+		if i > 0 {
+			e.buf.WriteByte(',')
+		}
+		e.open()
+		e.key("addr")
+		e.str(s.Addr)
+		e.key("identity")
+		e.value(reflect.ValueOf(s.Identity), 0)
+		e.close()
+	}
+	e.buf.WriteByte(']')
+	e.close()
+	return e.buf.Bytes()
+}
+
+// encodeEvent writes one event line (without newline). A sample's own
+// offset and wall time are left out when they are the event's, which they
+// normally are; the reader puts them back.
+func encodeEvent(ev source.Event, epoch time.Time) []byte {
+	var e encoder
+	at := epoch.Add(ev.Offset)
+	e.open()
+	e.key("t")
+	e.buf.WriteString(formatDecimal(int64(ev.Offset), 9))
+	e.key("at")
+	e.str(at.Format(time.RFC3339Nano))
+	e.key("server")
+	e.value(reflect.ValueOf(ev.Server), 0)
+	e.key("kind")
+	e.str(ev.Kind.String())
+	if ev.Sample != nil {
+		e.key("sample")
+		e.open()
+		var skip map[string]bool
+		if ev.Sample.Offset == ev.Offset && ev.Sample.At.Equal(at) {
+			skip = map[string]bool{"offset_s": true, "at": true}
+		}
+		e.structFields(reflect.ValueOf(*ev.Sample), skip)
+		e.close()
+	}
+	if ev.Identity != nil {
+		e.key("identity")
+		e.value(reflect.ValueOf(*ev.Identity), 0)
+	}
+	if ev.Err != "" {
+		e.key("err")
+		e.str(ev.Err)
+	}
+	if ev.Command != nil {
+		e.key("command")
+		e.value(reflect.ValueOf(*ev.Command), 0)
+	}
+	if ev.Report != nil {
+		e.key("report")
+		e.value(reflect.ValueOf(*ev.Report), 0)
+	}
+	e.close()
+	return e.buf.Bytes()
+}
