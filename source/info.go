@@ -1,0 +1,188 @@
+package source
+
+import (
+	"math"
+	"strconv"
+	"strings"
+)
+
+// ParseInfo reads the text of an INFO reply. It is tolerant: unknown
+// fields and sections are ignored, malformed lines and values are skipped
+// (the field stays absent), and it never panics.
+func ParseInfo(text string) Info {
+	var in Info
+	ParseInfoInto(&in, text)
+	return in
+}
+
+// ParseInfoInto is ParseInfo into dst, which it overwrites. It walks the
+// text line by line without splitting it or building a map, and keeps no
+// reference into text: string fields reuse dst's previous value or a
+// constant when equal, so a steady stream of samples parses without
+// allocating and a kept Info does not pin a whole INFO reply in memory.
+func ParseInfoInto(dst *Info, text string) {
+	prev := [...]string{dst.ServerName, dst.Version, dst.Role}
+	*dst = Info{}
+	valkeyVersion := false
+	for len(text) > 0 {
+		var line string
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			line, text = text[:i], text[i+1:]
+		} else {
+			line, text = text, ""
+		}
+		if n := len(line); n > 0 && line[n-1] == '\r' {
+			line = line[:n-1]
+		}
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		c := strings.IndexByte(line, ':')
+		if c <= 0 {
+			continue
+		}
+		key, val := line[:c], line[c+1:]
+		switch key {
+		// server
+		case "server_name":
+			dst.ServerName = keep(prev[0], val)
+		case "valkey_version":
+			dst.Version, valkeyVersion = keep(prev[1], val), true
+		case "redis_version":
+			if !valkeyVersion {
+				dst.Version = keep(prev[1], val)
+			}
+		case "process_id":
+			dst.ProcessID = optInt(val)
+		case "uptime_in_seconds":
+			dst.Uptime = optInt(val)
+		// replication
+		case "role":
+			dst.Role = keep(prev[2], val)
+		// memory
+		case "used_memory":
+			dst.UsedMemory = optInt(val)
+		case "used_memory_rss":
+			dst.RSS = optInt(val)
+		case "maxmemory":
+			dst.MaxMemory = optInt(val)
+		// stats
+		case "total_commands_processed":
+			dst.TotalCommands = optInt(val)
+		case "instantaneous_ops_per_sec":
+			dst.InstOps = optInt(val)
+		case "latest_fork_usec":
+			dst.LatestForkUsec = optInt(val)
+		case "total_forks":
+			dst.TotalForks = optInt(val)
+		// persistence
+		case "loading":
+			dst.Loading = optInt(val)
+		case "rdb_bgsave_in_progress":
+			dst.RDBInProgress = optInt(val)
+		case "rdb_current_bgsave_time_sec":
+			dst.RDBCurrentTime = optInt(val)
+		case "rdb_last_bgsave_time_sec":
+			dst.RDBLastTime = optInt(val)
+		case "rdb_last_bgsave_status":
+			dst.RDBLastStatus = keep("", val)
+		case "rdb_saves":
+			dst.RDBSaves = optInt(val)
+		case "rdb_last_cow_size":
+			dst.RDBLastCOW = optInt(val)
+		case "rdb_current_bgsave_type":
+			dst.RDBCurrentType = keep("", val)
+		case "rdb_last_bgsave_type":
+			dst.RDBLastType = keep("", val)
+		case "forkless_estimated_seconds_remaining":
+			dst.ForklessETA = optInt(val)
+		case "aof_enabled":
+			dst.AOFEnabled = optInt(val)
+		case "aof_rewrite_in_progress":
+			dst.AOFRewriteInProgress = optInt(val)
+		case "aof_rewrite_scheduled":
+			dst.AOFRewriteScheduled = optInt(val)
+		case "aof_current_rewrite_time_sec":
+			dst.AOFCurrentRewriteTime = optInt(val)
+		case "aof_last_rewrite_time_sec":
+			dst.AOFLastRewriteTime = optInt(val)
+		case "aof_last_bgrewrite_status":
+			dst.AOFLastStatus = keep("", val)
+		case "aof_last_cow_size":
+			dst.AOFLastCOW = optInt(val)
+		case "current_cow_size":
+			dst.CurrentCOW = optInt(val)
+		case "current_cow_size_age":
+			dst.CurrentCOWAge = optInt(val)
+		case "current_cow_peak":
+			dst.CurrentCOWPeak = optInt(val)
+		case "current_fork_perc":
+			if f, err := strconv.ParseFloat(val, 64); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
+				dst.CurrentForkPerc = Some(f)
+			}
+		case "current_save_keys_processed":
+			dst.KeysProcessed = optInt(val)
+		case "current_save_keys_total":
+			dst.KeysTotal = optInt(val)
+		}
+	}
+}
+
+// keep returns val as a string that does not share memory with the INFO
+// text: a constant for the usual values, prev when it is equal, else a copy.
+func keep(prev, val string) string {
+	switch val {
+	case "":
+		return ""
+	case "ok":
+		return "ok"
+	case "err":
+		return "err"
+	case "master":
+		return "master"
+	case "slave":
+		return "slave"
+	case "replica":
+		return "replica"
+	case "fork":
+		return "fork"
+	case "forkless":
+		return "forkless"
+	case "none":
+		return "none"
+	case "valkey":
+		return "valkey"
+	case "redis":
+		return "redis"
+	}
+	if val == prev {
+		return prev
+	}
+	return strings.Clone(val)
+}
+
+// optInt parses a decimal integer without allocating; anything else
+// (empty, junk, overflow) is absent.
+func optInt(s string) Opt[int64] {
+	neg := false
+	if len(s) > 0 && (s[0] == '-' || s[0] == '+') {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	if s == "" || len(s) > 18 {
+		// 18 digits always fit in an int64; longer values are not INFO's.
+		return Opt[int64]{}
+	}
+	var n int64
+	for i := 0; i < len(s); i++ {
+		d := s[i] - '0'
+		if d > 9 {
+			return Opt[int64]{}
+		}
+		n = n*10 + int64(d)
+	}
+	if neg {
+		n = -n
+	}
+	return Some(n)
+}
