@@ -1,0 +1,358 @@
+package source
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Probe histogram range and precision. Latencies are recorded in
+// microseconds from 1 µs to 60 s with two significant digits (1 %): a
+// histogram is then ~20 KB, so the 10 s ring of a 200 ms sampler stays near
+// 1 MB. Min and Max are tracked exactly beside the histogram.
+const (
+	probeHistLowest  = 1
+	probeHistHighest = int64(60 * time.Second / time.Microsecond)
+	probeHistDigits  = 2
+
+	// probeReadTimeout is how long one PING may go unanswered before the
+	// connection is given up. It is long on purpose: a frozen server must
+	// show as a growing InFlight, not as a storm of reconnects.
+	probeReadTimeout = 30 * time.Second
+	// probeWindow is the span of Sample.Ping10s.
+	probeWindow = 10 * time.Second
+)
+
+// pingCmd is PING in RESP, written as is on every probe.
+var pingCmd = []byte("*1\r\n$4\r\nPING\r\n")
+
+// probe measures PING round trips on a connection of its own, so that
+// nothing else (INFO, a BGSAVE sent by the user) waits in front of a PING
+// or behind one. PINGs are scheduled on intended start times, like a
+// ticker: the n-th PING is due at start + n*interval. A PING that takes
+// longer than the interval delays the ones due meanwhile; they are counted
+// through coordinated-omission correction (HdrHistogram's
+// RecordCorrectedValue) instead of being silently skipped, so a 500 ms
+// stall weighs as the 250 PINGs it held up, not as one.
+type probe struct {
+	ep          Endpoint
+	tlsConfig   *tls.Config
+	interval    time.Duration
+	dialTimeout time.Duration
+	base        time.Time // monotonic origin of sentAt
+
+	// answered counts the probe's commands the server has executed (PINGs
+	// and AUTH): they are in total_commands_processed and are subtracted
+	// from the server's ops/s.
+	answered atomic.Uint64
+	// sentAt is the time (ns since base) the unanswered PING was sent, 0
+	// when none is outstanding.
+	sentAt atomic.Int64
+
+	mu      sync.Mutex // guards cur, curMin, curMax, lastErr
+	cur     *hdrhistogram.Histogram
+	curMin  time.Duration // exact extremes of the real round trips
+	curMax  time.Duration
+	lastErr string
+
+	// Used by summary only (one goroutine: the sampler).
+	ring    []probeSlot
+	head    int
+	scratch *hdrhistogram.Histogram
+}
+
+// probeSlot is one finished interval kept for the rolling summary.
+type probeSlot struct {
+	hist     *hdrhistogram.Histogram
+	min, max time.Duration
+	end      time.Duration // since base, when the interval was closed
+	used     bool
+}
+
+// newProbe prepares a probe; sampleEvery sizes the ring of intervals kept
+// for the rolling 10 s summary.
+func newProbe(ep Endpoint, tlsConfig *tls.Config, interval, dialTimeout, sampleEvery time.Duration) *probe {
+	if sampleEvery <= 0 {
+		sampleEvery = 200 * time.Millisecond
+	}
+	// One more slot than the window needs: intervals may be shorter than
+	// planned (a sample after a reconnect).
+	n := int(probeWindow/sampleEvery) + 2
+	if n > 512 {
+		n = 512
+	}
+	p := &probe{
+		ep: ep, tlsConfig: tlsConfig, interval: interval, dialTimeout: dialTimeout,
+		base:    time.Now(),
+		ring:    make([]probeSlot, n),
+		scratch: newProbeHist(),
+	}
+	for i := range p.ring {
+		p.ring[i].hist = newProbeHist()
+	}
+	p.cur = p.ring[0].hist
+	return p
+}
+
+func newProbeHist() *hdrhistogram.Histogram {
+	return hdrhistogram.New(probeHistLowest, probeHistHighest, probeHistDigits)
+}
+
+func (p *probe) now() int64 { return int64(time.Since(p.base)) }
+
+// run PINGs until ctx is done, reconnecting with backoff (100 ms doubling
+// to 500 ms) when the connection breaks.
+func (p *probe) run(ctx context.Context) {
+	backoff := 100 * time.Millisecond
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	for ctx.Err() == nil {
+		conn, err := p.dial(ctx)
+		if err == nil {
+			backoff = 100 * time.Millisecond
+			p.setErr("")
+			err = p.pingLoop(ctx, conn, timer)
+			conn.Close()
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		p.setErr(err.Error())
+		timer.Reset(backoff)
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			return
+		}
+		backoff = min(2*backoff, 500*time.Millisecond)
+	}
+}
+
+func (p *probe) setErr(s string) {
+	p.mu.Lock()
+	p.lastErr = s
+	p.mu.Unlock()
+}
+
+// dial opens the probe's connection and logs in.
+func (p *probe) dial(ctx context.Context) (net.Conn, error) {
+	dctx, cancel := context.WithTimeout(ctx, p.dialTimeout)
+	defer cancel()
+	var d net.Dialer
+	network := p.ep.Network
+	if network == "" {
+		network = "tcp"
+	}
+	conn, err := d.DialContext(dctx, network, p.ep.Addr)
+	if err != nil {
+		return nil, err
+	}
+	if p.tlsConfig != nil {
+		tc := tls.Client(conn, p.tlsConfig)
+		if err := tc.HandshakeContext(dctx); err != nil {
+			conn.Close()
+			return nil, err
+		}
+		conn = tc
+	}
+	if p.ep.Password != "" {
+		deadline, _ := dctx.Deadline()
+		conn.SetDeadline(deadline)
+		args := []string{"AUTH", p.ep.Password}
+		if p.ep.Username != "" {
+			args = []string{"AUTH", p.ep.Username, p.ep.Password}
+		}
+		if _, err := conn.Write(respCommand(args...)); err != nil {
+			conn.Close()
+			return nil, err
+		}
+		line, err := bufio.NewReader(conn).ReadString('\n')
+		if err != nil {
+			conn.Close()
+			return nil, err
+		}
+		if len(line) > 0 && line[0] == '-' {
+			conn.Close()
+			return nil, errors.New(trimCRLF(line[1:]))
+		}
+		p.answered.Add(1)
+		conn.SetDeadline(time.Time{})
+	}
+	return conn, nil
+}
+
+// respCommand encodes a command as a RESP array of bulk strings.
+func respCommand(args ...string) []byte {
+	b := []byte("*" + strconv.Itoa(len(args)) + "\r\n")
+	for _, a := range args {
+		b = append(b, '$')
+		b = strconv.AppendInt(b, int64(len(a)), 10)
+		b = append(b, "\r\n"...)
+		b = append(b, a...)
+		b = append(b, "\r\n"...)
+	}
+	return b
+}
+
+func trimCRLF(s string) string {
+	for len(s) > 0 && (s[len(s)-1] == '\n' || s[len(s)-1] == '\r') {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// pingLoop sends one PING per interval until the connection fails or ctx
+// is done. It does not allocate per PING.
+func (p *probe) pingLoop(ctx context.Context, conn net.Conn, timer *time.Timer) error {
+	// A blocked Read must end when ctx does.
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	var buf [128]byte
+	interval := int64(p.interval)
+	next := p.now()
+	for {
+		if wait := next - p.now(); wait > 0 {
+			timer.Reset(time.Duration(wait))
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		start := p.now()
+		p.sentAt.Store(start)
+		conn.SetDeadline(p.base.Add(time.Duration(start) + probeReadTimeout))
+		if _, err := conn.Write(pingCmd); err != nil {
+			p.sentAt.Store(0)
+			return err
+		}
+		// Read up to the end of the reply line; the reply (+PONG, or an
+		// error such as -LOADING) is a single line.
+		for {
+			n, err := conn.Read(buf[:])
+			if n > 0 && buf[n-1] == '\n' {
+				break
+			}
+			if err != nil {
+				p.sentAt.Store(0)
+				if errors.Is(err, io.EOF) {
+					return errors.New("connection closed by server")
+				}
+				return err
+			}
+		}
+		end := p.now()
+		p.sentAt.Store(0)
+		p.answered.Add(1)
+		p.record(time.Duration(end - start))
+		// The next PING is due one interval after this one was due (not
+		// after it was sent: timer lateness must not add up). When this
+		// one overran, the PINGs missed are accounted for by the
+		// correction in record, so start afresh instead of a burst.
+		next += interval
+		if next < end {
+			next = end
+		}
+	}
+}
+
+// record adds one round trip to the current interval.
+func (p *probe) record(rtt time.Duration) {
+	us := int64(rtt / time.Microsecond)
+	us = min(max(us, probeHistLowest), probeHistHighest)
+	iv := int64(p.interval / time.Microsecond)
+	p.mu.Lock()
+	// Out-of-range values were clamped, so this cannot fail.
+	_ = p.cur.RecordCorrectedValue(us, iv)
+	if p.curMin == 0 || rtt < p.curMin {
+		p.curMin = rtt
+	}
+	if rtt > p.curMax {
+		p.curMax = rtt
+	}
+	p.mu.Unlock()
+}
+
+// summary closes the current interval and returns its latency and that of
+// the last 10 s. It must be called from one goroutine at a time.
+func (p *probe) summary() (interval, rolling Latency) {
+	nowNS := p.now()
+	var inflight time.Duration
+	if s := p.sentAt.Load(); s != 0 && nowNS > s {
+		inflight = time.Duration(nowNS - s)
+	}
+
+	p.mu.Lock()
+	slot := &p.ring[p.head]
+	slot.min, slot.max, slot.end, slot.used = p.curMin, p.curMax, time.Duration(nowNS), true
+	p.head = (p.head + 1) % len(p.ring)
+	next := &p.ring[p.head]
+	next.hist.Reset()
+	next.used = false
+	p.cur, p.curMin, p.curMax = next.hist, 0, 0
+	p.mu.Unlock()
+
+	interval = latencyOf(slot.hist, slot.min, slot.max)
+	interval.InFlight = inflight
+
+	// Rolling window: merge the finished intervals that ended within it.
+	p.scratch.Reset()
+	var rmin, rmax time.Duration
+	from := time.Duration(nowNS) - probeWindow
+	for i := range p.ring {
+		s := &p.ring[i]
+		if !s.used || s.end < from || s.hist.TotalCount() == 0 {
+			continue
+		}
+		p.scratch.Merge(s.hist)
+		if rmin == 0 || (s.min > 0 && s.min < rmin) {
+			rmin = s.min
+		}
+		rmax = max(rmax, s.max)
+	}
+	rolling = latencyOf(p.scratch, rmin, rmax)
+	rolling.InFlight = inflight
+	return interval, rolling
+}
+
+// latencyOf summarises a histogram with exact extremes. Percentiles come
+// from the histogram (1 % precision) and are kept within [min, max].
+func latencyOf(h *hdrhistogram.Histogram, lo, hi time.Duration) Latency {
+	n := h.TotalCount()
+	if n == 0 {
+		return Latency{}
+	}
+	clamp := func(us int64) time.Duration {
+		d := time.Duration(us) * time.Microsecond
+		return min(max(d, lo), hi)
+	}
+	return Latency{
+		Count: n,
+		Min:   lo,
+		P50:   clamp(h.ValueAtQuantile(50)),
+		P99:   clamp(h.ValueAtQuantile(99)),
+		Max:   hi,
+	}
+}
+
+// err is why the probe's connection last failed, empty while it works.
+func (p *probe) err() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.lastErr
+}
+
+func (p *probe) String() string {
+	return fmt.Sprintf("probe %s every %s", p.ep, p.interval)
+}

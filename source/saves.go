@@ -1,0 +1,361 @@
+package source
+
+import (
+	"sort"
+	"time"
+)
+
+const (
+	// beforeWindow is how far back before a save OpsBefore, WriterOpsBefore
+	// and PingBefore look.
+	beforeWindow = 5 * time.Second
+	// etaAlpha weighs a new rate against the smoothed one. Progress moves
+	// in ~1 s steps observed with the sampling jitter of one interval; 0.3
+	// halves a step's error within two steps and keeps the ETA steady.
+	etaAlpha = 0.3
+)
+
+// SaveTracker turns a server's samples into save progress and save
+// reports. It is pure logic, deterministic over the samples it is given:
+// the watcher runs one per server, and bench and replay reuse it on
+// recorded samples.
+type SaveTracker struct {
+	server int
+	addr   string
+
+	prev   *Sample       // the previous sample
+	// justEnded is set on the sample that ended a save: the next sample
+	// must not read a late update of the last-save fields as another save.
+	justEnded bool
+	recent []windowPoint // samples of the last beforeWindow, oldest first
+	run    *saveRun      // the save running now, nil when none
+}
+
+// windowPoint is what a sample contributes to before/during means.
+type windowPoint struct {
+	off    time.Duration
+	ops    Opt[float64]
+	writer Opt[float64]
+	ping   Latency
+}
+
+func pointOf(s *Sample) windowPoint {
+	return windowPoint{off: s.Offset, ops: s.OpsPerSec, writer: s.WriterOpsPerSec, ping: s.Ping}
+}
+
+// saveRun is the state of one running save.
+type saveRun struct {
+	kind      SaveKind
+	started   time.Duration
+	startedAt time.Time
+
+	baseUsed, baseRSS, baseProcRSS Opt[int64]
+	peakUsed, peakRSS, peakProcRSS Opt[int64]
+	peakLiveCOW, peakChildDirty    Opt[int64]
+
+	before []windowPoint
+	during []windowPoint
+
+	// Progress and ETA: the rate is taken between distinct progress
+	// values (the server updates them about once a second) and smoothed.
+	lastVal  int64
+	lastAt   time.Duration
+	haveLast bool
+	rate     float64 // keys per second, smoothed; 0: none yet
+}
+
+// NewSaveTracker returns a tracker for server number server at addr
+// (carried into its reports).
+func NewSaveTracker(server int, addr string) *SaveTracker {
+	return &SaveTracker{server: server, addr: addr}
+}
+
+// Observe takes the next sample in order. It sets s.Save while a save or
+// AOF rewrite runs, and reports whether one started with this sample and
+// the report of one that ended with it. A save that started and ended
+// between two samples (rdb_saves or total_forks grew, or
+// rdb_last_bgsave_time_sec changed) is still reported, with Observed 0.
+// When the server restarted (uptime dropped or a new process id) a running
+// save ends with Status "lost (server restarted)".
+func (t *SaveTracker) Observe(s *Sample) (started bool, ended *SaveReport) {
+	in := &s.Info
+	prev := t.prev
+	restart := prev != nil && restarted(&prev.Info, in)
+	t.prev = s
+
+	kind, running := saveKind(in)
+	justEnded := t.justEnded
+	t.justEnded = false
+	if t.run != nil && (restart || !running || kind != t.run.kind) {
+		ended = t.finish(s, restart)
+		t.justEnded = true
+	} else if t.run == nil && !running && prev != nil && !restart {
+		ended = t.missed(prev, s, justEnded)
+	}
+	if running && t.run == nil && !restart {
+		t.start(kind, prev, s)
+		started = true
+	} else if running && t.run == nil && restart {
+		// A save already running on a restarted server: track it, with
+		// no baseline from the old process.
+		t.recent = t.recent[:0]
+		t.start(kind, nil, s)
+		started = true
+	}
+	if t.run != nil {
+		t.progress(s)
+	} else {
+		t.remember(s)
+	}
+	return started, ended
+}
+
+// saveKind says which background job the INFO shows running.
+func saveKind(in *Info) (SaveKind, bool) {
+	switch {
+	case in.RDBInProgress.V == 1 && in.RDBInProgress.OK:
+		if in.RDBCurrentType == "forkless" {
+			return SaveForkless, true
+		}
+		return SaveFork, true
+	case in.AOFRewriteInProgress.V == 1 && in.AOFRewriteInProgress.OK:
+		return SaveAOF, true
+	}
+	return "", false
+}
+
+// remember keeps a sample taken while no save runs for the next save's
+// "before" figures.
+func (t *SaveTracker) remember(s *Sample) {
+	t.recent = append(t.recent, pointOf(s))
+	cut := 0
+	for cut < len(t.recent) && t.recent[cut].off < s.Offset-beforeWindow {
+		cut++
+	}
+	if cut > 0 {
+		t.recent = append(t.recent[:0], t.recent[cut:]...)
+	}
+}
+
+func (t *SaveTracker) start(kind SaveKind, prev, s *Sample) {
+	r := &saveRun{kind: kind, started: s.Offset, startedAt: s.At}
+	if prev != nil {
+		r.baseUsed, r.baseRSS, r.baseProcRSS = prev.Info.UsedMemory, prev.Info.RSS, prev.Proc.RSS
+	}
+	r.before = append([]windowPoint(nil), t.recent...)
+	t.run = r
+}
+
+// progress updates the running save with s and sets s.Save.
+func (t *SaveTracker) progress(s *Sample) {
+	r := t.run
+	in := &s.Info
+	r.during = append(r.during, pointOf(s))
+	r.peakUsed = maxOpt(r.peakUsed, in.UsedMemory)
+	r.peakRSS = maxOpt(r.peakRSS, in.RSS)
+	r.peakProcRSS = maxOpt(r.peakProcRSS, s.Proc.RSS)
+	r.peakChildDirty = maxOpt(r.peakChildDirty, s.Proc.ChildPrivateDirty)
+	r.peakLiveCOW = maxOpt(r.peakLiveCOW, in.CurrentCOW)
+	r.peakLiveCOW = maxOpt(r.peakLiveCOW, in.CurrentCOWPeak)
+
+	p := &SaveProgress{
+		Kind:      r.kind,
+		Started:   r.started,
+		Elapsed:   s.Offset - r.started,
+		Processed: in.KeysProcessed,
+		Total:     in.KeysTotal,
+		LiveCOW:   in.CurrentCOW,
+	}
+	if v, ok := in.KeysProcessed.Get(); ok {
+		switch {
+		case !r.haveLast:
+			// The first value seen; the save began at most one interval
+			// before, with 0 keys done. Anchor the first rate there.
+			r.lastVal, r.lastAt, r.haveLast = v, s.Offset, true
+			if v > 0 && s.Offset > r.started {
+				r.rate = float64(v) / (s.Offset - r.started).Seconds()
+			}
+		case v != r.lastVal && s.Offset > r.lastAt:
+			inst := float64(v-r.lastVal) / (s.Offset - r.lastAt).Seconds()
+			if inst > 0 {
+				if r.rate == 0 {
+					r.rate = inst
+				} else {
+					r.rate = etaAlpha*inst + (1-etaAlpha)*r.rate
+				}
+			}
+			r.lastVal, r.lastAt = v, s.Offset
+		}
+	}
+	if eta, ok := in.ForklessETA.Get(); ok && eta >= 0 {
+		p.ETA = Some(time.Duration(eta) * time.Second)
+	} else if total, ok := in.KeysTotal.Get(); ok && r.rate > 0 && r.haveLast {
+		// Between two progress steps the keys done keep growing at the
+		// rate; counting the time since the last step down keeps the ETA
+		// moving smoothly instead of standing still and jumping.
+		left := float64(total-r.lastVal)/r.rate - (s.Offset - r.lastAt).Seconds()
+		p.ETA = Some(time.Duration(max(left, 0) * float64(time.Second)))
+	}
+	s.Save = p
+}
+
+// finish ends the running save with sample s, the first sample that no
+// longer shows it.
+func (t *SaveTracker) finish(s *Sample, restart bool) *SaveReport {
+	r := t.run
+	t.run = nil
+	rep := t.report(r.kind, s)
+	rep.Started, rep.StartedAt = r.started, r.startedAt
+	rep.Observed = rep.Ended - rep.Started
+	if restart {
+		rep.Status = "lost (server restarted)"
+		rep.ServerSeconds, rep.COW = Opt[int64]{}, Opt[int64]{}
+	}
+	rep.PeakLiveCOW = r.peakLiveCOW
+	rep.BaseUsed, rep.BaseRSS = r.baseUsed, r.baseRSS
+	rep.PeakUsedDelta = deltaOpt(r.peakUsed, r.baseUsed)
+	rep.PeakRSSDelta = deltaOpt(r.peakRSS, r.baseRSS)
+	rep.PeakProcRSSDelta = deltaOpt(r.peakProcRSS, r.baseProcRSS)
+	rep.PeakChildPrivateDirty = r.peakChildDirty
+	rep.OpsBefore, rep.WriterOpsBefore, rep.PingBefore = summarize(r.before)
+	rep.OpsDuring, rep.WriterOpsDuring, rep.PingDuring = summarize(r.during)
+	return rep
+}
+
+// missed reports a save that ran entirely between prev and s, if the
+// counters show one.
+func (t *SaveTracker) missed(prev, s *Sample, justEnded bool) *SaveReport {
+	a, b := &prev.Info, &s.Info
+	grew := func(x, y Opt[int64]) bool { return x.OK && y.OK && y.V > x.V }
+	changed := func(x, y Opt[int64]) bool { return !justEnded && x.OK && y.OK && y.V != x.V }
+	var kind SaveKind
+	switch {
+	case grew(a.RDBSaves, b.RDBSaves) || changed(a.RDBLastTime, b.RDBLastTime):
+		kind = SaveFork
+		if b.RDBLastType == "forkless" {
+			kind = SaveForkless
+		}
+	case changed(a.AOFLastRewriteTime, b.AOFLastRewriteTime):
+		kind = SaveAOF
+	case grew(a.TotalForks, b.TotalForks):
+		kind = SaveFork
+	default:
+		return nil
+	}
+	rep := t.report(kind, s)
+	rep.Started, rep.StartedAt = s.Offset, s.At
+	rep.BaseUsed, rep.BaseRSS = a.UsedMemory, a.RSS
+	rep.OpsBefore, rep.WriterOpsBefore, rep.PingBefore = summarize(t.recent)
+	return rep
+}
+
+// report fills what the end sample s says about the last save of kind.
+func (t *SaveTracker) report(kind SaveKind, s *Sample) *SaveReport {
+	in := &s.Info
+	rep := &SaveReport{Server: t.server, Addr: t.addr, Kind: kind, Ended: s.Offset}
+	nonNeg := func(o Opt[int64]) Opt[int64] {
+		if o.OK && o.V < 0 {
+			return Opt[int64]{}
+		}
+		return o
+	}
+	if kind == SaveAOF {
+		rep.Status = in.AOFLastStatus
+		rep.ServerSeconds = nonNeg(in.AOFLastRewriteTime)
+		rep.COW = in.AOFLastCOW
+	} else {
+		rep.Status = in.RDBLastStatus
+		rep.ServerSeconds = nonNeg(in.RDBLastTime)
+		rep.COW = in.RDBLastCOW
+	}
+	return rep
+}
+
+// summarize means the ops rates and merges the latencies of points.
+func summarize(ps []windowPoint) (ops, writer Opt[float64], ping Latency) {
+	var sumO, sumW float64
+	var nO, nW int
+	lats := make([]Latency, 0, len(ps))
+	for _, p := range ps {
+		if p.ops.OK {
+			sumO += p.ops.V
+			nO++
+		}
+		if p.writer.OK {
+			sumW += p.writer.V
+			nW++
+		}
+		lats = append(lats, p.ping)
+	}
+	if nO > 0 {
+		ops = Some(sumO / float64(nO))
+	}
+	if nW > 0 {
+		writer = Some(sumW / float64(nW))
+	}
+	return ops, writer, mergeLatencies(lats)
+}
+
+// mergeLatencies combines per-interval summaries. Count, Min, Max and
+// InFlight are exact (sum, min, max, max). The percentiles are an
+// approximation, since only each interval's summary is known: each
+// interval stands for a distribution with half its PINGs at its P50, 49 %
+// at its P99 and 1 % at its Max, and the merged P50 and P99 are read from
+// the union of those. When all intervals look alike this gives back their
+// own P50 and P99; a stalled interval lifts the P99 by its own weight only.
+func mergeLatencies(ls []Latency) Latency {
+	type point struct {
+		v time.Duration
+		w int64
+	}
+	var out Latency
+	pts := make([]point, 0, 3*len(ls))
+	var total int64
+	for _, l := range ls {
+		out.InFlight = max(out.InFlight, l.InFlight)
+		if l.Count <= 0 {
+			continue
+		}
+		out.Count += l.Count
+		if out.Min == 0 || l.Min < out.Min {
+			out.Min = l.Min
+		}
+		out.Max = max(out.Max, l.Max)
+		pts = append(pts, point{l.P50, 50 * l.Count}, point{l.P99, 49 * l.Count}, point{l.Max, l.Count})
+		total += 100 * l.Count
+	}
+	if total == 0 {
+		return out
+	}
+	sort.Slice(pts, func(i, j int) bool { return pts[i].v < pts[j].v })
+	at := func(q float64) time.Duration {
+		need := int64(q * float64(total))
+		var cum int64
+		for _, p := range pts {
+			cum += p.w
+			if cum >= need {
+				return min(max(p.v, out.Min), out.Max)
+			}
+		}
+		return out.Max
+	}
+	out.P50, out.P99 = at(0.5), at(0.99)
+	return out
+}
+
+func maxOpt(a, b Opt[int64]) Opt[int64] {
+	if !b.OK {
+		return a
+	}
+	if !a.OK || b.V > a.V {
+		return b
+	}
+	return a
+}
+
+func deltaOpt(peak, base Opt[int64]) Opt[int64] {
+	if !peak.OK || !base.OK {
+		return Opt[int64]{}
+	}
+	return Some(peak.V - base.V)
+}

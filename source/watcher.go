@@ -1,0 +1,677 @@
+package source
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// WatchConfig tunes a Watcher. Zero values take the defaults.
+type WatchConfig struct {
+	Interval       time.Duration // INFO sampling; default 200ms
+	PingInterval   time.Duration // default 2ms
+	ConnectTimeout time.Duration // default 3s: dial+AUTH+first INFO
+	CommandTimeout time.Duration // default 10s for Do
+	// WriterOps, when set, returns the cumulative count of operations
+	// vkwatch's own writers sent to this server; its rate becomes
+	// Sample.WriterOpsPerSec.
+	WriterOps func() uint64
+	// Proc, when set, is called on each sample of a Local endpoint whose
+	// INFO reports process_id, and fills Sample.Proc.
+	Proc func(pid int64) ProcMem
+}
+
+func (c *WatchConfig) defaults() {
+	if c.Interval <= 0 {
+		c.Interval = 200 * time.Millisecond
+	}
+	if c.PingInterval <= 0 {
+		c.PingInterval = 2 * time.Millisecond
+	}
+	if c.ConnectTimeout <= 0 {
+		c.ConnectTimeout = 3 * time.Second
+	}
+	if c.CommandTimeout <= 0 {
+		c.CommandTimeout = 10 * time.Second
+	}
+}
+
+// infoArgs are the INFO sections the sampler asks for, in one call (a
+// full INFO costs the server more; several sections in one call needs
+// Redis 7.0 or later).
+var infoArgs = []any{"info", "server", "replication", "memory", "stats", "persistence"}
+
+const (
+	// infoTimeout bounds one INFO of the sampler: longer than any INFO
+	// takes, short enough that a stalled server is reported within ~2 s.
+	infoTimeout = 1500 * time.Millisecond
+	// configEvery is how often CONFIG GET refreshes Sample.Config.
+	configEvery = 2 * time.Second
+	// backoffMin and backoffMax bound the wait between reconnects: a
+	// restarted server is watched again within 2 s.
+	backoffMin = 100 * time.Millisecond
+	backoffMax = 500 * time.Millisecond
+)
+
+// Watcher watches one server: it samples INFO, PINGs it on a connection
+// of its own, tracks saves and sends the user's commands. Create it with
+// NewWatcher, call Run once, and Close it when done.
+type Watcher struct {
+	index int
+	ep    Endpoint
+	clock *Clock
+	cfg   WatchConfig
+
+	optsErr error       // why the endpoint's options are unusable (TLS files)
+	tlsCfg  *tls.Config // nil without TLS
+	sampler *redis.Client
+	cmds    *redis.Client // Do's own connections: a BGSAVE never waits behind INFO
+
+	// samplerCmds counts the INFO and CONFIG GET calls the sampler made;
+	// with the probe's PINGs they are subtracted from the server's ops.
+	samplerCmds atomic.Uint64
+
+	mu      sync.Mutex
+	queue   *eventQueue // set while Run runs
+	closed  bool
+	closeCh chan struct{}
+}
+
+// NewWatcher prepares a watcher of ep; index is the server's position (0
+// left, 1 right) carried in every Event. Nothing is dialled until Connect
+// or Run.
+func NewWatcher(index int, ep Endpoint, clock *Clock, cfg WatchConfig) *Watcher {
+	cfg.defaults()
+	if clock == nil {
+		clock = NewClock()
+	}
+	w := &Watcher{index: index, ep: ep, clock: clock, cfg: cfg, closeCh: make(chan struct{})}
+	opts, err := ep.RedisOptions()
+	if err != nil {
+		w.optsErr = err
+		return w
+	}
+	w.tlsCfg = opts.TLSConfig
+	opts.DialTimeout = cfg.ConnectTimeout
+	// Each call carries its own deadline (INFO short, Do long).
+	opts.ContextTimeoutEnabled = true
+	opts.ReadTimeout = cfg.CommandTimeout
+	opts.WriteTimeout = cfg.CommandTimeout
+	// Never resend: a retried BGSAVE could start a second save, and a
+	// retried INFO would hide a stall.
+	opts.MaxRetries = -1
+	opts.ReadBufferSize = 16 << 10
+	opts.WriteBufferSize = 4 << 10
+	so := *opts
+	so.PoolSize = 1
+	so.PoolTimeout = cfg.ConnectTimeout
+	w.sampler = redis.NewClient(&so)
+	co := *opts
+	co.PoolSize = 2
+	co.PoolTimeout = cfg.CommandTimeout
+	w.cmds = redis.NewClient(&co)
+	return w
+}
+
+// Endpoint returns the watched endpoint.
+func (w *Watcher) Endpoint() Endpoint { return w.ep }
+
+// ConnectError says why a server could not be reached, in one line:
+// "ADDR: cause". Addr is the display form of the endpoint (no password).
+type ConnectError struct {
+	Addr  string
+	Cause string
+	Err   error
+}
+
+func (e *ConnectError) Error() string { return e.Addr + ": " + e.Cause }
+
+// Unwrap returns the underlying error.
+func (e *ConnectError) Unwrap() error { return e.Err }
+
+// Connect makes one attempt, within ConnectTimeout, to dial, log in and
+// read INFO, and returns who the server is or a *ConnectError.
+func (w *Watcher) Connect(ctx context.Context) (Identity, error) {
+	id, _, _, err := w.connect(ctx)
+	return id, err
+}
+
+// connect is Connect that also returns the INFO text and when it arrived.
+func (w *Watcher) connect(ctx context.Context) (Identity, string, time.Duration, error) {
+	if w.optsErr != nil {
+		return Identity{}, "", 0, &ConnectError{Addr: w.ep.String(), Cause: w.optsErr.Error(), Err: w.optsErr}
+	}
+	if w.isClosed() {
+		return Identity{}, "", 0, &ConnectError{Addr: w.ep.String(), Cause: "watcher closed", Err: redis.ErrClosed}
+	}
+	cctx, cancel := context.WithTimeout(ctx, w.cfg.ConnectTimeout)
+	defer cancel()
+	text, err := w.sampler.Do(cctx, infoArgs...).Text()
+	at := w.clock.Offset()
+	if err != nil {
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		return Identity{}, "", 0, &ConnectError{Addr: w.ep.String(), Cause: w.cause(err, w.cfg.ConnectTimeout), Err: err}
+	}
+	w.samplerCmds.Add(1)
+	return w.identity(ParseInfo(text)), text, at, nil
+}
+
+func (w *Watcher) identity(in Info) Identity {
+	name := in.ServerName
+	if name == "" {
+		name = "redis"
+	}
+	return Identity{
+		Addr: w.ep.String(), ServerName: name, Version: in.Version, Role: in.Role,
+		ProcessID: in.ProcessID, Local: w.ep.Local(),
+	}
+}
+
+// cause turns a connection or login error into a short, one-line reason.
+func (w *Watcher) cause(err error, timeout time.Duration) string {
+	var (
+		dnsErr  *net.DNSError
+		recErr  tls.RecordHeaderError
+		alert   tls.AlertError
+		certErr *tls.CertificateVerificationError
+		unkAuth x509.UnknownAuthorityError
+		hostErr x509.HostnameError
+		invErr  x509.CertificateInvalidError
+		rerr    redis.Error
+		netErr  net.Error
+	)
+	msg := oneLine(err.Error())
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOENT):
+		return "no such socket"
+	case errors.Is(err, syscall.EACCES) || errors.Is(err, os.ErrPermission):
+		return "permission denied"
+	case errors.As(err, &dnsErr):
+		if dnsErr.IsNotFound {
+			return "unknown host"
+		}
+		return "cannot resolve host: " + oneLine(dnsErr.Err)
+	case errors.As(err, &recErr), errors.As(err, &alert), errors.As(err, &certErr),
+		errors.As(err, &unkAuth), errors.As(err, &hostErr), errors.As(err, &invErr):
+		return "TLS handshake failed: " + strings.TrimPrefix(msg, "tls: ")
+	case errors.As(err, &rerr):
+		text := oneLine(rerr.Error())
+		switch {
+		case strings.HasPrefix(text, "WRONGPASS"), strings.HasPrefix(text, "ERR invalid password"),
+			strings.Contains(text, "AUTH") && strings.Contains(text, "without any password configured"):
+			return "authentication failed: " + text
+		case strings.HasPrefix(text, "NOAUTH"):
+			return "NOAUTH password required"
+		case strings.HasPrefix(text, "NOPERM"):
+			return "INFO not permitted: " + text
+		}
+		return text
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		s := "timed out after " + timeout.String()
+		if w.tlsCfg != nil {
+			s += " (TLS to a plain port?)"
+		}
+		return s
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		if w.tlsCfg == nil {
+			return "connection closed by server (plain connection to a TLS port?)"
+		}
+		return "connection closed by server"
+	case errors.Is(err, syscall.ECONNRESET):
+		return "connection reset"
+	case errors.Is(err, syscall.EPIPE):
+		return "connection closed by server"
+	}
+	if strings.Contains(msg, "first record does not look like a TLS handshake") {
+		return "TLS handshake failed: " + msg
+	}
+	return strings.TrimPrefix(msg, "redis: ")
+}
+
+// oneLine keeps the first line of an error text.
+func oneLine(s any) string {
+	var t string
+	switch v := s.(type) {
+	case error:
+		t = v.Error()
+	case string:
+		t = v
+	default:
+		t = fmt.Sprint(v)
+	}
+	if i := strings.IndexAny(t, "\r\n"); i >= 0 {
+		t = t[:i]
+	}
+	return t
+}
+
+// Run watches the server until ctx is done or the watcher is closed. emit
+// receives, one call at a time and in order: EventConnected, then an
+// EventSample every Interval, EventSaveStarted / EventSaveEnded around
+// saves, EventDisconnected when the server cannot be reached or stops
+// answering (once per outage; Run keeps retrying with backoff capped at
+// 500 ms) and EventConnected again when it is back, and EventCommand for
+// the results of Do. emit runs on a goroutine of its own, so a slow emit
+// never delays sampling; Run returns after the emit call in progress has.
+// Run must not be called twice at the same time.
+//
+// Sample.OpsPerSec is the delta of total_commands_processed between two
+// samples, minus the commands vkwatch itself sent in that time (the
+// probe's answered PINGs and the sampler's INFO and CONFIG GET), divided
+// by the monotonic time between the two INFO replies. It is absent on the
+// first sample after a (re)connect and after a restart of the server
+// (uptime drop or new process id). Commands sent with Do are not
+// subtracted: they are the user's.
+func (w *Watcher) Run(ctx context.Context, emit func(Event)) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	// Close ends Run.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		select {
+		case <-w.closeCh:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+
+	q := newEventQueue()
+	w.mu.Lock()
+	w.queue = q
+	w.mu.Unlock()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		q.run(ctx, emit)
+	}()
+	defer func() {
+		w.mu.Lock()
+		w.queue = nil
+		w.mu.Unlock()
+		cancel()
+		wg.Wait()
+	}()
+
+	s := &sampling{w: w, q: q, tracker: NewSaveTracker(w.index, w.ep.String())}
+	s.loop(ctx, &wg)
+}
+
+// sampling is the state of one Run.
+type sampling struct {
+	w       *Watcher
+	q       *eventQueue
+	tracker *SaveTracker
+	probe   *probe
+
+	seq        uint64
+	id         Identity
+	prev       *Info // the previous sample's INFO, nil after a (re)connect
+	prevAt     time.Duration
+	prevOwn    uint64
+	prevWriter uint64
+	opsCarry   float64 // commands over-subtracted so far (<= 0)
+	config     SaveConfig
+	configAt   time.Duration
+	haveConfig bool
+	lastAnswer time.Duration // when INFO last answered
+}
+
+func (s *sampling) loop(ctx context.Context, wg *sync.WaitGroup) {
+	w := s.w
+	ticker := time.NewTicker(w.cfg.Interval)
+	defer ticker.Stop()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	backoff := backoffMin
+	connected, down, stalled := false, false, false
+	for ctx.Err() == nil {
+		if !connected {
+			id, text, at, err := w.connect(ctx)
+			if ctx.Err() != nil {
+				return
+			}
+			if err != nil {
+				if !down {
+					s.push(Event{Kind: EventDisconnected, Err: err.(*ConnectError).Cause})
+					down = true
+				}
+				timer.Reset(backoff)
+				select {
+				case <-timer.C:
+				case <-ctx.Done():
+					return
+				}
+				backoff = min(2*backoff, backoffMax)
+				continue
+			}
+			connected, down, stalled, backoff = true, false, false, backoffMin
+			s.id = id
+			s.prev, s.opsCarry = nil, 0
+			s.haveConfig = false
+			s.push(Event{Kind: EventConnected, Identity: &id})
+			if s.probe == nil {
+				s.probe = newProbe(w.ep, w.tlsCfg, w.cfg.PingInterval, w.cfg.ConnectTimeout, w.cfg.Interval)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					s.probe.run(ctx)
+				}()
+			}
+			s.sample(ctx, text, at)
+			ticker.Reset(w.cfg.Interval)
+		}
+		select {
+		case <-ticker.C:
+		case <-ctx.Done():
+			return
+		}
+		ictx, cancel := context.WithTimeout(ctx, infoTimeout)
+		text, err := w.sampler.Do(ictx, infoArgs...).Text()
+		cancel()
+		at := w.clock.Offset()
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			var nerr net.Error
+			if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &nerr) && nerr.Timeout() {
+				// The server is alive but not answering (DEBUG SLEEP, a
+				// huge command, SIGSTOP). Keep the connection state and
+				// everything sampled so far; say how long it has been.
+				stalled = true
+				for_ := (at - s.lastAnswer).Round(100 * time.Millisecond)
+				s.push(Event{Kind: EventDisconnected, Err: "not answering for " + for_.String()})
+				continue
+			}
+			connected, down = false, true
+			s.push(Event{Kind: EventDisconnected, Err: w.cause(err, infoTimeout)})
+			continue
+		}
+		w.samplerCmds.Add(1)
+		if stalled {
+			stalled = false
+			id := w.identity(ParseInfo(text))
+			s.id = id
+			s.push(Event{Kind: EventConnected, Identity: &id})
+		}
+		s.sample(ctx, text, at)
+	}
+}
+
+// sample turns one INFO reply, received at offset at, into a Sample and
+// its save events.
+func (s *sampling) sample(ctx context.Context, text string, at time.Duration) {
+	w := s.w
+	s.lastAnswer = at
+	smp := &Sample{Seq: s.seq, Offset: at, At: w.clock.At(at)}
+	s.seq++
+	if s.prev != nil {
+		// Reuse the previous strings (see ParseInfoInto).
+		smp.Info = *s.prev
+	}
+	ParseInfoInto(&smp.Info, text)
+	in := &smp.Info
+
+	own := w.samplerCmds.Load()
+	if s.probe != nil {
+		own += s.probe.answered.Load()
+	}
+	var writer uint64
+	if w.cfg.WriterOps != nil {
+		writer = w.cfg.WriterOps()
+	}
+	if p := s.prev; p != nil && !restarted(p, in) {
+		dt := (at - s.prevAt).Seconds()
+		if dt > 0 {
+			if in.TotalCommands.OK && p.TotalCommands.OK {
+				// A PING answered around the INFO may be counted by the
+				// server in one interval and by us in the next: carry a
+				// negative difference over instead of clamping it, so
+				// the rate has no bias and is never negative.
+				d := float64(in.TotalCommands.V-p.TotalCommands.V-int64(own-s.prevOwn)) + s.opsCarry
+				s.opsCarry = min(d, 0)
+				smp.OpsPerSec = Some(max(d, 0) / dt)
+			}
+			if w.cfg.WriterOps != nil && writer >= s.prevWriter {
+				smp.WriterOpsPerSec = Some(float64(writer-s.prevWriter) / dt)
+			}
+		}
+	}
+	s.prev, s.prevAt, s.prevOwn, s.prevWriter = in, at, own, writer
+
+	if s.probe != nil {
+		smp.Ping, smp.Ping10s = s.probe.summary()
+	}
+	if w.cfg.Proc != nil && w.ep.Local() && in.ProcessID.OK {
+		smp.Proc = w.cfg.Proc(in.ProcessID.V)
+	}
+	if !s.haveConfig || at-s.configAt >= configEvery {
+		s.config = w.readConfig(ctx)
+		s.configAt, s.haveConfig = at, true
+	}
+	smp.Config = s.config
+
+	started, ended := s.tracker.Observe(smp)
+	s.push(Event{Kind: EventSample, Offset: at, Sample: smp})
+	if started {
+		s.push(Event{Kind: EventSaveStarted, Offset: at, Sample: smp})
+	}
+	if ended != nil {
+		s.push(Event{Kind: EventSaveEnded, Offset: at, Report: ended})
+	}
+}
+
+// restarted reports whether cur comes from a new server process.
+func restarted(prev, cur *Info) bool {
+	if prev.Uptime.OK && cur.Uptime.OK && cur.Uptime.V < prev.Uptime.V {
+		return true
+	}
+	return prev.ProcessID.OK && cur.ProcessID.OK && prev.ProcessID.V != cur.ProcessID.V
+}
+
+// readConfig asks for the save settings (three CONFIG GETs in one round
+// trip; one CONFIG GET of several names needs 7.0). A server that lacks a
+// setting answers nothing for it: absent. An error (NOPERM) is kept in Err.
+func (w *Watcher) readConfig(ctx context.Context) SaveConfig {
+	cctx, cancel := context.WithTimeout(ctx, infoTimeout)
+	defer cancel()
+	names := [...]string{"bgsave-default-method", "forkless-infrastructure-enabled", "rdb-key-save-delay"}
+	var cmds [len(names)]*redis.MapStringStringCmd
+	_, err := w.sampler.Pipelined(cctx, func(p redis.Pipeliner) error {
+		for i, n := range names {
+			cmds[i] = p.ConfigGet(cctx, n)
+		}
+		return nil
+	})
+	var c SaveConfig
+	for _, cmd := range cmds {
+		if cmd != nil && cmd.Err() == nil {
+			w.samplerCmds.Add(1)
+		}
+	}
+	if err != nil {
+		c.Err = oneLine(err)
+		return c
+	}
+	c.Method = cmds[0].Val()[names[0]]
+	switch strings.ToLower(cmds[1].Val()[names[1]]) {
+	case "yes":
+		c.ForklessInfra = Some(true)
+	case "no":
+		c.ForklessInfra = Some(false)
+	}
+	if v, ok := cmds[2].Val()[names[2]]; ok {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			c.RDBKeySaveDelay = Some(n)
+		}
+	}
+	return c
+}
+
+func (s *sampling) push(ev Event) {
+	ev.Server = s.w.index
+	if ev.Offset == 0 {
+		ev.Offset = s.w.clock.Offset()
+	}
+	ev.At = s.w.clock.At(ev.Offset)
+	s.q.push(ev)
+}
+
+// Do sends a command (e.g. "BGSAVE", "BGREWRITEAOF") on a connection of
+// its own (neither the probe's nor the sampler's, so it never delays
+// either), bounded by CommandTimeout. It returns the result, with the
+// server's own error text verbatim in Err, and also emits it as an
+// EventCommand through Run's emit when Run is running.
+func (w *Watcher) Do(ctx context.Context, args ...string) CommandResult {
+	sent, _ := w.clock.Now()
+	res := CommandResult{Command: commandText(args), Sent: sent}
+	switch {
+	case len(args) == 0:
+		res.Err = "empty command"
+	case w.optsErr != nil:
+		res.Err = w.optsErr.Error()
+	default:
+		cctx, cancel := context.WithTimeout(ctx, w.cfg.CommandTimeout)
+		a := make([]any, len(args))
+		for i, v := range args {
+			a[i] = v
+		}
+		val, err := w.cmds.Do(cctx, a...).Result()
+		cancel()
+		var rerr redis.Error
+		switch {
+		case err == nil:
+			res.Reply = replyText(val)
+		case errors.As(err, &rerr):
+			res.Err = rerr.Error()
+		case errors.Is(err, redis.Nil):
+			res.Reply = "(nil)"
+		default:
+			res.Err = w.cause(err, w.cfg.CommandTimeout)
+		}
+	}
+	res.Done = w.clock.Offset()
+	w.mu.Lock()
+	q := w.queue
+	w.mu.Unlock()
+	if q != nil {
+		r := res
+		q.push(Event{Server: w.index, Kind: EventCommand, Offset: res.Done, At: w.clock.At(res.Done), Command: &r})
+	}
+	return res
+}
+
+// commandText is the command as shown to the user; an AUTH's arguments
+// are hidden.
+func commandText(args []string) string {
+	if len(args) > 0 && strings.EqualFold(args[0], "AUTH") {
+		return args[0] + " xxxxx"
+	}
+	return strings.Join(args, " ")
+}
+
+func replyText(v any) string {
+	switch r := v.(type) {
+	case string:
+		return r
+	case int64:
+		return strconv.FormatInt(r, 10)
+	case nil:
+		return "(nil)"
+	}
+	return fmt.Sprint(v)
+}
+
+// Close closes every connection of the watcher and makes a running Run
+// return. After Run has returned and Close, no goroutine of the watcher
+// remains.
+func (w *Watcher) Close() error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return nil
+	}
+	w.closed = true
+	close(w.closeCh)
+	w.mu.Unlock()
+	var errs []error
+	if w.sampler != nil {
+		errs = append(errs, w.sampler.Close())
+	}
+	if w.cmds != nil {
+		errs = append(errs, w.cmds.Close())
+	}
+	return errors.Join(errs...)
+}
+
+func (w *Watcher) isClosed() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.closed
+}
+
+// eventQueue hands events from the sampler and from Do to the single
+// goroutine that calls emit, without ever blocking the sender.
+type eventQueue struct {
+	mu     sync.Mutex
+	buf    []Event
+	notify chan struct{}
+}
+
+func newEventQueue() *eventQueue {
+	return &eventQueue{notify: make(chan struct{}, 1)}
+}
+
+func (q *eventQueue) push(ev Event) {
+	q.mu.Lock()
+	q.buf = append(q.buf, ev)
+	q.mu.Unlock()
+	select {
+	case q.notify <- struct{}{}:
+	default:
+	}
+}
+
+// run emits queued events in order until ctx is done.
+func (q *eventQueue) run(ctx context.Context, emit func(Event)) {
+	var batch []Event
+	for {
+		q.mu.Lock()
+		batch, q.buf = q.buf, batch[:0]
+		q.mu.Unlock()
+		for i := range batch {
+			if ctx.Err() != nil {
+				return
+			}
+			emit(batch[i])
+			batch[i] = Event{}
+		}
+		if len(batch) > 0 {
+			continue
+		}
+		select {
+		case <-q.notify:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
