@@ -4,14 +4,31 @@
 // It never opens a connection. Commands the user asks for (BGSAVE,
 // BGREWRITEAOF) leave through Config.Send, called only inside a tea.Cmd, and
 // their answers come back later as source.EventCommand events.
+//
+// Drawing happens in Update, when events arrive or the layout changes; View
+// only returns the cached frame, so a fast event stream never makes the
+// terminal lag behind.
 package ui
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/progress"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vkwatch/vkwatch/source"
+)
+
+// Defaults for Config fields left zero.
+const (
+	defaultHistory  = 2 * time.Minute
+	defaultInterval = 200 * time.Millisecond
 )
 
 // Config is everything the UI needs from its caller.
@@ -24,14 +41,15 @@ type Config struct {
 	// Interval is the sampling interval (default 200ms); with History it
 	// sizes the chart buffers.
 	Interval time.Duration
-	// Send sends a command to server. It is called only inside a tea.Cmd
+	// Send sends a command to a server. It is called only inside a tea.Cmd
 	// and may block; its answer arrives later as an EventCommand.
 	Send func(server int, args ...string)
 	// ReadOnly refuses b/a/B/A with a footer note and never calls Send.
 	ReadOnly bool
 	// Banner is an optional one-line header above the panes.
 	Banner string
-	// Now is an optional clock, for tests; time.Now when nil.
+	// Now is an optional clock, for tests; time.Now when nil. The UI reads
+	// it only to stamp the moment the view was paused.
 	Now func() time.Time
 }
 
@@ -39,35 +57,470 @@ type Config struct {
 type EventMsg source.Event
 
 // EventsMsg carries a batch of events; the wiring coalesces events so the UI
-// is not redrawn for each one.
+// redraws once per batch rather than once per event.
 type EventsMsg []source.Event
 
-// Model is the vkwatch UI. It implements tea.Model.
-type Model struct {
-	cfg     Config
-	reports []source.SaveReport
+// footKind tells how a footer entry reads.
+type footKind int
+
+const (
+	footNote footKind = iota // a note, e.g. "sending BGSAVE to …"
+	footOK                   // a command's success answer
+	footErr                  // a refusal or an error, shown verbatim
+)
+
+// footEntry is one part of the footer line. server is the server it speaks
+// for, -1 for a note about no server in particular.
+type footEntry struct {
+	server int
+	kind   footKind
+	text   string
 }
 
-// New builds a model for cfg, filling defaults.
+// layoutMode says how the panes share the terminal.
+type layoutMode int
+
+const (
+	layoutSide     layoutMode = iota // panes side by side
+	layoutStacked                    // panes one above the other
+	layoutSingle                     // only the focused pane (two do not fit)
+	layoutTooSmall                   // not even one pane fits
+)
+
+// layout is the geometry computed from the terminal size.
+type layout struct {
+	mode     layoutMode
+	rows     int   // sparkline rows per chart
+	widths   []int // pane widths, by pane index
+	fullHelp bool  // full help shown (it may not fit even when asked for)
+}
+
+// Model is the vkwatch UI. It implements tea.Model.
+//
+// A Model holds its panes by pointer, like ntcharts' sparkline holds its
+// buffer: copies of a Model share pane state, which is what bubbletea's
+// value-passing Update wants and keeps Update from copying chart buffers.
+type Model struct {
+	cfg   Config
+	st    *styles
+	keys  keyMap
+	help  help.Model
+	prog  progress.Model
+	panes []*pane
+
+	focus         int
+	width, height int
+	paused        bool
+	pausedAt      time.Time
+	now           time.Duration // latest event offset: the charts' right edge
+	footer        []footEntry
+	reports       []source.SaveReport
+	lay           layout
+
+	helpText string // cached help view, for helpFor
+	helpFor  helpKey
+
+	view string // the frame View returns, rebuilt by Update
+}
+
+// helpKey is what a cached help view was drawn for.
+type helpKey struct {
+	width        int
+	full, paused bool
+}
+
+// New builds a model for cfg, filling defaults. It draws for an 80x24
+// terminal until the first tea.WindowSizeMsg arrives.
 func New(cfg Config) Model {
-	return Model{cfg: cfg}
+	if cfg.History <= 0 {
+		cfg.History = defaultHistory
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = defaultInterval
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	st := newStyles()
+	m := Model{
+		cfg:  cfg,
+		st:   &st,
+		keys: newKeyMap(len(cfg.Servers)),
+		help: help.New(),
+		// The bar is drawn with ViewAs only: no animation frames to schedule.
+		// Its colour profile follows lipgloss's, so NO_COLOR and tests agree.
+		prog: progress.New(progress.WithDefaultGradient(), progress.WithoutPercentage(),
+			progress.WithColorProfile(lipgloss.ColorProfile())),
+		width:  80,
+		height: 24,
+	}
+	for i, addr := range cfg.Servers {
+		m.panes = append(m.panes, newPane(i, addr, cfg.History, cfg.Interval))
+	}
+	m.relayout()
+	m.refresh(true)
+	return m
 }
 
 // Init implements tea.Model; the model needs no start-up command.
 func (m Model) Init() tea.Cmd { return nil }
 
-// Update implements tea.Model.
+// Update implements tea.Model. It does no I/O: commands for servers leave as
+// a tea.Cmd calling Config.Send.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	if k, ok := msg.(tea.KeyMsg); ok && (k.String() == "q" || k.String() == "ctrl+c") {
-		return m, tea.Quit
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.relayout()
+		m.refresh(true)
+	case EventMsg:
+		m.fold(source.Event(msg))
+		m.refresh(false)
+	case EventsMsg:
+		for _, ev := range msg {
+			m.fold(ev)
+		}
+		m.refresh(false)
+	case tea.KeyMsg:
+		return m.onKey(msg)
 	}
 	return m, nil
 }
 
-// View implements tea.Model.
-func (m Model) View() string { return "vkwatch" }
+// View implements tea.Model. It returns the frame Update drew.
+func (m Model) View() string { return m.view }
 
 // Reports returns every save report seen so far, oldest first.
 func (m Model) Reports() []source.SaveReport {
 	return append([]source.SaveReport(nil), m.reports...)
+}
+
+// fold applies one event to the state. Nothing is drawn here.
+func (m *Model) fold(ev source.Event) {
+	if ev.Offset > m.now {
+		m.now = ev.Offset
+	}
+	if ev.Server < 0 || ev.Server >= len(m.panes) {
+		return // an event for a server this UI was not told about
+	}
+	p := m.panes[ev.Server]
+	switch ev.Kind {
+	case source.EventCommand:
+		if ev.Command != nil {
+			m.answer(ev.Server, ev.Command)
+		}
+		return
+	case source.EventSaveEnded:
+		if ev.Report != nil {
+			m.reports = append(m.reports, *ev.Report)
+		}
+	}
+	p.fold(ev)
+	p.changed = true
+}
+
+// answer puts a command's answer in the footer, in place of the note or
+// answer it had for that server.
+func (m *Model) answer(server int, c *source.CommandResult) {
+	e := footEntry{server: server, kind: footOK}
+	if c.OK() {
+		e.text = fmt.Sprintf("%s on %s: %s", c.Command, m.panes[server].addr, c.Reply)
+	} else {
+		e.kind = footErr
+		e.text = fmt.Sprintf("✗ %s on %s: %s", c.Command, m.panes[server].addr, c.Err)
+	}
+	m.setFooter(e)
+}
+
+// setFooter replaces the entry for e's server, or appends one.
+func (m *Model) setFooter(e footEntry) {
+	for i := range m.footer {
+		if m.footer[i].server == e.server {
+			m.footer[i] = e
+			return
+		}
+	}
+	m.footer = append(m.footer, e)
+}
+
+// keepFor is how far back points are kept: the window, or more when a wide
+// terminal's columns at one sample each span longer.
+func (m *Model) keepFor() time.Duration {
+	keep := m.cfg.History
+	if w := time.Duration(m.width) * m.cfg.Interval; w > keep {
+		keep = w
+	}
+	return keep + m.cfg.Interval*4
+}
+
+// refresh brings the shown state up to date (unless paused), redraws what
+// changed and rebuilds the frame. force redraws every chart (after a resize).
+func (m *Model) refresh(force bool) {
+	keep := m.keepFor()
+	for _, p := range m.panes {
+		p.prune(m.now, keep)
+		if !m.paused {
+			if p.changed {
+				p.sync(m.now)
+				p.changed = false
+			} else {
+				p.shown.now = m.now
+			}
+		}
+		if force || !m.paused {
+			p.redrawCharts(m.st, force)
+		}
+	}
+	m.compose()
+}
+
+// relayout picks the layout for the terminal size and sizes the charts.
+func (m *Model) relayout() {
+	m.help.Width = m.width
+	m.lay = m.pickLayout(m.help.ShowAll)
+	if m.lay.mode == layoutTooSmall && m.help.ShowAll {
+		// Full help is a courtesy: drop it before dropping the panes.
+		m.lay = m.pickLayout(false)
+	}
+	for i, p := range m.panes {
+		w := minPaneWidth
+		if i < len(m.lay.widths) {
+			w = m.lay.widths[i]
+		}
+		p.charts.resize(w-paneChrome-labelWidth, m.lay.rows)
+	}
+}
+
+// pickLayout prefers panes side by side, then stacked, then the focused
+// pane alone; within each, two-row sparklines before one-row ones.
+func (m *Model) pickLayout(fullHelp bool) layout {
+	n := len(m.panes)
+	helpH := 1
+	if fullHelp {
+		helpH = lipgloss.Height(m.help.FullHelpView(m.keys.FullHelp()))
+	}
+	avail := m.height - 2 - helpH // title line, footer line, help
+	lay := layout{fullHelp: fullHelp, widths: make([]int, n)}
+	if n == 0 {
+		lay.mode = layoutTooSmall
+		return lay
+	}
+	type try struct {
+		mode       layoutMode
+		rows       int
+		needW      int
+		needH      int
+		shareWidth bool
+	}
+	tries := []try{
+		{layoutSide, 2, n * minPaneWidth, paneHeight(2), true},
+		{layoutSide, 1, n * minPaneWidth, paneHeight(1), true},
+		{layoutStacked, 2, minPaneWidth, n * paneHeight(2), false},
+		{layoutStacked, 1, minPaneWidth, n * paneHeight(1), false},
+		{layoutSingle, 2, minPaneWidth, paneHeight(2), false},
+		{layoutSingle, 1, minPaneWidth, paneHeight(1), false},
+	}
+	for _, t := range tries {
+		if m.width < t.needW || avail < t.needH {
+			continue
+		}
+		lay.mode, lay.rows = t.mode, t.rows
+		for i := range lay.widths {
+			lay.widths[i] = m.width
+			if t.shareWidth {
+				lay.widths[i] = m.width / n
+				if i == n-1 {
+					lay.widths[i] = m.width - (n-1)*(m.width/n)
+				}
+			}
+		}
+		return lay
+	}
+	lay.mode, lay.rows = layoutTooSmall, 1
+	for i := range lay.widths {
+		lay.widths[i] = minPaneWidth
+	}
+	return lay
+}
+
+// minSize is the smallest terminal that shows one pane with short help.
+func minSize() (int, int) { return minPaneWidth, paneHeight(1) + 3 }
+
+// compose builds the frame from the cached pane drawings.
+func (m *Model) compose() {
+	if m.lay.mode == layoutTooSmall {
+		w, h := minSize()
+		msg := fmt.Sprintf("terminal too small: %dx%d\nvkwatch needs at least %dx%d\n\nq quits", m.width, m.height, w, h)
+		if len(m.panes) == 0 {
+			msg = "vkwatch: no servers to watch\n\nq quits"
+		}
+		// Cut each line to the terminal: Place cannot shrink what is wider.
+		lines := strings.Split(msg, "\n")
+		for i, l := range lines {
+			lines[i] = ansi.Truncate(l, m.width, "…")
+		}
+		m.view = lipgloss.Place(m.width, m.height, lipgloss.Center, lipgloss.Center,
+			m.st.tooSmall.Render(strings.Join(lines, "\n")))
+		return
+	}
+	var b strings.Builder
+	b.WriteString(m.topLine())
+	b.WriteByte('\n')
+	boxes := make([][]string, len(m.panes))
+	for i, p := range m.panes {
+		k := boxKey{width: m.lay.widths[i], focused: i == m.focus && len(m.panes) > 1, window: m.cfg.History}
+		boxes[i] = p.box(m.st, m.prog, k)
+	}
+	switch m.lay.mode {
+	case layoutSide:
+		// Boxes of one layout have the same height and exact widths: join
+		// them line by line, no measuring needed.
+		for y := range boxes[0] {
+			if y > 0 {
+				b.WriteByte('\n')
+			}
+			for _, box := range boxes {
+				b.WriteString(box[y])
+			}
+		}
+	case layoutStacked:
+		for i, box := range boxes {
+			if i > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(strings.Join(box, "\n"))
+		}
+	case layoutSingle:
+		b.WriteString(strings.Join(boxes[m.focus], "\n"))
+	}
+	b.WriteByte('\n')
+	b.WriteString(m.footerLine())
+	b.WriteByte('\n')
+	b.WriteString(m.helpView())
+	m.view = b.String()
+}
+
+// helpView renders the help, cached: it only changes with the width, the
+// full/short switch and the pause key's label.
+func (m *Model) helpView() string {
+	k := helpKey{width: m.width, full: m.lay.fullHelp, paused: m.paused}
+	if m.helpFor != k || m.helpText == "" {
+		h := m.help
+		h.ShowAll = k.full
+		m.helpText, m.helpFor = h.View(m.keys), k
+	}
+	return m.helpText
+}
+
+// topLine is the title, the banner and the marks that change what the panes
+// mean: paused, or only one of two panes shown.
+func (m *Model) topLine() string {
+	left := m.st.top.r("vkwatch")
+	if m.cfg.Banner != "" {
+		left += m.st.dim.r(" · ") + m.st.banner.r(m.cfg.Banner)
+	}
+	var right []string
+	if m.lay.mode == layoutSingle && len(m.panes) > 1 {
+		right = append(right, m.st.dim.r(fmt.Sprintf("pane %d/%d, tab switches", m.focus+1, len(m.panes))))
+	}
+	if m.paused {
+		right = append(right, m.st.paused.r(" PAUSED at "+m.pausedAt.Format("15:04:05")+" · p resumes "))
+	}
+	r := strings.Join(right, "  ")
+	gap := m.width - lipgloss.Width(left) - lipgloss.Width(r)
+	if gap < 1 {
+		gap = 1
+	}
+	return ansi.Truncate(left+strings.Repeat(" ", gap)+r, m.width, "…")
+}
+
+// footerLine renders the latest command answers and notes on one line.
+func (m *Model) footerLine() string {
+	parts := make([]string, 0, len(m.footer))
+	for _, e := range m.footer {
+		switch e.kind {
+		case footNote:
+			parts = append(parts, m.st.dim.r(e.text))
+		case footOK:
+			parts = append(parts, m.st.ok.r(e.text))
+		case footErr:
+			parts = append(parts, m.st.err.r(e.text))
+		}
+	}
+	return ansi.Truncate(strings.Join(parts, m.st.dim.r("  │  ")), m.width, "…")
+}
+
+// onKey handles a key press. Every key first clears the footer: an answer
+// stays until the user does something else.
+func (m Model) onKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
+	m.footer = nil
+	var cmd tea.Cmd
+	switch {
+	case key.Matches(k, m.keys.Quit):
+		return m, tea.Quit
+	case key.Matches(k, m.keys.Save):
+		cmd = m.send(false, "BGSAVE")
+	case key.Matches(k, m.keys.Rewrite):
+		cmd = m.send(false, "BGREWRITEAOF")
+	case key.Matches(k, m.keys.SaveAll):
+		cmd = m.send(true, "BGSAVE")
+	case key.Matches(k, m.keys.RewriteAll):
+		cmd = m.send(true, "BGREWRITEAOF")
+	case key.Matches(k, m.keys.Next):
+		m.focus = (m.focus + 1) % len(m.panes)
+	case key.Matches(k, m.keys.Prev):
+		m.focus = (m.focus + len(m.panes) - 1) % len(m.panes)
+	case key.Matches(k, m.keys.Pause):
+		m.paused = !m.paused
+		m.keys.Pause.SetHelp("p", map[bool]string{true: "resume", false: "pause"}[m.paused])
+		if m.paused {
+			m.pausedAt = m.cfg.Now()
+		} else {
+			m.refresh(false)
+			return m, nil
+		}
+	case key.Matches(k, m.keys.Help):
+		m.help.ShowAll = !m.help.ShowAll
+		m.keys.Help.SetHelp("?", map[bool]string{true: "less", false: "more"}[m.help.ShowAll])
+		m.relayout()
+		m.refresh(true)
+		return m, nil
+	}
+	m.compose()
+	return m, cmd
+}
+
+// send returns the command that sends args to the focused server, or to
+// every server at once (one Cmd each in a tea.Batch, so they run
+// concurrently rather than one after the other's answer).
+func (m *Model) send(all bool, args ...string) tea.Cmd {
+	if len(m.panes) == 0 {
+		return nil
+	}
+	name := args[0]
+	if m.cfg.ReadOnly {
+		m.setFooter(footEntry{server: -1, kind: footErr, text: "read-only: " + name + " not sent (vkwatch was started read-only)"})
+		return nil
+	}
+	if m.cfg.Send == nil {
+		m.setFooter(footEntry{server: -1, kind: footErr, text: "cannot send " + name + ": no command channel"})
+		return nil
+	}
+	targets := []int{m.focus}
+	if all {
+		targets = targets[:0]
+		for i := range m.panes {
+			targets = append(targets, i)
+		}
+	}
+	send := m.cfg.Send
+	cmds := make([]tea.Cmd, 0, len(targets))
+	for _, i := range targets {
+		m.setFooter(footEntry{server: i, kind: footNote, text: fmt.Sprintf("sending %s to %s…", name, m.panes[i].addr)})
+		cmds = append(cmds, func() tea.Msg {
+			send(i, args...)
+			return nil
+		})
+	}
+	return tea.Batch(cmds...)
 }

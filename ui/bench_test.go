@@ -1,0 +1,48 @@
+package ui
+
+import (
+	"testing"
+	"time"
+
+	"github.com/vkwatch/vkwatch/source"
+)
+
+// fullModel is two panes at 200x50 with a full two-minute history.
+func fullModel(tb testing.TB) (Model, *fakeServer, time.Duration) {
+	tb.Helper()
+	m := newTestModel(addrA, addrB)
+	m = sized(m, 200, 50)
+	until := 2 * time.Minute
+	m = feed(tb, m, scenario(2, until))
+	return m, newFake(0, false), until
+}
+
+// BenchmarkView measures what bubbletea pays per frame: View of two panes
+// at 200x50 with a full history. It must stay far below a millisecond,
+// which is why View only returns the frame Update drew.
+func BenchmarkView(b *testing.B) {
+	m, _, _ := fullModel(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if len(m.View()) == 0 {
+			b.Fatal("empty view")
+		}
+	}
+}
+
+// BenchmarkUpdateSample measures folding one sample and redrawing its pane.
+func BenchmarkUpdateSample(b *testing.B) {
+	m, f, off := fullModel(b)
+	f.seq = 1 << 20
+	var tm Model = m
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		off += tick
+		ev := f.sampleEvent(off)
+		nm, _ := tm.Update(EventMsg(ev))
+		tm = nm.(Model)
+	}
+	_ = source.EventSample
+}

@@ -1,0 +1,182 @@
+package ui
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vkwatch/vkwatch/source"
+)
+
+// na is how every absent value is shown: absent is not zero.
+const na = "n/a"
+
+// sig3 formats v with three significant digits, the precision a glance at a
+// live chart can use; more digits would only flicker.
+func sig3(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case a < 9.995:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	case a < 99.95:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	default:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+}
+
+// byteUnits are binary units: INFO and /proc count bytes of pages.
+var byteUnits = [...]string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}
+
+// fmtBytes renders a byte count in binary units, e.g. "12.3 MiB".
+func fmtBytes(n int64) string {
+	if n < 0 {
+		return "-" + fmtBytes(-n)
+	}
+	if n < 1024 {
+		return strconv.FormatInt(n, 10) + " B"
+	}
+	v := float64(n)
+	u := 0
+	// Move up a unit before rounding would print "1024 KiB".
+	for v >= 999.5 && u < len(byteUnits)-1 {
+		v /= 1024
+		u++
+	}
+	return sig3(v) + " " + byteUnits[u]
+}
+
+// fmtOptBytes renders an optional byte count.
+func fmtOptBytes(o source.Opt[int64]) string {
+	if !o.OK {
+		return na
+	}
+	return fmtBytes(o.V)
+}
+
+// fmtOptDelta renders an optional signed byte difference, e.g. "+3.1 MiB".
+func fmtOptDelta(o source.Opt[int64]) string {
+	if !o.OK {
+		return na
+	}
+	if o.V >= 0 {
+		return "+" + fmtBytes(o.V)
+	}
+	return fmtBytes(o.V)
+}
+
+// fmtRate renders operations per second with k/M suffixes, e.g. "12.3k".
+func fmtRate(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case a < 999.5:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case a < 999.5e3:
+		return sig3(v/1e3) + "k"
+	case a < 999.5e6:
+		return sig3(v/1e6) + "M"
+	default:
+		return sig3(v/1e9) + "G"
+	}
+}
+
+// fmtOptRate renders an optional rate.
+func fmtOptRate(o source.Opt[float64]) string {
+	if !o.OK {
+		return na
+	}
+	return fmtRate(o.V)
+}
+
+// fmtLatency renders a PING round trip in µs/ms/s with three significant
+// digits, so 120µs and 1.20ms line up by eye.
+func fmtLatency(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "0"
+	case d < time.Microsecond:
+		return "<1µs"
+	case d < 999500*time.Nanosecond:
+		return strconv.FormatInt(int64((d+500*time.Nanosecond)/time.Microsecond), 10) + "µs"
+	case d < 999500*time.Microsecond:
+		return sig3(float64(d)/float64(time.Millisecond)) + "ms"
+	default:
+		return sig3(float64(d)/float64(time.Second)) + "s"
+	}
+}
+
+// fmtElapsed renders a wall-clock span (save durations, ETAs): tenths of a
+// second while short, then minutes and seconds.
+func fmtElapsed(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	if d < time.Minute {
+		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
+	}
+	d = d.Round(time.Second)
+	h := d / time.Hour
+	mnt := (d % time.Hour) / time.Minute
+	s := (d % time.Minute) / time.Second
+	if h > 0 {
+		return fmt.Sprintf("%dh%02dm%02ds", h, mnt, s)
+	}
+	return fmt.Sprintf("%dm%02ds", mnt, s)
+}
+
+// fmtOptElapsed renders an optional span.
+func fmtOptElapsed(o source.Opt[time.Duration]) string {
+	if !o.OK {
+		return na
+	}
+	return fmtElapsed(o.V)
+}
+
+// fmtCount renders a key count with thousands separators, e.g. "131,072":
+// progress counts are exact and a user compares them digit by digit.
+func fmtCount(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	sign := ""
+	if s[0] == '-' {
+		sign, s = "-", s[1:]
+	}
+	var b strings.Builder
+	b.WriteString(sign)
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// fmtOptCount renders an optional count.
+func fmtOptCount(o source.Opt[int64]) string {
+	if !o.OK {
+		return na
+	}
+	return fmtCount(o.V)
+}
+
+// fmtOrNA returns s, or n/a when s is empty.
+func fmtOrNA(s string) string {
+	if s == "" {
+		return na
+	}
+	return s
+}
+
+// fmtWindow renders the chart window compactly for the axis label, e.g. "2m".
+func fmtWindow(d time.Duration) string {
+	switch {
+	case d >= time.Hour && d%time.Hour == 0:
+		return strconv.FormatInt(int64(d/time.Hour), 10) + "h"
+	case d >= time.Minute && d%time.Minute == 0:
+		return strconv.FormatInt(int64(d/time.Minute), 10) + "m"
+	default:
+		return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
+	}
+}

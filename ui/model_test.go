@@ -1,0 +1,488 @@
+package ui
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/vkwatch/vkwatch/source"
+)
+
+// sendLog records the calls a model makes to Config.Send.
+type sendLog struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (l *sendLog) send(server int, args ...string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.calls = append(l.calls, fmt.Sprintf("%d %s", server, strings.Join(args, " ")))
+}
+
+func (l *sendLog) got() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := slices.Clone(l.calls)
+	slices.Sort(out)
+	return out
+}
+
+// run executes cmd as bubbletea would, batches included, and returns how
+// many leaf commands ran. Batched commands run concurrently, as in a program.
+func run(t *testing.T, cmd tea.Cmd) int {
+	t.Helper()
+	if cmd == nil {
+		return 0
+	}
+	msg := cmd()
+	batch, ok := msg.(tea.BatchMsg)
+	if !ok {
+		return 1
+	}
+	var wg sync.WaitGroup
+	n := 0
+	for _, c := range batch {
+		if c == nil {
+			continue
+		}
+		n++
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if inner := c(); inner != nil {
+				if _, nested := inner.(tea.BatchMsg); nested {
+					t.Errorf("nested batch not expected")
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return n
+}
+
+func view(m Model) string { return ansi.Strip(m.View()) }
+
+// lineWith returns the first line of the view containing s.
+func lineWith(t *testing.T, m Model, s string) string {
+	t.Helper()
+	for _, l := range strings.Split(view(m), "\n") {
+		if strings.Contains(l, s) {
+			return l
+		}
+	}
+	t.Fatalf("no line with %q in view:\n%s", s, view(m))
+	return ""
+}
+
+func setup(t *testing.T, cfg Config, w, h int, evs []source.Event) Model {
+	t.Helper()
+	if cfg.Now == nil {
+		cfg.Now = fixedNow
+	}
+	return feed(t, sized(New(cfg), w, h), evs)
+}
+
+func TestAbsentFieldsShowNA(t *testing.T) {
+	m := setup(t, Config{Servers: []string{addrA}}, 120, 40, absentScenario())
+	for _, label := range []string{"rss ", "cow ", "ops/s ", "ping "} {
+		l := lineWith(t, m, "│ "+label)
+		if strings.Count(l, na) != 2 {
+			t.Errorf("%q line should show n/a for current and max: %q", label, l)
+		}
+		if strings.ContainsAny(l, "▁▂▃▄▅▆▇█") {
+			t.Errorf("%q line draws a chart for a value the server never reported: %q", label, l)
+		}
+	}
+	for _, want := range []string{
+		"save method n/a", "forkless infra n/a", "ping 10s n/a", "proc n/a",
+		"took n/a server", "cow n/a (live peak n/a)", "peak used n/a", "rss n/a",
+		"ops/s n/a before → n/a during", "worst ping n/a",
+	} {
+		if !strings.Contains(view(m), want) {
+			t.Errorf("view lacks %q:\n%s", want, view(m))
+		}
+	}
+	// used_memory is present: it must show a number and a chart.
+	if l := lineWith(t, m, "│ used "); strings.Contains(l, na) || !strings.ContainsAny(l, "▁▂▃▄▅▆▇█") {
+		t.Errorf("used line should have a value and a chart: %q", l)
+	}
+}
+
+func TestZeroIsNotAbsent(t *testing.T) {
+	// A present zero (no copy-on-write: no child runs) must not read n/a.
+	a := newFake(0, false)
+	evs := []source.Event{a.connected(0), a.sampleEvent(0), a.sampleEvent(tick)}
+	m := setup(t, Config{Servers: []string{addrA}}, 120, 40, evs)
+	if l := lineWith(t, m, "│ cow "); !strings.Contains(l, "idle") || strings.Contains(l, na) {
+		t.Errorf("cow line: %q", l)
+	}
+}
+
+func TestFooterShowsRefusedCommandAndClearsOnKey(t *testing.T) {
+	var log sendLog
+	m := setup(t, Config{Servers: []string{addrA}, Send: log.send}, 120, 40, scenario(1, 5*time.Second))
+	m, cmd := press(m, "b")
+	if !strings.Contains(view(m), "sending BGSAVE to "+addrA+"…") {
+		t.Fatalf("no sending note:\n%s", view(m))
+	}
+	if n := run(t, cmd); n != 1 || !slices.Equal(log.got(), []string{"0 BGSAVE"}) {
+		t.Fatalf("ran %d commands, sent %v", n, log.got())
+	}
+	const refusal = "ERR Background save already in progress"
+	m = feed(t, m, []source.Event{commandEvent(0, 5*time.Second, "BGSAVE", "", refusal)})
+	if l := lineWith(t, m, refusal); !strings.Contains(l, "BGSAVE on "+addrA+": "+refusal) {
+		t.Errorf("footer: %q", l)
+	}
+	if strings.Contains(view(m), "sending BGSAVE") {
+		t.Errorf("the answer should replace the sending note")
+	}
+	m, cmd = press(m, "x") // any key, even an unbound one
+	if cmd != nil {
+		t.Errorf("unbound key returned a command")
+	}
+	if strings.Contains(view(m), refusal) {
+		t.Errorf("footer not cleared by the next key:\n%s", view(m))
+	}
+}
+
+func TestFooterShowsSuccessReply(t *testing.T) {
+	m := setup(t, Config{Servers: []string{addrA, addrB}}, 200, 50, scenario(2, 5*time.Second))
+	m = feed(t, m, []source.Event{commandEvent(1, 5*time.Second, "BGREWRITEAOF", "Background append only file rewriting started", "")})
+	if !strings.Contains(view(m), "BGREWRITEAOF on "+addrB+": Background append only file rewriting started") {
+		t.Errorf("no success answer in footer:\n%s", view(m))
+	}
+}
+
+func TestTabMovesFocus(t *testing.T) {
+	var log sendLog
+	m := setup(t, Config{Servers: []string{addrA, addrB}, Send: log.send}, 200, 50, scenario(2, 5*time.Second))
+	focusedAddr := func(m Model) string {
+		// The focused pane is the one with the double border.
+		lines := strings.Split(view(m), "\n")
+		top, hdr := []rune(lines[1]), lines[2]
+		half := len(top) / 2
+		switch {
+		case top[0] == '╔' && top[half] == '╭':
+			return strings.Fields(hdr)[1]
+		case top[0] == '╭' && top[half] == '╔':
+			return strings.Fields(string([]rune(hdr)[half:]))[1]
+		}
+		t.Fatalf("no single focused pane:\n%s", view(m))
+		return ""
+	}
+	if got := focusedAddr(m); got != addrA {
+		t.Fatalf("initial focus on %s", got)
+	}
+	m, _ = press(m, "tab")
+	if got := focusedAddr(m); got != addrB {
+		t.Fatalf("after tab focus on %s", got)
+	}
+	_, cmd := press(m, "b")
+	run(t, cmd)
+	if !slices.Equal(log.got(), []string{"1 BGSAVE"}) {
+		t.Errorf("b after tab sent %v, want to server 1", log.got())
+	}
+	m, _ = press(m, "tab")
+	if got := focusedAddr(m); got != addrA {
+		t.Fatalf("tab should wrap around, focus on %s", got)
+	}
+	m, _ = press(m, "shift+tab")
+	if got := focusedAddr(m); got != addrB {
+		t.Fatalf("shift+tab should go back, focus on %s", got)
+	}
+}
+
+func TestUpperCaseSendsToBothAtOnce(t *testing.T) {
+	for _, tc := range []struct{ key, cmd string }{{"B", "BGSAVE"}, {"A", "BGREWRITEAOF"}} {
+		t.Run(tc.key, func(t *testing.T) {
+			var log sendLog
+			m := setup(t, Config{Servers: []string{addrA, addrB}, Send: log.send}, 200, 50, nil)
+			m, cmd := press(m, tc.key)
+			if len(log.got()) != 0 {
+				t.Fatalf("Send called inside Update: %v", log.got())
+			}
+			// Two commands in one batch: bubbletea runs them concurrently.
+			if n := run(t, cmd); n != 2 {
+				t.Fatalf("got %d commands, want a batch of 2", n)
+			}
+			want := []string{"0 " + tc.cmd, "1 " + tc.cmd}
+			if !slices.Equal(log.got(), want) {
+				t.Errorf("sent %v, want %v", log.got(), want)
+			}
+			for _, a := range []string{addrA, addrB} {
+				if !strings.Contains(view(m), "sending "+tc.cmd+" to "+a) {
+					t.Errorf("no note for %s:\n%s", a, view(m))
+				}
+			}
+		})
+	}
+}
+
+func TestReadOnlyRefuses(t *testing.T) {
+	var log sendLog
+	m := setup(t, Config{Servers: []string{addrA, addrB}, Send: log.send, ReadOnly: true}, 200, 50, nil)
+	for _, k := range []string{"b", "a", "B", "A"} {
+		var cmd tea.Cmd
+		m, cmd = press(m, k)
+		run(t, cmd)
+		if l := lineWith(t, m, "read-only:"); !strings.Contains(l, "not sent") {
+			t.Errorf("%s: footer %q", k, l)
+		}
+	}
+	if got := log.got(); len(got) != 0 {
+		t.Errorf("read-only model sent %v", got)
+	}
+}
+
+func TestPauseFreezesViewButKeepsFolding(t *testing.T) {
+	m := setup(t, Config{Servers: []string{addrA}}, 120, 40, scenario(1, 10*time.Second))
+	before := view(m)
+	m, _ = press(m, "p")
+	paused := view(m)
+	if !strings.Contains(paused, "PAUSED at 15:05:35") {
+		t.Fatalf("no paused mark with the pause time:\n%s", paused)
+	}
+	// New events arrive, including a finished save.
+	a := newFake(0, false)
+	a.seq = 1000
+	var s script
+	a.startSave(10*time.Second, source.SaveFork)
+	s.run(a, 10*time.Second, 20*time.Second, nil)
+	s.add(a.endSave(20 * time.Second))
+	m = feed(t, m, s.events)
+	if view(m) != paused {
+		t.Errorf("view changed while paused")
+	}
+	if len(m.Reports()) != 1 {
+		t.Errorf("events must still be folded while paused: %d reports", len(m.Reports()))
+	}
+	// The panes of the paused view are the ones from before the pause
+	// (the title line and the help, which says "resume" now, differ).
+	panes := func(v string) string {
+		l := strings.Split(v, "\n")
+		return strings.Join(l[1:len(l)-1], "\n")
+	}
+	if panes(paused) != panes(before) {
+		t.Errorf("pausing redrew the panes:\n%s\n%s", before, paused)
+	}
+	m, _ = press(m, "p")
+	if v := view(m); strings.Contains(v, "PAUSED") || !strings.Contains(v, "last save BGSAVE fork") {
+		t.Errorf("resume should show the events that came meanwhile:\n%s", v)
+	}
+}
+
+func TestTooSmallNamesTheSizeNeeded(t *testing.T) {
+	m := setup(t, Config{Servers: []string{addrA, addrB}}, 40, 10, scenario(2, 5*time.Second))
+	v := view(m)
+	w, h := minSize()
+	if !strings.Contains(v, fmt.Sprintf("needs at least %dx%d", w, h)) || !strings.Contains(v, "too small: 40x10") {
+		t.Fatalf("too-small message:\n%s", v)
+	}
+	// The size named is really the minimum: one pane fits there, and a
+	// terminal one column or one row smaller does not.
+	for _, tc := range []struct {
+		w, h  int
+		small bool
+	}{{w, h, false}, {w - 1, h, true}, {w, h - 1, true}} {
+		m = sized(m, tc.w, tc.h)
+		v = view(m)
+		if got := strings.Contains(v, "too small"); got != tc.small {
+			t.Errorf("%dx%d: too small=%v, want %v:\n%s", tc.w, tc.h, got, tc.small, v)
+		}
+		if !tc.small {
+			if n := strings.Count(v, "\n") + 1; n > tc.h {
+				t.Errorf("%dx%d: view has %d lines", tc.w, tc.h, n)
+			}
+			for _, l := range strings.Split(v, "\n") {
+				if ansi.StringWidth(l) > tc.w {
+					t.Errorf("%dx%d: line wider than the terminal: %q", tc.w, tc.h, l)
+				}
+			}
+		}
+	}
+}
+
+func TestLayoutFitsTerminal(t *testing.T) {
+	// Every size from tiny to large: no line wider than the terminal, no
+	// more lines than it has.
+	evs := scenario(2, 30*time.Second)
+	m := setup(t, Config{Servers: []string{addrA, addrB}}, 80, 24, evs)
+	for _, w := range []int{20, 57, 58, 80, 115, 116, 117, 150, 200, 233} {
+		for _, h := range []int{5, 19, 20, 24, 36, 40, 47, 50} {
+			for _, full := range []bool{false, true} {
+				mm := sized(m, w, h)
+				if full {
+					mm, _ = press(mm, "?")
+				}
+				v := view(mm)
+				if n := strings.Count(v, "\n") + 1; n > h {
+					t.Errorf("%dx%d full=%v: %d lines", w, h, full, n)
+				}
+				for _, l := range strings.Split(v, "\n") {
+					if ansi.StringWidth(l) > w {
+						t.Errorf("%dx%d full=%v: line of %d cells: %q", w, h, full, ansi.StringWidth(l), l)
+						break
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestSidePanesWhenWideStackedWhenTall(t *testing.T) {
+	m := setup(t, Config{Servers: []string{addrA, addrB}}, 200, 50, scenario(2, 5*time.Second))
+	if l := lineWith(t, m, addrA); !strings.Contains(l, addrB) {
+		t.Errorf("200x50: panes should be side by side: %q", l)
+	}
+	m = sized(m, 100, 50)
+	if l := lineWith(t, m, addrA); strings.Contains(l, addrB) || !strings.Contains(view(m), addrB) {
+		t.Errorf("100x50: panes should be stacked:\n%s", view(m))
+	}
+	m = sized(m, 80, 24)
+	if v := view(m); !strings.Contains(v, addrA) || strings.Contains(v, addrB) || !strings.Contains(v, "pane 1/2") {
+		t.Errorf("80x24: only the focused pane should show:\n%s", v)
+	}
+}
+
+func TestQuitKeys(t *testing.T) {
+	for _, k := range []string{"q", "ctrl+c"} {
+		m := newTestModel(addrA)
+		_, cmd := press(m, k)
+		if cmd == nil {
+			t.Fatalf("%s: no command", k)
+		}
+		if _, ok := cmd().(tea.QuitMsg); !ok {
+			t.Errorf("%s: command is not tea.Quit", k)
+		}
+	}
+}
+
+func TestHelpToggles(t *testing.T) {
+	m := setup(t, Config{Servers: []string{addrA, addrB}}, 200, 50, nil)
+	if strings.Contains(view(m), "shift+tab") {
+		t.Fatalf("short help should not list shift+tab")
+	}
+	m, _ = press(m, "?")
+	if !strings.Contains(view(m), "shift+tab") || !strings.Contains(view(m), "bgsave both") {
+		t.Fatalf("full help missing:\n%s", view(m))
+	}
+	m, _ = press(m, "?")
+	if strings.Contains(view(m), "shift+tab") {
+		t.Fatalf("? should close the full help")
+	}
+}
+
+func TestDisconnectedPane(t *testing.T) {
+	m := setup(t, Config{Servers: []string{addrA}}, 120, 40, disconnectScenario())
+	if l := lineWith(t, m, "disconnected"); !strings.Contains(l, "disconnected: dial tcp 127.0.0.1:7001: connect: connection refused, retrying") {
+		t.Errorf("state line: %q", l)
+	}
+	marks := lineWith(t, m, markLegend)
+	if strings.Count(marks, "×") < 2 {
+		t.Errorf("marker row should show the gaps: %q", marks)
+	}
+	// The columns inside a gap carry no chart (its first and last columns
+	// may also hold samples from before and after it).
+	used := []rune(lineWith(t, m, "│ used "))
+	row := []rune(marks)
+	for i := 1; i+1 < len(row); i++ {
+		if row[i-1] == '×' && row[i] == '×' && row[i+1] == '×' && used[i] != ' ' {
+			t.Errorf("column %d is a gap but the chart draws %q", i, used[i])
+		}
+	}
+	// Reconnecting clears the state; the history stays.
+	m = feed(t, m, []source.Event{newFake(0, false).connected(61 * time.Second)})
+	if l := lineWith(t, m, "connected"); strings.Contains(l, "disconnected") {
+		t.Errorf("after reconnect: %q", l)
+	}
+	if !strings.Contains(lineWith(t, m, markLegend), "×") {
+		t.Errorf("reconnecting erased the gap marks")
+	}
+}
+
+func TestSaveProgressAndReport(t *testing.T) {
+	m := setup(t, Config{Servers: []string{addrA}}, 120, 40, scenario(1, 28*time.Second))
+	for _, want := range []string{"BGSAVE fork", "keys 78,000/100,000", "78.0%", "elapsed 7.8s", "ETA 2.2s", "child dirty 9.75 MiB"} {
+		if !strings.Contains(view(m), want) {
+			t.Errorf("during save, view lacks %q", want)
+		}
+	}
+	if !strings.Contains(view(m), "████░░░") {
+		t.Errorf("no progress bar:\n%s", view(m))
+	}
+	m = setup(t, Config{Servers: []string{addrA}}, 120, 40, scenario(1, 60*time.Second))
+	for _, want := range []string{
+		"last save BGSAVE fork · ok · took 15s server, 15.0s observed",
+		"cow 17.0 MiB", "peak used +3.00 MiB", "rss +19.0 MiB",
+		"ops/s 51.2k before → 36.0k during", "worst ping 31.0ms", "save none running",
+	} {
+		if !strings.Contains(view(m), want) {
+			t.Errorf("after save, view lacks %q:\n%s", want, view(m))
+		}
+	}
+	marks := lineWith(t, m, markLegend)
+	marks = marks[strings.Index(marks, markLegend)+len(markLegend):]
+	fi, ei := strings.IndexRune(marks, 'F'), strings.IndexRune(marks, markEnd)
+	if fi < 0 || ei <= fi || strings.Trim(marks[fi+1:ei], string(markRun)) != "" {
+		t.Errorf("marker row should show the save as F───%c: %q", markEnd, marks)
+	}
+	if got := m.Reports(); len(got) != 1 || got[0].Kind != source.SaveFork || got[0].Observed != 15*time.Second {
+		t.Errorf("Reports() = %+v", got)
+	}
+}
+
+func TestReportsInOrderAndCopied(t *testing.T) {
+	m := setup(t, Config{Servers: []string{addrA, addrB}}, 200, 50, nil)
+	a, b := newFake(0, false), newFake(1, true)
+	a.startSave(time.Second, source.SaveFork)
+	b.startSave(time.Second, source.SaveAOF)
+	m = feed(t, m, []source.Event{b.endSave(2 * time.Second), a.endSave(3 * time.Second)})
+	got := m.Reports()
+	if len(got) != 2 || got[0].Server != 1 || got[0].Kind != source.SaveAOF || got[1].Server != 0 {
+		t.Fatalf("Reports() = %+v", got)
+	}
+	got[0].Status = "changed"
+	if m.Reports()[0].Status == "changed" {
+		t.Errorf("Reports() shares its slice with the model")
+	}
+}
+
+func TestEventsForUnknownServersAreIgnored(t *testing.T) {
+	m := setup(t, Config{Servers: []string{addrA}}, 120, 40, scenario(1, 2*time.Second))
+	before := view(m)
+	b := newFake(1, true)
+	m = feed(t, m, []source.Event{b.connected(time.Second), b.disconnected(time.Second, "boom"), {Server: -1, Kind: source.EventSample}})
+	if strings.Contains(view(m), "boom") || view(m) != before {
+		t.Errorf("an event for server 1 changed a one-server UI")
+	}
+}
+
+func TestChartWindowMaxFollowsTheWindow(t *testing.T) {
+	// A spike that scrolled out of the window must stop setting the scale:
+	// the sparkline's own max would only ever grow.
+	a := newFake(0, false)
+	var s script
+	s.add(a.connected(0))
+	spike := a.sampleEvent(0)
+	spike.Sample.Ping.Max = 900 * time.Millisecond
+	s.add(spike)
+	s.run(a, tick, 5*time.Second, nil)
+	cfg := Config{Servers: []string{addrA}, History: 10 * time.Second, Interval: tick}
+	m := setup(t, cfg, 120, 40, s.events)
+	if l := lineWith(t, m, "│ ping "); !strings.Contains(l, "900ms") {
+		t.Fatalf("spike not the max while in the window: %q", l)
+	}
+	var late script
+	late.run(a, 5*time.Second, 40*time.Second, nil)
+	m = feed(t, m, late.events)
+	if l := lineWith(t, m, "│ ping "); strings.Contains(l, "900ms") {
+		t.Errorf("spike still sets the max after leaving the window: %q", l)
+	}
+}
