@@ -23,12 +23,12 @@ type SaveTracker struct {
 	server int
 	addr   string
 
-	prev   *Sample       // the previous sample
+	prev *Sample // the previous sample
 	// justEnded is set on the sample that ended a save: the next sample
 	// must not read a late update of the last-save fields as another save.
 	justEnded bool
-	recent []windowPoint // samples of the last beforeWindow, oldest first
-	run    *saveRun      // the save running now, nil when none
+	recent    []windowPoint // samples of the last beforeWindow, oldest first
+	run       *saveRun      // the save running now, nil when none
 }
 
 // windowPoint is what a sample contributes to before/during means.

@@ -1,0 +1,273 @@
+package source
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/vkwatch/vkwatch/source/server"
+	"github.com/vkwatch/vkwatch/source/server/servertest"
+)
+
+// waitFor polls cond every 10 ms until it holds or the deadline passes.
+func waitFor(t testing.TB, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", within, what)
+		}
+		<-tick.C
+	}
+}
+
+// startProbe runs a probe of srv until the returned stop is called (or the
+// test ends).
+func startProbe(t *testing.T, srv *server.Server) (*probe, func()) {
+	t.Helper()
+	ep, err := ParseAddress(srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newProbe(ep, nil, 2*time.Millisecond, 3*time.Second, 100*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		p.run(ctx)
+	}()
+	var once sync.Once
+	stop := func() { once.Do(func() { cancel(); wg.Wait() }) }
+	t.Cleanup(stop)
+	return p, stop
+}
+
+func client(t testing.TB, srv *server.Server) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Protocol: 2, DisableIdentity: true, ReadTimeout: 30 * time.Second})
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// pingCalls reads how many PINGs the server executed.
+func pingCalls(t *testing.T, c *redis.Client) uint64 {
+	t.Helper()
+	text, err := c.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(text, "\n") {
+		if rest, ok := strings.CutPrefix(line, "cmdstat_ping:calls="); ok {
+			n, _ := strconv.ParseUint(rest[:strings.IndexByte(rest, ',')], 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+func checkOrdered(t *testing.T, what string, l Latency) {
+	t.Helper()
+	if l.Count <= 0 || l.Min <= 0 || l.P50 < l.Min || l.P99 < l.P50 || l.Max < l.P99 {
+		t.Errorf("%s: not a sane summary: %+v", what, l)
+	}
+}
+
+func TestProbeCountsPINGs(t *testing.T) {
+	srv := servertest.Start(t, server.Options{})
+	c := client(t, srv)
+	p, stop := startProbe(t, srv)
+
+	var sum int64
+	var lastRolling Latency
+	waitFor(t, 20*time.Second, "200 PINGs", func() bool {
+		iv, roll := p.summary()
+		if iv.Count > 0 {
+			checkOrdered(t, "interval", iv)
+		}
+		sum += iv.Count
+		lastRolling = roll
+		return p.answered.Load() >= 200
+	})
+	stop()
+	iv, _ := p.summary()
+	sum += iv.Count
+	answered := p.answered.Load()
+
+	// The server's own count of PINGs agrees with the probe's (one PING may
+	// have been executed while the probe was being stopped).
+	calls := pingCalls(t, c)
+	if calls < answered || calls > answered+1 {
+		t.Errorf("server executed %d PINGs, probe counted %d answered", calls, answered)
+	}
+	// Every answered PING is in exactly one interval; corrections only add.
+	if sum < int64(answered) {
+		t.Errorf("intervals hold %d PINGs, fewer than the %d answered", sum, answered)
+	}
+	checkOrdered(t, "rolling", lastRolling)
+	if lastRolling.Max >= time.Second {
+		t.Errorf("idle server with a PING of %s", lastRolling.Max)
+	}
+}
+
+func TestProbeStallRecordsCorrectedLatency(t *testing.T) {
+	srv := servertest.Start(t, server.Options{})
+	c := client(t, srv)
+	p, _ := startProbe(t, srv)
+	waitFor(t, 10*time.Second, "first PINGs", func() bool { return p.answered.Load() >= 10 })
+	p.summary()
+
+	// A PING sent just after the sleep began waits up to one probe
+	// interval less than the sleep; sleep a little longer than 1 s.
+	if err := c.Do(context.Background(), "DEBUG", "SLEEP", "1.05").Err(); err != nil {
+		t.Fatal(err)
+	}
+	var stalled, roll Latency
+	waitFor(t, 10*time.Second, "the stalled PING in a summary", func() bool {
+		iv, r := p.summary()
+		if iv.Max >= time.Second {
+			stalled, roll = iv, r
+			return true
+		}
+		return false
+	})
+	if stalled.Max > 5*time.Second {
+		t.Errorf("stalled PING took %s for a 1.05 s sleep", stalled.Max)
+	}
+	// Coordinated omission: the ~500 PINGs due during the stall are counted.
+	if want := int64(stalled.Max / (2 * time.Millisecond) * 8 / 10); stalled.Count < want {
+		t.Errorf("interval with a %s stall counts %d PINGs, want >= %d", stalled.Max, stalled.Count, want)
+	}
+	if stalled.P99 < 500*time.Millisecond {
+		t.Errorf("P99 %s of an interval dominated by a 1 s stall", stalled.P99)
+	}
+	if roll.Max != stalled.Max || roll.Count < stalled.Count {
+		t.Errorf("rolling summary %+v misses the stall %+v", roll, stalled)
+	}
+}
+
+func TestProbeFrozenServerShowsInFlight(t *testing.T) {
+	srv := servertest.Start(t, server.Options{})
+	p, _ := startProbe(t, srv)
+	waitFor(t, 10*time.Second, "first PINGs", func() bool { return p.answered.Load() >= 10 })
+	if err := srv.Freeze(); err != nil {
+		t.Fatal(err)
+	}
+	thawed := false
+	defer func() {
+		if !thawed {
+			srv.Thaw()
+		}
+	}()
+	waitFor(t, 10*time.Second, "an in-flight PING older than 700ms", func() bool {
+		iv, roll := p.summary()
+		return iv.InFlight >= 700*time.Millisecond && iv.Worst() == iv.InFlight && roll.InFlight == iv.InFlight
+	})
+	if e := p.err(); e != "" {
+		t.Errorf("probe gave up on a frozen server: %s", e)
+	}
+	srv.Thaw()
+	thawed = true
+	var worst time.Duration
+	waitFor(t, 10*time.Second, "the frozen PING's answer", func() bool {
+		iv, _ := p.summary()
+		worst = max(worst, iv.Max)
+		return worst >= 700*time.Millisecond && iv.InFlight < 700*time.Millisecond
+	})
+}
+
+func TestProbeReconnects(t *testing.T) {
+	srv := servertest.Start(t, server.Options{})
+	p, _ := startProbe(t, srv)
+	waitFor(t, 10*time.Second, "first PINGs", func() bool { return p.answered.Load() >= 10 })
+	if err := srv.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the probe to see the server gone", func() bool { return p.err() != "" })
+	if err := srv.Restart(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	n := p.answered.Load()
+	waitFor(t, 10*time.Second, "PINGs after the restart", func() bool { return p.answered.Load() >= n+10 })
+	if e := p.err(); e != "" {
+		t.Errorf("error still set after reconnecting: %s", e)
+	}
+}
+
+func TestProbeAuth(t *testing.T) {
+	srv := servertest.Start(t, server.Options{Password: "pr0be-secret"})
+	ep, _ := ParseAddress("redis://:pr0be-secret@" + srv.Addr)
+	p := newProbe(ep, nil, 2*time.Millisecond, 3*time.Second, 100*time.Millisecond)
+	conn, err := p.dial(context.Background())
+	if err != nil {
+		t.Fatalf("dial with the right password: %v", err)
+	}
+	conn.Close()
+	ep.Password = "wrong"
+	if _, err := newProbe(ep, nil, time.Millisecond, 3*time.Second, 0).dial(context.Background()); err == nil ||
+		!strings.Contains(err.Error(), "WRONGPASS") {
+		t.Errorf("dial with a wrong password: %v", err)
+	}
+}
+
+func TestProbeRecordDoesNotAllocate(t *testing.T) {
+	p := newProbe(Endpoint{}, nil, 2*time.Millisecond, time.Second, 200*time.Millisecond)
+	allocs := testing.AllocsPerRun(1000, func() { p.record(137 * time.Microsecond) })
+	if allocs != 0 {
+		t.Errorf("record allocates %.1f times", allocs)
+	}
+}
+
+func TestProbeRollingWindowForgets(t *testing.T) {
+	p := newProbe(Endpoint{}, nil, 2*time.Millisecond, time.Second, 200*time.Millisecond)
+	p.record(3 * time.Millisecond)
+	iv, roll := p.summary()
+	if iv.Count != 1 || roll.Count != 1 || roll.Max != 3*time.Millisecond {
+		t.Fatalf("interval %+v rolling %+v", iv, roll)
+	}
+	// Age the slot past the window instead of waiting 10 s.
+	for i := range p.ring {
+		if p.ring[i].used {
+			p.ring[i].end -= probeWindow + time.Second
+		}
+	}
+	p.record(100 * time.Microsecond)
+	_, roll = p.summary()
+	if roll.Count != 1 || roll.Max != 100*time.Microsecond {
+		t.Errorf("rolling summary keeps an interval older than 10 s: %+v", roll)
+	}
+}
+
+// BenchmarkProbeSummary closes an interval of 100 PINGs and merges a full
+// 10 s ring (50 intervals of 200 ms), as the sampler does each sample.
+func BenchmarkProbeSummary(b *testing.B) {
+	p := newProbe(Endpoint{}, nil, 2*time.Millisecond, time.Second, 200*time.Millisecond)
+	for i := 0; i < len(p.ring); i++ {
+		for j := 0; j < 100; j++ {
+			p.record(time.Duration(50+j*7) * time.Microsecond)
+		}
+		p.summary()
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for j := 0; j < 100; j++ {
+			p.record(time.Duration(50+j*7) * time.Microsecond)
+		}
+		p.summary()
+	}
+}
+
+// BenchmarkProbeRecord is the hot path of every PING after its round trip.
+func BenchmarkProbeRecord(b *testing.B) {
+	p := newProbe(Endpoint{}, nil, 2*time.Millisecond, time.Second, 200*time.Millisecond)
+	b.ReportAllocs()
+	for b.Loop() {
+		p.record(87 * time.Microsecond)
+	}
+}
