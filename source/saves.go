@@ -58,7 +58,9 @@ type saveRun struct {
 
 	// Progress and ETA: the rate is taken between distinct progress
 	// values (the server updates them about once a second) and smoothed.
-	lastVal  int64
+	initVal  int64 // the first value seen
+	haveInit bool
+	lastVal  int64 // the value at the last change, seen at lastAt
 	lastAt   time.Duration
 	haveLast bool
 	rate     float64 // keys per second, smoothed; 0: none yet
@@ -168,12 +170,14 @@ func (t *SaveTracker) progress(s *Sample) {
 	}
 	if v, ok := in.KeysProcessed.Get(); ok {
 		switch {
+		case !r.haveInit:
+			r.initVal, r.haveInit = v, true
 		case !r.haveLast:
-			// The first value seen; the save began at most one interval
-			// before, with 0 keys done. Anchor the first rate there.
-			r.lastVal, r.lastAt, r.haveLast = v, s.Offset, true
-			if v > 0 && s.Offset > r.started {
-				r.rate = float64(v) / (s.Offset - r.started).Seconds()
+			// The first change is only an anchor: the save started at
+			// an unknown time before the first sample, and the first
+			// report of a fork child can be as small as one key.
+			if v != r.initVal {
+				r.lastVal, r.lastAt, r.haveLast = v, s.Offset, true
 			}
 		case v != r.lastVal && s.Offset > r.lastAt:
 			inst := float64(v-r.lastVal) / (s.Offset - r.lastAt).Seconds()

@@ -75,10 +75,18 @@ type Watcher struct {
 	clock *Clock
 	cfg   WatchConfig
 
-	optsErr error       // why the endpoint's options are unusable (TLS files)
-	tlsCfg  *tls.Config // nil without TLS
+	optsErr error          // why the endpoint's options are unusable (TLS files)
+	tlsCfg  *tls.Config    // nil without TLS
+	opts    *redis.Options // base options of both clients
+
+	// The sampler's client (INFO, CONFIG GET) and Do's (a BGSAVE never
+	// waits behind INFO). Each is replaced by a fresh one after a
+	// transport error: go-redis's pool otherwise trips a dial circuit
+	// breaker that retries only once a second, in a goroutine that
+	// outlives Close by up to a second.
+	cmu     sync.Mutex
 	sampler *redis.Client
-	cmds    *redis.Client // Do's own connections: a BGSAVE never waits behind INFO
+	cmds    *redis.Client
 
 	// samplerCmds counts the INFO and CONFIG GET calls the sampler made;
 	// with the probe's PINGs they are subtracted from the server's ops.
@@ -104,8 +112,12 @@ func NewWatcher(index int, ep Endpoint, clock *Clock, cfg WatchConfig) *Watcher 
 		w.optsErr = err
 		return w
 	}
+	quietOnce.Do(func() { redis.SetLogger(quietLogger{}) })
 	w.tlsCfg = opts.TLSConfig
 	opts.DialTimeout = cfg.ConnectTimeout
+	// One dial per attempt: the watcher has its own backoff and must
+	// report a refused connection at once.
+	opts.DialerRetries = 1
 	// Each call carries its own deadline (INFO short, Do long).
 	opts.ContextTimeoutEnabled = true
 	opts.ReadTimeout = cfg.CommandTimeout
@@ -115,15 +127,64 @@ func NewWatcher(index int, ep Endpoint, clock *Clock, cfg WatchConfig) *Watcher 
 	opts.MaxRetries = -1
 	opts.ReadBufferSize = 16 << 10
 	opts.WriteBufferSize = 4 << 10
-	so := *opts
-	so.PoolSize = 1
-	so.PoolTimeout = cfg.ConnectTimeout
-	w.sampler = redis.NewClient(&so)
-	co := *opts
-	co.PoolSize = 2
-	co.PoolTimeout = cfg.CommandTimeout
-	w.cmds = redis.NewClient(&co)
+	opts.PoolSize = 2
+	w.opts = opts
 	return w
+}
+
+// quietLogger silences go-redis, which otherwise logs dial failures to
+// stderr, right through a terminal UI. Errors reach the user as events.
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
+
+var quietOnce sync.Once
+
+// client returns the client in *slot, making one if there is none; nil
+// once the watcher is closed.
+func (w *Watcher) client(slot **redis.Client, poolTimeout time.Duration) *redis.Client {
+	w.cmu.Lock()
+	defer w.cmu.Unlock()
+	if w.isClosed() {
+		return nil
+	}
+	if *slot == nil {
+		o := *w.opts
+		o.PoolTimeout = poolTimeout
+		*slot = redis.NewClient(&o)
+	}
+	return *slot
+}
+
+// drop closes c and forgets it if it is still in *slot, so that the next
+// call gets a fresh client.
+func (w *Watcher) drop(slot **redis.Client, c *redis.Client) {
+	w.cmu.Lock()
+	defer w.cmu.Unlock()
+	if *slot == c && c != nil {
+		*slot = nil
+		c.Close()
+	}
+}
+
+// transportError reports whether err is not the server's answer: the
+// connection behind it is suspect.
+func transportError(err error) bool {
+	var rerr redis.Error
+	return err != nil && !errors.As(err, &rerr) && !errors.Is(err, redis.Nil)
+}
+
+// samplerDo sends one command on the sampler's client.
+func (w *Watcher) samplerDo(ctx context.Context, args ...any) (string, error) {
+	c := w.client(&w.sampler, w.cfg.ConnectTimeout)
+	if c == nil {
+		return "", redis.ErrClosed
+	}
+	text, err := c.Do(ctx, args...).Text()
+	if transportError(err) {
+		w.drop(&w.sampler, c)
+	}
+	return text, err
 }
 
 // Endpoint returns the watched endpoint.
@@ -159,7 +220,7 @@ func (w *Watcher) connect(ctx context.Context) (Identity, string, time.Duration,
 	}
 	cctx, cancel := context.WithTimeout(ctx, w.cfg.ConnectTimeout)
 	defer cancel()
-	text, err := w.sampler.Do(cctx, infoArgs...).Text()
+	text, err := w.samplerDo(cctx, infoArgs...)
 	at := w.clock.Offset()
 	if err != nil {
 		if ctx.Err() != nil {
@@ -385,7 +446,7 @@ func (s *sampling) loop(ctx context.Context, wg *sync.WaitGroup) {
 			return
 		}
 		ictx, cancel := context.WithTimeout(ctx, infoTimeout)
-		text, err := w.sampler.Do(ictx, infoArgs...).Text()
+		text, err := w.samplerDo(ictx, infoArgs...)
 		cancel()
 		at := w.clock.Offset()
 		if ctx.Err() != nil {
@@ -496,13 +557,21 @@ func (w *Watcher) readConfig(ctx context.Context) SaveConfig {
 	defer cancel()
 	names := [...]string{"bgsave-default-method", "forkless-infrastructure-enabled", "rdb-key-save-delay"}
 	var cmds [len(names)]*redis.MapStringStringCmd
-	_, err := w.sampler.Pipelined(cctx, func(p redis.Pipeliner) error {
+	var c SaveConfig
+	client := w.client(&w.sampler, w.cfg.ConnectTimeout)
+	if client == nil {
+		c.Err = redis.ErrClosed.Error()
+		return c
+	}
+	_, err := client.Pipelined(cctx, func(p redis.Pipeliner) error {
 		for i, n := range names {
 			cmds[i] = p.ConfigGet(cctx, n)
 		}
 		return nil
 	})
-	var c SaveConfig
+	if transportError(err) {
+		w.drop(&w.sampler, client)
+	}
 	for _, cmd := range cmds {
 		if cmd != nil && cmd.Err() == nil {
 			w.samplerCmds.Add(1)
@@ -555,7 +624,14 @@ func (w *Watcher) Do(ctx context.Context, args ...string) CommandResult {
 		for i, v := range args {
 			a[i] = v
 		}
-		val, err := w.cmds.Do(cctx, a...).Result()
+		var val any
+		err := error(redis.ErrClosed)
+		if c := w.client(&w.cmds, w.cfg.CommandTimeout); c != nil {
+			val, err = c.Do(cctx, a...).Result()
+			if transportError(err) {
+				w.drop(&w.cmds, c)
+			}
+		}
 		cancel()
 		var rerr redis.Error
 		switch {
@@ -613,12 +689,14 @@ func (w *Watcher) Close() error {
 	w.closed = true
 	close(w.closeCh)
 	w.mu.Unlock()
+	w.cmu.Lock()
+	defer w.cmu.Unlock()
 	var errs []error
-	if w.sampler != nil {
-		errs = append(errs, w.sampler.Close())
-	}
-	if w.cmds != nil {
-		errs = append(errs, w.cmds.Close())
+	for _, c := range []**redis.Client{&w.sampler, &w.cmds} {
+		if *c != nil {
+			errs = append(errs, (*c).Close())
+			*c = nil
+		}
 	}
 	return errors.Join(errs...)
 }

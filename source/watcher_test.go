@@ -1,0 +1,638 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/vkwatch/vkwatch/source/server"
+	"github.com/vkwatch/vkwatch/source/server/servertest"
+)
+
+// watch runs a Watcher in the background and collects its events.
+type watch struct {
+	w      *Watcher
+	clock  *Clock
+	events chan Event
+	cancel context.CancelFunc
+	done   chan struct{}
+	once   sync.Once
+	seen   []Event // every event taken from events, in order
+}
+
+func startWatch(t *testing.T, addr string, cfg WatchConfig) *watch {
+	t.Helper()
+	ep, err := ParseAddress(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := &watch{clock: NewClock(), events: make(chan Event, 100000), done: make(chan struct{})}
+	x.w = NewWatcher(1, ep, x.clock, cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	x.cancel = cancel
+	go func() {
+		defer close(x.done)
+		x.w.Run(ctx, func(ev Event) {
+			select {
+			case x.events <- ev:
+			case <-ctx.Done():
+			}
+		})
+	}()
+	t.Cleanup(x.stop)
+	return x
+}
+
+// stop ends Run, waits for it and closes the watcher.
+func (x *watch) stop() {
+	x.once.Do(func() {
+		x.cancel()
+		<-x.done
+		x.w.Close()
+	})
+}
+
+// next returns the first event (from now on) for which match holds.
+func (x *watch) next(t *testing.T, within time.Duration, what string, match func(Event) bool) Event {
+	t.Helper()
+	timer := time.NewTimer(within)
+	defer timer.Stop()
+	for {
+		select {
+		case ev := <-x.events:
+			x.seen = append(x.seen, ev)
+			if ev.Server != 1 {
+				t.Errorf("event for server %d, want 1", ev.Server)
+			}
+			if !ev.At.Equal(x.clock.At(ev.Offset)) {
+				t.Errorf("event At %v is not the clock's time of its offset %v", ev.At, ev.Offset)
+			}
+			if match(ev) {
+				return ev
+			}
+		case <-timer.C:
+			t.Fatalf("no %s within %s", what, within)
+		}
+	}
+}
+
+func kind(k EventKind) func(Event) bool { return func(ev Event) bool { return ev.Kind == k } }
+
+// sampleWhere matches a sample event for which cond holds.
+func sampleWhere(cond func(*Sample) bool) func(Event) bool {
+	return func(ev Event) bool { return ev.Kind == EventSample && cond(ev.Sample) }
+}
+
+func TestWatcherSamples(t *testing.T) {
+	srv := servertest.Start(t, server.Options{})
+	c := client(t, srv)
+	pid := int64(srv.PID())
+	leaks := goleak.IgnoreCurrent()
+
+	var writerOps atomic.Uint64
+	var procCalls atomic.Int64
+	cfg := WatchConfig{
+		WriterOps: writerOps.Load,
+		Proc: func(p int64) ProcMem {
+			if p != pid {
+				t.Errorf("Proc called with pid %d, want %d", p, pid)
+			}
+			procCalls.Add(1)
+			return ProcMem{RSS: Some[int64](4242)}
+		},
+	}
+	x := startWatch(t, srv.Addr, cfg)
+
+	ev := x.next(t, 10*time.Second, "connected", kind(EventConnected))
+	id := ev.Identity
+	want := ParseInfo(c.Info(context.Background(), "server").Val())
+	if id.Addr != srv.Addr || id.ServerName != "redis" || id.Version != want.Version || id.ProcessID != Some(pid) ||
+		!id.Local || id.Role != "master" {
+		t.Errorf("identity %+v", id)
+	}
+
+	var samples []*Sample
+	x.next(t, 20*time.Second, "12 samples", func(ev Event) bool {
+		if ev.Kind == EventSample {
+			samples = append(samples, ev.Sample)
+		} else {
+			t.Errorf("unexpected %v event: %+v", ev.Kind, ev)
+		}
+		return len(samples) == 12
+	})
+	first := samples[0]
+	if first.OpsPerSec.OK || first.WriterOpsPerSec.OK {
+		t.Errorf("rates on the first sample after connect: %+v %+v", first.OpsPerSec, first.WriterOpsPerSec)
+	}
+	var idle float64
+	for i, s := range samples {
+		if !s.Info.UsedMemory.OK || s.Info.UsedMemory.V <= 0 || !s.Info.RSS.OK {
+			t.Errorf("sample %d: used_memory %+v rss %+v", i, s.Info.UsedMemory, s.Info.RSS)
+		}
+		// Redis 7 has no bgsave-default-method: n/a, not an error.
+		if s.Config.Method != "" || s.Config.Err != "" || !s.Config.RDBKeySaveDelay.OK {
+			t.Errorf("sample %d: config %+v", i, s.Config)
+		}
+		if s.Proc.RSS != Some[int64](4242) {
+			t.Errorf("sample %d: Proc %+v not from cfg.Proc", i, s.Proc)
+		}
+		if s.Save != nil {
+			t.Errorf("sample %d: a save on an idle server: %+v", i, s.Save)
+		}
+		if i == 0 {
+			continue
+		}
+		if s.Seq != samples[i-1].Seq+1 || s.Offset <= samples[i-1].Offset {
+			t.Errorf("sample %d: seq %d offset %v after seq %d offset %v", i, s.Seq, s.Offset, samples[i-1].Seq, samples[i-1].Offset)
+		}
+		if !s.OpsPerSec.OK || s.OpsPerSec.V < 0 || s.WriterOpsPerSec != Some(0.0) {
+			t.Errorf("sample %d: ops %+v writer %+v", i, s.OpsPerSec, s.WriterOpsPerSec)
+		}
+		idle += s.OpsPerSec.V
+		if i >= 2 && (s.Ping.Count == 0 || s.Ping.Min <= 0 || s.Ping10s.Count < s.Ping.Count) {
+			t.Errorf("sample %d: ping %+v rolling %+v", i, s.Ping, s.Ping10s)
+		}
+	}
+	// ~500 PINGs/s and 5 INFO/s hit the server; all are vkwatch's own.
+	if mean := idle / float64(len(samples)-1); mean > 15 {
+		t.Errorf("idle server shows %.1f ops/s: vkwatch's own commands are not subtracted", mean)
+	}
+	if procCalls.Load() < int64(len(samples)) {
+		t.Errorf("Proc called %d times for %d samples", procCalls.Load(), len(samples))
+	}
+
+	// Known load: 3000 commands from another client, 700 writer ops.
+	pipe := c.Pipeline()
+	for i := range 3000 {
+		pipe.Set(context.Background(), "k"+strconv.Itoa(i), "v", 0)
+	}
+	if _, err := pipe.Exec(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	writerOps.Add(700)
+	var after *Sample
+	x.next(t, 10*time.Second, "a sample after the load", func(ev Event) bool {
+		if ev.Kind == EventSample {
+			after = ev.Sample
+			return true
+		}
+		return false
+	})
+	prev := samples[len(samples)-1]
+	var cmds, writer float64
+	for _, ev := range x.seen {
+		if ev.Kind != EventSample || ev.Sample.Seq <= prev.Seq {
+			continue
+		}
+		s := ev.Sample
+		dt := (s.Offset - prev.Offset).Seconds()
+		cmds += s.OpsPerSec.V * dt
+		writer += s.WriterOpsPerSec.V * dt
+		prev = s
+		if s == after {
+			break
+		}
+	}
+	if cmds < 2990 || cmds > 3030 {
+		t.Errorf("ops/s over the load add up to %.1f commands, want ~3000", cmds)
+	}
+	if writer < 699.9 || writer > 700.1 {
+		t.Errorf("writer ops/s add up to %.2f, want 700", writer)
+	}
+
+	x.stop()
+	c.Close()
+	goleak.VerifyNone(t, leaks)
+}
+
+func TestWatcherCloseEndsRun(t *testing.T) {
+	srv := servertest.Start(t, server.Options{})
+	leaks := goleak.IgnoreCurrent()
+	ep, _ := ParseAddress(srv.Addr)
+	w := NewWatcher(0, ep, NewClock(), WatchConfig{})
+	events := make(chan Event, 1000)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.Run(context.Background(), func(ev Event) {
+			select {
+			case events <- ev:
+			default:
+			}
+		})
+	}()
+	timeout := time.After(10 * time.Second)
+	for got := false; !got; {
+		select {
+		case ev := <-events:
+			got = ev.Kind == EventSample
+		case <-timeout:
+			t.Fatal("no sample")
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after Close")
+	}
+	if r := w.Do(context.Background(), "PING"); r.OK() {
+		t.Errorf("Do after Close worked: %+v", r)
+	}
+	goleak.VerifyNone(t, leaks)
+}
+
+// saveServer starts a server holding n keys, with saves slowed down by
+// delay microseconds per key.
+func saveServer(t *testing.T, x func(*server.Server) *watch, n, delay int) (*server.Server, *watch) {
+	t.Helper()
+	srv := servertest.Start(t, server.Options{})
+	w := x(srv)
+	w.next(t, 10*time.Second, "connected", kind(EventConnected))
+	if r := w.w.Do(context.Background(), "DEBUG", "POPULATE", strconv.Itoa(n)); r.Err != "" || r.Reply != "OK" {
+		t.Fatalf("DEBUG POPULATE: %+v", r)
+	}
+	if r := w.w.Do(context.Background(), "CONFIG", "SET", "rdb-key-save-delay", strconv.Itoa(delay)); r.Err != "" {
+		t.Fatalf("CONFIG SET: %+v", r)
+	}
+	return srv, w
+}
+
+func TestWatcherBGSAVE(t *testing.T) {
+	srv, x := saveServer(t, func(s *server.Server) *watch { return startWatch(t, s.Addr, WatchConfig{}) }, 20000, 30)
+	c := client(t, srv)
+	// Some seconds of history for the report's "before" figures.
+	for range 3 {
+		x.next(t, 10*time.Second, "a sample with ops", sampleWhere(func(s *Sample) bool { return s.OpsPerSec.OK }))
+	}
+
+	r := x.w.Do(context.Background(), "BGSAVE")
+	if r.Err != "" || r.Reply != "Background saving started" || r.Command != "BGSAVE" || r.Done < r.Sent {
+		t.Fatalf("BGSAVE: %+v", r)
+	}
+	cmd := x.next(t, 10*time.Second, "the BGSAVE command event", func(ev Event) bool {
+		return ev.Kind == EventCommand && ev.Command.Command == "BGSAVE"
+	})
+	if *cmd.Command != r {
+		t.Errorf("command event %+v, Do returned %+v", *cmd.Command, r)
+	}
+	st := x.next(t, 10*time.Second, "save started", kind(EventSaveStarted))
+	if st.Sample == nil || st.Sample.Save == nil || st.Sample.Save.Kind != SaveFork {
+		t.Fatalf("save started event without a running fork save: %+v", st.Sample)
+	}
+	end := x.next(t, 60*time.Second, "save ended", kind(EventSaveEnded))
+	rep := end.Report
+	info := ParseInfo(c.Info(context.Background(), "persistence").Val())
+	if rep.Kind != SaveFork || rep.Status != "ok" || rep.Status != info.RDBLastStatus {
+		t.Errorf("report kind %q status %q, server says %q", rep.Kind, rep.Status, info.RDBLastStatus)
+	}
+	if !rep.COW.OK || rep.COW != info.RDBLastCOW || rep.ServerSeconds != info.RDBLastTime {
+		t.Errorf("report COW %+v seconds %+v, server says %+v %+v", rep.COW, rep.ServerSeconds, info.RDBLastCOW, info.RDBLastTime)
+	}
+	if rep.Started != st.Offset || rep.Observed <= 0 || rep.Ended != rep.Started+rep.Observed || rep.Server != 1 || rep.Addr != srv.Addr {
+		t.Errorf("report times/ids: %+v (save started at %v)", rep, st.Offset)
+	}
+	if !rep.BaseUsed.OK || !rep.PeakUsedDelta.OK || !rep.OpsBefore.OK || rep.PingDuring.Count == 0 {
+		t.Errorf("report baselines: %+v", rep)
+	}
+	if info.RDBSaves != Some[int64](1) {
+		t.Errorf("rdb_saves %+v: one BGSAVE reported, server counts otherwise", info.RDBSaves)
+	}
+}
+
+// childPIDs lists the children of process pid.
+func childPIDs(t *testing.T, pid int) []int {
+	t.Helper()
+	tasks, _ := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/task/*/children")
+	var out []int
+	for _, f := range tasks {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, s := range strings.Fields(string(b)) {
+			n, _ := strconv.Atoi(s)
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func TestWatcherSlowSaveProgress(t *testing.T) {
+	const keys = 200000
+	srv, x := saveServer(t, func(s *server.Server) *watch { return startWatch(t, s.Addr, WatchConfig{}) }, keys, 20)
+
+	if r := x.w.Do(context.Background(), "BGSAVE"); r.Err != "" {
+		t.Fatalf("BGSAVE: %+v", r)
+	}
+	x.next(t, 10*time.Second, "save started", kind(EventSaveStarted))
+	if r := x.w.Do(context.Background(), "BGSAVE"); !strings.Contains(r.Err, "Background save already in progress") || r.Reply != "" {
+		t.Errorf("second BGSAVE: %+v", r)
+	}
+
+	processed := map[int64]bool{}
+	var eta Opt[time.Duration]
+	x.next(t, 60*time.Second, "progress moving with an ETA", func(ev Event) bool {
+		if ev.Kind == EventSaveEnded {
+			t.Fatalf("save ended before progress was seen: %+v", ev.Report)
+		}
+		if ev.Kind != EventSample || ev.Sample.Save == nil {
+			return false
+		}
+		p := ev.Sample.Save
+		if p.Kind != SaveFork || p.Total != Some[int64](keys) || !p.Processed.OK || !p.LiveCOW.OK {
+			t.Fatalf("progress %+v: want kind fork, total %d", p, keys)
+		}
+		if f := p.Fraction(); !f.OK || f.V < 0 || f.V > 1 {
+			t.Errorf("fraction %+v", f)
+		}
+		if p.ETA.OK {
+			if p.ETA.V < 0 || p.ETA.V > 10*time.Minute {
+				t.Errorf("ETA %s for a save of seconds", p.ETA.V)
+			}
+			eta = p.ETA
+		}
+		processed[p.Processed.V] = true
+		return len(processed) >= 3 && eta.OK
+	})
+
+	// The rest would take many seconds: end the save by killing its child,
+	// which the server reports as a failed save.
+	kids := childPIDs(t, srv.PID())
+	if len(kids) != 1 {
+		t.Fatalf("server has children %v, want the save child", kids)
+	}
+	syscall.Kill(kids[0], syscall.SIGKILL)
+	end := x.next(t, 30*time.Second, "save ended", kind(EventSaveEnded))
+	if end.Report.Status != "err" || end.Report.Kind != SaveFork || end.Report.Observed < 500*time.Millisecond {
+		t.Errorf("report of a killed save: %+v", end.Report)
+	}
+}
+
+func TestWatcherAOFRewrite(t *testing.T) {
+	srv, x := saveServer(t, func(s *server.Server) *watch { return startWatch(t, s.Addr, WatchConfig{}) }, 20000, 30)
+	c := client(t, srv)
+	r := x.w.Do(context.Background(), "BGREWRITEAOF")
+	if r.Err != "" || !strings.Contains(r.Reply, "rewriting started") {
+		t.Fatalf("BGREWRITEAOF: %+v", r)
+	}
+	st := x.next(t, 10*time.Second, "rewrite started", kind(EventSaveStarted))
+	if st.Sample.Save.Kind != SaveAOF {
+		t.Errorf("started kind %q", st.Sample.Save.Kind)
+	}
+	end := x.next(t, 60*time.Second, "rewrite ended", kind(EventSaveEnded))
+	rep := end.Report
+	info := ParseInfo(c.Info(context.Background(), "persistence").Val())
+	if rep.Kind != SaveAOF || rep.Status != "ok" || rep.Status != info.AOFLastStatus ||
+		rep.ServerSeconds != info.AOFLastRewriteTime || !rep.COW.OK || rep.COW != info.AOFLastCOW || rep.Observed <= 0 {
+		t.Errorf("AOF report %+v; server: status %q seconds %+v cow %+v", rep, info.AOFLastStatus, info.AOFLastRewriteTime, info.AOFLastCOW)
+	}
+}
+
+func TestWatcherQuickSaveBetweenSamples(t *testing.T) {
+	srv := servertest.Start(t, server.Options{})
+	x := startWatch(t, srv.Addr, WatchConfig{Interval: time.Second})
+	x.next(t, 10*time.Second, "a sample", kind(EventSample))
+	// An empty database saves in milliseconds: most likely between two
+	// samples one second apart.
+	if r := x.w.Do(context.Background(), "BGSAVE"); r.Err != "" {
+		t.Fatal(r.Err)
+	}
+	sawStart := false
+	end := x.next(t, 20*time.Second, "save report", func(ev Event) bool {
+		sawStart = sawStart || ev.Kind == EventSaveStarted
+		return ev.Kind == EventSaveEnded
+	})
+	rep := end.Report
+	if rep.Kind != SaveFork || rep.Status != "ok" || !rep.COW.OK || !rep.ServerSeconds.OK {
+		t.Errorf("report %+v", rep)
+	}
+	if !sawStart && (rep.Observed != 0 || rep.Started != rep.Ended) {
+		t.Errorf("unobserved save with Observed %s", rep.Observed)
+	}
+}
+
+func TestWatcherReconnectsAfterRestart(t *testing.T) {
+	srv := servertest.Start(t, server.Options{})
+	x := startWatch(t, srv.Addr, WatchConfig{})
+	x.next(t, 10*time.Second, "connected", kind(EventConnected))
+	x.next(t, 10*time.Second, "a sample with ops", sampleWhere(func(s *Sample) bool { return s.OpsPerSec.OK }))
+	oldPID := srv.PID()
+
+	if err := srv.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	down := x.next(t, 10*time.Second, "disconnected", kind(EventDisconnected))
+	if down.Err == "" || strings.Contains(down.Err, "\n") {
+		t.Errorf("disconnect reason %q", down.Err)
+	}
+	if err := srv.Restart(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	restarted := time.Now()
+	up := x.next(t, 10*time.Second, "connected again", kind(EventConnected))
+	if took := time.Since(restarted); took > 2*time.Second {
+		t.Errorf("reconnected %s after the restart, want within 2 s", took)
+	}
+	if up.Identity.ProcessID != Some(int64(srv.PID())) || srv.PID() == oldPID {
+		t.Errorf("identity after restart %+v (old pid %d, new %d)", up.Identity, oldPID, srv.PID())
+	}
+	n := 0
+	for _, ev := range x.seen {
+		if ev.Kind == EventDisconnected {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d disconnect events for one outage, want 1", n)
+	}
+	first := x.next(t, 10*time.Second, "a sample", kind(EventSample))
+	if first.Sample.OpsPerSec.OK {
+		t.Errorf("ops/s %v on the first sample after reconnecting", first.Sample.OpsPerSec.V)
+	}
+	x.next(t, 10*time.Second, "a sample with ops", sampleWhere(func(s *Sample) bool { return s.OpsPerSec.OK }))
+}
+
+func TestWatcherDebugSleepShowsInPing(t *testing.T) {
+	srv := servertest.Start(t, server.Options{})
+	x := startWatch(t, srv.Addr, WatchConfig{})
+	x.next(t, 10*time.Second, "a sample with PINGs", sampleWhere(func(s *Sample) bool { return s.Ping.Count > 0 }))
+	// A PING sent just after the sleep began waits one probe interval
+	// less than the sleep: sleep a little over 1 s.
+	if r := x.w.Do(context.Background(), "DEBUG", "SLEEP", "1.05"); r.Err != "" {
+		t.Fatal(r.Err)
+	}
+	x.next(t, 10*time.Second, "a sample whose worst PING is >= 1s", func(ev Event) bool {
+		if ev.Kind == EventDisconnected {
+			t.Errorf("a 1 s stall reported as %q", ev.Err)
+		}
+		return ev.Kind == EventSample && ev.Sample.Ping.Worst() >= time.Second && ev.Sample.Ping10s.Worst() >= time.Second
+	})
+}
+
+func TestWatcherFrozenServer(t *testing.T) {
+	srv := servertest.Start(t, server.Options{})
+	x := startWatch(t, srv.Addr, WatchConfig{})
+	last := x.next(t, 10*time.Second, "a sample", kind(EventSample)).Sample
+	if err := srv.Freeze(); err != nil {
+		t.Fatal(err)
+	}
+	thawed := false
+	defer func() {
+		if !thawed {
+			srv.Thaw()
+		}
+	}()
+	ev := x.next(t, 10*time.Second, "not answering", func(ev Event) bool {
+		if ev.Kind == EventSample {
+			last = ev.Sample
+		}
+		return ev.Kind == EventDisconnected
+	})
+	if !strings.HasPrefix(ev.Err, "not answering for ") {
+		t.Errorf("stall reported as %q", ev.Err)
+	}
+	srv.Thaw()
+	thawed = true
+	x.next(t, 10*time.Second, "connected again", kind(EventConnected))
+	s := x.next(t, 10*time.Second, "a sample", kind(EventSample)).Sample
+	if s.Seq != last.Seq+1 {
+		t.Errorf("first sample after the stall has seq %d, last before %d", s.Seq, last.Seq)
+	}
+	if s.Ping.Worst() < time.Second && s.Ping10s.Worst() < time.Second {
+		t.Errorf("the stall does not show in the PING summary: %+v / %+v", s.Ping, s.Ping10s)
+	}
+}
+
+func TestConnectErrors(t *testing.T) {
+	port, err := server.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	connect := func(addr string, cfg WatchConfig) (Identity, error) {
+		ep, err := ParseAddress(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := NewWatcher(0, ep, nil, cfg)
+		defer w.Close()
+		return w.Connect(ctx)
+	}
+	var causes []string
+	asConnectError := func(err error) *ConnectError {
+		t.Helper()
+		var ce *ConnectError
+		if !errors.As(err, &ce) {
+			t.Fatalf("error %v (%T) is not a *ConnectError", err, err)
+		}
+		causes = append(causes, ce.Error())
+		if strings.Contains(ce.Error(), "\n") {
+			t.Errorf("error is not one line: %q", ce.Error())
+		}
+		return ce
+	}
+
+	refused := "127.0.0.1:" + strconv.Itoa(port)
+	defer func() { t.Log("causes seen:", causes) }()
+	_, err = connect(refused, WatchConfig{})
+	if ce := asConnectError(err); ce.Error() != refused+": connection refused" || ce.Unwrap() == nil {
+		t.Errorf("refused: %q", ce.Error())
+	}
+
+	_, err = connect(filepath.Join(t.TempDir(), "none.sock"), WatchConfig{})
+	if ce := asConnectError(err); !strings.HasSuffix(ce.Error(), "none.sock: no such socket") {
+		t.Errorf("missing socket: %q", ce.Error())
+	}
+
+	srv := servertest.Start(t, server.Options{Password: "s3cr3t-pass"})
+	_, err = connect(srv.Addr, WatchConfig{})
+	if ce := asConnectError(err); ce.Error() != srv.Addr+": NOAUTH password required" {
+		t.Errorf("no password: %q", ce.Error())
+	}
+	_, err = connect("redis://:not-the-pass@"+srv.Addr, WatchConfig{})
+	if ce := asConnectError(err); !strings.HasPrefix(ce.Error(), srv.Addr+": authentication failed: WRONGPASS") ||
+		strings.Contains(ce.Error(), "not-the-pass") {
+		t.Errorf("wrong password: %q", ce.Error())
+	}
+	id, err := connect("redis://:s3cr3t-pass@"+srv.Addr, WatchConfig{})
+	if err != nil || id.ProcessID != Some(int64(srv.PID())) || strings.Contains(id.Addr, "s3cr3t") {
+		t.Errorf("right password: %+v, %v", id, err)
+	}
+
+	// TLS to a plain port: the handshake fails or hangs.
+	plain := servertest.Start(t, server.Options{})
+	_, err = connect("rediss://"+plain.Addr, WatchConfig{ConnectTimeout: 2 * time.Second})
+	if ce := asConnectError(err); !strings.Contains(ce.Cause, "TLS") {
+		t.Errorf("TLS to a plain port: %q", ce.Error())
+	}
+
+	// Unreadable TLS files are a connect error too.
+	ep, _ := ParseAddress("rediss://" + plain.Addr)
+	ep.TLS.CACert = filepath.Join(t.TempDir(), "missing.pem")
+	w := NewWatcher(0, ep, nil, WatchConfig{})
+	_, err = w.Connect(ctx)
+	if ce := asConnectError(err); !strings.Contains(ce.Cause, "--cacert") {
+		t.Errorf("missing CA file: %q", ce.Error())
+	}
+	w.Close()
+}
+
+func TestWatcherRunReportsRefusedOnce(t *testing.T) {
+	port, err := server.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := startWatch(t, "127.0.0.1:"+strconv.Itoa(port), WatchConfig{})
+	ev := x.next(t, 10*time.Second, "disconnected", kind(EventDisconnected))
+	if ev.Err != "connection refused" {
+		t.Errorf("reason %q", ev.Err)
+	}
+	// Retries go on (every <= 500 ms): a server that appears on the port is
+	// picked up.
+	srv := servertest.Start(t, server.Options{Port: port})
+	x.next(t, 10*time.Second, "connected", kind(EventConnected))
+	x.next(t, 10*time.Second, "a sample", kind(EventSample))
+	_ = srv
+	n := 0
+	for _, ev := range x.seen {
+		if ev.Kind == EventDisconnected {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d disconnect events while retrying, want 1", n)
+	}
+}
+
+func TestWatcherConfigNOPERM(t *testing.T) {
+	srv := servertest.Start(t, server.Options{})
+	c := client(t, srv)
+	if err := c.Do(context.Background(), "ACL", "SETUSER", "watcher", "on", ">w-pass", "~*", "+@all", "-config").Err(); err != nil {
+		t.Fatal(err)
+	}
+	x := startWatch(t, "redis://watcher:w-pass@"+srv.Addr, WatchConfig{})
+	x.next(t, 10*time.Second, "connected", kind(EventConnected))
+	for range 3 {
+		s := x.next(t, 10*time.Second, "a sample", kind(EventSample)).Sample
+		if !strings.Contains(s.Config.Err, "NOPERM") || s.Config.Method != "" || !s.Info.UsedMemory.OK {
+			t.Errorf("config %+v used %+v", s.Config, s.Info.UsedMemory)
+		}
+	}
+	r := x.w.Do(context.Background(), "CONFIG", "GET", "maxmemory")
+	if !strings.HasPrefix(r.Err, "NOPERM") {
+		t.Errorf("Do of a forbidden command: %+v", r)
+	}
+}
