@@ -262,10 +262,11 @@ func (p *pane) render(st *styles, prog progress.Model, k boxKey) []string {
 
 	// Charts, one label column and one sparkline per metric.
 	for m := range numMetrics {
-		label := chartLabel(st, m, s, &p.charts)
+		labels := chartLabels(st, m, s, &p.charts)
 		for y, row := range p.charts.lines[m] {
-			if y > 0 {
-				label = ""
+			label := ""
+			if y < len(labels) {
+				label = labels[y]
 			}
 			add(padRight(label, labelWidth) + row)
 		}
@@ -332,11 +333,13 @@ func saveMethod(st *styles, s *source.Sample) string {
 	return out
 }
 
-// chartLabel is the text left of a sparkline: name, current value, and the
-// largest value in the window.
-func chartLabel(st *styles, m metric, s *source.Sample, c *chartSet) string {
+// chartLabels are the text left of a sparkline, one per row: name, current
+// value and the largest value in the window, then, when the chart has a
+// second row, the rate of vkwatch's own writers beside ops/s (squeezed into
+// the first row as "w N" when there is only one).
+func chartLabels(st *styles, m metric, s *source.Sample, c *chartSet) []string {
 	name := [numMetrics]string{"used", "rss", "cow", "ops/s", "ping"}[m]
-	cur := na
+	cur, extra := na, ""
 	if s != nil {
 		switch m {
 		case mUsed:
@@ -353,7 +356,11 @@ func chartLabel(st *styles, m metric, s *source.Sample, c *chartSet) string {
 		case mOps:
 			cur = fmtOptRate(s.OpsPerSec)
 			if w, ok := s.WriterOpsPerSec.Get(); ok {
-				cur += " w " + fmtRate(w)
+				if c.rows > 1 {
+					extra = st.label.r("      writers ") + st.value.r(fmtRate(w)+"/s")
+				} else {
+					cur += " w " + fmtRate(w)
+				}
 			}
 		case mPing:
 			if w, ok := worstPing(s); ok {
@@ -374,8 +381,12 @@ func chartLabel(st *styles, m metric, s *source.Sample, c *chartSet) string {
 	}
 	// Fixed columns so the values of the five charts line up; a value too
 	// long for its column is cut rather than pushing the chart right.
-	return st.series[m].r(fmt.Sprintf("%-5s", name)) + st.value.r(fitLeft(cur, 14)) +
+	main := st.series[m].r(fmt.Sprintf("%-5s", name)) + st.value.r(fitLeft(cur, 14)) +
 		st.label.r(" max ") + st.value.r(fitLeft(top, 9))
+	if extra == "" {
+		return []string{main}
+	}
+	return []string{main, extra}
 }
 
 // pingStats summarises the last 10 s of PINGs.

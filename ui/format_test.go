@@ -1,0 +1,63 @@
+package ui
+
+import (
+	"testing"
+	"time"
+
+	"github.com/vkwatch/vkwatch/source"
+)
+
+func TestFormat(t *testing.T) {
+	cases := []struct{ got, want string }{
+		{fmtBytes(0), "0 B"},
+		{fmtBytes(1023), "1023 B"},
+		{fmtBytes(1024), "1.00 KiB"},
+		{fmtBytes(1536), "1.50 KiB"},
+		{fmtBytes(12_900_000), "12.3 MiB"},
+		{fmtBytes(999 * 1024), "999 KiB"},
+		{fmtBytes(1000 * 1024), "0.98 MiB"},   // four digits never show
+		{fmtBytes(1024*1024 - 1), "1.00 MiB"}, // not "1024 KiB"
+		{fmtBytes(3 << 30), "3.00 GiB"},
+		{fmtBytes(-2048), "-2.00 KiB"},
+		{fmtOptBytes(source.Opt[int64]{}), "n/a"},
+		{fmtOptBytes(source.Some[int64](0)), "0 B"},
+		{fmtOptDelta(source.Some[int64](3 << 20)), "+3.00 MiB"},
+		{fmtOptDelta(source.Some[int64](-512)), "-512 B"},
+		{fmtOptDelta(source.Opt[int64]{}), "n/a"},
+		{fmtRate(0), "0"},
+		{fmtRate(999), "999"},
+		{fmtRate(999.7), "1.00k"},
+		{fmtRate(12_345), "12.3k"},
+		{fmtRate(2_500_000), "2.50M"},
+		{fmtOptRate(source.Opt[float64]{}), "n/a"},
+		{fmtLatency(0), "0"},
+		{fmtLatency(500 * time.Nanosecond), "<1µs"},
+		{fmtLatency(87 * time.Microsecond), "87µs"},
+		{fmtLatency(999_700 * time.Nanosecond), "1.00ms"},
+		{fmtLatency(1_234 * time.Microsecond), "1.23ms"},
+		{fmtLatency(31 * time.Millisecond), "31.0ms"},
+		{fmtLatency(2500 * time.Millisecond), "2.50s"},
+		{fmtElapsed(7800 * time.Millisecond), "7.8s"},
+		{fmtElapsed(65 * time.Second), "1m05s"},
+		{fmtElapsed(3723 * time.Second), "1h02m03s"},
+		{fmtElapsed(-time.Second), "0.0s"},
+		{fmtOptElapsed(source.Opt[time.Duration]{}), "n/a"},
+		{fmtCount(0), "0"},
+		{fmtCount(999), "999"},
+		{fmtCount(1000), "1,000"},
+		{fmtCount(131072), "131,072"},
+		{fmtCount(-1234567), "-1,234,567"},
+		{fmtOptCount(source.Opt[int64]{}), "n/a"},
+		{fmtOrNA(""), "n/a"},
+		{fmtWindow(2 * time.Minute), "2m"},
+		{fmtWindow(90 * time.Second), "90s"},
+		{fmtWindow(time.Hour), "1h"},
+		{fitLeft("abc", 5), "  abc"},
+		{fitLeft("abcdef", 4), "abc…"},
+	}
+	for i, c := range cases {
+		if c.got != c.want {
+			t.Errorf("case %d: got %q, want %q", i, c.got, c.want)
+		}
+	}
+}
