@@ -159,8 +159,9 @@ func (f *fakeServer) endSave(off time.Duration) source.Event {
 		BaseUsed: source.Some[int64](100 * mib), BaseRSS: source.Some[int64](112 * mib),
 		PeakUsedDelta: source.Some[int64](3 * mib), PeakRSSDelta: source.Some[int64](19 * mib),
 		OpsBefore: source.Some(51234.0), OpsDuring: source.Some(36011.0),
-		PingBefore: source.Latency{Count: 500, P50: 120 * time.Microsecond, P99: 400 * time.Microsecond, Max: 900 * time.Microsecond},
-		PingDuring: source.Latency{Count: 700, P50: 180 * time.Microsecond, P99: 2 * time.Millisecond, Max: 31 * time.Millisecond},
+		PeakChildPrivateDirty: source.Some[int64](18 * mib),
+		PingBefore:            source.Latency{Count: 500, P50: 120 * time.Microsecond, P99: 400 * time.Microsecond, Max: 900 * time.Microsecond},
+		PingDuring:            source.Latency{Count: 700, P50: 180 * time.Microsecond, P99: 2 * time.Millisecond, Max: 31 * time.Millisecond},
 	}
 	return source.Event{Server: f.idx, Kind: source.EventSaveEnded, Offset: off, At: epoch.Add(off), Report: r}
 }

@@ -368,6 +368,9 @@ func (m *Model) compose() {
 	b.WriteByte('\n')
 	boxes := make([][]string, len(m.panes))
 	for i, p := range m.panes {
+		if m.lay.mode == layoutSingle && i != m.focus {
+			continue // not on screen: leave its cached box alone
+		}
 		k := boxKey{width: m.lay.widths[i], focused: i == m.focus && len(m.panes) > 1, window: m.cfg.History}
 		boxes[i] = p.box(m.st, m.prog, k)
 	}

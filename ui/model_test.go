@@ -9,7 +9,9 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/muesli/termenv"
 
 	"github.com/vkwatch/vkwatch/source"
 )
@@ -484,5 +486,22 @@ func TestChartWindowMaxFollowsTheWindow(t *testing.T) {
 	m = feed(t, m, late.events)
 	if l := lineWith(t, m, "│ ping "); strings.Contains(l, "900ms") {
 		t.Errorf("spike still sets the max after leaving the window: %q", l)
+	}
+}
+
+func TestColourAddsNoText(t *testing.T) {
+	// Styles are captured in New under the profile of the moment: a colour
+	// frame, stripped of its escapes, must read exactly like the Ascii one,
+	// and every line must keep the terminal's width.
+	evs := scenario(2, 60*time.Second)
+	plain := setup(t, Config{Servers: []string{addrA, addrB}}, 200, 50, evs).View()
+	lipgloss.SetColorProfile(termenv.TrueColor)
+	defer lipgloss.SetColorProfile(termenv.Ascii)
+	colour := setup(t, Config{Servers: []string{addrA, addrB}}, 200, 50, evs).View()
+	if colour == plain || !strings.Contains(colour, "\x1b[") {
+		t.Fatalf("TrueColor frame has no colour")
+	}
+	if got := ansi.Strip(colour); got != plain {
+		t.Errorf("colour changed the text:\n%s\nwant:\n%s", got, plain)
 	}
 }

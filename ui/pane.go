@@ -468,6 +468,11 @@ func reportLines(st *styles, r *source.SaveReport) []string {
 		st.label.r(" (live peak ") + st.value.r(fmtOptBytes(r.PeakLiveCOW)) + st.label.r(")") +
 		sep + st.label.r("peak used ") + st.value.r(fmtOptDelta(r.PeakUsedDelta)) +
 		sep + st.label.r("rss ") + st.value.r(fmtOptDelta(r.PeakRSSDelta))
+	// What /proc saw, only where it could look (a local server): for a
+	// remote one these would be n/a on every report.
+	if r.PeakChildPrivateDirty.OK {
+		l2 += sep + st.label.r("child dirty ") + st.value.r(fmtBytes(r.PeakChildPrivateDirty.V))
+	}
 	worst := na
 	if r.PingDuring.Count > 0 {
 		worst = fmtLatency(r.PingDuring.Max)
@@ -479,5 +484,8 @@ func reportLines(st *styles, r *source.SaveReport) []string {
 			st.label.r(" → ") + st.value.r(fmtOptRate(r.WriterOpsDuring))
 	}
 	l3 += sep + st.label.r("worst ping ") + st.value.r(worst)
+	if r.PingBefore.Count > 0 {
+		l3 += st.label.r(" (before ") + st.value.r(fmtLatency(r.PingBefore.Max)) + st.label.r(")")
+	}
 	return []string{l1, l2, l3}
 }
