@@ -408,6 +408,12 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 	return s.b.Write(p)
 }
 
+func (s *syncBuffer) bytes() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]byte(nil), s.b.Bytes()...)
+}
+
 func (s *syncBuffer) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -1,0 +1,191 @@
+package record
+
+import (
+	"bytes"
+	"context"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/server"
+	"github.com/vkwatch/vkwatch/source/server/servertest"
+)
+
+// TestRecordLiveWatch records a real server watched through a BGSAVE and
+// checks the recording against what the watcher emitted live.
+func TestRecordLiveWatch(t *testing.T) {
+	const pw = "s3cret-Pa55word"
+	// A per-key delay stretches the save of 20,000 keys to about a second,
+	// so that several samples see it running.
+	s := servertest.Start(t, server.Options{Password: pw, Args: []string{"--rdb-key-save-delay", "50"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	adm := redis.NewClient(&redis.Options{Addr: s.Addr, Password: pw})
+	defer adm.Close()
+	if err := adm.Do(ctx, "DEBUG", "POPULATE", "20000", "key", "300").Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	ep, err := source.ParseAddress("redis://:" + pw + "@" + s.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := source.NewClock()
+	w := source.NewWatcher(0, ep, clock, source.WatchConfig{Interval: 100 * time.Millisecond, PingInterval: 5 * time.Millisecond})
+	defer w.Close()
+	id, err := w.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var jsonl, csvBuf syncBuffer
+	h := Header{
+		VKWatch:  "test",
+		Epoch:    clock.Epoch(),
+		Settings: map[string]string{"interval": "100ms", "ping_interval": "5ms"},
+		Servers:  []ServerInfo{{Addr: ep.String(), Identity: &id}},
+	}
+	rw, err := NewWriter(&jsonl, "jsonl", h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cw, err := NewWriter(&csvBuf, "csv", h)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	type written struct {
+		ev  source.Event
+		now time.Time
+	}
+	var (
+		mu    sync.Mutex
+		live  []written
+		ended = make(chan source.SaveReport, 4)
+		first = make(chan struct{})
+		once  sync.Once
+	)
+	runCtx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		w.Run(runCtx, func(ev source.Event) {
+			now := time.Now()
+			if err := rw.Write(ev); err != nil {
+				t.Errorf("write: %v", err)
+			}
+			if err := cw.Write(ev); err != nil {
+				t.Errorf("write csv: %v", err)
+			}
+			mu.Lock()
+			live = append(live, written{ev, now})
+			mu.Unlock()
+			if ev.Kind == source.EventSample {
+				once.Do(func() { close(first) })
+			}
+			if ev.Kind == source.EventSaveEnded && ev.Report != nil {
+				ended <- *ev.Report
+			}
+		})
+	})
+	select {
+	case <-first:
+	case <-ctx.Done():
+		t.Fatal("no sample")
+	}
+	if res := w.Do(ctx, "BGSAVE"); !res.OK() {
+		t.Fatalf("BGSAVE: %s", res.Err)
+	}
+	var liveReports []source.SaveReport
+	select {
+	case r := <-ended:
+		liveReports = append(liveReports, r)
+	case <-time.After(30 * time.Second):
+		t.Fatal("no EventSaveEnded within 30 s of BGSAVE")
+	}
+	stop()
+	wg.Wait()
+	if err := rw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data := jsonl.bytes()
+
+	rec, err := Read(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Truncated {
+		t.Fatal("complete recording read as truncated")
+	}
+	if len(rec.Events) != len(live) {
+		t.Fatalf("read %d events, watcher emitted %d", len(rec.Events), len(live))
+	}
+	if !rec.Header.Epoch.Equal(clock.Epoch()) || rec.Header.Servers[0].Addr != ep.String() || rec.Header.Servers[0].Identity == nil {
+		t.Fatalf("header %+v", rec.Header)
+	}
+
+	// Every event as emitted, with its time as the run clock gave it.
+	// Samples are strictly ordered in time; other events interleave (a
+	// command's answer can be queued just before the sample whose INFO
+	// was answered earlier).
+	lastSample := map[int]time.Duration{}
+	for i, ev := range rec.Events {
+		if want, got := norm(live[i].ev), norm(ev); !reflect.DeepEqual(want, got) {
+			t.Fatalf("event %d (%s) differs:\nlive %+v\nread %+v", i, ev.Kind, want, got)
+		}
+		if !ev.At.Equal(rec.Header.Epoch.Add(ev.Offset)) {
+			t.Fatalf("event %d: at %v != epoch + %v", i, ev.At, ev.Offset)
+		}
+		if d := ev.At.Sub(live[i].now); d > time.Second || d < -time.Second {
+			t.Fatalf("event %d: at %v is %v from the wall clock when written", i, ev.At, d)
+		}
+		if ev.Kind == source.EventSample {
+			if ev.Offset <= lastSample[ev.Server] {
+				t.Fatalf("sample %d: offset %v not after %v", i, ev.Offset, lastSample[ev.Server])
+			}
+			lastSample[ev.Server] = ev.Offset
+		}
+	}
+
+	// Replaying the samples reproduces the live save reports.
+	replayed := Reports(rec)
+	if !reflect.DeepEqual(norm(liveReports), norm(replayed)) {
+		t.Fatalf("replayed reports differ:\nlive   %+v\nreplay %+v", liveReports, replayed)
+	}
+	t.Logf("%d events; replayed report: %s %s observed %s, COW %v", len(rec.Events), replayed[0].Kind, replayed[0].Status, replayed[0].Observed, replayed[0].COW)
+	if !replayed[0].COW.OK || replayed[0].Kind != source.SaveFork {
+		t.Errorf("report %+v", replayed[0])
+	}
+
+	// A copy cut in the middle of a line reads up to the line before.
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	cutAt := len(lines) / 2
+	cut := append(bytes.Join(lines[:cutAt], nil), lines[cutAt][:len(lines[cutAt])/2]...)
+	part, err := Read(bytes.NewReader(cut))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !part.Truncated || len(part.Events) != cutAt-1 {
+		t.Fatalf("cut copy: truncated %v, %d events, want %d", part.Truncated, len(part.Events), cutAt-1)
+	}
+
+	if _, err := Read(strings.NewReader("PONG\r\n")); err == nil || !strings.HasPrefix(err.Error(), "not a vkwatch recording") {
+		t.Fatalf("garbage: %v", err)
+	}
+
+	for name, b := range map[string][]byte{"jsonl": data, "csv": csvBuf.bytes()} {
+		if bytes.Contains(b, []byte(pw)) {
+			t.Errorf("%s recording contains the password", name)
+		}
+		if !bytes.Contains(b, []byte(s.Addr)) {
+			t.Errorf("%s recording lacks the address", name)
+		}
+	}
+}
