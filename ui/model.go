@@ -117,6 +117,7 @@ type Model struct {
 	reports       []source.SaveReport
 	lay           layout
 
+	status   string // set by Replay: the playback position, in the title line
 	helpText string // cached help view, for helpFor
 	helpFor  helpKey
 
@@ -415,6 +416,14 @@ func (m *Model) helpView() string {
 	return m.helpText
 }
 
+// setStatus sets the status shown at the right of the title line.
+func (m *Model) setStatus(s string) {
+	if s != m.status {
+		m.status = s
+		m.compose()
+	}
+}
+
 // topLine is the title, the banner and the marks that change what the panes
 // mean: paused, or only one of two panes shown.
 func (m *Model) topLine() string {
@@ -423,6 +432,9 @@ func (m *Model) topLine() string {
 		left += m.st.dim.r(" · ") + m.st.banner.r(m.cfg.Banner)
 	}
 	var right []string
+	if m.status != "" {
+		right = append(right, m.st.banner.r(m.status))
+	}
 	if m.lay.mode == layoutSingle && len(m.panes) > 1 {
 		right = append(right, m.st.dim.r(fmt.Sprintf("pane %d/%d, tab switches", m.focus+1, len(m.panes))))
 	}
@@ -430,10 +442,13 @@ func (m *Model) topLine() string {
 		right = append(right, m.st.paused.r(" PAUSED at "+m.pausedAt.Format("15:04:05")+" · p resumes "))
 	}
 	r := strings.Join(right, "  ")
-	gap := m.width - lipgloss.Width(left) - lipgloss.Width(r)
-	if gap < 1 {
-		gap = 1
+	rw := lipgloss.Width(r)
+	// The marks on the right say what the panes mean (paused, which pane,
+	// playback): cut the banner before them.
+	if room := m.width - rw - 1; room >= 10 && lipgloss.Width(left) > room {
+		left = ansi.Truncate(left, room, "…")
 	}
+	gap := max(m.width-lipgloss.Width(left)-rw, 1)
 	return ansi.Truncate(left+strings.Repeat(" ", gap)+r, m.width, "…")
 }
 
