@@ -1,9 +1,6 @@
 package source
 
-import (
-	"sort"
-	"time"
-)
+import "time"
 
 const (
 	// beforeWindow is how far back before a save OpsBefore, WriterOpsBefore
@@ -303,18 +300,14 @@ func summarize(ps []windowPoint) (ops, writer Opt[float64], ping Latency) {
 // mergeLatencies combines per-interval summaries. Count, Min, Max and
 // InFlight are exact (sum, min, max, max). The percentiles are an
 // approximation, since only each interval's summary is known: each
-// interval stands for a distribution with half its PINGs at its P50, 49 %
-// at its P99 and 1 % at its Max, and the merged P50 and P99 are read from
-// the union of those. When all intervals look alike this gives back their
-// own P50 and P99; a stalled interval lifts the P99 by its own weight only.
+// interval stands for a distribution spread evenly over [Min, P50] (half
+// its PINGs), [P50, P99] (49 %) and [P99, Max] (1 %), and the merged P50
+// and P99 are the quantiles of the count-weighted mixture of those. When
+// all intervals look alike this gives back their own P50 and P99; a
+// stalled interval moves them only by its share of the PINGs.
 func mergeLatencies(ls []Latency) Latency {
-	type point struct {
-		v time.Duration
-		w int64
-	}
 	var out Latency
-	pts := make([]point, 0, 3*len(ls))
-	var total int64
+	var total float64
 	for _, l := range ls {
 		out.InFlight = max(out.InFlight, l.InFlight)
 		if l.Count <= 0 {
@@ -325,26 +318,51 @@ func mergeLatencies(ls []Latency) Latency {
 			out.Min = l.Min
 		}
 		out.Max = max(out.Max, l.Max)
-		pts = append(pts, point{l.P50, 50 * l.Count}, point{l.P99, 49 * l.Count}, point{l.Max, l.Count})
-		total += 100 * l.Count
+		total += float64(l.Count)
 	}
 	if total == 0 {
 		return out
 	}
-	sort.Slice(pts, func(i, j int) bool { return pts[i].v < pts[j].v })
+	// below is how many PINGs of the mixture are <= x.
+	below := func(x time.Duration) float64 {
+		var n float64
+		for _, l := range ls {
+			if l.Count <= 0 {
+				continue
+			}
+			f := 0.5*spread(x, l.Min, l.P50) + 0.49*spread(x, l.P50, l.P99) + 0.01*spread(x, l.P99, l.Max)
+			n += f * float64(l.Count)
+		}
+		return n
+	}
+	// The smallest x holding a fraction q: bisection over nanoseconds.
 	at := func(q float64) time.Duration {
-		need := int64(q * float64(total))
-		var cum int64
-		for _, p := range pts {
-			cum += p.w
-			if cum >= need {
-				return min(max(p.v, out.Min), out.Max)
+		need := q*total - 1e-9*total
+		lo, hi := out.Min, out.Max
+		for lo < hi {
+			mid := lo + (hi-lo)/2
+			if below(mid) >= need {
+				hi = mid
+			} else {
+				lo = mid + 1
 			}
 		}
-		return out.Max
+		return lo
 	}
 	out.P50, out.P99 = at(0.5), at(0.99)
 	return out
+}
+
+// spread is the fraction of a segment spread evenly over [lo, hi] that is
+// <= x (a point mass when lo == hi).
+func spread(x, lo, hi time.Duration) float64 {
+	switch {
+	case x >= hi:
+		return 1
+	case x < lo:
+		return 0
+	}
+	return float64(x-lo) / float64(hi-lo)
 }
 
 func maxOpt(a, b Opt[int64]) Opt[int64] {

@@ -1,0 +1,337 @@
+package source
+
+import (
+	"math"
+	"reflect"
+	"testing"
+	"time"
+)
+
+// seq builds synthetic samples 200 ms apart from an idle Redis-like INFO.
+type seq struct {
+	clock time.Time
+	off   time.Duration
+	n     uint64
+	info  Info
+}
+
+func newSeq() *seq {
+	return &seq{
+		clock: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+		info: Info{
+			ProcessID: Some[int64](100), Uptime: Some[int64](50),
+			UsedMemory: Some[int64](1 << 30), RSS: Some[int64](1<<30 + 1<<20),
+			TotalForks: Some[int64](0), RDBSaves: Some[int64](0),
+			RDBInProgress: Some[int64](0), RDBCurrentTime: Some[int64](-1), RDBLastTime: Some[int64](-1),
+			RDBLastStatus: "ok", RDBLastCOW: Some[int64](0),
+			AOFRewriteInProgress: Some[int64](0), AOFLastRewriteTime: Some[int64](-1), AOFLastStatus: "ok",
+			AOFLastCOW: Some[int64](0), CurrentCOW: Some[int64](0),
+			KeysProcessed: Some[int64](0), KeysTotal: Some[int64](0),
+		},
+	}
+}
+
+// next returns the next sample, with f applied to the running INFO.
+func (q *seq) next(f func(*Info), ops float64, ping Latency) *Sample {
+	q.off += 200 * time.Millisecond
+	if f != nil {
+		f(&q.info)
+	}
+	s := &Sample{Seq: q.n, Offset: q.off, At: q.clock.Add(q.off), Info: q.info, Ping: ping,
+		OpsPerSec: Some(ops), WriterOpsPerSec: Some(ops / 2)}
+	q.n++
+	return s
+}
+
+func lat(min, p50, p99, max time.Duration, n int64) Latency {
+	return Latency{Count: n, Min: min, P50: p50, P99: p99, Max: max}
+}
+
+func TestSaveTrackerForkSave(t *testing.T) {
+	q := newSeq()
+	tr := NewSaveTracker(1, "h:1")
+	calm := lat(40*time.Microsecond, 60*time.Microsecond, 90*time.Microsecond, 120*time.Microsecond, 100)
+	// 10 s idle; ops ramp so that only the last 5 s count as "before".
+	for i := range 50 {
+		s := q.next(nil, float64(i), calm)
+		if st, end := tr.Observe(s); st || end != nil || s.Save != nil {
+			t.Fatalf("idle sample %d: started %v ended %+v save %+v", i, st, end, s.Save)
+		}
+	}
+	base := q.info
+	var starts int
+	var peakCOW int64
+	for i := range 10 {
+		s := q.next(func(in *Info) {
+			in.RDBInProgress = Some[int64](1)
+			in.RDBSaves = Some[int64](1)
+			in.TotalForks = Some[int64](1)
+			in.KeysTotal = Some[int64](5000)
+			in.KeysProcessed = Some(int64(i * 500))
+			in.CurrentCOW = Some(int64(i * 1000))
+			in.UsedMemory = Some(base.UsedMemory.V + int64(i%4)*100)
+			in.RSS = Some(base.RSS.V + int64(i)*4096)
+		}, 1000, lat(50*time.Microsecond, 70*time.Microsecond, 2*time.Millisecond, time.Duration(i+2)*time.Millisecond, 90))
+		peakCOW = max(peakCOW, q.info.CurrentCOW.V)
+		st, end := tr.Observe(s)
+		if st {
+			starts++
+		}
+		if st != (i == 0) || end != nil {
+			t.Fatalf("running sample %d: started %v ended %+v", i, st, end)
+		}
+		p := s.Save
+		if p == nil || p.Kind != SaveFork || p.Started != 10200*time.Millisecond || p.Elapsed != time.Duration(i)*200*time.Millisecond ||
+			p.Processed != q.info.KeysProcessed || p.Total != Some[int64](5000) || p.LiveCOW != q.info.CurrentCOW {
+			t.Fatalf("progress at %d: %+v", i, p)
+		}
+	}
+	endS := q.next(func(in *Info) {
+		in.RDBInProgress = Some[int64](0)
+		in.RDBLastTime = Some[int64](2)
+		in.RDBLastCOW = Some[int64](777)
+		in.CurrentCOW = Some[int64](0)
+	}, 500, calm)
+	st, rep := tr.Observe(endS)
+	if st || rep == nil || endS.Save != nil {
+		t.Fatalf("end sample: started %v report %+v save %+v", st, rep, endS.Save)
+	}
+	want := SaveReport{
+		Server: 1, Addr: "h:1", Kind: SaveFork, Status: "ok",
+		Started: 10200 * time.Millisecond, Ended: 12200 * time.Millisecond, StartedAt: q.clock.Add(10200 * time.Millisecond),
+		Observed: 2 * time.Second, ServerSeconds: Some[int64](2), COW: Some[int64](777), PeakLiveCOW: Some(peakCOW),
+		BaseUsed: base.UsedMemory, BaseRSS: base.RSS, PeakUsedDelta: Some[int64](300), PeakRSSDelta: Some[int64](9 * 4096),
+		// The last 5 s before the start: samples 24..49 (offsets 5 s..10 s
+		// are within 5 s of the last one), ops 24..49.
+		OpsBefore: Some(36.5), OpsDuring: Some(1000.0), WriterOpsBefore: Some(18.25), WriterOpsDuring: Some(500.0),
+		PingBefore: lat(40*time.Microsecond, 60*time.Microsecond, 90*time.Microsecond, 120*time.Microsecond, 2600),
+		PingDuring: lat(50*time.Microsecond, 70*time.Microsecond, 2*time.Millisecond, 11*time.Millisecond, 900),
+	}
+	if !reflect.DeepEqual(*rep, want) {
+		t.Errorf("report\n got %+v\nwant %+v", *rep, want)
+	}
+	// The next sample must not see a second save.
+	if st, end := tr.Observe(q.next(nil, 1, calm)); st || end != nil {
+		t.Errorf("after the save: started %v ended %+v", st, end)
+	}
+}
+
+func TestSaveTrackerForklessAndAOF(t *testing.T) {
+	q := newSeq()
+	tr := NewSaveTracker(0, "h")
+	tr.Observe(q.next(nil, 1, Latency{}))
+	s := q.next(func(in *Info) {
+		in.RDBInProgress, in.RDBCurrentType, in.ForklessETA = Some[int64](1), "forkless", Some[int64](17)
+	}, 1, Latency{})
+	if st, _ := tr.Observe(s); !st || s.Save.Kind != SaveForkless || s.Save.ETA != Some(17*time.Second) {
+		t.Fatalf("forkless start: %+v", s.Save)
+	}
+	// The BGSAVE ends and a scheduled AOF rewrite starts before the next
+	// sample: one report and one start.
+	s = q.next(func(in *Info) {
+		in.RDBInProgress, in.RDBCurrentType, in.RDBLastType, in.ForklessETA = Some[int64](0), "none", "forkless", Some[int64](-1)
+		in.RDBLastTime, in.RDBLastCOW = Some[int64](3), Some[int64](0)
+		in.AOFRewriteInProgress = Some[int64](1)
+	}, 1, Latency{})
+	st, rep := tr.Observe(s)
+	if !st || rep == nil || rep.Kind != SaveForkless || rep.ServerSeconds != Some[int64](3) || s.Save == nil || s.Save.Kind != SaveAOF {
+		t.Fatalf("kind change: started %v report %+v progress %+v", st, rep, s.Save)
+	}
+	s = q.next(func(in *Info) {
+		in.AOFRewriteInProgress, in.AOFLastStatus, in.AOFLastRewriteTime, in.AOFLastCOW = Some[int64](0), "err", Some[int64](1), Some[int64](4096)
+	}, 1, Latency{})
+	_, rep = tr.Observe(s)
+	if rep == nil || rep.Kind != SaveAOF || rep.Status != "err" || rep.ServerSeconds != Some[int64](1) || rep.COW != Some[int64](4096) {
+		t.Errorf("AOF report %+v", rep)
+	}
+}
+
+func TestSaveTrackerMissedSaves(t *testing.T) {
+	tests := []struct {
+		name string
+		f    func(*Info)
+		want SaveKind
+	}{
+		{"rdb_saves", func(in *Info) { in.RDBSaves.V++; in.TotalForks.V++ }, SaveFork},
+		{"rdb_last_bgsave_time_sec", func(in *Info) { in.RDBLastTime = Some[int64](0) }, SaveFork},
+		{"forkless", func(in *Info) { in.RDBSaves.V++; in.RDBLastType = "forkless" }, SaveForkless},
+		{"aof", func(in *Info) { in.AOFLastRewriteTime = Some[int64](0); in.TotalForks.V++ }, SaveAOF},
+		{"total_forks", func(in *Info) { in.TotalForks.V++ }, SaveFork},
+		{"nothing", func(in *Info) { in.UsedMemory.V++ }, ""},
+	}
+	for _, tt := range tests {
+		q := newSeq()
+		tr := NewSaveTracker(0, "h")
+		tr.Observe(q.next(nil, 1, Latency{}))
+		s := q.next(func(in *Info) { tt.f(in); in.RDBLastCOW = Some[int64](99) }, 1, Latency{})
+		st, rep := tr.Observe(s)
+		switch {
+		case st:
+			t.Errorf("%s: a save started", tt.name)
+		case tt.want == "" && rep != nil:
+			t.Errorf("%s: report %+v", tt.name, rep)
+		case tt.want != "" && (rep == nil || rep.Kind != tt.want || rep.Observed != 0 || rep.Started != s.Offset || rep.Ended != s.Offset || rep.Status != "ok"):
+			t.Errorf("%s: report %+v, want kind %q observed 0", tt.name, rep, tt.want)
+		case tt.want == SaveFork && rep.COW != Some[int64](99):
+			t.Errorf("%s: COW %+v", tt.name, rep.COW)
+		}
+	}
+}
+
+func TestSaveTrackerLateLastFields(t *testing.T) {
+	// If the last-save fields showed up one sample after the end, they
+	// must not count as a second, unobserved save.
+	q := newSeq()
+	tr := NewSaveTracker(0, "h")
+	tr.Observe(q.next(nil, 1, Latency{}))
+	tr.Observe(q.next(func(in *Info) { in.RDBInProgress, in.RDBSaves = Some[int64](1), Some[int64](1) }, 1, Latency{}))
+	if _, rep := tr.Observe(q.next(func(in *Info) { in.RDBInProgress = Some[int64](0) }, 1, Latency{})); rep == nil {
+		t.Fatal("no report at the end")
+	}
+	if _, rep := tr.Observe(q.next(func(in *Info) { in.RDBLastTime = Some[int64](1) }, 1, Latency{})); rep != nil {
+		t.Errorf("phantom report %+v", rep)
+	}
+}
+
+func TestSaveTrackerServerRestart(t *testing.T) {
+	q := newSeq()
+	tr := NewSaveTracker(0, "h")
+	tr.Observe(q.next(nil, 1, Latency{}))
+	tr.Observe(q.next(func(in *Info) { in.RDBInProgress, in.RDBSaves, in.TotalForks = Some[int64](1), Some[int64](4), Some[int64](4) }, 1, Latency{}))
+	// A new process: counters start again, no save runs.
+	s := q.next(func(in *Info) {
+		in.RDBInProgress, in.RDBSaves, in.TotalForks, in.Uptime, in.ProcessID = Some[int64](0), Some[int64](0), Some[int64](0), Some[int64](1), Some[int64](200)
+	}, 1, Latency{})
+	st, rep := tr.Observe(s)
+	if st || rep == nil || rep.Status != "lost (server restarted)" || rep.ServerSeconds.OK || rep.COW.OK {
+		t.Errorf("restart during a save: started %v report %+v", st, rep)
+	}
+	// Counters growing again from zero are a real save on the new process.
+	if _, rep := tr.Observe(q.next(func(in *Info) { in.RDBSaves = Some[int64](1) }, 1, Latency{})); rep == nil {
+		t.Error("a quick save after the restart went unreported")
+	}
+}
+
+// TestSaveTrackerETASmooth feeds a save progressing at ~10k keys/s whose
+// progress the server reports in ~1 s steps of uneven size (multiples of
+// 1024 keys, reported a little late by varying amounts), sampled every
+// 200 ms. The ETA must appear once there is a rate, track the truth and
+// count down without jumping.
+func TestSaveTrackerETASmooth(t *testing.T) {
+	const total, rate = 200000, 10000.0
+	q := newSeq()
+	tr := NewSaveTracker(0, "h")
+	tr.Observe(q.next(nil, 1, Latency{}))
+	start := q.off // the save began just before the next sample
+	reported := int64(0)
+	nextReport := start + time.Second
+	var prevETA Opt[time.Duration]
+	var prevOff time.Duration
+	k := 0
+	sawETA := false
+	for {
+		q.off += 0 // next() advances by 200 ms
+		s := q.next(func(in *Info) {
+			in.RDBInProgress, in.KeysTotal = Some[int64](1), Some[int64](total)
+		}, 1, Latency{})
+		now := s.Offset
+		if now >= nextReport {
+			// The child reports what it has done, rounded down to 1024.
+			done := int64(rate * (nextReport - start).Seconds())
+			if k == 0 {
+				done = 1 // the first report of a fork child can be one key
+			}
+			reported = min(done/1024*1024, total)
+			k++
+			// Reports come 1.0 to 1.15 s apart.
+			nextReport += time.Second + time.Duration((k*37)%16)*10*time.Millisecond
+		}
+		s.Info.KeysProcessed = Some(reported)
+		q.info.KeysProcessed = s.Info.KeysProcessed
+		tr.Observe(s)
+		eta := s.Save.ETA
+		truth := time.Duration((float64(total)/rate)*float64(time.Second)) - (now - start)
+		if eta.OK {
+			sawETA = true
+			if now-start < 2*time.Second {
+				t.Errorf("ETA %s at %s: before two progress steps there is no rate", eta.V, now-start)
+			}
+			// After a few steps it is within 15 % (+1 s) of the truth.
+			if now-start > 5*time.Second {
+				if d := (eta.V - truth).Seconds(); math.Abs(d) > 0.15*truth.Seconds()+1 {
+					t.Errorf("at %s: ETA %s, truth %s", now-start, eta.V, truth)
+				}
+			}
+			// From one sample to the next it counts down by about the time
+			// passed: a step in progress moves it by less than a second.
+			if prevETA.OK {
+				elapsed := now - prevOff
+				if jump := (prevETA.V - elapsed - eta.V).Seconds(); math.Abs(jump) > 1.0 && eta.V > 0 {
+					t.Errorf("at %s: ETA jumped from %s to %s in %s", now-start, prevETA.V, eta.V, elapsed)
+				}
+			}
+		} else if sawETA {
+			t.Errorf("at %s: ETA disappeared", now-start)
+		}
+		prevETA, prevOff = eta, now
+		if reported >= total || now-start > 30*time.Second {
+			break
+		}
+	}
+	if !sawETA {
+		t.Error("no ETA during the whole save")
+	}
+}
+
+func TestSaveTrackerDeterministic(t *testing.T) {
+	run := func() []SaveReport {
+		q := newSeq()
+		tr := NewSaveTracker(0, "h")
+		var out []SaveReport
+		for i := range 45 {
+			s := q.next(func(in *Info) {
+				in.RDBInProgress = Some(int64(i / 10 % 2))
+				in.KeysProcessed, in.KeysTotal = Some(int64(i*1000)), Some[int64](50000)
+				in.UsedMemory.V += int64(i)
+			}, float64(i), lat(time.Duration(i+1)*time.Microsecond, 2*time.Millisecond, 3*time.Millisecond, 4*time.Millisecond, int64(i)))
+			if _, rep := tr.Observe(s); rep != nil {
+				out = append(out, *rep)
+			}
+		}
+		return out
+	}
+	a, b := run(), run()
+	if len(a) != 2 || !reflect.DeepEqual(a, b) {
+		t.Errorf("two runs over the same samples differ or miss saves:\n%+v\n%+v", a, b)
+	}
+}
+
+func TestMergeLatencies(t *testing.T) {
+	ms := time.Millisecond
+	same := lat(1*ms, 2*ms, 5*ms, 9*ms, 100)
+	got := mergeLatencies([]Latency{same, same, same})
+	if want := lat(1*ms, 2*ms, 5*ms, 9*ms, 300); got != want {
+		t.Errorf("alike intervals: %+v, want %+v", got, want)
+	}
+	// One stalled interval among 20 (5 % of the PINGs): max exact, P50
+	// a little above the calm P50, P99 between the calm and stalled P99s.
+	ls := make([]Latency, 0, 21)
+	for range 20 {
+		ls = append(ls, same)
+	}
+	stall := lat(1*ms, 300*ms, 480*ms, 500*ms, 100)
+	stall.InFlight = 20 * ms
+	got = mergeLatencies(append(ls, stall))
+	if got.Count != 2100 || got.Min != 1*ms || got.Max != 500*ms || got.P50 < 2*ms || got.P50 > 2500*time.Microsecond || got.InFlight != 20*ms {
+		t.Errorf("with a stall: %+v", got)
+	}
+	if got.P99 < 5*ms || got.P99 > 480*ms {
+		t.Errorf("with a stall: P99 %s outside its intervals' P99s", got.P99)
+	}
+	if got := mergeLatencies(nil); got != (Latency{}) {
+		t.Errorf("nothing merged: %+v", got)
+	}
+	if got := mergeLatencies([]Latency{{}, same}); got.Count != 100 || got.Min != 1*ms {
+		t.Errorf("an empty interval counts: %+v", got)
+	}
+}
