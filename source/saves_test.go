@@ -197,7 +197,9 @@ func TestSaveTrackerServerRestart(t *testing.T) {
 	q := newSeq()
 	tr := NewSaveTracker(0, "h")
 	tr.Observe(q.next(nil, 1, Latency{}))
-	tr.Observe(q.next(func(in *Info) { in.RDBInProgress, in.RDBSaves, in.TotalForks = Some[int64](1), Some[int64](4), Some[int64](4) }, 1, Latency{}))
+	tr.Observe(q.next(func(in *Info) {
+		in.RDBInProgress, in.RDBSaves, in.TotalForks = Some[int64](1), Some[int64](4), Some[int64](4)
+	}, 1, Latency{}))
 	// A new process: counters start again, no save runs.
 	s := q.next(func(in *Info) {
 		in.RDBInProgress, in.RDBSaves, in.TotalForks, in.Uptime, in.ProcessID = Some[int64](0), Some[int64](0), Some[int64](0), Some[int64](1), Some[int64](200)
