@@ -1,0 +1,245 @@
+package procmem
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/vkwatch/vkwatch/source/load"
+	"github.com/vkwatch/vkwatch/source/server"
+	"github.com/vkwatch/vkwatch/source/server/servertest"
+)
+
+func client(t testing.TB, s *server.Server) *redis.Client {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: s.Addr, Protocol: 2})
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func newReader(t testing.TB) *Reader {
+	t.Helper()
+	r, err := New()
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return r
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond) // polling interval, not synchronisation
+	}
+}
+
+// infoInt reads one integer field of INFO.
+func infoInt(t *testing.T, c *redis.Client, section, field string) int64 {
+	t.Helper()
+	info, err := c.Info(context.Background(), section).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", field, err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("INFO %s has no %s", section, field)
+	return 0
+}
+
+// kernelChildren lists the children of pid straight from the kernel, to
+// check the Reader against.
+func kernelChildren(t *testing.T, pid int) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "task", strconv.Itoa(pid), "children"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Fields(string(b))
+}
+
+func TestNewFailsWithoutProc(t *testing.T) {
+	if _, err := newAt(t.TempDir()); err == nil {
+		t.Fatal("a plain directory was taken for /proc")
+	}
+}
+
+func TestReadMissingProcessIsAbsent(t *testing.T) {
+	r := newReader(t)
+	s := servertest.Start(t, server.Options{})
+	pid := s.PID()
+	if err := s.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if m := r.Read(int64(pid)); m.RSS.OK || m.PSS.OK || m.ChildPID.OK || m.ChildPrivateDirty.OK || m.ChildPSS.OK {
+		t.Fatalf("read of an ended process gave %+v, want all absent", m)
+	}
+	if m := r.Read(0); m.RSS.OK {
+		t.Fatalf("read of pid 0 gave %+v", m)
+	}
+}
+
+func TestRSSAgreesWithInfo(t *testing.T) {
+	r := newReader(t)
+	s := servertest.Start(t, server.Options{})
+	c := client(t, s)
+	ctx := context.Background()
+	if err := c.Do(ctx, "DEBUG", "POPULATE", 100000, "key", 300).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// used_memory_rss is refreshed by the server about every 100 ms: poll
+	// until both instruments see the same memory, within 5%.
+	var ours, theirs int64
+	waitFor(t, "RSS to agree with used_memory_rss", 20*time.Second, func() bool {
+		m := r.Read(int64(s.PID()))
+		if !m.RSS.OK || !m.PSS.OK {
+			t.Fatalf("RSS or PSS absent for a local server: %+v", m)
+		}
+		ours, theirs = m.RSS.V, infoInt(t, c, "memory", "used_memory_rss")
+		d := ours - theirs
+		return d*20 < theirs && -d*20 < theirs
+	})
+	if ours < 30<<20 {
+		t.Fatalf("RSS %d bytes is too small for 100000 keys of 300 bytes", ours)
+	}
+	if m := r.Read(int64(s.PID())); m.ChildPID.OK || m.ChildPrivateDirty.OK || m.ChildPSS.OK {
+		t.Fatalf("child reported with no save running: %+v", m)
+	}
+}
+
+func TestSaveChildLifecycle(t *testing.T) {
+	r := newReader(t)
+	s := servertest.Start(t, server.Options{})
+	c := client(t, s)
+	ctx := context.Background()
+	pid := s.PID()
+
+	const keys = 200000
+	if err := c.Do(ctx, "DEBUG", "POPULATE", keys, "key", 300).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if m := r.Read(int64(pid)); !m.RSS.OK || m.ChildPID.OK {
+		t.Fatalf("before the save: %+v, want RSS and no child", m)
+	}
+	// 200000 keys x 20 us: a save of about 4 s.
+	if err := c.ConfigSet(ctx, "rdb-key-save-delay", "20").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.BgSave(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// Overwrite the populated keys while the child saves: every page the
+	// server writes stays with the child as private dirty memory.
+	w, err := load.StartWriters(ctx, &redis.Options{Addr: s.Addr}, load.Config{Prefix: "key:", Keys: keys, Writers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+
+	var child int64
+	waitFor(t, "the save child", 20*time.Second, func() bool {
+		m := r.Read(int64(pid))
+		if !m.ChildPID.OK {
+			return false
+		}
+		child = m.ChildPID.V
+		return true
+	})
+	if kids := kernelChildren(t, pid); len(kids) != 1 || kids[0] != strconv.FormatInt(child, 10) {
+		t.Fatalf("reader says child %d, kernel says children %v", child, kids)
+	}
+	if infoInt(t, c, "persistence", "rdb_bgsave_in_progress") != 1 {
+		t.Fatal("the save ended before it could be watched; raise rdb-key-save-delay")
+	}
+	var dirty int64
+	waitFor(t, "the child's private dirty memory to grow", 20*time.Second, func() bool {
+		m := r.Read(int64(pid))
+		if !m.ChildPID.OK {
+			t.Fatalf("the child vanished before its private dirty memory grew (writer ops %d, last error %v)", w.Ops(), w.LastError())
+		}
+		if m.ChildPID.V != child || !m.ChildPrivateDirty.OK || !m.ChildPSS.OK {
+			t.Fatalf("during the save: %+v, want child %d with Private_Dirty and PSS", m, child)
+		}
+		dirty = m.ChildPrivateDirty.V
+		return dirty > 1<<20
+	})
+	w.Stop()
+
+	waitFor(t, "the save to end", 60*time.Second, func() bool {
+		return infoInt(t, c, "persistence", "rdb_bgsave_in_progress") == 0
+	})
+	waitFor(t, "the child process to be gone", 20*time.Second, func() bool {
+		_, err := os.Stat(filepath.Join("/proc", strconv.FormatInt(child, 10)))
+		return os.IsNotExist(err)
+	})
+	if m := r.Read(int64(pid)); !m.RSS.OK || m.ChildPID.OK || m.ChildPrivateDirty.OK || m.ChildPSS.OK {
+		t.Fatalf("after the save: %+v, want RSS and no child", m)
+	}
+	// The server's own instrument saw copy-on-write too.
+	if cow := infoInt(t, c, "persistence", "rdb_last_cow_size"); cow <= 0 {
+		t.Fatalf("server reported rdb_last_cow_size %d while /proc saw %d private dirty bytes", cow, dirty)
+	}
+}
+
+func TestIsSaveChildByTitle(t *testing.T) {
+	// The test binary itself is not a save child of a process named
+	// differently, and is one of a process with its own comm.
+	r := newReader(t)
+	self, err := r.fs.Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	comm, err := self.Comm()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if isSaveChild(self, "redis-server") {
+		t.Fatalf("%s taken for a save child of redis-server", comm)
+	}
+	if !isSaveChild(self, comm) {
+		t.Fatal("a fork with the server's own comm not taken for its child")
+	}
+}
+
+func BenchmarkRead(b *testing.B) {
+	r := newReader(b)
+	s := servertest.Start(b, server.Options{})
+	c := client(b, s)
+	ctx := context.Background()
+	if err := c.Do(ctx, "DEBUG", "POPULATE", 500000, "key", 300).Err(); err != nil {
+		b.Fatal(err)
+	}
+	if err := c.ConfigSet(ctx, "rdb-key-save-delay", "100").Err(); err != nil {
+		b.Fatal(err)
+	}
+	if err := c.BgSave(ctx).Err(); err != nil {
+		b.Fatal(err)
+	}
+	pid := int64(s.PID())
+	for !r.Read(pid).ChildPID.OK {
+		time.Sleep(10 * time.Millisecond) // polling interval
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if m := r.Read(pid); !m.ChildPrivateDirty.OK {
+			b.Fatalf("no child: %+v", m)
+		}
+	}
+}
