@@ -133,6 +133,10 @@ type ProcMem struct {
 	ChildPID          Opt[int64] // the save child, while one runs
 	ChildPrivateDirty Opt[int64] // child's Private_Dirty: its copy-on-write pages
 	ChildPSS          Opt[int64]
+	// HostMemAvailable is MemAvailable of the host the server runs on
+	// (/proc/meminfo): what a fork's copy-on-write can still take before
+	// the kernel starts reclaiming or the OOM killer wakes.
+	HostMemAvailable Opt[int64]
 }
 
 // Sample is one reading of one server.
