@@ -1,0 +1,645 @@
+// Package bench reproduces, without a UI, the experiment users run to see
+// what a save costs (shared/seeds: forkless BGSAVE article): against one or
+// two servers, keep a fixed number of writers SETting random keys of a
+// preloaded keyspace, PING every 2 ms from a separate connection, fire
+// BGSAVE a couple of seconds into a fixed window, and repeat. Per run it
+// collects the save's report (copy-on-write, memory, duration), the writers'
+// throughput over the window and the worst and 99th percentile PING; per
+// server it summarises the runs as mean / min / max.
+//
+// Everything is measured by the same source.Watcher the UI uses, so the
+// numbers bench prints are the numbers vkwatch shows.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/load"
+)
+
+// Config says what to run. Zero fields take the seed experiment's values.
+type Config struct {
+	Endpoints []source.Endpoint // 1 or 2
+	Runs      int               // runs per server; default 7
+	Window    time.Duration     // length of one run; default 12s
+	TriggerAt time.Duration     // when in the window BGSAVE is sent; default 2s
+	Writers   int               // concurrent SET connections; default 8
+	Keys      int               // keyspace of the vkwatch-prefixed dataset; default 1_000_000
+	ValueSize int               // bytes per value; default 300
+	Preload   bool              // create the dataset first
+	Parallel  bool              // run the servers at once instead of one after the other
+	// Interval is how often INFO is sampled (default 150ms, like the seed's
+	// cgroup sampling); PingInterval how often PING probes (default 2ms).
+	Interval, PingInterval time.Duration
+	// Progress receives human progress lines (for stderr); may be nil.
+	Progress func(msg string)
+	// Events receives every watcher event (for --record); may be nil. With
+	// Parallel it is called from several goroutines at once.
+	Events func(source.Event)
+	// Clock is the run clock events are timed by; nil: a new one. Pass the
+	// clock whose epoch a recording's header holds.
+	Clock *source.Clock
+	// Proc, when set, reads a local server's memory from /proc
+	// (procmem.Reader.Read): the memory delta then counts the save child's
+	// own copy-on-write pages, as the seed's cgroup did.
+	Proc func(pid int64) source.ProcMem
+}
+
+// Defaults of Config's zero fields.
+const (
+	DefaultRuns         = 7
+	DefaultWindow       = 12 * time.Second
+	DefaultTriggerAt    = 2 * time.Second
+	DefaultWriters      = 8
+	DefaultKeys         = 1_000_000
+	DefaultValueSize    = 300
+	DefaultInterval     = 150 * time.Millisecond
+	DefaultPingInterval = 2 * time.Millisecond
+)
+
+// Run is what one run measured.
+type Run struct {
+	Server int
+	Report source.SaveReport // the save as the watcher saw it end
+	// WriterOps is the writers' ops/s over the window.
+	WriterOps float64
+	// WorstPing is the slowest PING of the window (a PING still unanswered
+	// counts with its age); P99Ping the 99th percentile of the window's
+	// PINGs, estimated from the per-sample summaries (see p99).
+	WorstPing, P99Ping time.Duration
+	// ServerCOW and ServerSeconds are rdb_last_cow_size and
+	// rdb_last_bgsave_time_sec, read from the server after the run.
+	ServerCOW     int64
+	ServerSeconds int64
+	// MemDelta is the peak memory the save cost, as the seed's cgroup
+	// measured it: the server's RSS above its level before the save plus the
+	// save child's copy-on-write, at the worst sample. Absent when the
+	// watcher saw no memory figures during the save.
+	MemDelta source.Opt[int64]
+}
+
+// Stat is mean / min / max over the runs that had the value; N counts them
+// (0: no run had it, and the other fields mean nothing).
+type Stat struct {
+	Mean, Min, Max float64
+	N              int
+}
+
+// Summary is one server's runs and their statistics. COW and MemDelta are
+// bytes, SaveTime seconds (observed by sampling), WriterOps ops/s, WorstPing
+// and P99Ping milliseconds.
+type Summary struct {
+	Server int
+	Addr   string
+	Kind   string // the saves' kind, e.g. "BGSAVE fork"
+	Runs   []Run
+
+	COW, MemDelta, SaveTime, WriterOps, WorstPing, P99Ping Stat
+}
+
+func (c Config) withDefaults() (Config, error) {
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	defd := func(v *time.Duration, d time.Duration) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&c.Runs, DefaultRuns)
+	def(&c.Writers, DefaultWriters)
+	def(&c.Keys, DefaultKeys)
+	def(&c.ValueSize, DefaultValueSize)
+	defd(&c.Window, DefaultWindow)
+	defd(&c.TriggerAt, DefaultTriggerAt)
+	defd(&c.Interval, DefaultInterval)
+	defd(&c.PingInterval, DefaultPingInterval)
+	if c.Clock == nil {
+		c.Clock = source.NewClock()
+	}
+	switch {
+	case len(c.Endpoints) < 1 || len(c.Endpoints) > 2:
+		return c, fmt.Errorf("bench takes one or two servers, got %d", len(c.Endpoints))
+	case c.Runs < 0 || c.Writers < 0 || c.Keys < 0 || c.ValueSize < 0:
+		return c, errors.New("bench: runs, writers, keys and value size cannot be negative")
+	case c.Window < 0 || c.TriggerAt < 0 || c.Interval < 0 || c.PingInterval < 0:
+		return c, errors.New("bench: durations cannot be negative")
+	case c.TriggerAt >= c.Window:
+		return c, fmt.Errorf("bench: the trigger (%s) must come before the window ends (%s)", c.TriggerAt, c.Window)
+	}
+	return c, nil
+}
+
+// bencher holds what the runs of one Bench share.
+type bencher struct {
+	cfg     Config
+	opts    []*redis.Options
+	admin   []*redis.Client
+	names   []string
+	progMu  sync.Mutex
+	summary []Summary
+}
+
+func (b *bencher) progress(format string, a ...any) {
+	if b.cfg.Progress == nil {
+		return
+	}
+	b.progMu.Lock()
+	defer b.progMu.Unlock()
+	b.cfg.Progress(fmt.Sprintf(format, a...))
+}
+
+// Bench runs the experiment and returns one Summary per server, in the
+// order of cfg.Endpoints. It refuses to start a run on a server where a
+// save or AOF rewrite is already running. The dataset (keys with
+// load.DefaultPrefix) is left in place for the next bench.
+func Bench(ctx context.Context, cfg Config) ([]Summary, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	b := &bencher{cfg: cfg}
+	defer func() {
+		for _, c := range b.admin {
+			c.Close()
+		}
+	}()
+	for i, ep := range cfg.Endpoints {
+		opts, err := ep.RedisOptions()
+		if err != nil {
+			return nil, fmt.Errorf("server %s: %w", ep.String(), err)
+		}
+		b.opts = append(b.opts, opts)
+		b.admin = append(b.admin, redis.NewClient(opts))
+		b.names = append(b.names, ep.String())
+		b.summary = append(b.summary, Summary{Server: i, Addr: ep.String()})
+	}
+	// Fail fast, before any loading, on a server that is busy saving or
+	// cannot be reached.
+	for i := range cfg.Endpoints {
+		if _, err := b.checkIdle(ctx, i); err != nil {
+			return nil, fmt.Errorf("%s: %w", b.names[i], err)
+		}
+	}
+	if cfg.Preload {
+		if err := b.each(ctx, true, b.preload); err != nil {
+			return nil, err
+		}
+	}
+	if err := b.each(ctx, cfg.Parallel, b.runAll); err != nil {
+		return nil, err
+	}
+	for i := range b.summary {
+		b.summary[i].summarise()
+	}
+	return b.summary, nil
+}
+
+// each calls f for every server, one after the other or all at once. The
+// first error ends the others.
+func (b *bencher) each(ctx context.Context, parallel bool, f func(ctx context.Context, srv int) error) error {
+	if !parallel {
+		for i := range b.cfg.Endpoints {
+			if err := f(ctx, i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make([]error, len(b.cfg.Endpoints))
+	var wg sync.WaitGroup
+	for i := range b.cfg.Endpoints {
+		wg.Go(func() {
+			if errs[i] = f(ctx, i); errs[i] != nil {
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	// Report the cause rather than a sibling's "context canceled".
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return err
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (b *bencher) loadConfig() load.Config {
+	return load.Config{Keys: b.cfg.Keys, ValueSize: b.cfg.ValueSize, Writers: b.cfg.Writers}
+}
+
+func (b *bencher) preload(ctx context.Context, srv int) error {
+	name := b.names[srv]
+	b.progress("%s: loading %d keys of %d bytes", name, b.cfg.Keys, b.cfg.ValueSize)
+	last := -1
+	err := load.Preload(ctx, b.opts[srv], b.loadConfig(), func(done, total int) {
+		if total == 0 {
+			return
+		}
+		// A line per 10%: enough to show life, few enough for a log.
+		if pct := done * 10 / total; pct != last {
+			last = pct
+			b.progress("%s: loaded %d/%d keys", name, done, total)
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("%s: preload: %w", name, err)
+	}
+	return nil
+}
+
+func (b *bencher) runAll(ctx context.Context, srv int) error {
+	for n := 1; n <= b.cfg.Runs; n++ {
+		r, err := b.run(ctx, srv, n)
+		if err != nil {
+			return fmt.Errorf("%s run %d/%d: %w", b.names[srv], n, b.cfg.Runs, err)
+		}
+		b.summary[srv].Runs = append(b.summary[srv].Runs, r)
+		b.progress("%s run %d/%d: %s", b.names[srv], n, b.cfg.Runs, runLine(r))
+	}
+	return nil
+}
+
+// persistence reads INFO persistence as field -> value. Errors of it and of
+// checkIdle leave the server's name to the caller.
+func (b *bencher) persistence(ctx context.Context, srv int) (map[string]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	text, err := b.admin[srv].Info(ctx, "persistence").Result()
+	if err != nil {
+		return nil, fmt.Errorf("INFO persistence: %w", err)
+	}
+	m := map[string]string{}
+	for _, line := range strings.Split(text, "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+			m[k] = v
+		}
+	}
+	return m, nil
+}
+
+// checkIdle refuses a server that is saving already: a run on top of a
+// running save measures neither. It returns INFO persistence.
+func (b *bencher) checkIdle(ctx context.Context, srv int) (map[string]string, error) {
+	p, err := b.persistence(ctx, srv)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range []string{"rdb_bgsave_in_progress", "aof_rewrite_in_progress"} {
+		if p[f] == "1" {
+			return nil, fmt.Errorf("a save is already running (%s:1); wait for it to end before bench", f)
+		}
+	}
+	return p, nil
+}
+
+// run is one run on one server.
+func (b *bencher) run(ctx context.Context, srv, runNo int) (Run, error) {
+	cfg := b.cfg
+	if _, err := b.checkIdle(ctx, srv); err != nil {
+		return Run{}, err
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	wr, err := load.StartWriters(runCtx, b.opts[srv], b.loadConfig())
+	if err != nil {
+		return Run{}, fmt.Errorf("start writers: %w", err)
+	}
+	defer wr.Stop()
+
+	w := source.NewWatcher(srv, cfg.Endpoints[srv], cfg.Clock, source.WatchConfig{
+		Interval:     cfg.Interval,
+		PingInterval: cfg.PingInterval,
+		WriterOps:    wr.Ops,
+		Proc:         cfg.Proc,
+	})
+	defer w.Close()
+	if _, err := w.Connect(runCtx); err != nil {
+		return Run{}, fmt.Errorf("connect: %w", err)
+	}
+	// The watcher's callback must not block for long: the consumer below
+	// reads continuously, and the buffer covers a BGSAVE round trip.
+	events := make(chan source.Event, 4096)
+	watchCtx, stopWatch := context.WithCancel(runCtx)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		w.Run(watchCtx, func(ev source.Event) {
+			if cfg.Events != nil {
+				cfg.Events(ev)
+			}
+			select {
+			case events <- ev:
+			case <-watchCtx.Done():
+			}
+		})
+	})
+	defer func() {
+		stopWatch()
+		wg.Wait()
+	}()
+
+	c := &collector{}
+	// Start the window on the first sample, when sampling and PING probing
+	// are demonstrably live.
+	firstDeadline := time.NewTimer(30 * time.Second)
+	defer firstDeadline.Stop()
+	for len(c.samples) == 0 {
+		select {
+		case ev := <-events:
+			c.add(ev)
+		case <-firstDeadline.C:
+			return Run{}, fmt.Errorf("no sample within 30s of connecting (%s)", c.lastErr)
+		case <-ctx.Done():
+			return Run{}, ctx.Err()
+		}
+	}
+	t0 := cfg.Clock.Offset()
+	ops0 := wr.Ops()
+	trigger := time.NewTimer(cfg.TriggerAt)
+	defer trigger.Stop()
+	windowEnd := time.NewTimer(cfg.Window)
+	defer windowEnd.Stop()
+	// A save may outlast the window; wait for it, but not for ever.
+	limit := max(10*cfg.Window, 10*time.Minute)
+	giveUp := time.NewTimer(limit)
+	defer giveUp.Stop()
+	check := time.NewTicker(time.Second)
+	defer check.Stop()
+
+	var (
+		r        = Run{Server: srv}
+		sent     = time.Duration(-1)
+		tEnd     time.Duration
+		closed   bool
+		report   *source.SaveReport
+		prevSave string
+		// endedSeen is when INFO first showed the save over while no
+		// report had come; -1 before.
+		endedSeen = time.Duration(-1)
+	)
+	for !closed || report == nil {
+		select {
+		case ev := <-events:
+			c.add(ev)
+			if ev.Kind == source.EventSaveEnded && ev.Report != nil && sent >= 0 && report == nil {
+				// Ours: an RDB save whose end was sampled after BGSAVE went out.
+				if isRDB(ev.Report.Kind) && ev.Report.Ended >= sent {
+					report = ev.Report
+				}
+			}
+		case <-trigger.C:
+			p, err := b.persistence(runCtx, srv)
+			if err != nil {
+				return Run{}, err
+			}
+			prevSave = p["rdb_saves"] + "/" + p["rdb_last_save_time"]
+			res := w.Do(runCtx, "BGSAVE")
+			if !res.OK() {
+				return Run{}, fmt.Errorf("BGSAVE refused: %s", res.Err)
+			}
+			sent = res.Sent
+			b.progress("%s run %d/%d: BGSAVE sent at %s (%s)", b.names[srv], runNo, cfg.Runs, (res.Sent - t0).Round(time.Millisecond), res.Reply)
+		case <-windowEnd.C:
+			tEnd = cfg.Clock.Offset()
+			r.WriterOps = float64(wr.Ops()-ops0) / (tEnd - t0).Seconds()
+			closed = true
+		case <-check.C:
+			// Once the window has closed, make sure the watcher is not
+			// waiting for a save it missed (one shorter than a sampling
+			// interval ends between two samples).
+			if !closed || report != nil || sent < 0 {
+				continue
+			}
+			p, err := b.persistence(runCtx, srv)
+			if err != nil {
+				return Run{}, err
+			}
+			if p["rdb_bgsave_in_progress"] != "0" || p["rdb_saves"]+"/"+p["rdb_last_save_time"] == prevSave {
+				continue
+			}
+			if endedSeen < 0 {
+				endedSeen = cfg.Clock.Offset()
+			} else if cfg.Clock.Offset()-endedSeen > 2*time.Second+5*cfg.Interval {
+				return Run{}, fmt.Errorf("the save ended but the watcher never saw it running (sampling every %s); "+
+					"use a larger dataset (--keys) or a shorter interval", cfg.Interval)
+			}
+		case <-giveUp.C:
+			return Run{}, fmt.Errorf("the save did not end within %s (%s)", limit, c.lastErr)
+		case <-ctx.Done():
+			return Run{}, ctx.Err()
+		}
+	}
+	wr.Stop()
+	stopWatch()
+	wg.Wait()
+	if n := wr.Errors(); n > 0 {
+		// Failed writes lower the throughput figure; say why it is low.
+		b.progress("%s run %d/%d: the writers saw %d errors, last: %v", b.names[srv], runNo, cfg.Runs, n, wr.LastError())
+	}
+
+	r.Report = *report
+	r.WorstPing, r.P99Ping = c.ping(t0, tEnd)
+	r.MemDelta = c.memDelta(report)
+
+	p, err := b.persistence(ctx, srv)
+	if err != nil {
+		return Run{}, err
+	}
+	if r.ServerCOW, err = strconv.ParseInt(p["rdb_last_cow_size"], 10, 64); err != nil {
+		return Run{}, fmt.Errorf("server reports no rdb_last_cow_size (%q)", p["rdb_last_cow_size"])
+	}
+	if r.ServerSeconds, err = strconv.ParseInt(p["rdb_last_bgsave_time_sec"], 10, 64); err != nil {
+		return Run{}, fmt.Errorf("server reports no rdb_last_bgsave_time_sec (%q)", p["rdb_last_bgsave_time_sec"])
+	}
+	return r, nil
+}
+
+func isRDB(k source.SaveKind) bool { return k == source.SaveFork || k == source.SaveForkless }
+
+// collector keeps a run's samples.
+type collector struct {
+	samples []source.Sample
+	lastErr string
+}
+
+func (c *collector) add(ev source.Event) {
+	switch ev.Kind {
+	case source.EventSample:
+		if ev.Sample != nil {
+			c.samples = append(c.samples, *ev.Sample)
+		}
+	case source.EventDisconnected:
+		// The watcher reconnects on its own; remember why for an error
+		// message should the run time out.
+		c.lastErr = "last error: " + ev.Err
+	}
+}
+
+// ping returns the worst and the estimated 99th percentile PING of the
+// samples taken in (from, to]. Each sample summarises the PINGs since the
+// previous one.
+func (c *collector) ping(from, to time.Duration) (worst, p99 time.Duration) {
+	var in []source.Latency
+	for _, s := range c.samples {
+		if s.Offset > from && s.Offset <= to {
+			worst = max(worst, s.Ping.Worst())
+			in = append(in, s.Ping)
+		}
+	}
+	return worst, estimateP99(in)
+}
+
+// memDelta is the peak memory cost of the save: at each sample during it,
+// the server's RSS above its last level before the save plus the save
+// child's copy-on-write; the seed measured the same sum as its container's
+// cgroup memory. /proc figures are preferred where the server is local.
+func (c *collector) memDelta(r *source.SaveReport) source.Opt[int64] {
+	rss := func(s source.Sample) source.Opt[int64] {
+		if s.Proc.RSS.OK {
+			return s.Proc.RSS
+		}
+		return s.Info.RSS
+	}
+	child := func(s source.Sample) int64 {
+		if v, ok := s.Proc.ChildPrivateDirty.Get(); ok {
+			return v
+		}
+		return s.Info.CurrentCOW.Or(0) // 0 with no child (forkless, or after it ended)
+	}
+	var base source.Opt[int64]
+	var peak source.Opt[int64]
+	for _, s := range c.samples {
+		v, ok := rss(s).Get()
+		if !ok {
+			continue
+		}
+		switch {
+		case s.Offset < r.Started:
+			base = source.Some(v)
+		case s.Offset <= r.Ended && base.OK:
+			d := v - base.V + child(s)
+			if !peak.OK || d > peak.V {
+				peak = source.Some(d)
+			}
+		}
+	}
+	return peak
+}
+
+// estimateP99 estimates the 99th percentile of the union of several
+// interval summaries. The watcher hands out summaries (count, min, p50, p99,
+// max), not raw round trips, so each interval's distribution is taken as
+// piecewise linear through those points and the mixture, weighted by
+// count, is solved for 0.99. The result lies between the smallest and the
+// largest interval p99 and equals the p99 when there is one interval.
+func estimateP99(ls []source.Latency) time.Duration {
+	var total float64
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, l := range ls {
+		if l.Count <= 0 {
+			continue
+		}
+		total += float64(l.Count)
+		lo = math.Min(lo, float64(l.Min))
+		hi = math.Max(hi, float64(l.Max))
+	}
+	if total == 0 {
+		return 0
+	}
+	cdf := func(v float64) float64 {
+		var sum float64
+		for _, l := range ls {
+			if l.Count > 0 {
+				sum += float64(l.Count) * pieceCDF(l, v)
+			}
+		}
+		return sum / total
+	}
+	for i := 0; i < 100 && hi-lo > 1; i++ {
+		mid := (lo + hi) / 2
+		if cdf(mid) >= 0.99 {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return time.Duration(math.Round(hi))
+}
+
+// pieceCDF is the fraction of an interval's PINGs at or below v, linear
+// between the summary's points (min,0) (p50,.5) (p99,.99) (max,1).
+func pieceCDF(l source.Latency, v float64) float64 {
+	xs := [4]float64{float64(l.Min), float64(l.P50), float64(l.P99), float64(l.Max)}
+	ys := [4]float64{0, 0.5, 0.99, 1}
+	if v < xs[0] {
+		return 0
+	}
+	for i := 3; i >= 1; i-- {
+		if v >= xs[i] {
+			return ys[i]
+		}
+		if v >= xs[i-1] {
+			return ys[i-1] + (ys[i]-ys[i-1])*(v-xs[i-1])/(xs[i]-xs[i-1])
+		}
+	}
+	return 0
+}
+
+// summarise fills in the statistics from the runs.
+func (s *Summary) summarise() {
+	var cow, mem, save, ops, worst, p99 []float64
+	kinds := map[string]bool{}
+	var kindList []string
+	for _, r := range s.Runs {
+		if k := string(r.Report.Kind); k != "" && !kinds[k] {
+			kinds[k] = true
+			kindList = append(kindList, k)
+		}
+		if v, ok := r.Report.COW.Get(); ok {
+			cow = append(cow, float64(v))
+		}
+		if v, ok := r.MemDelta.Get(); ok {
+			mem = append(mem, float64(v))
+		}
+		save = append(save, r.Report.Observed.Seconds())
+		ops = append(ops, r.WriterOps)
+		worst = append(worst, ms(r.WorstPing))
+		p99 = append(p99, ms(r.P99Ping))
+	}
+	s.Kind = strings.Join(kindList, ", ")
+	s.COW, s.MemDelta, s.SaveTime = stat(cow), stat(mem), stat(save)
+	s.WriterOps, s.WorstPing, s.P99Ping = stat(ops), stat(worst), stat(p99)
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func stat(vs []float64) Stat {
+	if len(vs) == 0 {
+		return Stat{}
+	}
+	s := Stat{Min: vs[0], Max: vs[0], N: len(vs)}
+	var sum float64
+	for _, v := range vs {
+		sum += v
+		s.Min = math.Min(s.Min, v)
+		s.Max = math.Max(s.Max, v)
+	}
+	s.Mean = sum / float64(len(vs))
+	return s
+}

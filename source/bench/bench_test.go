@@ -1,0 +1,298 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
+
+	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/server"
+	"github.com/vkwatch/vkwatch/source/server/servertest"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+func endpoint(t *testing.T, s *server.Server) source.Endpoint {
+	t.Helper()
+	ep, err := source.ParseAddress(s.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ep
+}
+
+func admin(t *testing.T, s *server.Server) *redis.Client {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: s.Addr})
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func persistence(t *testing.T, c *redis.Client) map[string]string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	text, err := c.Info(ctx, "persistence").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]string{}
+	for _, l := range strings.Split(text, "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(l), ":"); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// TestBenchTwoServers runs the experiment in miniature against two real
+// servers and checks what it reports against what the servers say.
+func TestBenchTwoServers(t *testing.T) {
+	// 20,000 keys save in milliseconds, faster than the sampling can see; a
+	// per-key delay in the save child stretches the save to about a second,
+	// under write load, as a big dataset would.
+	args := []string{"--rdb-key-save-delay", "50"}
+	a := servertest.Start(t, server.Options{Args: args})
+	b := servertest.Start(t, server.Options{Args: args})
+
+	var mu sync.Mutex
+	events := map[int]int{}
+	var progress []string
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	sums, err := Bench(ctx, Config{
+		Endpoints: []source.Endpoint{endpoint(t, a), endpoint(t, b)},
+		Runs:      2,
+		Window:    3 * time.Second,
+		TriggerAt: 500 * time.Millisecond,
+		Writers:   4,
+		Keys:      20000,
+		Preload:   true,
+		Progress: func(m string) {
+			mu.Lock()
+			progress = append(progress, m)
+			mu.Unlock()
+		},
+		Events: func(ev source.Event) {
+			mu.Lock()
+			events[ev.Server]++
+			mu.Unlock()
+		},
+	})
+	if err != nil {
+		t.Fatalf("Bench: %v\nprogress:\n%s", err, strings.Join(progress, "\n"))
+	}
+	if len(sums) != 2 {
+		t.Fatalf("%d summaries", len(sums))
+	}
+	for i, s := range sums {
+		c := admin(t, []*server.Server{a, b}[i])
+		if s.Server != i || len(s.Runs) != 2 {
+			t.Fatalf("summary %d: server %d, %d runs", i, s.Server, len(s.Runs))
+		}
+		if n, err := c.DBSize(ctx).Result(); err != nil || n != 20000 {
+			t.Errorf("server %d holds %d keys (%v), want the 20000 preloaded", i, n, err)
+		}
+		for j, r := range s.Runs {
+			rep := r.Report
+			if rep.Kind != source.SaveFork || rep.Status != "ok" {
+				t.Errorf("server %d run %d: kind %q status %q", i, j, rep.Kind, rep.Status)
+			}
+			if cow, ok := rep.COW.Get(); !ok || cow != r.ServerCOW {
+				t.Errorf("server %d run %d: report COW %v, server's rdb_last_cow_size %d", i, j, rep.COW, r.ServerCOW)
+			}
+			if d := math.Abs(rep.Observed.Seconds() - float64(r.ServerSeconds)); d > 1 {
+				t.Errorf("server %d run %d: observed save %s, server says %d s", i, j, rep.Observed, r.ServerSeconds)
+			}
+			if rs, ok := rep.ServerSeconds.Get(); !ok || rs != r.ServerSeconds {
+				t.Errorf("server %d run %d: report server seconds %v, INFO %d", i, j, rep.ServerSeconds, r.ServerSeconds)
+			}
+			if r.WriterOps <= 0 || r.WorstPing <= 0 || r.P99Ping <= 0 || r.P99Ping > r.WorstPing {
+				t.Errorf("server %d run %d: writer ops %.0f, worst PING %s, p99 %s", i, j, r.WriterOps, r.WorstPing, r.P99Ping)
+			}
+			if !r.MemDelta.OK {
+				t.Errorf("server %d run %d: no memory delta", i, j)
+			}
+		}
+		// The last run's figures are what the server holds now.
+		last := s.Runs[len(s.Runs)-1]
+		p := persistence(t, c)
+		if p["rdb_last_cow_size"] != strconv.FormatInt(last.ServerCOW, 10) || p["rdb_saves"] != "2" {
+			t.Errorf("server %d: INFO %s / %s saves, bench read %d", i, p["rdb_last_cow_size"], p["rdb_saves"], last.ServerCOW)
+		}
+		if s.COW.N != 2 || s.COW.Min > s.COW.Mean || s.COW.Mean > s.COW.Max {
+			t.Errorf("server %d: COW stat %+v", i, s.COW)
+		}
+		if events[i] == 0 {
+			t.Errorf("no events for server %d", i)
+		}
+	}
+
+	var tab bytes.Buffer
+	if err := WriteTable(&tab, sums); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{a.Addr, b.Addr, "copy-on-write", "worst PING", "BGSAVE fork"} {
+		if !strings.Contains(tab.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, tab.String())
+		}
+	}
+	var js bytes.Buffer
+	if err := WriteJSON(&js, sums); err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		Servers []struct {
+			Addr string
+			Runs []struct {
+				COW       *int64 `json:"cow_bytes"`
+				ServerCOW int64  `json:"server_cow_bytes"`
+			}
+		}
+	}
+	if err := json.Unmarshal(js.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Servers) != 2 || back.Servers[1].Addr != b.Addr || *back.Servers[1].Runs[1].COW != sums[1].Runs[1].ServerCOW {
+		t.Errorf("JSON: %s", js.String())
+	}
+	t.Logf("\n%s", tab.String())
+}
+
+// TestBenchRefusesWhileSaving: a run on top of a running save would measure
+// neither, so bench refuses and says which server.
+func TestBenchRefusesWhileSaving(t *testing.T) {
+	s := servertest.Start(t, server.Options{Args: []string{"--rdb-key-save-delay", "1000"}})
+	c := admin(t, s)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.Do(ctx, "DEBUG", "POPULATE", "5000", "key", "300").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.BgSave(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// 5,000 keys at 1 ms each: a five-second save; wait until INFO shows it.
+	deadline := time.Now().Add(10 * time.Second)
+	for persistence(t, c)["rdb_bgsave_in_progress"] != "1" {
+		if time.Now().After(deadline) {
+			t.Fatal("the save never showed as running")
+		}
+		time.Sleep(10 * time.Millisecond) // polling INFO, bounded by the deadline
+	}
+	_, err := Bench(ctx, Config{Endpoints: []source.Endpoint{endpoint(t, s)}, Runs: 1, Keys: 1000, Window: time.Second, TriggerAt: 100 * time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), s.Addr) || !strings.Contains(err.Error(), "already running") {
+		t.Fatalf("Bench during a save: %v", err)
+	}
+	if strings.Contains(err.Error(), "\n") {
+		t.Errorf("error is not one line: %q", err)
+	}
+	// Nothing was written: the refusal came before any load.
+	if n, _ := c.DBSize(ctx).Result(); n != 5000 {
+		t.Errorf("%d keys after a refused bench, want the 5000 populated", n)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	ep := source.Endpoint{Network: "tcp", Addr: "127.0.0.1:1"}
+	for name, cfg := range map[string]Config{
+		"none":    {},
+		"three":   {Endpoints: []source.Endpoint{ep, ep, ep}},
+		"trigger": {Endpoints: []source.Endpoint{ep}, Window: time.Second, TriggerAt: 2 * time.Second},
+		"runs":    {Endpoints: []source.Endpoint{ep}, Runs: -1},
+	} {
+		if _, err := Bench(context.Background(), cfg); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+func TestEstimateP99(t *testing.T) {
+	one := source.Latency{Count: 500, Min: 100 * time.Microsecond, P50: 200 * time.Microsecond, P99: 900 * time.Microsecond, Max: 5 * time.Millisecond}
+	if got := estimateP99([]source.Latency{one}); absDur(got-one.P99) > time.Microsecond {
+		t.Errorf("one interval: %s, want its p99 %s", got, one.P99)
+	}
+	slow := source.Latency{Count: 500, Min: time.Millisecond, P50: 2 * time.Millisecond, P99: 8 * time.Millisecond, Max: 20 * time.Millisecond}
+	got := estimateP99([]source.Latency{one, slow, {}})
+	if got <= one.P99 || got >= slow.P99 {
+		t.Errorf("mixture p99 %s outside (%s, %s)", got, one.P99, slow.P99)
+	}
+	if estimateP99(nil) != 0 {
+		t.Error("no PINGs: want 0")
+	}
+	flat := source.Latency{Count: 10, Min: time.Millisecond, P50: time.Millisecond, P99: time.Millisecond, Max: time.Millisecond}
+	if got := estimateP99([]source.Latency{flat}); absDur(got-time.Millisecond) > time.Microsecond {
+		t.Errorf("constant latency: %s", got)
+	}
+}
+
+func absDur(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+func TestTableAbsentIsNA(t *testing.T) {
+	s := []Summary{{Server: 0, Addr: "127.0.0.1:1", Runs: []Run{{}}}}
+	s[0].summarise()
+	var buf bytes.Buffer
+	if err := WriteTable(&buf, s); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(buf.String(), "\n") {
+		if strings.HasPrefix(line, "copy-on-write") || strings.HasPrefix(line, "memory delta") {
+			if !strings.Contains(line, "n/a") || strings.Contains(line, "0 B") {
+				t.Errorf("absent value not n/a: %q", line)
+			}
+		}
+	}
+	if got := count(27202.4); got != "27,202" {
+		t.Errorf("count: %q", got)
+	}
+	if got := size(354.7 * 1024 * 1024); got != "354.7 MiB" {
+		t.Errorf("size: %q", got)
+	}
+}
+
+// TestBenchParallel runs both servers at once: their saves overlap in time.
+func TestBenchParallel(t *testing.T) {
+	args := []string{"--rdb-key-save-delay", "100"}
+	a := servertest.Start(t, server.Options{Args: args})
+	b := servertest.Start(t, server.Options{Args: args})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	sums, err := Bench(ctx, Config{
+		Endpoints: []source.Endpoint{endpoint(t, a), endpoint(t, b)},
+		Runs:      1,
+		Window:    2 * time.Second,
+		TriggerAt: 300 * time.Millisecond,
+		Writers:   2,
+		Keys:      5000,
+		Preload:   true,
+		Parallel:  true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ra, rb := sums[0].Runs[0].Report, sums[1].Runs[0].Report
+	if ra.Started >= rb.Ended || rb.Started >= ra.Ended {
+		t.Errorf("saves did not overlap: %s-%s and %s-%s", ra.Started, ra.Ended, rb.Started, rb.Ended)
+	}
+	for i, s := range sums {
+		if r := s.Runs[0]; r.Report.COW != source.Some(r.ServerCOW) {
+			t.Errorf("server %d: report COW %v, server %d", i, r.Report.COW, r.ServerCOW)
+		}
+	}
+}

@@ -1,0 +1,220 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/vkwatch/vkwatch/source"
+)
+
+// WriteTable prints the seed article's table: one column per server, one
+// row per measure, each cell mean / min / max over the runs; then every run
+// on a line of its own, so an outlier can be seen for what it is.
+func WriteTable(w io.Writer, s []Summary) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
+	row := func(cells ...string) { fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t") }
+
+	head := []string{""}
+	sub := []string{""}
+	for _, x := range s {
+		head = append(head, fmt.Sprintf("%s (%s)", x.Addr, orNA(x.Kind)))
+		sub = append(sub, fmt.Sprintf("mean / min / max of %d runs", len(x.Runs)))
+	}
+	row(head...)
+	row(sub...)
+	measures := []struct {
+		name string
+		get  func(Summary) Stat
+		f    func(float64) string
+	}{
+		{"copy-on-write (rdb_last_cow_size)", func(x Summary) Stat { return x.COW }, size},
+		{"memory delta during save", func(x Summary) Stat { return x.MemDelta }, size},
+		{"save time (observed)", func(x Summary) Stat { return x.SaveTime }, secs},
+		{"writers ops/s over the window", func(x Summary) Stat { return x.WriterOps }, count},
+		{"worst PING", func(x Summary) Stat { return x.WorstPing }, millis},
+		{"p99 PING (estimated)", func(x Summary) Stat { return x.P99Ping }, millis},
+	}
+	for _, m := range measures {
+		cells := []string{m.name}
+		for _, x := range s {
+			cells = append(cells, statCell(m.get(x), len(x.Runs), m.f))
+		}
+		row(cells...)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	row("server", "run", "kind", "status", "COW", "server COW", "mem delta", "save", "server s", "writers ops/s", "worst PING", "p99 PING")
+	for _, x := range s {
+		for i, r := range x.Runs {
+			row(x.Addr, strconv.Itoa(i+1), orNA(string(r.Report.Kind)), orNA(r.Report.Status),
+				optBytes(r.Report.COW), size(float64(r.ServerCOW)), optBytes(r.MemDelta),
+				secs(r.Report.Observed.Seconds()), strconv.FormatInt(r.ServerSeconds, 10),
+				count(r.WriterOps), millis(ms(r.WorstPing)), millis(ms(r.P99Ping)))
+		}
+	}
+	return tw.Flush()
+}
+
+// runLine is the one-line account of a run for progress output.
+func runLine(r Run) string {
+	return fmt.Sprintf("%s %s in %s (server %ds), COW %s, memory delta %s, writers %s ops/s, worst PING %s, p99 PING %s",
+		orNA(string(r.Report.Kind)), orNA(r.Report.Status), secs(r.Report.Observed.Seconds()), r.ServerSeconds,
+		optBytes(r.Report.COW), optBytes(r.MemDelta), count(r.WriterOps), millis(ms(r.WorstPing)), millis(ms(r.P99Ping)))
+}
+
+func statCell(st Stat, runs int, f func(float64) string) string {
+	if st.N == 0 {
+		return "n/a"
+	}
+	c := f(st.Mean) + " / " + f(st.Min) + " / " + f(st.Max)
+	if st.N != runs {
+		c += fmt.Sprintf(" (%d runs)", st.N)
+	}
+	return c
+}
+
+func orNA(s string) string {
+	if s == "" {
+		return "n/a"
+	}
+	return s
+}
+
+// size prints a size in binary units: 354.7 MiB.
+func size(v float64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	i := 0
+	neg := v < 0
+	v = math.Abs(v)
+	for v >= 1024 && i < len(units)-1 {
+		v /= 1024
+		i++
+	}
+	sign := ""
+	if neg {
+		sign = "-"
+	}
+	if i == 0 {
+		return fmt.Sprintf("%s%.0f B", sign, v)
+	}
+	return fmt.Sprintf("%s%.1f %s", sign, v, units[i])
+}
+
+func optBytes(o source.Opt[int64]) string {
+	if v, ok := o.Get(); ok {
+		return size(float64(v))
+	}
+	return "n/a"
+}
+
+func secs(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) + " s" }
+
+func millis(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + " ms" }
+
+// count prints an integer with thousands separators: 27,202.
+func count(v float64) string {
+	s := strconv.FormatInt(int64(math.Round(math.Abs(v))), 10)
+	var b strings.Builder
+	if v < 0 {
+		b.WriteByte('-')
+	}
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// jsonStat is a Stat in JSON; a Stat no run had is null.
+type jsonStat struct {
+	Mean float64 `json:"mean"`
+	Min  float64 `json:"min"`
+	Max  float64 `json:"max"`
+	N    int     `json:"n"`
+}
+
+func toJSONStat(s Stat) *jsonStat {
+	if s.N == 0 {
+		return nil
+	}
+	return &jsonStat{s.Mean, s.Min, s.Max, s.N}
+}
+
+func optJSON(o source.Opt[int64]) *int64 {
+	if v, ok := o.Get(); ok {
+		return &v
+	}
+	return nil
+}
+
+type jsonRun struct {
+	Run            int       `json:"run"`
+	Kind           string    `json:"kind"`
+	Status         string    `json:"status"`
+	StartedAt      time.Time `json:"started_at"`
+	COW            *int64    `json:"cow_bytes"`
+	ServerCOW      int64     `json:"server_cow_bytes"`
+	MemDelta       *int64    `json:"mem_delta_bytes"`
+	PeakUsedDelta  *int64    `json:"peak_used_memory_delta_bytes"`
+	SaveSeconds    float64   `json:"save_seconds_observed"`
+	ServerSeconds  int64     `json:"server_seconds"`
+	WriterOps      float64   `json:"writer_ops_per_sec"`
+	WorstPingMs    float64   `json:"worst_ping_ms"`
+	P99PingMs      float64   `json:"p99_ping_ms"`
+	ReportServerS  *int64    `json:"report_server_seconds"`
+	ReportPeakLive *int64    `json:"peak_live_cow_bytes"`
+}
+
+type jsonSummary struct {
+	Server    int       `json:"server"`
+	Addr      string    `json:"addr"`
+	Kind      string    `json:"kind"`
+	Runs      []jsonRun `json:"runs"`
+	COW       *jsonStat `json:"cow_bytes"`
+	MemDelta  *jsonStat `json:"mem_delta_bytes"`
+	SaveTime  *jsonStat `json:"save_seconds"`
+	WriterOps *jsonStat `json:"writer_ops_per_sec"`
+	WorstPing *jsonStat `json:"worst_ping_ms"`
+	P99Ping   *jsonStat `json:"p99_ping_ms"`
+}
+
+// WriteJSON writes the summaries as JSON for scripts: sizes in bytes, times
+// in seconds or milliseconds as the key says, absent values as null.
+func WriteJSON(w io.Writer, s []Summary) error {
+	out := struct {
+		Servers []jsonSummary `json:"servers"`
+	}{Servers: []jsonSummary{}}
+	for _, x := range s {
+		js := jsonSummary{
+			Server: x.Server, Addr: x.Addr, Kind: x.Kind, Runs: []jsonRun{},
+			COW: toJSONStat(x.COW), MemDelta: toJSONStat(x.MemDelta), SaveTime: toJSONStat(x.SaveTime),
+			WriterOps: toJSONStat(x.WriterOps), WorstPing: toJSONStat(x.WorstPing), P99Ping: toJSONStat(x.P99Ping),
+		}
+		for i, r := range x.Runs {
+			js.Runs = append(js.Runs, jsonRun{
+				Run: i + 1, Kind: string(r.Report.Kind), Status: r.Report.Status, StartedAt: r.Report.StartedAt,
+				COW: optJSON(r.Report.COW), ServerCOW: r.ServerCOW, MemDelta: optJSON(r.MemDelta),
+				PeakUsedDelta: optJSON(r.Report.PeakUsedDelta),
+				SaveSeconds:   r.Report.Observed.Seconds(), ServerSeconds: r.ServerSeconds,
+				WriterOps: r.WriterOps, WorstPingMs: ms(r.WorstPing), P99PingMs: ms(r.P99Ping),
+				ReportServerS: optJSON(r.Report.ServerSeconds), ReportPeakLive: optJSON(r.Report.PeakLiveCOW),
+			})
+		}
+		out.Servers = append(out.Servers, js)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
