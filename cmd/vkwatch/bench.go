@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/bench"
+	"github.com/vkwatch/vkwatch/source/procmem"
+	"github.com/vkwatch/vkwatch/source/record"
+)
+
+type benchFlags struct {
+	runs         int
+	window       time.Duration
+	triggerAt    time.Duration
+	writers      int
+	preload      int
+	keys         int
+	valueSize    int
+	parallel     bool
+	json         bool
+	interval     time.Duration
+	pingInterval time.Duration
+	record       string
+}
+
+func (a *app) benchCommand(cf *connFlags) *cobra.Command {
+	bf := &benchFlags{}
+	cmd := &cobra.Command{
+		Use:   "bench ADDR [ADDR2]",
+		Short: "Run the seeds' BGSAVE experiment headless and print its table",
+		Long: `bench reproduces the forkless-BGSAVE experiment without a UI: for each run it
+starts W writers on the vkwatch-prefixed dataset and the PING probe, sends BGSAVE
+at --trigger-at, waits for the save to end and the window to close, and collects
+what the save cost. It prints, per server, COW, memory delta, save time, the
+writers' ops/s, worst and p99 PING as mean / min / max over the runs.
+Progress goes to stderr; the table (or --json) to stdout.`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.runBench(cmd.Context(), cf, bf, args)
+		},
+	}
+	fs := cmd.Flags()
+	fs.IntVar(&bf.runs, "runs", 7, "runs per server")
+	fs.DurationVar(&bf.window, "window", 12*time.Second, "length of each run")
+	fs.DurationVar(&bf.triggerAt, "trigger-at", 2*time.Second, "when BGSAVE is sent within the window")
+	fs.IntVar(&bf.writers, "writers", 8, "writers per server")
+	fs.IntVar(&bf.preload, "preload", 0, "first create a dataset of N keys under the vkwatch: prefix")
+	fs.IntVar(&bf.keys, "keys", 1_000_000, "keyspace the writers SET into, when --preload is not given")
+	fs.IntVar(&bf.valueSize, "value-size", 300, "bytes per value")
+	fs.BoolVar(&bf.parallel, "parallel", false, "run the servers at the same time instead of one after the other")
+	fs.BoolVar(&bf.json, "json", false, "print JSON instead of the table")
+	fs.DurationVar(&bf.interval, "interval", 150*time.Millisecond, "INFO sampling interval")
+	fs.DurationVar(&bf.pingInterval, "ping-interval", 2*time.Millisecond, "PING probe interval")
+	fs.StringVar(&bf.record, "record", "", "record every sample and event to FILE (JSON Lines)")
+	return cmd
+}
+
+func (a *app) runBench(ctx context.Context, cf *connFlags, bf *benchFlags, args []string) (err error) {
+	switch {
+	case bf.runs < 1:
+		return usageErr("--runs must be at least 1")
+	case bf.window <= 0 || bf.triggerAt < 0 || bf.triggerAt >= bf.window:
+		return usageErr("--trigger-at must fall inside --window")
+	case bf.writers < 0 || bf.valueSize < 1 || bf.keys < 1 || bf.preload < 0:
+		return usageErr("--writers, --keys, --value-size and --preload must be positive")
+	case bf.interval < 10*time.Millisecond || bf.pingInterval < 100*time.Microsecond:
+		return usageErr("--interval must be at least 10ms and --ping-interval at least 100µs")
+	}
+	eps, err := a.endpoints(cf, args)
+	if err != nil {
+		return err
+	}
+	keys := bf.keys
+	if bf.preload > 0 {
+		keys = bf.preload
+	}
+	cfg := bench.Config{
+		Endpoints:    eps,
+		Runs:         bf.runs,
+		Window:       bf.window,
+		TriggerAt:    bf.triggerAt,
+		Writers:      bf.writers,
+		Keys:         keys,
+		ValueSize:    bf.valueSize,
+		Preload:      bf.preload > 0,
+		Parallel:     bf.parallel,
+		Interval:     bf.interval,
+		PingInterval: bf.pingInterval,
+		Progress:     func(msg string) { fmt.Fprintln(a.stderr, "vkwatch bench:", msg) },
+	}
+	cfg.Clock = source.NewClock()
+	if proc, err := procmem.New(); err == nil {
+		cfg.Proc = proc.Read
+	}
+	if bf.record != "" {
+		f, err := os.Create(bf.record)
+		if err != nil {
+			return fmt.Errorf("--record: %w", err)
+		}
+		defer f.Close()
+		h := record.Header{
+			Format:  "vkwatch-recording",
+			Version: 1,
+			VKWatch: vkwatchVersion(),
+			Epoch:   cfg.Clock.Epoch(),
+			Settings: map[string]string{
+				"mode": "bench", "runs": fmt.Sprint(bf.runs), "window": bf.window.String(),
+				"trigger_at": bf.triggerAt.String(), "writers": fmt.Sprint(bf.writers),
+				"interval": bf.interval.String(), "ping_interval": bf.pingInterval.String(),
+			},
+		}
+		for _, ep := range eps {
+			h.Servers = append(h.Servers, record.ServerInfo{Addr: ep.String()})
+		}
+		rec, err := record.NewWriter(f, "jsonl", h)
+		if err != nil {
+			return fmt.Errorf("--record: %w", err)
+		}
+		defer func() {
+			if cerr := rec.Close(); cerr != nil && err == nil {
+				err = cerr
+			}
+		}()
+		cfg.Events = func(ev source.Event) { rec.Write(ev) }
+	}
+	sums, err := bench.Bench(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if bf.json {
+		return bench.WriteJSON(a.stdout, sums)
+	}
+	return bench.WriteTable(a.stdout, sums)
+}

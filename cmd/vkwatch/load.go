@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/charmbracelet/bubbles/progress"
+	"github.com/spf13/cobra"
+
+	"github.com/vkwatch/vkwatch/source/load"
+)
+
+type loadFlags struct {
+	keys        int
+	valueSize   int
+	writers     int
+	prefix      string
+	skipPreload bool
+}
+
+func (a *app) loadCommand(cf *connFlags) *cobra.Command {
+	lf := &loadFlags{}
+	cmd := &cobra.Command{
+		Use:   "load ADDR",
+		Short: "Fill a server with a vkwatch-prefixed dataset, then write to it until stopped",
+		Long: `load SETs N keys of B bytes (vkwatch:0 .. vkwatch:N-1), pipelined, then runs W
+writers that SET random keys of that prefix as fast as they can until ctrl+c.
+It never reads, writes or deletes a key outside its prefix.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.runLoad(cmd.Context(), cf, lf, args[0])
+		},
+	}
+	fs := cmd.Flags()
+	fs.IntVar(&lf.keys, "keys", 1_000_000, "number of keys N")
+	fs.IntVar(&lf.valueSize, "value-size", 300, "bytes per value B")
+	fs.IntVar(&lf.writers, "writers", 8, "writers to run after the preload (0: preload only)")
+	fs.StringVar(&lf.prefix, "prefix", load.DefaultPrefix, "key prefix")
+	fs.BoolVar(&lf.skipPreload, "skip-preload", false, "start the writers without filling the keyspace first")
+	return cmd
+}
+
+func (a *app) runLoad(ctx context.Context, cf *connFlags, lf *loadFlags, addr string) error {
+	if lf.keys < 1 || lf.valueSize < 1 || lf.writers < 0 {
+		return usageErr("--keys and --value-size must be positive, --writers not negative")
+	}
+	if lf.prefix == "" {
+		return usageErr("--prefix must not be empty: the load must never touch keys outside its prefix")
+	}
+	eps, err := a.endpoints(cf, []string{addr})
+	if err != nil {
+		return err
+	}
+	opts, err := eps[0].RedisOptions()
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	cfg := load.Config{Prefix: lf.prefix, Keys: lf.keys, ValueSize: lf.valueSize, Writers: lf.writers}
+	if !lf.skipPreload {
+		bar := progress.New(progress.WithWidth(40), progress.WithoutPercentage())
+		start := time.Now()
+		last := ""
+		err := load.Preload(ctx, opts, cfg, func(done, total int) {
+			el := time.Since(start).Seconds()
+			rate := 0.0
+			if el > 0 {
+				rate = float64(done) / el
+			}
+			line := fmt.Sprintf("\rpreload %s %3.0f%% %d/%d keys  %.0f keys/s", bar.ViewAs(float64(done)/float64(total)), 100*float64(done)/float64(total), done, total, rate)
+			if line != last {
+				fmt.Fprint(a.stderr, line)
+				last = line
+			}
+		})
+		fmt.Fprintln(a.stderr)
+		if err != nil {
+			return withCode(exitConnect, fmt.Errorf("%s: preload: %w", eps[0], err))
+		}
+		fmt.Fprintf(a.stderr, "preloaded %d keys of %d bytes under %q in %s\n", lf.keys, lf.valueSize, lf.prefix, time.Since(start).Round(time.Millisecond))
+	}
+	if lf.writers == 0 {
+		return nil
+	}
+	w, err := load.StartWriters(ctx, opts, cfg)
+	if err != nil {
+		return withCode(exitConnect, fmt.Errorf("%s: writers: %w", eps[0], err))
+	}
+	defer w.Stop()
+	fmt.Fprintf(a.stderr, "%d writers running against %s; ctrl+c to stop\n", lf.writers, eps[0])
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	prev, prevT := w.Ops(), time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			fmt.Fprintf(a.stderr, "\nstopped after %d SETs (%d errors)\n", w.Ops(), w.Errors())
+			return nil
+		case now := <-t.C:
+			ops := w.Ops()
+			msg := fmt.Sprintf("\r%8.0f SET/s  total %d", float64(ops-prev)/now.Sub(prevT).Seconds(), ops)
+			if e := w.LastError(); e != nil {
+				msg += fmt.Sprintf("  errors %d (last: %v)", w.Errors(), e)
+			}
+			fmt.Fprint(a.stderr, msg)
+			prev, prevT = ops, now
+		}
+	}
+}

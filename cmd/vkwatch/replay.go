@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/spf13/cobra"
+
+	"github.com/vkwatch/vkwatch/source/record"
+	"github.com/vkwatch/vkwatch/ui"
+)
+
+func (a *app) replayCommand() *cobra.Command {
+	var speed float64
+	cmd := &cobra.Command{
+		Use:   "replay FILE",
+		Short: "Replay a recording in the monitor (space pause, arrows seek)",
+		Long: `replay drives the monitor from a recording made with --record: space pauses,
+left/right seek 10 s, --speed sets the pace. A recording cut short by a crash
+replays up to its last whole line.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if speed <= 0 {
+				return usageErr("--speed must be positive")
+			}
+			return a.runReplay(cmd.Context(), args[0], speed)
+		},
+	}
+	cmd.Flags().Float64Var(&speed, "speed", 1, "playback speed (2 = twice as fast)")
+	return cmd
+}
+
+func (a *app) runReplay(ctx context.Context, path string, speed float64) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	rec, err := record.Read(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if rec.Truncated {
+		fmt.Fprintf(a.stderr, "vkwatch: %s ends in a partial line (cut short?); replaying up to its last whole line\n", path)
+	}
+	if !a.isTTY() {
+		return withCode(exitNoTTY, errors.New("standard output is not a terminal: replay needs one"))
+	}
+	names := make([]string, len(rec.Header.Servers))
+	for i, s := range rec.Header.Servers {
+		names[i] = s.Addr
+	}
+	// The UI sizes its charts from the sampling interval the recording used.
+	interval := 200 * time.Millisecond
+	if d, err := time.ParseDuration(rec.Header.Settings["interval"]); err == nil && d > 0 {
+		interval = d
+	}
+	m := ui.NewReplay(ui.Config{
+		Servers:  names,
+		Interval: interval,
+		Banner:   fmt.Sprintf("replay of %s (recorded %s)", path, rec.Header.Epoch.Format("2006-01-02 15:04:05")),
+		ReadOnly: true,
+	}, rec.Events, speed)
+	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx),
+		tea.WithInput(a.stdin), tea.WithOutput(a.stdout))
+	_, err = p.Run()
+	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		err = nil
+	}
+	return err
+}
