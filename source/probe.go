@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"strconv"
@@ -351,8 +350,4 @@ func (p *probe) err() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.lastErr
-}
-
-func (p *probe) String() string {
-	return fmt.Sprintf("probe %s every %s", p.ep, p.interval)
 }

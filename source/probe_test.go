@@ -271,3 +271,34 @@ func BenchmarkProbeRecord(b *testing.B) {
 		p.record(87 * time.Microsecond)
 	}
 }
+
+// BenchmarkProbePing measures the probe's loop against a real server with
+// PINGs back to back: ns/op is a loopback round trip plus the loop's own
+// cost, allocs/op shows whether the loop allocates per PING.
+func BenchmarkProbePing(b *testing.B) {
+	srv := servertest.Start(b, server.Options{})
+	ep, _ := ParseAddress(srv.Addr)
+	p := newProbe(ep, nil, time.Nanosecond, 3*time.Second, 200*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	conn, err := p.dial(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	target := uint64(b.N)
+	done := make(chan error, 1)
+	b.ReportAllocs()
+	b.ResetTimer()
+	go func() { done <- p.pingLoop(ctx, conn, timer) }()
+	poll := time.NewTicker(time.Millisecond)
+	for p.answered.Load() < target {
+		<-poll.C
+	}
+	poll.Stop()
+	b.StopTimer()
+	cancel()
+	<-done
+	conn.Close()
+}

@@ -412,7 +412,12 @@ func (s *sampling) loop(ctx context.Context, wg *sync.WaitGroup) {
 			}
 			if err != nil {
 				if !down {
-					s.push(Event{Kind: EventDisconnected, Err: err.(*ConnectError).Cause})
+					reason := err.Error()
+					var ce *ConnectError
+					if errors.As(err, &ce) {
+						reason = ce.Cause
+					}
+					s.push(Event{Kind: EventDisconnected, Err: reason})
 					down = true
 				}
 				timer.Reset(backoff)
@@ -459,8 +464,8 @@ func (s *sampling) loop(ctx context.Context, wg *sync.WaitGroup) {
 				// huge command, SIGSTOP). Keep the connection state and
 				// everything sampled so far; say how long it has been.
 				stalled = true
-				for_ := (at - s.lastAnswer).Round(100 * time.Millisecond)
-				s.push(Event{Kind: EventDisconnected, Err: "not answering for " + for_.String()})
+				silent := (at - s.lastAnswer).Round(100 * time.Millisecond)
+				s.push(Event{Kind: EventDisconnected, Err: "not answering for " + silent.String()})
 				continue
 			}
 			connected, down = false, true
