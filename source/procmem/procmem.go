@@ -47,8 +47,8 @@ func newAt(mount string) (*Reader, error) {
 	return &Reader{mount: mount, fs: fs, rollup: err == nil}, nil
 }
 
-// Read returns the RSS and PSS of process pid and, while it has one, the
-// PID, Private_Dirty and PSS of its save child. Every field that cannot be
+// Read returns the RSS and PSS of process pid, the host's MemAvailable and,
+// while it has one, the PID, Private_Dirty and PSS of its save child. Every field that cannot be
 // read (no such process, no permission, an old kernel) is absent.
 //
 // The child's Private_Dirty is its copy-on-write cost: a page the server
@@ -68,6 +68,11 @@ func (r *Reader) Read(pid int64) source.ProcMem {
 		return m
 	}
 	m.RSS = source.Some(int64(st.ResidentMemory()))
+	// The process is on this host, so /proc/meminfo is its host's. In a
+	// container it is still the whole machine's, not the cgroup's limit.
+	if mi, err := r.fs.Meminfo(); err == nil && mi.MemAvailableBytes != nil {
+		m.HostMemAvailable = source.Some(int64(*mi.MemAvailableBytes))
+	}
 	if sm, ok := r.smapsRollup(p); ok {
 		m.PSS = source.Some(int64(sm.Pss))
 	}

@@ -75,6 +75,26 @@ func kernelChildren(t *testing.T, pid int) []string {
 	return strings.Fields(string(b))
 }
 
+// hostMemTotal reads MemTotal from /proc/meminfo without procfs.
+func hostMemTotal(t *testing.T) int64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n * 1024
+		}
+	}
+	t.Fatal("no MemTotal in /proc/meminfo")
+	return 0
+}
+
 func TestNewFailsWithoutProc(t *testing.T) {
 	if _, err := newAt(t.TempDir()); err == nil {
 		t.Fatal("a plain directory was taken for /proc")
@@ -88,7 +108,7 @@ func TestReadMissingProcessIsAbsent(t *testing.T) {
 	if err := s.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	if m := r.Read(int64(pid)); m.RSS.OK || m.PSS.OK || m.ChildPID.OK || m.ChildPrivateDirty.OK || m.ChildPSS.OK {
+	if m := r.Read(int64(pid)); m.RSS.OK || m.PSS.OK || m.ChildPID.OK || m.ChildPrivateDirty.OK || m.ChildPSS.OK || m.HostMemAvailable.OK {
 		t.Fatalf("read of an ended process gave %+v, want all absent", m)
 	}
 	if m := r.Read(0); m.RSS.OK {
@@ -118,6 +138,11 @@ func TestRSSAgreesWithInfo(t *testing.T) {
 	})
 	if ours < 30<<20 {
 		t.Fatalf("RSS %d bytes is too small for 100000 keys of 300 bytes", ours)
+	}
+	m := r.Read(int64(s.PID()))
+	total := hostMemTotal(t)
+	if !m.HostMemAvailable.OK || m.HostMemAvailable.V <= 0 || m.HostMemAvailable.V > total {
+		t.Fatalf("HostMemAvailable %+v, want present and within MemTotal %d", m.HostMemAvailable, total)
 	}
 	if m := r.Read(int64(s.PID())); m.ChildPID.OK || m.ChildPrivateDirty.OK || m.ChildPSS.OK {
 		t.Fatalf("child reported with no save running: %+v", m)
