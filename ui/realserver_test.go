@@ -1,0 +1,106 @@
+package ui
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/exp/teatest"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/server"
+	"github.com/vkwatch/vkwatch/source/server/servertest"
+)
+
+// TestRealServerSaveFlow is the whole product in one flow: a real
+// redis-server watched by a real source.Watcher, its events fed to the
+// program as the wiring feeds them, `b` pressed, BGSAVE sent through the
+// watcher, the progress bar seen mid-save and the end-of-save summary drawn
+// with what the server itself reports afterwards.
+func TestRealServerSaveFlow(t *testing.T) {
+	srv := servertest.Start(t, server.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	// A dataset whose save takes a few seconds: 20k keys at 100 µs each is
+	// about 2 s in the save child, long enough to be sampled mid-save.
+	rc := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer rc.Close()
+	if err := rc.Do(ctx, "DEBUG", "POPULATE", "20000", "key", "100").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.ConfigSet(ctx, "rdb-key-save-delay", "100").Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	ep, err := source.ParseAddress(srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := source.NewWatcher(0, ep, source.NewClock(), source.WatchConfig{Interval: 100 * time.Millisecond})
+	if _, err := w.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+
+	tm := teatest.NewTestModel(t, New(Config{
+		Servers: []string{ep.String()},
+		Send:    func(server int, args ...string) { w.Do(ctx, args...) },
+	}), teatest.WithInitialTermSize(140, 45))
+
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		w.Run(ctx, func(ev source.Event) { tm.Send(EventMsg(ev)) })
+	}()
+
+	var sc screen
+	sc.waitFor(t, tm, "connected")
+	tm.Type("b")
+	sc.waitFor(t, tm, "Background saving started")
+	sc.waitFor(t, tm, "▶ BGSAVE fork")
+	sc.waitForLong(t, tm, "last save BGSAVE fork · ok", 60*time.Second)
+
+	tm.Type("q")
+	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+	cancel()
+	wg.Wait()
+
+	reports := tm.FinalModel(t).(Model).Reports()
+	if len(reports) != 1 {
+		t.Fatalf("want one report, got %d", len(reports))
+	}
+	rep := reports[0]
+	info, err := rc.Info(context.Background(), "persistence").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed := source.ParseInfo(info)
+	if rep.Kind != source.SaveFork || rep.Status != "ok" {
+		t.Errorf("report kind %q status %q, want fork/ok", rep.Kind, rep.Status)
+	}
+	if !rep.COW.OK || rep.COW.V != parsed.RDBLastCOW.V {
+		t.Errorf("report COW %+v, server's rdb_last_cow_size %+v", rep.COW, parsed.RDBLastCOW)
+	}
+	if !rep.ServerSeconds.OK || rep.ServerSeconds.V != parsed.RDBLastTime.V {
+		t.Errorf("report server seconds %+v, server's rdb_last_bgsave_time_sec %+v", rep.ServerSeconds, parsed.RDBLastTime)
+	}
+	if !strings.Contains(string(sc.seen), "keys ") {
+		t.Errorf("progress line with keys processed never drawn")
+	}
+}
+
+// waitForLong is waitFor with a longer deadline, for a whole save.
+func (sc *screen) waitForLong(t *testing.T, tm *teatest.TestModel, s string, d time.Duration) {
+	t.Helper()
+	var last []byte
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		last = b
+		return strings.Contains(string(sc.seen)+string(b), s)
+	}, teatest.WithDuration(d), teatest.WithCheckInterval(50*time.Millisecond))
+	sc.seen = append(sc.seen, last...)
+}
