@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -306,14 +305,11 @@ func (f *monitorFlags) settings() map[string]string {
 }
 
 func writeReports(path string, reports []source.SaveReport) error {
-	if reports == nil {
-		reports = []source.SaveReport{}
-	}
-	b, err := json.MarshalIndent(reports, "", "  ")
+	b, err := record.MarshalReports(reports)
 	if err != nil {
 		return fmt.Errorf("--report: %w", err)
 	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(path, b, 0o644); err != nil {
 		return fmt.Errorf("--report: %w", err)
 	}
 	return nil
