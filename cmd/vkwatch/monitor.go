@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -251,14 +252,25 @@ func (a *app) monitor(ctx context.Context, run monitorRun) (err error) {
 			emit(source.Event{Server: i, Kind: source.EventDisconnected, Offset: off, At: at, Err: e.Error()})
 		}
 	}
+	// A panic in a background goroutine would kill the process with the
+	// terminal still in raw mode and the alternate screen up. Catch it,
+	// end the program through its context (which restores the terminal),
+	// and report it as an error.
+	var crash crashBox
 	var runWG sync.WaitGroup
 	for _, w := range watchers {
 		runWG.Add(1)
 		go func() {
 			defer runWG.Done()
+			defer crash.recover(cancel)
 			w.Run(ctx, emit)
 		}()
 	}
+	defer func() {
+		if c := crash.get(); c != nil && err == nil {
+			err = c
+		}
+	}()
 	defer runWG.Wait()
 	defer cancel()
 
@@ -284,7 +296,10 @@ func (a *app) monitor(ctx context.Context, run monitorRun) (err error) {
 	})
 	p := tea.NewProgram(model, tea.WithAltScreen(), tea.WithContext(ctx),
 		tea.WithInput(a.stdin), tea.WithOutput(a.stdout))
-	go batch.pump(ctx, p.Send)
+	go func() {
+		defer crash.recover(cancel)
+		batch.pump(ctx, p.Send)
+	}()
 	_, err = p.Run()
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 		err = nil // a signal: quit like q
@@ -355,4 +370,29 @@ func (b *batcher) pump(ctx context.Context, send func(tea.Msg)) {
 			}
 		}
 	}
+}
+
+// crashBox keeps the first panic of a background goroutine as an error.
+type crashBox struct {
+	mu  sync.Mutex
+	err error
+}
+
+// recover is deferred in a goroutine: it stops the panic, keeps it and
+// cancels the run.
+func (c *crashBox) recover(cancel context.CancelFunc) {
+	if r := recover(); r != nil {
+		c.mu.Lock()
+		if c.err == nil {
+			c.err = fmt.Errorf("internal error (please report it): panic: %v\n%s", r, debug.Stack())
+		}
+		c.mu.Unlock()
+		cancel()
+	}
+}
+
+func (c *crashBox) get() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
 }
