@@ -104,12 +104,12 @@ func splitHostPort(in string) (host, port, why string) {
 		default:
 			return "", "", fmt.Sprintf("unexpected %q after ']'", rest)
 		}
-		if net.ParseIP(host) == nil {
+		if !isIPv6(host) {
 			return "", "", fmt.Sprintf("bad IPv6 address %q", host)
 		}
 	case strings.Count(in, ":") > 1:
 		// A bare IPv6 literal such as ::1 carries no port.
-		if net.ParseIP(in) == nil {
+		if !isIPv6(in) {
 			return "", "", "bad address (write an IPv6 address with a port as [::1]:6379)"
 		}
 		host = in
@@ -128,10 +128,46 @@ func splitHostPort(in string) (host, port, why string) {
 	if port == "" {
 		port = defaultPort
 	}
+	if why := checkHost(host); why != "" {
+		return "", "", why
+	}
 	if why := checkPort(port); why != "" {
 		return "", "", why
 	}
 	return host, port, ""
+}
+
+// checkHost accepts an IP address or a host name of letters, digits, '.',
+// '-' and '_' (container names have underscores): anything else, such as a
+// stray ']' or '@', is a typo that would only fail later as an unknown
+// host.
+func checkHost(host string) string {
+	if isIPv6(host) || hostChars(host) {
+		return ""
+	}
+	return fmt.Sprintf("bad host %q", host)
+}
+
+// hostChars reports whether s has only letters, digits, '.', '-' and '_'.
+func hostChars(s string) bool {
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-', r == '_':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// isIPv6 reports whether s is an IP address, allowing the zone of a
+// link-local IPv6 address (fe80::1%eth0), which net.Dial understands and
+// a rediss:// URL may carry as %25eth0.
+func isIPv6(s string) bool {
+	if ip, zone, ok := strings.Cut(s, "%"); ok {
+		return zone != "" && hostChars(zone) && strings.Contains(ip, ":") && net.ParseIP(ip) != nil
+	}
+	return net.ParseIP(s) != nil
 }
 
 func checkPort(port string) string {
@@ -192,6 +228,9 @@ func parseURL(in, scheme string) (Endpoint, string) {
 		}
 		if port == "" {
 			port = defaultPort
+		}
+		if why := checkHost(host); why != "" {
+			return ep, why
 		}
 		if why := checkPort(port); why != "" {
 			return ep, why
