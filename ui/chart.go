@@ -224,8 +224,12 @@ func (c *chartSet) draw(st *styles, now time.Duration, pts []point, spans []span
 	for i := range pts {
 		p := &pts[i]
 		col := c.column(p.off, now)
-		if col >= w {
-			break // newer than a frozen (paused) right edge
+		if col >= w || p.off > now {
+			// Newer than a frozen (paused) right edge. The offset test
+			// matters too: the right edge's column spans past now, and a
+			// redraw while paused (a resize) must not pull in samples that
+			// arrived after the pause.
+			break
 		}
 		if col >= 0 {
 			for m := range numMetrics {

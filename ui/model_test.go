@@ -505,3 +505,19 @@ func TestColourAddsNoText(t *testing.T) {
 		t.Errorf("colour changed the text:\n%s\nwant:\n%s", got, plain)
 	}
 }
+
+func TestResizeWhilePausedShowsNothingNewer(t *testing.T) {
+	// A resize redraws the charts while paused: samples that arrived after
+	// the pause must stay out of them, even those that fall in the right
+	// edge's column.
+	evs := scenario(2, 60*time.Second)
+	cut := len(evs) * 2 / 3
+	m := setup(t, Config{Servers: []string{addrA, addrB}}, 200, 50, evs[:cut])
+	m, _ = press(m, "p")
+	paused := view(m)
+	m = feed(t, m, evs[cut:])
+	m = sized(sized(m, 150, 50), 200, 50)
+	if view(m) != paused {
+		t.Errorf("resizing while paused changed the frame:\n%s\nwant:\n%s", view(m), paused)
+	}
+}
