@@ -291,19 +291,36 @@ func (w *Watcher) cause(err error, timeout time.Duration) string {
 		}
 		return s
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		if w.tlsCfg == nil {
-			return "connection closed by server (plain connection to a TLS port?)"
-		}
-		return "connection closed by server"
+		return "connection closed by server" + w.closedHint()
 	case errors.Is(err, syscall.ECONNRESET):
-		return "connection reset"
+		return "connection reset by server" + w.closedHint()
 	case errors.Is(err, syscall.EPIPE):
 		return "connection closed by server"
 	}
-	if strings.Contains(msg, "first record does not look like a TLS handshake") {
+	switch {
+	case strings.Contains(msg, "first record does not look like a TLS handshake"):
 		return "TLS handshake failed: " + msg
+	case strings.Contains(msg, "remote error: tls: "):
+		// The server's alert (crypto/tls wraps it in a *net.OpError of an
+		// unexported type), e.g. "certificate required" without --cert.
+		return "TLS handshake failed: server says " + msg[strings.Index(msg, "remote error: tls: ")+len("remote error: tls: "):]
 	}
 	return strings.TrimPrefix(msg, "redis: ")
+}
+
+// closedHint guesses why a server hung up at once. A TLS port resets a
+// connection whose first bytes are a plain command. A TLS server that
+// wants a client certificate ends the connection right after the
+// handshake, and its alert is often lost to the reset that our first
+// command provokes.
+func (w *Watcher) closedHint() string {
+	switch {
+	case w.tlsCfg == nil:
+		return " (plain connection to a TLS port?)"
+	case len(w.tlsCfg.Certificates) == 0:
+		return " (TLS client certificate required? see --cert and --key)"
+	}
+	return ""
 }
 
 // oneLine keeps the first line of an error text.

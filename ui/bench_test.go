@@ -46,3 +46,35 @@ func BenchmarkUpdateSample(b *testing.B) {
 	}
 	_ = source.EventSample
 }
+
+// BenchmarkUpdateSampleTableOpen measures folding one sample while the
+// reports table is open (20 reports): the table is drawn once and reused,
+// so this must cost no more than with the panes shown.
+func BenchmarkUpdateSampleTableOpen(b *testing.B) {
+	m := sized(newTestModel(addrA, addrB), 200, 50)
+	m = feed(b, m, reportsScenario(20))
+	m, _ = press(m, "r")
+	f := newFake(0, false)
+	f.seq = 1 << 20
+	off := 200 * time.Second
+	var tm Model = m
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		off += tick
+		nm, _ := tm.Update(EventMsg(f.sampleEvent(off)))
+		tm = nm.(Model)
+	}
+}
+
+// BenchmarkTableDraw measures drawing the reports table of 20 reports at
+// 200x50, what opening it, scrolling or a new report costs.
+func BenchmarkTableDraw(b *testing.B) {
+	m := sized(newTestModel(addrA, addrB), 200, 50)
+	m = feed(b, m, reportsScenario(20))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		_ = drawTable(m.st, m.reports, 200, 30, 0)
+	}
+}

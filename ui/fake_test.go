@@ -216,6 +216,12 @@ func press(m Model, k string) (Model, tea.Cmd) {
 		msg = tea.KeyMsg{Type: tea.KeyShiftTab}
 	case "ctrl+c":
 		msg = tea.KeyMsg{Type: tea.KeyCtrlC}
+	case "esc":
+		msg = tea.KeyMsg{Type: tea.KeyEsc}
+	case "up":
+		msg = tea.KeyMsg{Type: tea.KeyUp}
+	case "down":
+		msg = tea.KeyMsg{Type: tea.KeyDown}
 	default:
 		msg = tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
 	}

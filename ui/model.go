@@ -93,6 +93,7 @@ type layout struct {
 	rows     int   // sparkline rows per chart
 	widths   []int // pane widths, by pane index
 	fullHelp bool  // full help shown (it may not fit even when asked for)
+	helpH    int   // lines the help takes
 }
 
 // Model is the vkwatch UI. It implements tea.Model.
@@ -117,6 +118,14 @@ type Model struct {
 	reports       []source.SaveReport
 	lay           layout
 
+	// shownReports is how many of reports the table shows: all of them,
+	// except while paused, when the table stays as it was.
+	shownReports int
+	table        reportTable
+	// helpOverTable says the full help was opened while the table was
+	// open, so esc closes the help first.
+	helpOverTable bool
+
 	status   string // set by Replay: the playback position, in the title line
 	helpText string // cached help view, for helpFor
 	helpFor  helpKey
@@ -126,8 +135,8 @@ type Model struct {
 
 // helpKey is what a cached help view was drawn for.
 type helpKey struct {
-	width        int
-	full, paused bool
+	width               int
+	full, paused, table bool
 }
 
 // New builds a model for cfg, filling defaults. It draws for an 80x24
@@ -258,6 +267,9 @@ func (m *Model) keepFor() time.Duration {
 // changed and rebuilds the frame. force redraws every chart (after a resize).
 func (m *Model) refresh(force bool) {
 	keep := m.keepFor()
+	if !m.paused {
+		m.shownReports = len(m.reports)
+	}
 	for _, p := range m.panes {
 		p.prune(m.now, keep)
 		if !m.paused {
@@ -268,7 +280,9 @@ func (m *Model) refresh(force bool) {
 				p.shown.now = m.now
 			}
 		}
-		if force || !m.paused {
+		// Charts hidden behind the reports table wait: closing it
+		// redraws them (setTable).
+		if (force || !m.paused) && !m.table.open {
 			p.redrawCharts(m.st, force)
 		}
 	}
@@ -301,7 +315,7 @@ func (m *Model) pickLayout(fullHelp bool) layout {
 		helpH = lipgloss.Height(m.help.FullHelpView(m.keys.FullHelp()))
 	}
 	avail := m.height - 2 - helpH // title line, footer line, help
-	lay := layout{fullHelp: fullHelp, widths: make([]int, n)}
+	lay := layout{fullHelp: fullHelp, helpH: helpH, widths: make([]int, n)}
 	if n == 0 {
 		lay.mode = layoutTooSmall
 		return lay
@@ -367,6 +381,13 @@ func (m *Model) compose() {
 	var b strings.Builder
 	b.WriteString(m.topLine())
 	b.WriteByte('\n')
+	if m.table.open {
+		// The table takes the panes' place; they are not drawn meanwhile.
+		lines := m.table.view(m.st, m.reports[:m.shownReports], m.width, tableRows(m.bodyHeight()))
+		b.WriteString(strings.Join(lines, "\n"))
+		m.finish(&b)
+		return
+	}
 	boxes := make([][]string, len(m.panes))
 	for i, p := range m.panes {
 		if m.lay.mode == layoutSingle && i != m.focus {
@@ -397,6 +418,11 @@ func (m *Model) compose() {
 	case layoutSingle:
 		b.WriteString(strings.Join(boxes[m.focus], "\n"))
 	}
+	m.finish(&b)
+}
+
+// finish adds the footer and the help to the frame in b and keeps it.
+func (m *Model) finish(b *strings.Builder) {
 	b.WriteByte('\n')
 	b.WriteString(m.footerLine())
 	b.WriteByte('\n')
@@ -404,14 +430,20 @@ func (m *Model) compose() {
 	m.view = b.String()
 }
 
+// bodyHeight is the lines between the title line and the footer.
+func (m *Model) bodyHeight() int { return m.height - 2 - m.lay.helpH }
+
 // helpView renders the help, cached: it only changes with the width, the
-// full/short switch and the pause key's label.
+// full/short switch and the labels of the pause and reports keys.
 func (m *Model) helpView() string {
-	k := helpKey{width: m.width, full: m.lay.fullHelp, paused: m.paused}
+	k := helpKey{width: m.width, full: m.lay.fullHelp, paused: m.paused, table: m.table.open}
 	if m.helpFor != k || m.helpText == "" {
 		h := m.help
 		h.ShowAll = k.full
-		m.helpText, m.helpFor = h.View(m.keys), k
+		// bubbles/help adds an entry that overflows when not even its
+		// "…" fits: cut every line to the terminal here.
+		m.helpText = strings.Join(fitLines(m.width, strings.Split(h.View(m.keys), "\n")...), "\n")
+		m.helpFor = k
 	}
 	return m.helpText
 }
@@ -435,7 +467,7 @@ func (m *Model) topLine() string {
 	if m.status != "" {
 		right = append(right, m.st.banner.r(m.status))
 	}
-	if m.lay.mode == layoutSingle && len(m.panes) > 1 {
+	if m.lay.mode == layoutSingle && len(m.panes) > 1 && !m.table.open {
 		right = append(right, m.st.dim.r(fmt.Sprintf("pane %d/%d, tab switches", m.focus+1, len(m.panes))))
 	}
 	if m.paused {
@@ -484,6 +516,24 @@ func (m Model) onKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		cmd = m.send(true, "BGSAVE")
 	case key.Matches(k, m.keys.RewriteAll):
 		cmd = m.send(true, "BGREWRITEAOF")
+	case key.Matches(k, m.keys.Reports):
+		m.setTable(!m.table.open)
+	case key.Matches(k, m.keys.Close):
+		switch {
+		case m.help.ShowAll && (m.helpOverTable || !m.table.open):
+			m.setHelp(false)
+			m.relayout()
+			m.refresh(true)
+			return m, nil
+		case m.table.open:
+			m.setTable(false)
+		}
+	case key.Matches(k, m.keys.Up), key.Matches(k, m.keys.Down):
+		d := 1
+		if key.Matches(k, m.keys.Up) {
+			d = -1
+		}
+		m.table.scroll(d, m.shownReports, tableRows(m.bodyHeight()))
 	case key.Matches(k, m.keys.Next):
 		m.focus = (m.focus + 1) % len(m.panes)
 	case key.Matches(k, m.keys.Prev):
@@ -498,14 +548,32 @@ func (m Model) onKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 	case key.Matches(k, m.keys.Help):
-		m.help.ShowAll = !m.help.ShowAll
-		m.keys.Help.SetHelp("?", map[bool]string{true: "less", false: "more"}[m.help.ShowAll])
+		m.setHelp(!m.help.ShowAll)
 		m.relayout()
 		m.refresh(true)
 		return m, nil
 	}
 	m.compose()
 	return m, cmd
+}
+
+// setHelp shows or hides the full help and relabels its key.
+func (m *Model) setHelp(full bool) {
+	m.help.ShowAll = full
+	m.helpOverTable = full && m.table.open
+	m.keys.Help.SetHelp("?", map[bool]string{true: "less", false: "more"}[full])
+}
+
+// setTable opens or closes the reports table. It opens on the newest
+// reports and follows them as more arrive.
+func (m *Model) setTable(open bool) {
+	m.table.open = open
+	m.table.follow = true
+	m.helpOverTable = false
+	m.keys.setTable(open)
+	if !open {
+		m.refresh(true) // the charts were not drawn while it was open
+	}
 }
 
 // send returns the command that sends args to the focused server, or to

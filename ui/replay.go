@@ -169,14 +169,20 @@ func (r *Replay) feedTo(pos time.Duration) {
 
 // seek moves playback to pos. Going forward feeds the events in between;
 // going back rebuilds the monitor from the start, since state is folded
-// and cannot be unfolded. Focus and the help switch survive.
+// and cannot be unfolded. Focus, the help switch and the reports table
+// (open, and where it was scrolled) survive.
 func (r *Replay) seek(pos time.Duration) {
 	pos = min(max(pos, r.start), r.end)
 	if pos < r.pos {
 		old := r.inner
 		r.inner = New(r.cfg)
 		r.inner.focus = old.focus
-		r.inner.help.ShowAll = old.help.ShowAll
+		r.inner.setHelp(old.help.ShowAll)
+		if old.table.open {
+			r.inner.setTable(true)
+			r.inner.table.top, r.inner.table.follow = old.table.top, old.table.follow
+		}
+		r.inner.helpOverTable = old.helpOverTable
 		if r.sized {
 			m, _ := r.inner.Update(tea.WindowSizeMsg{Width: r.width, Height: r.height})
 			r.inner = m.(Model)

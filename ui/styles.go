@@ -59,6 +59,8 @@ type styles struct {
 	series                      [numMetrics]paint
 	tooSmall                    lipgloss.Style
 	edge, edgeFocus             lipgloss.Border
+	// The reports table is drawn by lipgloss/table, which wants Styles.
+	tableHead, tableCell, tableBorder lipgloss.Style
 }
 
 func newStyles() styles {
@@ -82,6 +84,10 @@ func newStyles() styles {
 		edge:      lipgloss.RoundedBorder(),
 		edgeFocus: lipgloss.DoubleBorder(),
 		tooSmall:  lipgloss.NewStyle().Bold(true).Foreground(colWarn).Align(lipgloss.Center),
+
+		tableCell:   lipgloss.NewStyle().Padding(0, cellPad),
+		tableHead:   lipgloss.NewStyle().Padding(0, cellPad).Bold(true).Foreground(colText),
+		tableBorder: lipgloss.NewStyle().Foreground(colSubtle),
 	}
 	s.series[mUsed] = fg(colUsed)
 	s.series[mRSS] = fg(colRSS)

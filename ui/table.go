@@ -1,0 +1,290 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/lipgloss/table"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/vkwatch/vkwatch/source"
+)
+
+// The reports table shows one row per save report, oldest first, so a
+// column reads down as one measure across saves and servers: a fork save
+// on one server and a forkless one on the other compare cell by cell.
+
+// tableChrome is the lines of the reports view besides its rows: the
+// title line, the legend, and the table's top border, header, header rule
+// and bottom border.
+const tableChrome = 2 + 4
+
+// cellPad is the padding of a cell, left and right.
+const cellPad = 1
+
+// reportColumn is one column of the reports table.
+type reportColumn struct {
+	head string
+	// rank orders the columns by how much they matter: when the terminal is
+	// too narrow for all of them, the highest ranks go first.
+	rank int
+	cell func(st *styles, r *source.SaveReport) string
+}
+
+// reportColumns are the table's columns, in display order.
+var reportColumns = []reportColumn{
+	{"started", 17, func(_ *styles, r *source.SaveReport) string {
+		if r.StartedAt.IsZero() {
+			return na
+		}
+		return r.StartedAt.Format("15:04:05")
+	}},
+	{"server", 1, func(_ *styles, r *source.SaveReport) string { return fmtOrNA(r.Addr) }},
+	{"kind", 2, func(_ *styles, r *source.SaveReport) string { return fmtOrNA(string(r.Kind)) }},
+	{"status", 3, func(st *styles, r *source.SaveReport) string {
+		switch r.Status {
+		case "":
+			return na
+		case "ok":
+			return st.ok.r("ok")
+		}
+		return st.err.r("✗ " + r.Status)
+	}},
+	{"took", 4, func(_ *styles, r *source.SaveReport) string {
+		if v, ok := r.ServerSeconds.Get(); ok {
+			return fmt.Sprintf("%ds", v)
+		}
+		return na
+	}},
+	{"observed", 9, func(_ *styles, r *source.SaveReport) string { return fmtElapsed(r.Observed) }},
+	{"cow", 5, func(_ *styles, r *source.SaveReport) string { return fmtOptBytes(r.COW) }},
+	{"cow peak", 10, func(_ *styles, r *source.SaveReport) string { return fmtOptBytes(r.PeakLiveCOW) }},
+	{"used +", 8, func(_ *styles, r *source.SaveReport) string { return fmtOptDelta(r.PeakUsedDelta) }},
+	{"rss +", 11, func(_ *styles, r *source.SaveReport) string { return fmtOptDelta(r.PeakRSSDelta) }},
+	{"/proc rss +", 16, func(_ *styles, r *source.SaveReport) string { return fmtOptDelta(r.PeakProcRSSDelta) }},
+	{"child dirty", 13, func(_ *styles, r *source.SaveReport) string { return fmtOptBytes(r.PeakChildPrivateDirty) }},
+	{"ops/s", 7, func(_ *styles, r *source.SaveReport) string { return ratePair(r.OpsBefore, r.OpsDuring) }},
+	{"writers/s", 15, func(_ *styles, r *source.SaveReport) string {
+		return ratePair(r.WriterOpsBefore, r.WriterOpsDuring)
+	}},
+	{"ping p50", 14, func(_ *styles, r *source.SaveReport) string {
+		return pingPair(r.PingBefore, r.PingDuring, func(l source.Latency) string { return fmtLatency(l.P50) })
+	}},
+	{"ping p99", 12, func(_ *styles, r *source.SaveReport) string {
+		return pingPair(r.PingBefore, r.PingDuring, func(l source.Latency) string { return fmtLatency(l.P99) })
+	}},
+	{"ping max", 6, func(_ *styles, r *source.SaveReport) string {
+		return pingPair(r.PingBefore, r.PingDuring, func(l source.Latency) string { return fmtLatency(l.Max) })
+	}},
+}
+
+// tableLegend says how to read the cells; the headers are too short to.
+const tableLegend = "took: server-reported · cow: server figure, cow peak: live · " +
+	"+: peak above the pre-save baseline · pairs: before → during"
+
+// ratePair renders "before → during", or one n/a when neither is known.
+func ratePair(before, during source.Opt[float64]) string {
+	if !before.OK && !during.OK {
+		return na
+	}
+	return fmtOptRate(before) + " → " + fmtOptRate(during)
+}
+
+// pingPair renders one PING statistic before → during; a side without
+// PINGs is n/a.
+func pingPair(before, during source.Latency, f func(source.Latency) string) string {
+	if before.Count == 0 && during.Count == 0 {
+		return na
+	}
+	side := func(l source.Latency) string {
+		if l.Count == 0 {
+			return na
+		}
+		return f(l)
+	}
+	return side(before) + " → " + side(during)
+}
+
+// reportTable is the state of the reports view: whether it is open, where
+// it is scrolled, and its drawing, cached like a pane's box.
+type reportTable struct {
+	open bool
+	// top is the first report shown; follow keeps the newest in view as
+	// reports arrive, until the user scrolls up.
+	top    int
+	follow bool
+
+	lines []string
+	key   tableKey
+	ok    bool
+}
+
+// tableKey is what the cached drawing was drawn for.
+type tableKey struct {
+	width, rows, reports, top int
+}
+
+// tableRows is how many reports fit in avail lines.
+func tableRows(avail int) int { return max(avail-tableChrome, 1) }
+
+// scroll moves the first shown report by d, within [0, reports-rows].
+func (t *reportTable) scroll(d, reports, rows int) {
+	last := max(reports-rows, 0)
+	t.top = min(max(t.top+d, 0), last)
+	t.follow = t.top == last
+}
+
+// view returns the table's lines for reports (the first n of them are
+// shown; a paused view shows fewer than have arrived), width cells wide
+// and with room for rows reports, drawing only when something changed.
+func (t *reportTable) view(st *styles, reports []source.SaveReport, width, rows int) []string {
+	n := len(reports)
+	last := max(n-rows, 0)
+	if t.follow || t.top > last {
+		t.top = last
+	}
+	k := tableKey{width: width, rows: rows, reports: n, top: t.top}
+	if t.ok && t.key == k {
+		return t.lines
+	}
+	t.lines, t.key, t.ok = drawTable(st, reports, width, rows, t.top), k, true
+	return t.lines
+}
+
+// drawTable draws the title line, the legend and the table of the reports
+// from top on, at most rows of them. Column widths come from every report,
+// not only the ones shown, so scrolling never makes the columns jump.
+func drawTable(st *styles, reports []source.SaveReport, width, rows, top int) []string {
+	n := len(reports)
+	title := st.top.r("save reports")
+	if n == 0 {
+		return fitLines(width,
+			title+st.dim.r(" · none yet · r or esc closes"),
+			st.dim.r("a row appears here when a save ends: b or B starts one, or wait for the server's own"))
+	}
+	end := min(top+rows, n)
+	where := fmt.Sprintf(" · %d–%d of %d", top+1, end, n)
+	if n > rows {
+		where += " · ↑/↓ scroll"
+	}
+	where += " · r or esc closes"
+
+	// Every cell, then the natural width of every column.
+	cells := make([][]string, n)
+	for i := range reports {
+		cells[i] = make([]string, len(reportColumns))
+		for j, c := range reportColumns {
+			cells[i][j] = c.cell(st, &reports[i])
+		}
+	}
+	natural := make([]int, len(reportColumns))
+	for j, c := range reportColumns {
+		natural[j] = ansi.StringWidth(c.head)
+		for i := range cells {
+			natural[j] = max(natural[j], ansi.StringWidth(cells[i][j]))
+		}
+		natural[j] += 2 * cellPad
+	}
+	shown, hidden := fitColumns(natural, width)
+
+	widths := make([]int, len(shown))
+	heads := make([]string, len(shown))
+	for i, j := range shown {
+		widths[i], heads[i] = natural[j], reportColumns[j].head
+	}
+	shrink(widths, width-(len(shown)+1))
+	data := make([][]string, 0, end-top)
+	for i := top; i < end; i++ {
+		row := make([]string, len(shown))
+		for c, j := range shown {
+			row[c] = cells[i][j]
+		}
+		data = append(data, row)
+	}
+
+	tb := table.New().
+		Border(lipgloss.RoundedBorder()).
+		BorderStyle(st.tableBorder).
+		Headers(heads...).
+		Rows(data...).
+		Wrap(false).
+		StyleFunc(func(row, col int) lipgloss.Style {
+			s := st.tableCell
+			if row == table.HeaderRow {
+				s = st.tableHead
+			}
+			return s.Width(widths[col])
+		})
+
+	legend := tableLegend
+	if len(hidden) > 0 {
+		legend = "hidden at this width: " + strings.Join(hidden, ", ") + " · " + legend
+	}
+	out := []string{title + st.dim.r(where), st.dim.r(legend)}
+	out = append(out, strings.Split(tb.Render(), "\n")...)
+	return fitLines(width, out...)
+}
+
+// fitColumns picks the columns to show in width cells: all of them if they
+// fit, else the most important ones that do (at least server, kind and
+// status, cut to fit if need be). It returns the indexes shown, in display
+// order, and the names of the columns left out.
+func fitColumns(natural []int, width int) (shown []int, hidden []string) {
+	for keep := len(reportColumns); keep >= 3; keep-- {
+		shown = shown[:0]
+		total := 1 // the left border
+		for j, c := range reportColumns {
+			if c.rank <= keep {
+				shown = append(shown, j)
+				total += natural[j] + 1 // the cell and the border after it
+			}
+		}
+		if total <= width || keep == 3 {
+			break
+		}
+	}
+	hidden = nil
+	k := 0
+	for j, c := range reportColumns {
+		if k < len(shown) && shown[k] == j {
+			k++
+			continue
+		}
+		hidden = append(hidden, c.head)
+	}
+	return shown, hidden
+}
+
+// shrink narrows the widest columns one cell at a time until the widths
+// add up to at most total, and no column below three cells ("x…" plus
+// padding): better a cut address than a table wider than the terminal.
+func shrink(widths []int, total int) {
+	sum := 0
+	for _, w := range widths {
+		sum += w
+	}
+	for sum > total {
+		widest := 0
+		for i, w := range widths {
+			if w > widths[widest] {
+				widest = i
+			}
+		}
+		if widths[widest] <= 2*cellPad+1 {
+			return
+		}
+		widths[widest]--
+		sum--
+	}
+}
+
+// fitLines cuts every line to width cells.
+func fitLines(width int, lines ...string) []string {
+	for i, l := range lines {
+		if ansi.StringWidth(l) > width {
+			lines[i] = ansi.Truncate(l, width, "…")
+		}
+	}
+	return lines
+}

@@ -1,0 +1,396 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/muesli/termenv"
+
+	"github.com/vkwatch/vkwatch/source"
+)
+
+// reportsScenario is the two-server scenario up to 60 s followed by n more
+// saves, alternately on each server, 5 s apart: fork saves on the first,
+// forkless saves and AOF rewrites on the second, every sixth one failed.
+// The last of them lacks every optional field, as an old server would.
+func reportsScenario(n int) []source.Event {
+	evs := scenario(2, 60*time.Second)
+	for i := range n {
+		srv := i % 2
+		end := 60*time.Second + time.Duration(i+1)*5*time.Second
+		f := newFake(srv, srv == 1)
+		kind := source.SaveFork
+		if srv == 1 {
+			kind = []source.SaveKind{source.SaveForkless, source.SaveAOF}[(i/2)%2]
+		}
+		f.startSave(end-time.Duration(2+i%4)*time.Second, kind)
+		ev := f.endSave(end)
+		r := ev.Report
+		r.COW = source.Some(int64(i+1) * 3 * mib)
+		r.PeakLiveCOW = source.Some(int64(i+2) * 3 * mib)
+		r.PeakProcRSSDelta = source.Some(int64(i+1) * 5 * mib)
+		if kind == source.SaveForkless { // no child: nothing to copy
+			r.COW, r.PeakLiveCOW, r.PeakChildPrivateDirty = source.Some[int64](0), source.Some[int64](0), source.Opt[int64]{}
+		}
+		if srv == 1 {
+			r.WriterOpsBefore, r.WriterOpsDuring = source.Some(5100.0), source.Some(float64(4000+100*i))
+		}
+		if i%6 == 5 {
+			r.Status = "err"
+		}
+		if i == n-1 {
+			*r = source.SaveReport{Server: srv, Addr: r.Addr, Kind: kind, Started: r.Started, Ended: r.Ended, Observed: r.Observed}
+		}
+		evs = append(evs, ev)
+	}
+	return evs
+}
+
+// tableLines returns the lines of the view between the title line and the
+// footer: the reports view when the table is open.
+func tableLines(m Model) []string {
+	l := strings.Split(view(m), "\n")
+	return l[1 : len(l)-2]
+}
+
+// reportRows returns the table's data rows, trimmed.
+func reportRows(m Model) []string {
+	var rows []string
+	for _, l := range tableLines(m) {
+		if strings.HasPrefix(l, "│") && !strings.Contains(l, "│ server") {
+			rows = append(rows, l)
+		}
+	}
+	return rows
+}
+
+func TestReportsTableOpensAndCloses(t *testing.T) {
+	m := setup(t, Config{Servers: []string{addrA, addrB}}, 200, 50, reportsScenario(3))
+	if strings.Contains(view(m), "save reports") {
+		t.Fatal("table shown before r")
+	}
+	m, _ = press(m, "r")
+	v := view(m)
+	if !strings.Contains(v, "save reports · 1–4 of 4") || strings.Contains(v, "last save") {
+		t.Fatalf("r should replace the panes by the table:\n%s", v)
+	}
+	if got := len(reportRows(m)); got != 4 {
+		t.Fatalf("%d rows, want 4:\n%s", got, v)
+	}
+	if !strings.Contains(v, "r/esc close") {
+		t.Errorf("help should say how to close the table:\n%s", v)
+	}
+	m, _ = press(m, "r")
+	if strings.Contains(view(m), "save reports") || !strings.Contains(view(m), "last save") {
+		t.Fatalf("r again should close the table:\n%s", view(m))
+	}
+	m, _ = press(m, "r")
+	m, _ = pressKey(m, tea.KeyEsc)
+	if strings.Contains(view(m), "save reports") {
+		t.Fatalf("esc should close the table:\n%s", view(m))
+	}
+}
+
+func TestReportsTableCells(t *testing.T) {
+	m := setup(t, Config{Servers: []string{addrA, addrB}}, 233, 50, reportsScenario(3))
+	m, _ = press(m, "r")
+	rows := reportRows(m)
+	if len(rows) != 4 {
+		t.Fatalf("rows:\n%s", view(m))
+	}
+	cells := func(row string) []string {
+		f := strings.Split(strings.Trim(row, "│"), "│")
+		for i := range f {
+			f[i] = strings.TrimSpace(f[i])
+		}
+		return f
+	}
+	head := cells(lineWith(t, m, "│ started"))
+	wantHead := []string{"started", "server", "kind", "status", "took", "observed", "cow", "cow peak", "used +", "rss +",
+		"/proc rss +", "child dirty", "ops/s", "writers/s", "ping p50", "ping p99", "ping max"}
+	if strings.Join(head, "|") != strings.Join(wantHead, "|") {
+		t.Fatalf("at 233 columns every column should show:\n%q", head)
+	}
+	// The scenario's fork save of server A, 20-35 s (see endSave).
+	want := []string{"15:04:25", addrA, "BGSAVE fork", "ok", "15s", "15.0s", "17.0 MiB", "18.0 MiB", "+3.00 MiB", "+19.0 MiB",
+		na, "18.0 MiB", "51.2k → 36.0k", na, "120µs → 180µs", "400µs → 2.00ms", "900µs → 31.0ms"}
+	if got := cells(rows[0]); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("first row\n got %q\nwant %q", got, want)
+	}
+	// Second report: server B, forkless, with its own writers.
+	if got := cells(rows[2]); got[1] != addrB || got[2] != "BGSAVE forkless" || got[13] != "5.10k → 4.10k" || got[10] != "+10.0 MiB" || got[6] != "0 B" {
+		t.Errorf("third row %q", got)
+	}
+	// The last report has only what every report has: the rest is n/a.
+	got := cells(rows[3])
+	for i, c := range got {
+		switch head[i] {
+		case "server", "kind", "observed":
+			if c == na {
+				t.Errorf("%s should be present: %q", head[i], got)
+			}
+		default:
+			if c != na {
+				t.Errorf("%s of a report without it = %q, want n/a", head[i], c)
+			}
+		}
+	}
+}
+
+func TestReportsTableDropsColumnsToFit(t *testing.T) {
+	m := setup(t, Config{Servers: []string{addrA, addrB}}, 200, 50, reportsScenario(3))
+	m, _ = press(m, "r")
+	for _, w := range []int{233, 200, 150, 120, 100, 80, 58} {
+		m = sized(m, w, 40)
+		v := view(m)
+		for _, l := range strings.Split(v, "\n") {
+			if ansi.StringWidth(l) > w {
+				t.Errorf("%d columns: line of %d cells: %q", w, ansi.StringWidth(l), l)
+			}
+		}
+		head := lineWith(t, m, "│ server")
+		for _, must := range []string{"server", "kind", "status"} {
+			if !strings.Contains(head, must) {
+				t.Errorf("%d columns: the %s column must always show: %q", w, must, head)
+			}
+		}
+		hidden := strings.Contains(v, "hidden at this width")
+		if full := w >= 233; full == hidden {
+			t.Errorf("%d columns: hidden note %v:\n%s", w, hidden, v)
+		}
+		// Any column left out is named in the note.
+		if hidden && !strings.Contains(head, "started") && !strings.Contains(lineWith(t, m, "hidden at this width"), "started") {
+			t.Errorf("%d columns: started is neither shown nor named hidden", w)
+		}
+	}
+}
+
+func TestReportsTableScrolls(t *testing.T) {
+	m := setup(t, Config{Servers: []string{addrA, addrB}}, 120, 24, reportsScenario(30))
+	m, _ = press(m, "r")
+	rows := tableRows(24 - 3)
+	if got := len(reportRows(m)); got != rows {
+		t.Fatalf("%d rows shown at 24 lines, want %d:\n%s", got, rows, view(m))
+	}
+	if n := strings.Count(view(m), "\n") + 1; n > 24 {
+		t.Fatalf("view has %d lines", n)
+	}
+	// It opens on the newest: 31 reports, the last rows of them.
+	if !strings.Contains(view(m), fmt.Sprintf("%d–31 of 31 · ↑/↓ scroll", 31-rows+1)) {
+		t.Fatalf("title:\n%s", view(m))
+	}
+	newest := reportRows(m)[rows-1]
+	m, _ = pressKey(m, tea.KeyUp)
+	m, _ = pressKey(m, tea.KeyUp)
+	if !strings.Contains(view(m), fmt.Sprintf("%d–29 of 31", 31-rows-1)) || reportRows(m)[rows-1] == newest {
+		t.Fatalf("up twice:\n%s", view(m))
+	}
+	// A report arriving while scrolled up leaves the view where it was.
+	b := newFake(1, true)
+	b.startSave(300*time.Second, source.SaveAOF)
+	m = feed(t, m, []source.Event{b.endSave(302 * time.Second)})
+	if !strings.Contains(view(m), fmt.Sprintf("%d–29 of 32", 31-rows-1)) {
+		t.Fatalf("scrolled view moved with a new report:\n%s", view(m))
+	}
+	// Down to the bottom follows the newest again.
+	for range 5 {
+		m, _ = pressKey(m, tea.KeyDown)
+	}
+	if !strings.Contains(view(m), fmt.Sprintf("%d–32 of 32", 32-rows+1)) {
+		t.Fatalf("down to the end:\n%s", view(m))
+	}
+	b.startSave(302*time.Second, source.SaveAOF)
+	m = feed(t, m, []source.Event{b.endSave(303 * time.Second)})
+	if !strings.Contains(view(m), fmt.Sprintf("%d–33 of 33", 33-rows+1)) {
+		t.Fatalf("at the bottom the table should follow new reports:\n%s", view(m))
+	}
+	// Up past the top stops at the first report.
+	for range 50 {
+		m, _ = pressKey(m, tea.KeyUp)
+	}
+	if !strings.Contains(view(m), fmt.Sprintf("1–%d of 33", rows)) || !strings.Contains(reportRows(m)[0], "17.0 MiB") {
+		t.Fatalf("top:\n%s", view(m))
+	}
+}
+
+func TestReportsTableFitsTerminal(t *testing.T) {
+	m := setup(t, Config{Servers: []string{addrA, addrB}}, 80, 24, reportsScenario(40))
+	m, _ = press(m, "r")
+	for _, w := range []int{58, 80, 117, 150, 200, 233} {
+		for _, h := range []int{20, 24, 36, 50} {
+			for _, full := range []bool{false, true} {
+				mm := sized(m, w, h)
+				if full {
+					mm, _ = press(mm, "?")
+				}
+				v := view(mm)
+				if strings.Contains(v, "too small") {
+					continue
+				}
+				if n := strings.Count(v, "\n") + 1; n > h {
+					t.Errorf("%dx%d full=%v: %d lines", w, h, full, n)
+				}
+				for _, l := range strings.Split(v, "\n") {
+					if ansi.StringWidth(l) > w {
+						t.Errorf("%dx%d full=%v: line of %d cells: %q", w, h, full, ansi.StringWidth(l), l)
+						break
+					}
+				}
+				if len(reportRows(mm)) == 0 {
+					t.Errorf("%dx%d full=%v: no rows:\n%s", w, h, full, v)
+				}
+			}
+		}
+	}
+}
+
+func TestReportsTableEmpty(t *testing.T) {
+	m := setup(t, Config{Servers: []string{addrA}}, 120, 40, scenario(1, 10*time.Second))
+	m, _ = press(m, "r")
+	if !strings.Contains(view(m), "save reports · none yet") {
+		t.Fatalf("empty table:\n%s", view(m))
+	}
+	// The first report shows up while the table is open.
+	a := newFake(0, false)
+	a.startSave(10*time.Second, source.SaveFork)
+	m = feed(t, m, []source.Event{a.endSave(12 * time.Second)})
+	if len(reportRows(m)) != 1 {
+		t.Fatalf("new report not in the open table:\n%s", view(m))
+	}
+}
+
+func TestReportsTablePaused(t *testing.T) {
+	m := setup(t, Config{Servers: []string{addrA, addrB}}, 200, 50, reportsScenario(2))
+	m, _ = press(m, "p")
+	m, _ = press(m, "r")
+	a := newFake(0, false)
+	a.startSave(100*time.Second, source.SaveFork)
+	m = feed(t, m, []source.Event{a.endSave(101 * time.Second)})
+	if got := len(reportRows(m)); got != 3 || !strings.Contains(view(m), "PAUSED") {
+		t.Fatalf("paused table should keep its 3 rows, has %d:\n%s", got, view(m))
+	}
+	m, _ = press(m, "p")
+	if got := len(reportRows(m)); got != 4 {
+		t.Fatalf("resumed table should show the report that came meanwhile, has %d rows:\n%s", got, view(m))
+	}
+}
+
+func TestEscClosesHelpAndTable(t *testing.T) {
+	m := setup(t, Config{Servers: []string{addrA, addrB}}, 200, 50, reportsScenario(1))
+	isHelp := func(m Model) bool { return strings.Contains(view(m), "shift+tab") }
+	isTable := func(m Model) bool { return strings.Contains(view(m), "save reports") }
+
+	m, _ = press(m, "?")
+	m, _ = pressKey(m, tea.KeyEsc)
+	if isHelp(m) {
+		t.Fatal("esc should close the full help")
+	}
+	// Help opened over the table: esc closes the help first.
+	m, _ = press(m, "r")
+	m, _ = press(m, "?")
+	if !isHelp(m) || !isTable(m) {
+		t.Fatalf("table with full help:\n%s", view(m))
+	}
+	m, _ = pressKey(m, tea.KeyEsc)
+	if isHelp(m) || !isTable(m) {
+		t.Fatalf("first esc should close the help only:\n%s", view(m))
+	}
+	m, _ = pressKey(m, tea.KeyEsc)
+	if isTable(m) {
+		t.Fatalf("second esc should close the table:\n%s", view(m))
+	}
+	// Table opened over the help: esc closes the table first.
+	m, _ = press(m, "?")
+	m, _ = press(m, "r")
+	m, _ = pressKey(m, tea.KeyEsc)
+	if !isHelp(m) || isTable(m) {
+		t.Fatalf("esc should close the table, keep the help:\n%s", view(m))
+	}
+	// Nothing open: esc does nothing, and returns no command.
+	m, _ = pressKey(m, tea.KeyEsc)
+	before := view(m)
+	m, cmd := pressKey(m, tea.KeyEsc)
+	if cmd != nil || view(m) != before {
+		t.Errorf("esc with nothing open changed the view or returned a command")
+	}
+}
+
+func TestReportsTableInReplay(t *testing.T) {
+	r := replayOf(t, 10)
+	r, cmd := ticks(t, r, r.Init(), 40) // past the save's end at 35 s
+	if cmd == nil || len(r.Reports()) != 1 {
+		t.Fatalf("replay did not reach the report")
+	}
+	r, _ = rupdate(t, r, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("r")})
+	if v := ansi.Strip(r.View()); !strings.Contains(v, "save reports · 1–1 of 1") || !strings.Contains(v, "replay 0:40") {
+		t.Fatalf("r in a replay:\n%s", v)
+	}
+	// Seeking back rebuilds the monitor: the table stays open, now empty.
+	r, _ = rupdate(t, r, tea.KeyMsg{Type: tea.KeyLeft})
+	if v := ansi.Strip(r.View()); !strings.Contains(v, "save reports · none yet") {
+		t.Fatalf("after seeking back:\n%s", v)
+	}
+	r, _ = rupdate(t, r, tea.KeyMsg{Type: tea.KeyRight})
+	if v := ansi.Strip(r.View()); !strings.Contains(v, "save reports · 1–1 of 1") {
+		t.Fatalf("after seeking forward:\n%s", v)
+	}
+	r, _ = rupdate(t, r, tea.KeyMsg{Type: tea.KeyEsc})
+	if v := ansi.Strip(r.View()); strings.Contains(v, "save reports") {
+		t.Fatalf("esc in a replay:\n%s", v)
+	}
+}
+
+func TestReportsTableColourAddsNoText(t *testing.T) {
+	evs := reportsScenario(8)
+	open := func() string {
+		m := setup(t, Config{Servers: []string{addrA, addrB}}, 150, 40, evs)
+		m, _ = press(m, "r")
+		return m.View()
+	}
+	plain := open()
+	lipgloss.SetColorProfile(termenv.TrueColor)
+	defer lipgloss.SetColorProfile(termenv.Ascii)
+	colour := open()
+	if colour == plain || !strings.Contains(colour, "\x1b[") {
+		t.Fatalf("TrueColor table has no colour")
+	}
+	if got := ansi.Strip(colour); got != plain {
+		t.Errorf("colour changed the text:\n%s\nwant:\n%s", got, plain)
+	}
+}
+
+// pressKey returns m after a special key press.
+func pressKey(m Model, k tea.KeyType) (Model, tea.Cmd) {
+	nm, cmd := m.Update(tea.KeyMsg{Type: k})
+	return nm.(Model), cmd
+}
+
+func TestPanesAfterTableMatchPanesWithout(t *testing.T) {
+	// The charts are not drawn while the table hides them: closing it must
+	// show exactly what a model that never opened it shows, paused or not.
+	evs := scenario(2, 60*time.Second)
+	cut := len(evs) / 3
+	for _, pause := range []bool{false, true} {
+		plain := setup(t, Config{Servers: []string{addrA, addrB}}, 200, 50, evs[:cut])
+		tabled := setup(t, Config{Servers: []string{addrA, addrB}}, 200, 50, evs[:cut])
+		tabled, _ = press(tabled, "r")
+		plain = feed(t, plain, evs[cut:2*cut])
+		tabled = feed(t, tabled, evs[cut:2*cut])
+		if pause {
+			plain, _ = press(plain, "p")
+			tabled, _ = press(tabled, "p")
+		}
+		plain = feed(t, plain, evs[2*cut:])
+		tabled = feed(t, tabled, evs[2*cut:])
+		tabled, _ = press(tabled, "r")
+		plain, _ = press(plain, "x") // the same number of keys: the footer is cleared alike
+		if view(tabled) != view(plain) {
+			t.Errorf("pause=%v: after closing the table:\n%s\nwant:\n%s", pause, view(tabled), view(plain))
+		}
+	}
+}
