@@ -35,6 +35,7 @@ func TestGolden(t *testing.T) {
 		{"reports_table_80x24_scrolled", []string{addrA, addrB}, 80, 24, func() []source.Event { return reportsScenario(30) }, []string{"r", "up", "up"}},
 		{"reports_table_full_help_120x40", []string{addrA, addrB}, 120, 40, func() []source.Event { return reportsScenario(3) }, []string{"r", "?"}},
 		{"reports_table_empty_120x40", []string{addrA}, 120, 40, func() []source.Event { return scenario(1, 10*sec) }, []string{"r"}},
+		{"fork_warning_120x40", []string{addrA, addrB}, 120, 40, riskyScenario, []string{"b"}},
 		{"footer_answers_200x50", []string{addrA, addrB}, 200, 50, func() []source.Event {
 			evs := scenario(2, 40*sec)
 			return append(evs, commandEvent(0, 40*sec, "BGSAVE", "Background saving started", ""),

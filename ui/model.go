@@ -125,6 +125,11 @@ type Model struct {
 	// helpOverTable says the full help was opened while the table was
 	// open, so esc closes the help first.
 	helpOverTable bool
+	// confirm is the key ("b" or "B") whose fork save was held back by a
+	// memory warning: pressing it again as the very next key sends anyway.
+	confirm string
+	// readOnlyWhy ends the note refusing a command in a read-only model.
+	readOnlyWhy string
 
 	status   string // set by Replay: the playback position, in the title line
 	helpText string // cached help view, for helpFor
@@ -137,6 +142,7 @@ type Model struct {
 type helpKey struct {
 	width               int
 	full, paused, table bool
+	confirm             string
 }
 
 // New builds a model for cfg, filling defaults. It draws for an 80x24
@@ -161,8 +167,9 @@ func New(cfg Config) Model {
 		// Its colour profile follows lipgloss's, so NO_COLOR and tests agree.
 		prog: progress.New(progress.WithDefaultGradient(), progress.WithoutPercentage(),
 			progress.WithColorProfile(lipgloss.ColorProfile())),
-		width:  80,
-		height: 24,
+		width:       80,
+		height:      24,
+		readOnlyWhy: "--read-only",
 	}
 	for i, addr := range cfg.Servers {
 		m.panes = append(m.panes, newPane(i, addr, cfg.History, cfg.Interval))
@@ -434,15 +441,22 @@ func (m *Model) finish(b *strings.Builder) {
 func (m *Model) bodyHeight() int { return m.height - 2 - m.lay.helpH }
 
 // helpView renders the help, cached: it only changes with the width, the
-// full/short switch and the labels of the pause and reports keys.
+// full/short switch and the labels of the pause and reports keys. While a
+// save waits for confirmation the line says how to give it instead: the
+// warning in the footer may be cut short on a narrow terminal.
 func (m *Model) helpView() string {
-	k := helpKey{width: m.width, full: m.lay.fullHelp, paused: m.paused, table: m.table.open}
+	k := helpKey{width: m.width, full: m.lay.fullHelp, paused: m.paused, table: m.table.open, confirm: m.confirm}
 	if m.helpFor != k || m.helpText == "" {
 		h := m.help
 		h.ShowAll = k.full
-		// bubbles/help adds an entry that overflows when not even its
-		// "…" fits: cut every line to the terminal here.
-		m.helpText = strings.Join(fitLines(m.width, strings.Split(h.View(m.keys), "\n")...), "\n")
+		if k.confirm != "" {
+			m.helpText = ansi.Truncate(m.st.warn.r(k.confirm+" again: save anyway")+
+				m.st.dim.r(" • any other key: cancel"), m.width, "…")
+		} else {
+			// bubbles/help adds an entry that overflows when not even its
+			// "…" fits: cut every line to the terminal here.
+			m.helpText = strings.Join(fitLines(m.width, strings.Split(h.View(m.keys), "\n")...), "\n")
+		}
 		m.helpFor = k
 	}
 	return m.helpText
@@ -502,18 +516,23 @@ func (m *Model) footerLine() string {
 
 // onKey handles a key press. Every key first clears the footer: an answer
 // stays until the user does something else.
+//
+// A key held back by a memory warning (confirm) is sent if it comes again
+// now; any other key drops it and does what it always does.
 func (m Model) onKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	m.footer = nil
+	confirmed := m.confirm != "" && k.String() == m.confirm
+	m.confirm = ""
 	var cmd tea.Cmd
 	switch {
 	case key.Matches(k, m.keys.Quit):
 		return m, tea.Quit
 	case key.Matches(k, m.keys.Save):
-		cmd = m.send(false, "BGSAVE")
+		cmd = m.bgsave(false, confirmed)
 	case key.Matches(k, m.keys.Rewrite):
 		cmd = m.send(false, "BGREWRITEAOF")
 	case key.Matches(k, m.keys.SaveAll):
-		cmd = m.send(true, "BGSAVE")
+		cmd = m.bgsave(true, confirmed)
 	case key.Matches(k, m.keys.RewriteAll):
 		cmd = m.send(true, "BGREWRITEAOF")
 	case key.Matches(k, m.keys.Reports):
@@ -576,6 +595,58 @@ func (m *Model) setTable(open bool) {
 	}
 }
 
+// targets are the servers a command goes to: the focused one, or all.
+func (m *Model) targets(all bool) []int {
+	if !all {
+		return []int{m.focus}
+	}
+	t := make([]int, len(m.panes))
+	for i := range t {
+		t[i] = i
+	}
+	return t
+}
+
+// bgsave sends BGSAVE (b, or B for all servers), unless a fork save could
+// run a server out of memory (see forkRisk) and the user has not confirmed
+// by pressing the same key again: then nothing is sent, not even to the
+// servers that raised no warning, and the footer says why.
+func (m *Model) bgsave(all, confirmed bool) tea.Cmd {
+	if confirmed || !m.canSend() {
+		return m.send(all, "BGSAVE")
+	}
+	var warned []footEntry
+	for _, i := range m.targets(all) {
+		p := m.panes[i]
+		if text, ok := forkRisk(p.addr, p.live.sample, p.live.report); ok {
+			warned = append(warned, footEntry{server: i, kind: footErr, text: text})
+		}
+	}
+	if len(warned) == 0 {
+		return m.send(all, "BGSAVE")
+	}
+	m.confirm = "b"
+	if all {
+		m.confirm = "B"
+	}
+	again := "; press " + m.confirm + " again to save anyway"
+	if len(warned) == 1 {
+		warned[0].text += again
+	} else {
+		warned = append(warned, footEntry{server: -1, kind: footErr, text: again[2:]})
+	}
+	for _, e := range warned {
+		m.setFooter(e)
+	}
+	return nil
+}
+
+// canSend reports whether a command may be sent at all, without saying why
+// not: send does.
+func (m *Model) canSend() bool {
+	return len(m.panes) > 0 && !m.cfg.ReadOnly && m.cfg.Send != nil
+}
+
 // send returns the command that sends args to the focused server, or to
 // every server at once (one Cmd each in a tea.Batch, so they run
 // concurrently rather than one after the other's answer).
@@ -585,20 +656,14 @@ func (m *Model) send(all bool, args ...string) tea.Cmd {
 	}
 	name := args[0]
 	if m.cfg.ReadOnly {
-		m.setFooter(footEntry{server: -1, kind: footErr, text: "read-only: " + name + " not sent (vkwatch was started read-only)"})
+		m.setFooter(footEntry{server: -1, kind: footErr, text: "read-only: " + name + " not sent (" + m.readOnlyWhy + ")"})
 		return nil
 	}
 	if m.cfg.Send == nil {
 		m.setFooter(footEntry{server: -1, kind: footErr, text: "cannot send " + name + ": no command channel"})
 		return nil
 	}
-	targets := []int{m.focus}
-	if all {
-		targets = targets[:0]
-		for i := range m.panes {
-			targets = append(targets, i)
-		}
-	}
+	targets := m.targets(all)
 	send := m.cfg.Send
 	cmds := make([]tea.Cmd, 0, len(targets))
 	for _, i := range targets {

@@ -234,8 +234,10 @@ func TestReadOnlyRefuses(t *testing.T) {
 		var cmd tea.Cmd
 		m, cmd = press(m, k)
 		run(t, cmd)
-		if l := lineWith(t, m, "read-only:"); !strings.Contains(l, "not sent") {
-			t.Errorf("%s: footer %q", k, l)
+		want := "read-only: " + map[string]string{"b": "BGSAVE", "B": "BGSAVE", "a": "BGREWRITEAOF", "A": "BGREWRITEAOF"}[k] +
+			" not sent (--read-only)"
+		if l := strings.TrimSpace(lineWith(t, m, "read-only:")); l != want {
+			t.Errorf("%s: footer %q, want %q", k, l, want)
 		}
 	}
 	if got := log.got(); len(got) != 0 {

@@ -18,6 +18,14 @@ const replayStep = 100 * time.Millisecond
 // replaySeek is how far left and right jump.
 const replaySeek = 10 * time.Second
 
+// newReplayModel is the monitor inside a replay: read-only, and saying
+// why in words that fit a recording.
+func newReplayModel(cfg Config) Model {
+	m := New(cfg)
+	m.readOnlyWhy = "a recording takes no commands"
+	return m
+}
+
 // replayTick advances playback. gen ties it to the playback that asked for
 // it: a tick still in flight after a pause or a seek is dropped, so resuming
 // never runs two tick chains at once.
@@ -72,7 +80,7 @@ func NewReplay(cfg Config, events []source.Event, speed float64) Replay {
 	})
 	r := Replay{
 		cfg:    cfg,
-		inner:  New(cfg),
+		inner:  newReplayModel(cfg),
 		events: evs,
 		speed:  speed,
 		keys: replayKeys{
@@ -175,7 +183,7 @@ func (r *Replay) seek(pos time.Duration) {
 	pos = min(max(pos, r.start), r.end)
 	if pos < r.pos {
 		old := r.inner
-		r.inner = New(r.cfg)
+		r.inner = newReplayModel(r.cfg)
 		r.inner.focus = old.focus
 		r.inner.setHelp(old.help.ShowAll)
 		if old.table.open {
