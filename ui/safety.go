@@ -11,10 +11,15 @@ import (
 // needed, and says so with the numbers. last is the server's latest save
 // report (nil when none).
 //
-// The save's footprint is estimated as used_memory plus the last observed
-// COW: the larger of rdb_last_cow_size and the report's peak live COW. It
-// warns when that exceeds maxmemory (when set) or the host's MemAvailable
-// (when /proc could be read), naming the smaller limit exceeded.
+// The expected COW is the larger of rdb_last_cow_size and the report's peak
+// live COW. Two limits are checked:
+//   - the host's MemAvailable (local server, from /proc): the child's COW
+//     pages are new memory the host must find, while used_memory is
+//     already resident and so already outside MemAvailable; it warns when
+//     COW > MemAvailable. This is the one that ends in the OOM killer, so
+//     it is named first.
+//   - maxmemory, when set: operators size it as the server's whole memory
+//     budget, so it warns when used_memory + COW > maxmemory.
 //
 // It does not warn without evidence: no sample, used_memory absent, no COW
 // ever observed (a server that never saved reports rdb_last_cow_size 0),
@@ -36,17 +41,13 @@ func forkRisk(addr string, s *source.Sample, last *source.SaveReport) (string, b
 	if cow <= 0 {
 		return "", false
 	}
-	need := used + cow
-	limit, name := int64(-1), ""
-	if v, ok := s.Info.MaxMemory.Get(); ok && v > 0 && need > v {
-		limit, name = v, "maxmemory"
+	if avail, ok := s.Proc.HostMemAvailable.Get(); ok && cow > avail {
+		return fmt.Sprintf("%s: a fork save may need %s more (its last COW) but only %s is available (MemAvailable)",
+			addr, fmtBytes(cow), fmtBytes(avail)), true
 	}
-	if v, ok := s.Proc.HostMemAvailable.Get(); ok && need > v && (limit < 0 || v < limit) {
-		limit, name = v, "MemAvailable"
+	if maxmem, ok := s.Info.MaxMemory.Get(); ok && maxmem > 0 && used+cow > maxmem {
+		return fmt.Sprintf("%s: a fork save may need %s (used %s + last COW %s) but maxmemory is %s",
+			addr, fmtBytes(used+cow), fmtBytes(used), fmtBytes(cow), fmtBytes(maxmem)), true
 	}
-	if limit < 0 {
-		return "", false
-	}
-	return fmt.Sprintf("%s: a fork save may need %s more (last COW %s) but only %s is available (%s)",
-		addr, fmtBytes(need), fmtBytes(cow), fmtBytes(limit), name), true
+	return "", false
 }

@@ -29,13 +29,14 @@ func TestForkRisk(t *testing.T) {
 		want string // empty: no warning
 	}{
 		{"MemAvailable, COW from the report", sample(some(880*mib), none, some(300*mib), some(100*mib), ""), report,
-			"127.0.0.1:6379: a fork save may need 1.20 GiB more (last COW 350 MiB) but only 300 MiB is available (MemAvailable)"},
+			"127.0.0.1:6379: a fork save may need 350 MiB more (its last COW) but only 300 MiB is available (MemAvailable)"},
+		{"MemAvailable counts COW only: used memory is already resident", sample(some(880*mib), none, some(400*mib), some(100*mib), ""), report, ""},
 		{"maxmemory, COW from INFO", sample(some(900*mib), some(gib), none, some(200*mib), "fork"), nil,
-			"127.0.0.1:6379: a fork save may need 1.07 GiB more (last COW 200 MiB) but only 1.00 GiB is available (maxmemory)"},
+			"127.0.0.1:6379: a fork save may need 1.07 GiB (used 900 MiB + last COW 200 MiB) but maxmemory is 1.00 GiB"},
 		{"rdb_last_cow_size larger than the report's peak", sample(some(900*mib), some(gib), none, some(400*mib), ""), report,
-			"127.0.0.1:6379: a fork save may need 1.27 GiB more (last COW 400 MiB) but only 1.00 GiB is available (maxmemory)"},
-		{"both exceeded: the smaller limit is named", sample(some(900*mib), some(gib), some(500*mib), some(200*mib), ""), nil,
-			"127.0.0.1:6379: a fork save may need 1.07 GiB more (last COW 200 MiB) but only 500 MiB is available (MemAvailable)"},
+			"127.0.0.1:6379: a fork save may need 1.27 GiB (used 900 MiB + last COW 400 MiB) but maxmemory is 1.00 GiB"},
+		{"both exceeded: MemAvailable is named", sample(some(900*mib), some(gib), some(100*mib), some(200*mib), ""), nil,
+			"127.0.0.1:6379: a fork save may need 200 MiB more (its last COW) but only 100 MiB is available (MemAvailable)"},
 		{"fits under both", sample(some(500*mib), some(gib), some(2*gib), some(200*mib), ""), report, ""},
 		{"exactly at maxmemory", sample(some(gib-200*mib), some(gib), none, some(200*mib), ""), nil, ""},
 		{"maxmemory 0 means no limit", sample(some(900*mib), some(0), none, some(200*mib), ""), nil, ""},
@@ -75,8 +76,8 @@ func warnText(t *testing.T, m Model) string {
 	t.Helper()
 	s := m.panes[0].live.sample
 	used, maxmem := s.Info.UsedMemory.V, s.Info.MaxMemory.V
-	return addrA + ": a fork save may need " + fmtBytes(used+18*mib) + " more (last COW 18.0 MiB) but only " +
-		fmtBytes(maxmem) + " is available (maxmemory)"
+	return addrA + ": a fork save may need " + fmtBytes(used+18*mib) + " (used " + fmtBytes(used) +
+		" + last COW 18.0 MiB) but maxmemory is " + fmtBytes(maxmem)
 }
 
 func TestForkWarningThenConfirm(t *testing.T) {
@@ -180,8 +181,7 @@ func TestForkWarningBothServers(t *testing.T) {
 	m, cmd := press(m, "B")
 	run(t, cmd)
 	foot := lineWith(t, m, "a fork save may need")
-	wantB := addrB + ": a fork save may need " + fmtBytes(ev.Sample.Info.UsedMemory.V+50*mib) +
-		" more (last COW 50.0 MiB) but only 20.0 MiB is available (MemAvailable)"
+	wantB := addrB + ": a fork save may need 50.0 MiB more (its last COW) but only 20.0 MiB is available (MemAvailable)"
 	if len(log.got()) != 0 || !strings.Contains(foot, warnText(t, m)+"  │  ") ||
 		!strings.Contains(foot, wantB+"  │  press B again to save anyway") {
 		t.Fatalf("sent %v, footer %q", log.got(), foot)
