@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -53,7 +54,7 @@ func newApp() *app {
 }
 
 // run executes the command line and returns the exit status. Errors are
-// printed as one line: "vkwatch: <what went wrong>".
+// printed as one line each: "vkwatch: <what went wrong>".
 func (a *app) run(ctx context.Context, args []string) int {
 	// SIGTERM and SIGHUP end vkwatch like q does: the terminal is restored,
 	// servers the demo started are shut down, recordings are flushed.
@@ -67,7 +68,11 @@ func (a *app) run(ctx context.Context, args []string) int {
 	root.SetErr(a.stderr)
 	err := root.ExecuteContext(ctx)
 	if err != nil {
-		fmt.Fprintf(a.stderr, "vkwatch: %v\n", err)
+		// One line per error: two unreachable servers are two lines,
+		// each saying who speaks.
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(a.stderr, "vkwatch: %s\n", line)
+		}
 	}
 	return codeOf(err)
 }
