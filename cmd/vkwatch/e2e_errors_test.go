@@ -1,0 +1,204 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vkwatch/vkwatch/source/server"
+	"github.com/vkwatch/vkwatch/source/server/servertest"
+)
+
+// unknownHost is a host name no resolver knows. Its first label is longer
+// than DNS allows (63 bytes), so Go's resolver answers "no such host", as
+// for a name the DNS does not know, without sending a query: the tests
+// send nothing beyond loopback.
+var unknownHost = strings.Repeat("x", 64) + ".example"
+
+// connectTimeout is the --connect-timeout of the failing runs; each must
+// end within it and a margin for starting a (race-instrumented) process
+// on a busy machine.
+const (
+	connectTimeout = 2 * time.Second
+	exitMargin     = 8 * time.Second
+)
+
+// TestBadInput runs vkwatch in a terminal on each kind of bad input and
+// checks the exit status, that stderr is one line naming the address and
+// the cause, that no password shows anywhere, and that it ends within
+// the connect timeout.
+func TestBadInput(t *testing.T) {
+	const secret = "hunter2-not-this-one"
+	plain := servertest.Start(t, server.Options{})
+	locked := servertest.Start(t, server.Options{Password: "the-real-pass-777"})
+	certs := servertest.NewCerts(t)
+	tlsSrv := servertest.Start(t, server.Options{TLS: certs.Server(false)})
+	expired := servertest.Start(t, server.Options{TLS: certs.Expired()})
+	free, err := server.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := "127.0.0.1:" + strconv.Itoa(free)
+
+	tests := []struct {
+		name string
+		env  []string
+		args []string
+		code int
+		// want are parts of the one stderr line, in order.
+		want []string
+	}{
+		{"unknown host", nil, []string{unknownHost + ":6379"}, exitConnect,
+			[]string{"vkwatch: " + unknownHost + ":6379: unknown host"}},
+		{"refused port", nil, []string{refused}, exitConnect,
+			[]string{"vkwatch: " + refused + ": connection refused"}},
+		{"wrong password (WRONGPASS)", []string{"VALKEYCLI_AUTH=" + secret}, []string{locked.Addr}, exitConnect,
+			[]string{"vkwatch: " + locked.Addr + ": authentication failed: WRONGPASS"}},
+		{"wrong password in REDISCLI_AUTH", []string{"REDISCLI_AUTH=" + secret}, []string{locked.Addr}, exitConnect,
+			[]string{"vkwatch: " + locked.Addr + ": authentication failed: WRONGPASS"}},
+		{"password missing (NOAUTH)", nil, []string{locked.Addr}, exitConnect,
+			[]string{"vkwatch: " + locked.Addr + ": NOAUTH"}},
+		// The server reads the ClientHello as the start of an inline
+		// command and waits for its end: the handshake times out, unless
+		// the hello happens to hold a newline and the server answers.
+		{"TLS to a plain port", nil, []string{"--tls", plain.Addr}, exitConnect,
+			[]string{"vkwatch: rediss://" + plain.Addr + ": ", "TLS"}},
+		{"plain to a TLS port", nil, []string{tlsSrv.Addr}, exitConnect,
+			[]string{"vkwatch: " + tlsSrv.Addr + ": ", "plain connection to a TLS port?"}},
+		{"untrusted certificate", nil, []string{"rediss://" + tlsSrv.Addr, "--cacert", certs.OtherCA}, exitConnect,
+			[]string{"vkwatch: rediss://" + tlsSrv.Addr + ": TLS handshake failed", "unknown authority"}},
+		{"certificate of an unknown CA", nil, []string{"--tls", tlsSrv.Addr}, exitConnect,
+			[]string{"vkwatch: rediss://" + tlsSrv.Addr + ": TLS handshake failed", "unknown authority"}},
+		{"expired certificate", nil, []string{"rediss://" + expired.Addr, "--cacert", certs.CA}, exitConnect,
+			[]string{"vkwatch: rediss://" + expired.Addr + ": TLS handshake failed", "expired"}},
+		{"malformed address", nil, []string{"127.0.0.1:99999"}, exitUsage,
+			[]string{`vkwatch: address "127.0.0.1:99999": bad port "99999"`}},
+		{"malformed host", nil, []string{"user@host:6379"}, exitUsage,
+			[]string{`vkwatch: address "user@host:6379": bad host`}},
+		{"malformed URL", nil, []string{"redis://:" + secret + "@127.0.0.1:1/x"}, exitUsage,
+			[]string{`vkwatch: address "redis://:xxxxx@127.0.0.1:1/x": bad database number "x"`}},
+		{"unknown scheme", nil, []string{"http://127.0.0.1:1"}, exitUsage,
+			[]string{`vkwatch: address "http://127.0.0.1:1": unknown scheme "http"`}},
+		{"unknown flag", nil, []string{"--bogus", plain.Addr}, exitUsage,
+			[]string{"vkwatch: unknown flag: --bogus", "vkwatch --help"}},
+		{"three addresses", nil, []string{plain.Addr, plain.Addr, plain.Addr}, exitUsage,
+			[]string{"vkwatch: at most two addresses, got 3"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"--connect-timeout", connectTimeout.String()}, tt.args...)
+			s := startSession(t, childEnv(tt.env...), args...)
+			code := s.wait(connectTimeout + exitMargin)
+			took := time.Since(s.start)
+			lines := s.stderrLines()
+			t.Logf("exit %d after %s: %q", code, took.Round(time.Millisecond), lines)
+			if code != tt.code {
+				t.Errorf("exit status %d, want %d", code, tt.code)
+			}
+			if len(lines) != 1 {
+				t.Fatalf("stderr has %d lines, want 1: %q", len(lines), lines)
+			}
+			rest := lines[0]
+			for _, w := range tt.want {
+				i := strings.Index(rest, w)
+				if i < 0 {
+					t.Errorf("stderr %q: no %q (in order)", lines[0], w)
+					break
+				}
+				rest = rest[i+len(w):]
+			}
+			if out := s.raw.String() + s.stderr.String(); strings.Contains(out, secret) || strings.Contains(out, "the-real-pass") {
+				t.Errorf("a password shows in the output: %q", out)
+			}
+		})
+	}
+}
+
+// TestPasswordFlagWarns checks that -a prints valkey-cli's warning (and
+// only -a or a password in the URL), before the error, which does not show
+// the password.
+func TestPasswordFlagWarns(t *testing.T) {
+	locked := servertest.Start(t, server.Options{Password: "the-real-pass-777"})
+	for _, args := range [][]string{
+		{"-a", "wrong-pass-123", locked.Addr},
+		{"redis://:wrong-pass-123@" + locked.Addr},
+	} {
+		s := startSession(t, childEnv(), append([]string{"--connect-timeout", connectTimeout.String()}, args...)...)
+		code := s.wait(connectTimeout + exitMargin)
+		lines := s.stderrLines()
+		if code != exitConnect || len(lines) != 2 || lines[0] != passwordWarning ||
+			!strings.HasPrefix(lines[1], "vkwatch: "+locked.Addr+": authentication failed: WRONGPASS") {
+			t.Errorf("%q: exit %d, stderr %q; want %d, the warning, then the error", args, code, lines, exitConnect)
+		}
+		if strings.Contains(s.stderr.String()+s.raw.String(), "wrong-pass-123") {
+			t.Errorf("%q: the password shows in the output", args)
+		}
+	}
+	// The password from the environment: no warning.
+	s := startSession(t, childEnv("VALKEYCLI_AUTH=wrong-pass-123"), "--connect-timeout", connectTimeout.String(), locked.Addr)
+	s.wait(connectTimeout + exitMargin)
+	if strings.Contains(s.stderr.String(), "Warning") {
+		t.Errorf("a warning for a password from the environment: %q", s.stderr.String())
+	}
+}
+
+// TestTwoServersUnreachable: each server's error is a line of its own.
+func TestTwoServersUnreachable(t *testing.T) {
+	free, err := server.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := "127.0.0.1:" + strconv.Itoa(free)
+	s := startSession(t, childEnv(), "--connect-timeout", connectTimeout.String(), unknownHost+":7000", refused)
+	code := s.wait(connectTimeout + exitMargin)
+	lines := s.stderrLines()
+	want := []string{"vkwatch: " + unknownHost + ":7000: unknown host", "vkwatch: " + refused + ": connection refused"}
+	if code != exitConnect || strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("exit %d, stderr %q; want %d and %q", code, lines, exitConnect, want)
+	}
+}
+
+// TestNoTTY: with stdout not a terminal, vkwatch says what to use instead,
+// in one line, with its own exit status, before connecting to anything.
+func TestNoTTY(t *testing.T) {
+	free, err := server.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(vkwatchBin, "127.0.0.1:"+strconv.Itoa(free))
+	cmd.Env = childEnv()
+	var stdout, stderr lockedBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devnull.Close()
+	cmd.Stdin = devnull
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	var werr error
+	select {
+	case werr = <-done:
+	case <-time.After(exitMargin):
+		cmd.Process.Kill()
+		t.Fatal("vkwatch without a terminal did not exit")
+	}
+	msg := strings.TrimRight(stderr.String(), "\n")
+	if code := exitCode(werr); code != exitNoTTY {
+		t.Errorf("exit status %d, want %d", code, exitNoTTY)
+	}
+	if strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "vkwatch: standard output is not a terminal") ||
+		!strings.Contains(msg, "vkwatch bench") || !strings.Contains(msg, "--record") {
+		t.Errorf("stderr %q: want one line suggesting bench or --record", msg)
+	}
+	if stdout.String() != "" {
+		t.Errorf("stdout %q, want nothing", stdout.String())
+	}
+}
