@@ -235,9 +235,15 @@ func (s *session) waitScreen(within time.Duration, what string, cond func(shot) 
 	}
 }
 
-// wait waits for vkwatch to exit, reads everything it wrote, and returns
-// its exit status (-1 when a signal killed it).
-func (s *session) wait(within time.Duration) int {
+// wait waits for vkwatch to exit, checks that it gave the terminal's
+// modes back, reads everything it wrote, and returns its exit status.
+func (s *session) wait(within time.Duration) int { return s.end(within, true) }
+
+// waitKilled is wait for a process killed by a signal it cannot catch:
+// nothing could restore the terminal.
+func (s *session) waitKilled(within time.Duration) int { return s.end(within, false) }
+
+func (s *session) end(within time.Duration, restored bool) int {
 	s.t.Helper()
 	select {
 	case <-s.exited:
@@ -250,7 +256,7 @@ func (s *session) wait(within time.Duration) int {
 		s.t.Fatal(err)
 	}
 	const modes = unix.ECHO | unix.ICANON | unix.ISIG
-	if after.Lflag&modes != s.before.Lflag&modes || after.Oflag&unix.OPOST != s.before.Oflag&unix.OPOST {
+	if restored && (after.Lflag&modes != s.before.Lflag&modes || after.Oflag&unix.OPOST != s.before.Oflag&unix.OPOST) {
 		s.t.Errorf("terminal modes not restored: lflag %#x oflag %#x, were %#x %#x", after.Lflag, after.Oflag, s.before.Lflag, s.before.Oflag)
 	}
 	s.closeTTY()
