@@ -475,8 +475,7 @@ func (s *sampling) loop(ctx context.Context, wg *sync.WaitGroup) {
 			return
 		}
 		if err != nil {
-			var nerr net.Error
-			if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &nerr) && nerr.Timeout() {
+			if isTimeout(err) {
 				// The server is alive but not answering (DEBUG SLEEP, a
 				// huge command, SIGSTOP). Keep the connection state and
 				// everything sampled so far; say how long it has been.
@@ -663,6 +662,10 @@ func (w *Watcher) Do(ctx context.Context, args ...string) CommandResult {
 			res.Err = rerr.Error()
 		case errors.Is(err, redis.Nil):
 			res.Reply = "(nil)"
+		case isTimeout(err):
+			// Sent and not answered: a stalled server may still run it
+			// when it wakes up (a BGSAVE then shows as a save).
+			res.Err = "timed out after " + w.cfg.CommandTimeout.String() + "; the server may still run it when it answers"
 		default:
 			res.Err = w.cause(err, w.cfg.CommandTimeout)
 		}
@@ -676,6 +679,13 @@ func (w *Watcher) Do(ctx context.Context, args ...string) CommandResult {
 		q.push(Event{Server: w.index, Kind: EventCommand, Offset: res.Done, At: w.clock.At(res.Done), Command: &r})
 	}
 	return res
+}
+
+// isTimeout reports whether err is a deadline that passed: the server is
+// there but did not answer in time.
+func isTimeout(err error) bool {
+	var nerr net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &nerr) && nerr.Timeout()
 }
 
 // commandText is the command as shown to the user; an AUTH's arguments
