@@ -1,0 +1,132 @@
+package ui_test
+
+// Frame benchmarks through the exported API only, as cmd/vkwatch drives the
+// model: one EventsMsg per frame, then View. They are what the README's
+// Performance section and cmd/vkperf report for the drawing target (a frame
+// of two panes at 200x50 in <= 1 ms):
+//
+//	go test ./ui -run '^$' -bench 'Frame' -benchmem
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/ui"
+)
+
+const (
+	benchInterval = 200 * time.Millisecond // vkwatch's default --interval
+	benchHistory  = 2 * time.Minute        // and --history
+)
+
+var benchEpoch = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// benchServer makes plausible samples for one server: every field the panes
+// draw is present, and a fork save runs from 60 s to 75 s so that a span,
+// a progress bar and a report are on screen.
+type benchServer struct {
+	idx int
+	seq uint64
+}
+
+func (f *benchServer) sample(off time.Duration) source.Event {
+	f.seq++
+	x := off.Seconds()
+	used := int64((100 + 8*math.Sin(x/7)) * (1 << 20))
+	ops := 50000 + 8000*math.Sin(x/5)
+	ping := time.Duration(120+60*math.Sin(x/3)) * time.Microsecond
+	s := &source.Sample{
+		Seq: f.seq, Offset: off, At: benchEpoch.Add(off),
+		Info: source.Info{
+			Version: "7.0.15", Role: "master", ProcessID: source.Some[int64](4000 + int64(f.idx)),
+			UsedMemory: source.Some(used), RSS: source.Some(used + 12<<20), MaxMemory: source.Some[int64](0),
+			TotalCommands: source.Some(int64(x * ops)), InstOps: source.Some(int64(ops)),
+			CurrentCOW: source.Some[int64](0),
+		},
+		Config:          source.SaveConfig{Err: "ERR unknown config bgsave-default-method"},
+		OpsPerSec:       source.Some(ops),
+		WriterOpsPerSec: source.Some(ops * 0.98),
+		Ping:            source.Latency{Count: 100, Min: ping / 2, P50: ping, P99: ping * 2, Max: ping * 3},
+		Ping10s:         source.Latency{Count: 5000, Min: 40 * time.Microsecond, P50: 130 * time.Microsecond, P99: 410 * time.Microsecond, Max: 2100 * time.Microsecond},
+		Proc:            source.ProcMem{RSS: source.Some(used + 13<<20), PSS: source.Some(used + 12<<20), HostMemAvailable: source.Some[int64](3 << 30)},
+	}
+	if cyc := math.Mod(x, 120); cyc >= 60 && cyc < 75 {
+		el := time.Duration((cyc - 60) * float64(time.Second))
+		cow := int64(el/benchInterval) * 256 << 10
+		s.Save = &source.SaveProgress{
+			Kind: source.SaveFork, Started: off - el, Elapsed: el,
+			Processed: source.Some(int64(el/time.Second) * 65536), Total: source.Some[int64](1 << 20),
+			ETA: source.Some(15*time.Second - el), LiveCOW: source.Some(cow),
+		}
+		s.Info.CurrentCOW = source.Some(cow)
+		s.Proc.ChildPID = source.Some[int64](5000)
+		s.Proc.ChildPrivateDirty = source.Some(cow)
+	}
+	return source.Event{Server: f.idx, Kind: source.EventSample, Offset: off, At: s.At, Sample: s}
+}
+
+// benchModel is two panes at 200x50 with a full history, and the offset
+// of its last samples.
+func benchModel(b *testing.B) (tea.Model, []*benchServer, time.Duration) {
+	b.Helper()
+	addrs := []string{"127.0.0.1:6379", "127.0.0.1:6380"}
+	var m tea.Model = ui.New(ui.Config{
+		Servers: addrs, History: benchHistory, Interval: benchInterval,
+		Send: func(int, ...string) {}, Now: func() time.Time { return benchEpoch },
+	})
+	m, _ = m.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
+	srvs := []*benchServer{{idx: 0}, {idx: 1}}
+	for i := range srvs {
+		m, _ = m.Update(ui.EventMsg{Server: i, Kind: source.EventConnected, At: benchEpoch,
+			Identity: &source.Identity{Addr: addrs[i], ServerName: "redis", Version: "7.0.15", Role: "master", Local: true}})
+	}
+	var off time.Duration
+	for off = 0; off <= benchHistory+10*time.Second; off += benchInterval {
+		m, _ = m.Update(ui.EventsMsg{srvs[0].sample(off), srvs[1].sample(off)})
+	}
+	if len(m.View()) == 0 {
+		b.Fatal("empty view")
+	}
+	return m, srvs, off
+}
+
+// benchFrames times Update with one sample of each server plus View, the
+// offset moving by step per frame.
+func benchFrames(b *testing.B, step time.Duration) {
+	m, srvs, off := benchModel(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		off += step
+		m, _ = m.Update(ui.EventsMsg{srvs[0].sample(off), srvs[1].sample(off)})
+		if len(m.View()) == 0 {
+			b.Fatal("empty view")
+		}
+	}
+}
+
+// BenchmarkFrame is one frame as it happens at defaults: a sample from each
+// server (200 ms apart), folded and drawn, then View. Most frames only move
+// the numbers; one in a few also scrolls the charts by a column.
+func BenchmarkFrame(b *testing.B) { benchFrames(b, benchInterval) }
+
+// BenchmarkFrameScroll is the worst frame: the right edge moves by 5 s,
+// so every chart of both panes is redrawn.
+func BenchmarkFrameScroll(b *testing.B) { benchFrames(b, 5*time.Second) }
+
+// BenchmarkFrameView is what bubbletea's renderer calls up to 60 times a
+// second: View of the drawn frame.
+func BenchmarkFrameView(b *testing.B) {
+	m, _, _ := benchModel(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if len(m.View()) == 0 {
+			b.Fatal("empty view")
+		}
+	}
+}
