@@ -218,6 +218,7 @@ func (p *probe) pingLoop(ctx context.Context, conn net.Conn, timer *time.Timer) 
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 	var buf [128]byte
+	pio := newPingIO(conn)
 	interval := int64(p.interval)
 	next := p.now()
 	for {
@@ -232,14 +233,14 @@ func (p *probe) pingLoop(ctx context.Context, conn net.Conn, timer *time.Timer) 
 		start := p.now()
 		p.sentAt.Store(start)
 		conn.SetDeadline(p.base.Add(time.Duration(start) + probeReadTimeout))
-		if _, err := conn.Write(pingCmd); err != nil {
+		if err := pio.write(pingCmd); err != nil {
 			p.sentAt.Store(0)
 			return err
 		}
 		// Read up to the end of the reply line; the reply (+PONG, or an
 		// error such as -LOADING) is a single line.
 		for {
-			n, err := conn.Read(buf[:])
+			n, err := pio.read(buf[:])
 			if n > 0 && buf[n-1] == '\n' {
 				break
 			}
