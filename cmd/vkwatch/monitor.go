@@ -294,8 +294,7 @@ func (a *app) monitor(ctx context.Context, run monitorRun) (err error) {
 			watchers[server].Do(ctx, args...)
 		},
 	})
-	p := tea.NewProgram(model, tea.WithAltScreen(), tea.WithContext(ctx),
-		tea.WithInput(a.stdin), tea.WithOutput(a.stdout))
+	p := newProgram(ctx, model, a)
 	go func() {
 		defer crash.recover(cancel)
 		batch.pump(ctx, p.Send)
@@ -305,6 +304,23 @@ func (a *app) monitor(ctx context.Context, run monitorRun) (err error) {
 		err = nil // a signal: quit like q
 	}
 	return err
+}
+
+// newProgram runs m full screen on a's terminal until the user quits or
+// ctx ends (a signal, see run), which quits like q: the renderer draws its
+// last frame and the input reader is waited for before the terminal is
+// given back. Neither bubbletea's WithContext, whose kill path closes the
+// input while its reader still uses it (a data race), nor its own signal
+// handler, which can block forever sending a QuitMsg that nobody reads once
+// the program has ended, is used.
+func newProgram(ctx context.Context, m tea.Model, a *app) *tea.Program {
+	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithInput(a.stdin), tea.WithOutput(a.stdout),
+		tea.WithoutSignalHandler())
+	go func() {
+		<-ctx.Done()
+		p.Quit() // returns at once when the program has already ended
+	}()
+	return p
 }
 
 func (f *monitorFlags) settings() map[string]string {

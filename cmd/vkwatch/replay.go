@@ -65,8 +65,7 @@ func (a *app) runReplay(ctx context.Context, path string, speed float64) error {
 		Banner:   fmt.Sprintf("replay of %s (recorded %s)", path, rec.Header.Epoch.Format("2006-01-02 15:04:05")),
 		ReadOnly: true,
 	}, rec.Events, speed)
-	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx),
-		tea.WithInput(a.stdin), tea.WithOutput(a.stdout))
+	p := newProgram(ctx, m, a)
 	_, err = p.Run()
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 		err = nil
