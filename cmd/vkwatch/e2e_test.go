@@ -248,6 +248,12 @@ func (s *session) end(within time.Duration, restored bool) int {
 	select {
 	case <-s.exited:
 	case <-time.After(within):
+		// Where is it stuck? A Go program dumps its goroutines on SIGQUIT.
+		s.cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-s.exited:
+		case <-time.After(5 * time.Second):
+		}
 		s.t.Fatalf("vkwatch still running after %s\nscreen:\n%s\nstderr: %s", within, s.scr.snapshot(), s.stderr.String())
 	}
 	// The terminal's modes as vkwatch left them, then the last output.
