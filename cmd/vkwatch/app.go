@@ -36,8 +36,9 @@ type app struct {
 	getenv func(string) string
 	// isTTY reports whether stdout is a terminal.
 	isTTY func() bool
-	// readPassword reads a password from the terminal without echo (--askpass).
-	readPassword func() ([]byte, error)
+	// readPassword shows prompt and reads a password from the terminal
+	// without echo (--askpass).
+	readPassword func(prompt string) ([]byte, error)
 }
 
 func newApp() *app {
@@ -47,8 +48,8 @@ func newApp() *app {
 		stderr: os.Stderr,
 		getenv: os.Getenv,
 		isTTY:  func() bool { return term.IsTerminal(int(os.Stdout.Fd())) },
-		readPassword: func() ([]byte, error) {
-			return term.ReadPassword(int(os.Stdin.Fd()))
+		readPassword: func(prompt string) ([]byte, error) {
+			return askPassword(os.Stdin, os.Stderr, prompt)
 		},
 	}
 }

@@ -74,8 +74,7 @@ func (a *app) endpoints(f *connFlags, addrs []string) ([]source.Endpoint, error)
 		case ep.Password != "":
 		case f.askpass:
 			if asked == nil {
-				fmt.Fprint(a.stderr, "Please input password: ")
-				p, err := a.readPassword()
+				p, err := a.readPassword("Please input password: ")
 				fmt.Fprintln(a.stderr)
 				if err != nil {
 					return nil, usageErr("--askpass: cannot read a password from the terminal: %v", err)
