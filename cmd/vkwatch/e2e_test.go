@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 // End-to-end tests: the real vkwatch binary, built once by TestMain, runs
