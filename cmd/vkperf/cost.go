@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -84,6 +85,31 @@ func runCost(ctx context.Context, cfg config) ([]check, error) {
 		}
 		parts = append(parts, fmt.Sprintf("%s %.1f%%", v.name, 100*r.cpu))
 	}
+	// Controls with nothing of vkwatch in them: the floor of waking every
+	// 2 ms on this machine, and of PINGing both servers every 2 ms.
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range []struct {
+		name  string
+		mode  string
+		conns int64
+	}{
+		{"control: a Go process that only wakes every 2 ms", "timer", 0},
+		{"control: a plain Go client PINGing both servers every 2 ms", "ping", 1},
+	} {
+		fmt.Fprintf(cfg.out, "breakdown: %s for %s\n", c.name, floodRun)
+		argv := []string{self, "--control", c.mode}
+		for _, s := range srvs {
+			argv = append(argv, s.Addr)
+		}
+		r, err := measure(ctx, cfg, srvs, floodRun, false, argv, c.conns)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, fmt.Sprintf("%s %.1f%%", c.name, 100*r.cpu))
+	}
 
 	cpu := summarize(def.cpuPerTenSecs)
 	checks := []check{
@@ -138,33 +164,43 @@ func runCost(ctx context.Context, cfg config) ([]check, error) {
 // connected and drawn its first frames.
 func measureVKWatch(ctx context.Context, cfg config, srvs []*testServer, span time.Duration, withPTY bool, extra []string) (costRun, error) {
 	argv := []string{cfg.vkwatch}
+	for _, s := range srvs {
+		argv = append(argv, s.Addr)
+	}
+	// vkwatch keeps two connections per server: the sampler and the probe.
+	return measure(ctx, cfg, srvs, span, withPTY, append(argv, extra...), 2)
+}
+
+// measure runs argv, in a pseudo-terminal or with no terminal, and samples
+// its CPU time and RSS every second for span once it holds conns
+// connections to each server (and, in a terminal, has drawn).
+func measure(ctx context.Context, cfg config, srvs []*testServer, span time.Duration, withPTY bool, argv []string, conns int64) (costRun, error) {
 	bases := make([]int64, len(srvs))
 	for i, s := range srvs {
-		argv = append(argv, s.Addr)
 		n, err := s.clients(ctx)
 		if err != nil {
 			return costRun{}, err
 		}
 		bases[i] = n
 	}
-	argv = append(argv, extra...)
+	name := filepath.Base(argv[0])
 	start := startInPTY
 	if !withPTY {
 		start = startHeadless
 	}
-	a, err := start("vkwatch", argv...)
+	a, err := start(name, argv...)
 	if err != nil {
 		return costRun{}, err
 	}
 	defer a.stop()
 	for i, s := range srvs {
-		if err := s.waitClients(ctx, bases[i]+2, 15*time.Second); err != nil {
+		if err := s.waitClients(ctx, bases[i]+conns, 15*time.Second); err != nil {
 			return costRun{}, err
 		}
 	}
-	if err := waitUntil(ctx, "vkwatch drawing", 15*time.Second, func() (bool, error) {
+	if err := waitUntil(ctx, name+" drawing", 15*time.Second, func() (bool, error) {
 		if a.exited() {
-			return false, fmt.Errorf("vkwatch %w: %v", errExited, a.err)
+			return false, fmt.Errorf("%s %w: %v", name, errExited, a.err)
 		}
 		return !withPTY || a.frames.Load() >= 2, nil
 	}); err != nil {

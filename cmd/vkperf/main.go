@@ -47,6 +47,15 @@ type config struct {
 var phases = []string{"micro", "latency", "writers", "observer", "cost"}
 
 func main() {
+	// vkperf re-executes itself as the control processes of the own-cost
+	// breakdown: vkperf --control MODE ADDR...
+	if len(os.Args) > 2 && os.Args[1] == "--control" {
+		if err := runControl(os.Args[2], os.Args[3:]); err != nil {
+			fmt.Fprintln(os.Stderr, "vkperf --control:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	cfg, err := parseFlags(os.Args[1:])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "vkperf:", err)
