@@ -18,7 +18,7 @@ import (
 // watch goes on.
 func TestWatcherLimitedACLUser(t *testing.T) {
 	srv := servertest.Start(t, server.Options{})
-	admin := client(t, srv)
+	admin := servertest.Client(t, srv)
 	ctx := context.Background()
 	if err := admin.Do(ctx, "ACL", "SETUSER", "watcher", "reset", "on", ">w-pass-1234",
 		"-@all", "+info", "+ping", "+config|get").Err(); err != nil {

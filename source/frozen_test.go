@@ -17,7 +17,7 @@ import (
 // watcher sees that save like any other.
 func TestDoFrozenServerTimesOut(t *testing.T) {
 	srv := servertest.Start(t, server.Options{})
-	admin := client(t, srv)
+	admin := servertest.Client(t, srv)
 	x := startWatch(t, srv.Addr, WatchConfig{CommandTimeout: time.Second})
 	x.next(t, 10*time.Second, "a sample", kind(EventSample))
 	savesBefore := ParseInfo(admin.Info(context.Background(), "persistence").Val()).RDBSaves

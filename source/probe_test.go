@@ -14,20 +14,6 @@ import (
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
 
-// waitFor polls cond every 10 ms until it holds or the deadline passes.
-func waitFor(t testing.TB, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", within, what)
-		}
-		<-tick.C
-	}
-}
-
 // startProbe runs a probe of srv until the returned stop is called (or the
 // test ends).
 func startProbe(t *testing.T, srv *server.Server) (*probe, func()) {
@@ -48,12 +34,6 @@ func startProbe(t *testing.T, srv *server.Server) (*probe, func()) {
 	stop := func() { once.Do(func() { cancel(); wg.Wait() }) }
 	t.Cleanup(stop)
 	return p, stop
-}
-
-func client(t testing.TB, srv *server.Server) *redis.Client {
-	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Protocol: 2, DisableIdentity: true, ReadTimeout: 30 * time.Second})
-	t.Cleanup(func() { c.Close() })
-	return c
 }
 
 // pingCalls reads how many PINGs the server executed.
@@ -81,12 +61,12 @@ func checkOrdered(t *testing.T, what string, l Latency) {
 
 func TestProbeCountsPINGs(t *testing.T) {
 	srv := servertest.Start(t, server.Options{})
-	c := client(t, srv)
+	c := servertest.Client(t, srv)
 	p, stop := startProbe(t, srv)
 
 	var sum int64
 	var lastRolling Latency
-	waitFor(t, 20*time.Second, "200 PINGs", func() bool {
+	servertest.WaitFor(t, 20*time.Second, "200 PINGs", func() bool {
 		iv, roll := p.summary()
 		if iv.Count > 0 {
 			checkOrdered(t, "interval", iv)
@@ -118,9 +98,9 @@ func TestProbeCountsPINGs(t *testing.T) {
 
 func TestProbeStallRecordsCorrectedLatency(t *testing.T) {
 	srv := servertest.Start(t, server.Options{})
-	c := client(t, srv)
+	c := servertest.Client(t, srv)
 	p, _ := startProbe(t, srv)
-	waitFor(t, 10*time.Second, "first PINGs", func() bool { return p.answered.Load() >= 10 })
+	servertest.WaitFor(t, 10*time.Second, "first PINGs", func() bool { return p.answered.Load() >= 10 })
 	p.summary()
 
 	// A PING sent just after the sleep began waits up to one probe
@@ -129,7 +109,7 @@ func TestProbeStallRecordsCorrectedLatency(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stalled, roll Latency
-	waitFor(t, 10*time.Second, "the stalled PING in a summary", func() bool {
+	servertest.WaitFor(t, 10*time.Second, "the stalled PING in a summary", func() bool {
 		iv, r := p.summary()
 		if iv.Max >= time.Second {
 			stalled, roll = iv, r
@@ -155,7 +135,7 @@ func TestProbeStallRecordsCorrectedLatency(t *testing.T) {
 func TestProbeFrozenServerShowsInFlight(t *testing.T) {
 	srv := servertest.Start(t, server.Options{})
 	p, _ := startProbe(t, srv)
-	waitFor(t, 10*time.Second, "first PINGs", func() bool { return p.answered.Load() >= 10 })
+	servertest.WaitFor(t, 10*time.Second, "first PINGs", func() bool { return p.answered.Load() >= 10 })
 	if err := srv.Freeze(); err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +145,7 @@ func TestProbeFrozenServerShowsInFlight(t *testing.T) {
 			srv.Thaw()
 		}
 	}()
-	waitFor(t, 10*time.Second, "an in-flight PING older than 700ms", func() bool {
+	servertest.WaitFor(t, 10*time.Second, "an in-flight PING older than 700ms", func() bool {
 		iv, roll := p.summary()
 		return iv.InFlight >= 700*time.Millisecond && iv.Worst() == iv.InFlight && roll.InFlight == iv.InFlight
 	})
@@ -175,7 +155,7 @@ func TestProbeFrozenServerShowsInFlight(t *testing.T) {
 	srv.Thaw()
 	thawed = true
 	var worst time.Duration
-	waitFor(t, 10*time.Second, "the frozen PING's answer", func() bool {
+	servertest.WaitFor(t, 10*time.Second, "the frozen PING's answer", func() bool {
 		iv, _ := p.summary()
 		worst = max(worst, iv.Max)
 		return worst >= 700*time.Millisecond && iv.InFlight < 700*time.Millisecond
@@ -185,16 +165,16 @@ func TestProbeFrozenServerShowsInFlight(t *testing.T) {
 func TestProbeReconnects(t *testing.T) {
 	srv := servertest.Start(t, server.Options{})
 	p, _ := startProbe(t, srv)
-	waitFor(t, 10*time.Second, "first PINGs", func() bool { return p.answered.Load() >= 10 })
+	servertest.WaitFor(t, 10*time.Second, "first PINGs", func() bool { return p.answered.Load() >= 10 })
 	if err := srv.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the probe to see the server gone", func() bool { return p.err() != "" })
+	servertest.WaitFor(t, 10*time.Second, "the probe to see the server gone", func() bool { return p.err() != "" })
 	if err := srv.Restart(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	n := p.answered.Load()
-	waitFor(t, 10*time.Second, "PINGs after the restart", func() bool { return p.answered.Load() >= n+10 })
+	servertest.WaitFor(t, 10*time.Second, "PINGs after the restart", func() bool { return p.answered.Load() >= n+10 })
 	if e := p.err(); e != "" {
 		t.Errorf("error still set after reconnecting: %s", e)
 	}

@@ -95,7 +95,7 @@ func sampleWhere(cond func(*Sample) bool) func(Event) bool {
 
 func TestWatcherSamples(t *testing.T) {
 	srv := servertest.Start(t, server.Options{})
-	c := client(t, srv)
+	c := servertest.Client(t, srv)
 	pid := int64(srv.PID())
 	leaks := goleak.IgnoreCurrent()
 
@@ -272,7 +272,7 @@ func saveServer(t *testing.T, x func(*server.Server) *watch, n, delay int) (*ser
 
 func TestWatcherBGSAVE(t *testing.T) {
 	srv, x := saveServer(t, func(s *server.Server) *watch { return startWatch(t, s.Addr, WatchConfig{}) }, 20000, 30)
-	c := client(t, srv)
+	c := servertest.Client(t, srv)
 	// Some seconds of history for the report's "before" figures.
 	for range 3 {
 		x.next(t, 10*time.Second, "a sample with ops", sampleWhere(func(s *Sample) bool { return s.OpsPerSec.OK }))
@@ -383,7 +383,7 @@ func TestWatcherSlowSaveProgress(t *testing.T) {
 
 func TestWatcherAOFRewrite(t *testing.T) {
 	srv, x := saveServer(t, func(s *server.Server) *watch { return startWatch(t, s.Addr, WatchConfig{}) }, 20000, 30)
-	c := client(t, srv)
+	c := servertest.Client(t, srv)
 	r := x.w.Do(context.Background(), "BGREWRITEAOF")
 	if r.Err != "" || !strings.Contains(r.Reply, "rewriting started") {
 		t.Fatalf("BGREWRITEAOF: %+v", r)
@@ -619,7 +619,7 @@ func TestWatcherRunReportsRefusedOnce(t *testing.T) {
 
 func TestWatcherConfigNOPERM(t *testing.T) {
 	srv := servertest.Start(t, server.Options{})
-	c := client(t, srv)
+	c := servertest.Client(t, srv)
 	if err := c.Do(context.Background(), "ACL", "SETUSER", "watcher", "on", ">w-pass", "~*", "+@all", "-config").Err(); err != nil {
 		t.Fatal(err)
 	}

@@ -32,13 +32,6 @@ func endpoint(t *testing.T, s *server.Server) source.Endpoint {
 	return ep
 }
 
-func admin(t *testing.T, s *server.Server) *redis.Client {
-	t.Helper()
-	c := redis.NewClient(&redis.Options{Addr: s.Addr})
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
 func persistence(t *testing.T, c *redis.Client) map[string]string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -97,7 +90,7 @@ func TestBenchTwoServers(t *testing.T) {
 		t.Fatalf("%d summaries", len(sums))
 	}
 	for i, s := range sums {
-		c := admin(t, []*server.Server{a, b}[i])
+		c := servertest.Client(t, []*server.Server{a, b}[i])
 		if s.Server != i || len(s.Runs) != 2 {
 			t.Fatalf("summary %d: server %d, %d runs", i, s.Server, len(s.Runs))
 		}
@@ -174,7 +167,7 @@ func TestBenchTwoServers(t *testing.T) {
 // neither, so bench refuses and says which server.
 func TestBenchRefusesWhileSaving(t *testing.T) {
 	s := servertest.Start(t, server.Options{Args: []string{"--rdb-key-save-delay", "1000"}})
-	c := admin(t, s)
+	c := servertest.Client(t, s)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := c.Do(ctx, "DEBUG", "POPULATE", "5000", "key", "300").Err(); err != nil {

@@ -37,7 +37,7 @@ const (
 
 func BenchmarkPreload(b *testing.B) {
 	s := servertest.Start(b, server.Options{})
-	c := admin(b, s)
+	c := servertest.Client(b, s)
 	ctx := context.Background()
 	opts := &redis.Options{Addr: s.Addr}
 	const n = 200_000
@@ -60,7 +60,7 @@ func BenchmarkPreload(b *testing.B) {
 func BenchmarkPreloadVsRedisBenchmark(b *testing.B) {
 	rb := benchmarkBinary(b)
 	s := servertest.Start(b, server.Options{})
-	c := admin(b, s)
+	c := servertest.Client(b, s)
 	ctx := context.Background()
 	opts := &redis.Options{Addr: s.Addr}
 	n := strconv.Itoa(benchPreloadKeys)

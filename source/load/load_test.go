@@ -18,26 +18,6 @@ import (
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
 
-// admin opens a client of the test's own for checking the server.
-func admin(t testing.TB, s *server.Server) *redis.Client {
-	t.Helper()
-	c := redis.NewClient(&redis.Options{Addr: s.Addr, Protocol: 2})
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(5 * time.Millisecond) // polling interval, not synchronisation
-	}
-}
-
 func TestPreloadFillsExactlyN(t *testing.T) {
 	for _, tc := range []struct {
 		name                 string
@@ -49,7 +29,7 @@ func TestPreloadFillsExactlyN(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := servertest.Start(t, server.Options{})
-			c := admin(t, s)
+			c := servertest.Client(t, s)
 			ctx := context.Background()
 			var calls [][2]int
 			err := load.Preload(ctx, &redis.Options{Addr: s.Addr},
@@ -103,7 +83,7 @@ func TestPreloadFillsExactlyN(t *testing.T) {
 
 func TestPreloadStopsWhenContextEnds(t *testing.T) {
 	s := servertest.Start(t, server.Options{})
-	c := admin(t, s)
+	c := servertest.Client(t, s)
 	c.Ping(context.Background())
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 
@@ -163,7 +143,7 @@ func TestWritersTouchOnlyTheirPrefix(t *testing.T) {
 
 func testWritersTouchOnlyTheirPrefix(t *testing.T, loop bool, mkopts func(string) *redis.Options) {
 	s := servertest.Start(t, server.Options{})
-	c := admin(t, s)
+	c := servertest.Client(t, s)
 	ctx := context.Background()
 	const n = 1000
 	untouched := map[string]string{
@@ -195,7 +175,7 @@ func testWritersTouchOnlyTheirPrefix(t *testing.T, loop bool, mkopts func(string
 		t.Fatalf("writers use the event loop: %v, want %v", got, loop)
 	}
 	var prev uint64
-	waitFor(t, "20000 SETs", 60*time.Second, func() bool {
+	servertest.WaitFor(t, 60*time.Second, "20000 SETs", func() bool {
 		ops := w.Ops()
 		if ops < prev {
 			t.Fatalf("Ops went backwards: %d after %d", ops, prev)
@@ -258,7 +238,7 @@ func TestWritersSurviveErrorsAndRecover(t *testing.T) {
 
 func testWritersSurviveErrorsAndRecover(t *testing.T, loop bool, mkopts func(string) *redis.Options) {
 	s := servertest.Start(t, server.Options{})
-	c := admin(t, s)
+	c := servertest.Client(t, s)
 	ctx := context.Background()
 	opts := mkopts(s.Addr)
 	w, err := load.StartWriters(ctx, opts, load.Config{Keys: 100000, Writers: 2})
@@ -278,7 +258,7 @@ func testWritersSurviveErrorsAndRecover(t *testing.T, loop bool, mkopts func(str
 	if err := c.ConfigSet(ctx, "maxmemory", "1").Err(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "an OOM error", 30*time.Second, func() bool {
+	servertest.WaitFor(t, 30*time.Second, "an OOM error", func() bool {
 		err := w.LastError()
 		return err != nil && strings.Contains(err.Error(), "OOM")
 	})
@@ -286,19 +266,19 @@ func testWritersSurviveErrorsAndRecover(t *testing.T, loop bool, mkopts func(str
 		t.Fatal(err)
 	}
 	ops := w.Ops()
-	waitFor(t, "SETs to succeed again", 30*time.Second, func() bool { return w.Ops() > ops+100 })
+	servertest.WaitFor(t, 30*time.Second, "SETs to succeed again", func() bool { return w.Ops() > ops+100 })
 
 	// A server that dies and comes back: the writers reconnect.
 	errs := w.Errors()
 	if err := s.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "connection errors", 30*time.Second, func() bool { return w.Errors() > errs })
+	servertest.WaitFor(t, 30*time.Second, "connection errors", func() bool { return w.Errors() > errs })
 	if err := s.Restart(ctx); err != nil {
 		t.Fatal(err)
 	}
 	ops = w.Ops()
-	waitFor(t, "SETs after the restart", 30*time.Second, func() bool { return w.Ops() > ops+100 })
+	servertest.WaitFor(t, 30*time.Second, "SETs after the restart", func() bool { return w.Ops() > ops+100 })
 }
 
 func TestStartWritersFailsWithoutServer(t *testing.T) {

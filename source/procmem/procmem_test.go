@@ -16,13 +16,6 @@ import (
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
 
-func client(t testing.TB, s *server.Server) *redis.Client {
-	t.Helper()
-	c := redis.NewClient(&redis.Options{Addr: s.Addr, Protocol: 2})
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
 func newReader(t testing.TB) *Reader {
 	t.Helper()
 	r, err := New()
@@ -30,18 +23,6 @@ func newReader(t testing.TB) *Reader {
 		t.Fatalf("New: %v", err)
 	}
 	return r
-}
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond) // polling interval, not synchronisation
-	}
 }
 
 // infoInt reads one integer field of INFO.
@@ -119,7 +100,7 @@ func TestReadMissingProcessIsAbsent(t *testing.T) {
 func TestRSSAgreesWithInfo(t *testing.T) {
 	r := newReader(t)
 	s := servertest.Start(t, server.Options{})
-	c := client(t, s)
+	c := servertest.Client(t, s)
 	ctx := context.Background()
 	if err := c.Do(ctx, "DEBUG", "POPULATE", 100000, "key", 300).Err(); err != nil {
 		t.Fatal(err)
@@ -127,7 +108,7 @@ func TestRSSAgreesWithInfo(t *testing.T) {
 	// used_memory_rss is refreshed by the server about every 100 ms: poll
 	// until both instruments see the same memory, within 5%.
 	var ours, theirs int64
-	waitFor(t, "RSS to agree with used_memory_rss", 20*time.Second, func() bool {
+	servertest.WaitFor(t, 20*time.Second, "RSS to agree with used_memory_rss", func() bool {
 		m := r.Read(int64(s.PID()))
 		if !m.RSS.OK || !m.PSS.OK {
 			t.Fatalf("RSS or PSS absent for a local server: %+v", m)
@@ -152,7 +133,7 @@ func TestRSSAgreesWithInfo(t *testing.T) {
 func TestSaveChildLifecycle(t *testing.T) {
 	r := newReader(t)
 	s := servertest.Start(t, server.Options{})
-	c := client(t, s)
+	c := servertest.Client(t, s)
 	ctx := context.Background()
 	pid := s.PID()
 
@@ -179,7 +160,7 @@ func TestSaveChildLifecycle(t *testing.T) {
 	defer w.Stop()
 
 	var child int64
-	waitFor(t, "the save child", 20*time.Second, func() bool {
+	servertest.WaitFor(t, 20*time.Second, "the save child", func() bool {
 		m := r.Read(int64(pid))
 		if !m.ChildPID.OK {
 			return false
@@ -194,7 +175,7 @@ func TestSaveChildLifecycle(t *testing.T) {
 		t.Fatal("the save ended before it could be watched; raise rdb-key-save-delay")
 	}
 	var dirty int64
-	waitFor(t, "the child's private dirty memory to grow", 20*time.Second, func() bool {
+	servertest.WaitFor(t, 20*time.Second, "the child's private dirty memory to grow", func() bool {
 		m := r.Read(int64(pid))
 		if !m.ChildPID.OK {
 			t.Fatalf("the child vanished before its private dirty memory grew (writer ops %d, last error %v)", w.Ops(), w.LastError())
@@ -207,10 +188,10 @@ func TestSaveChildLifecycle(t *testing.T) {
 	})
 	w.Stop()
 
-	waitFor(t, "the save to end", 60*time.Second, func() bool {
+	servertest.WaitFor(t, 60*time.Second, "the save to end", func() bool {
 		return infoInt(t, c, "persistence", "rdb_bgsave_in_progress") == 0
 	})
-	waitFor(t, "the child process to be gone", 20*time.Second, func() bool {
+	servertest.WaitFor(t, 20*time.Second, "the child process to be gone", func() bool {
 		_, err := os.Stat(filepath.Join("/proc", strconv.FormatInt(child, 10)))
 		return os.IsNotExist(err)
 	})
@@ -246,7 +227,7 @@ func TestIsSaveChildByTitle(t *testing.T) {
 func BenchmarkRead(b *testing.B) {
 	r := newReader(b)
 	s := servertest.Start(b, server.Options{})
-	c := client(b, s)
+	c := servertest.Client(b, s)
 	ctx := context.Background()
 	if err := c.Do(ctx, "DEBUG", "POPULATE", 500000, "key", 300).Err(); err != nil {
 		b.Fatal(err)

@@ -5,6 +5,9 @@ package servertest
 import (
 	"context"
 	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/vkwatch/vkwatch/source/server"
 )
@@ -25,4 +28,30 @@ func Start(t testing.TB, opts server.Options) *server.Server {
 		}
 	})
 	return s
+}
+
+// Client opens a client of the test's own on s, for checking the server
+// behind the code under test, closed when the test ends. RESP2 and no
+// CLIENT SETINFO keep it to the commands a test sends.
+func Client(t testing.TB, s *server.Server) *redis.Client {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: s.Addr, Protocol: 2, DisableIdentity: true, ReadTimeout: 30 * time.Second})
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// WaitFor polls cond every 10 ms until it holds, and fails the test when
+// it still does not after within. It waits for a condition, never for a
+// fixed time.
+func WaitFor(t testing.TB, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", within, what)
+		}
+		<-tick.C
+	}
 }
