@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -99,28 +98,18 @@ func (a *app) runBench(ctx context.Context, cf *connFlags, bf *benchFlags, args 
 		cfg.Proc = proc.Read
 	}
 	if bf.record != "" {
-		f, err := os.Create(bf.record)
+		settings := map[string]string{
+			"mode": "bench", "runs": fmt.Sprint(bf.runs), "window": bf.window.String(),
+			"trigger_at": bf.triggerAt.String(), "writers": fmt.Sprint(bf.writers),
+			"interval": bf.interval.String(), "ping_interval": bf.pingInterval.String(),
+		}
+		servers := make([]record.ServerInfo, len(eps))
+		for i, ep := range eps {
+			servers[i] = record.ServerInfo{Addr: ep.String()}
+		}
+		rec, err := openRecording(bf.record, "jsonl", cfg.Clock.Epoch(), settings, servers)
 		if err != nil {
-			return fmt.Errorf("--record: %w", err)
-		}
-		defer f.Close()
-		h := record.Header{
-			Format:  "vkwatch-recording",
-			Version: 1,
-			VKWatch: vkwatchVersion(),
-			Epoch:   cfg.Clock.Epoch(),
-			Settings: map[string]string{
-				"mode": "bench", "runs": fmt.Sprint(bf.runs), "window": bf.window.String(),
-				"trigger_at": bf.triggerAt.String(), "writers": fmt.Sprint(bf.writers),
-				"interval": bf.interval.String(), "ping_interval": bf.pingInterval.String(),
-			},
-		}
-		for _, ep := range eps {
-			h.Servers = append(h.Servers, record.ServerInfo{Addr: ep.String()})
-		}
-		rec, err := record.NewWriter(f, "jsonl", h)
-		if err != nil {
-			return fmt.Errorf("--record: %w", err)
+			return err
 		}
 		defer func() {
 			if cerr := rec.Close(); cerr != nil && err == nil {

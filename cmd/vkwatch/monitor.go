@@ -190,30 +190,19 @@ func (a *app) monitor(ctx context.Context, run monitorRun) (err error) {
 	}
 
 	// Recording.
-	var rec *record.Writer
+	var rec *recording
 	if mf.record != "" {
-		f, err := os.Create(mf.record)
-		if err != nil {
-			return fmt.Errorf("--record: %w", err)
-		}
-		defer f.Close()
-		h := record.Header{
-			Format:   "vkwatch-recording",
-			Version:  1,
-			VKWatch:  vkwatchVersion(),
-			Epoch:    clock.Epoch(),
-			Settings: mf.settings(),
-		}
+		servers := make([]record.ServerInfo, len(run.endpoints))
 		for i, ep := range run.endpoints {
-			h.Servers = append(h.Servers, record.ServerInfo{Addr: ep.String(), Identity: idents[i]})
+			servers[i] = record.ServerInfo{Addr: ep.String(), Identity: idents[i]}
 		}
-		rec, err = record.NewWriter(f, mf.recordFormat, h)
+		rec, err = openRecording(mf.record, mf.recordFormat, clock.Epoch(), mf.settings(), servers)
 		if err != nil {
-			return fmt.Errorf("--record: %w", err)
+			return err
 		}
 		defer func() {
 			if cerr := rec.Close(); cerr != nil && err == nil {
-				err = fmt.Errorf("--record: %w", cerr)
+				err = cerr
 			}
 		}()
 	}
