@@ -142,13 +142,20 @@ func runLatency(ctx context.Context, cfg config) ([]check, error) {
 	allowed := max(0.10*ref, 20)
 	pdiff := o.Median - pc.Median
 	pallowed := max(0.10*pc.Median, 20)
+	truth := check{
+		Target: "Latency truth: vkwatch PING p50 on an idle server within 10% (or 20 µs) of redis-benchmark -t ping -c 1",
+		Measured: fmt.Sprintf("vkwatch %.1f µs vs PING_MBULK %.1f µs (PING_INLINE %.1f µs): %+.1f µs, allowed ±%.1f µs; medians of %d rounds (vkwatch %.0f-%.0f, PING_MBULK %.0f-%.0f)",
+			o.Median, ref, in.Median, diff, allowed, o.N, o.Min, o.Max, m.Min, m.Max),
+		Verdict: verdict(diff <= allowed && diff >= -allowed),
+	}
+	// A back-to-back PING on an idle loopback takes the same time every
+	// round on a quiet machine; when it does not, something else was
+	// running and the comparison says little.
+	if m.Max > 1.5*m.Min {
+		truth.Measured += fmt.Sprintf("; NOISY: the reference itself varied %.1fx across rounds, re-run on a quiet machine", m.Max/m.Min)
+	}
 	checks := []check{
-		{
-			Target: "Latency truth: vkwatch PING p50 on an idle server within 10% (or 20 µs) of redis-benchmark -t ping -c 1",
-			Measured: fmt.Sprintf("vkwatch %.1f µs vs PING_MBULK %.1f µs (PING_INLINE %.1f µs): %+.1f µs, allowed ±%.1f µs; medians of %d rounds (vkwatch %.0f-%.0f, PING_MBULK %.0f-%.0f)",
-				o.Median, ref, in.Median, diff, allowed, o.N, o.Min, o.Max, m.Min, m.Max),
-			Verdict: verdict(diff <= allowed && diff >= -allowed),
-		},
+		truth,
 		{
 			Target: "Latency truth, control: vkwatch p50 vs a plain Go client PINGing at the same 2 ms pace (and back to back)",
 			Measured: fmt.Sprintf("vkwatch %.1f µs vs paced plain client %.1f µs: %+.1f µs (within 10%%/20 µs: %v); back-to-back plain client %.1f µs",
