@@ -304,7 +304,7 @@ func (a *app) monitor(ctx context.Context, run monitorRun) (err error) {
 // the program has ended, is used.
 func newProgram(ctx context.Context, m tea.Model, a *app) *tea.Program {
 	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithInput(a.stdin), tea.WithOutput(a.stdout),
-		tea.WithoutSignalHandler())
+		tea.WithoutSignalHandler(), tea.WithFPS(frameRate))
 	go func() {
 		<-ctx.Done()
 		p.Quit() // returns at once when the program has already ended
@@ -359,8 +359,13 @@ func (b *batcher) take() []source.Event {
 	return evs
 }
 
-// frameInterval is how often queued events are handed to the UI.
-const frameInterval = 50 * time.Millisecond
+// frameInterval is how often queued events are handed to the UI, and
+// frameRate the renderer's matching cap: a human rate, however fast
+// samples come.
+const (
+	frameInterval = 50 * time.Millisecond
+	frameRate     = int(time.Second / frameInterval)
+)
 
 func (b *batcher) pump(ctx context.Context, send func(tea.Msg)) {
 	t := time.NewTicker(frameInterval)
