@@ -13,8 +13,8 @@ import (
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
 
-// watchEndpoint is startWatch for an endpoint built by the test (TLS files,
-// users) rather than parsed from an address.
+// watchEndpoint runs a watcher of ep, built by the test (TLS files, users)
+// or parsed by startWatch, collecting its events until the test ends.
 func watchEndpoint(t *testing.T, ep Endpoint, cfg WatchConfig) *watch {
 	t.Helper()
 	x := &watch{clock: NewClock(), events: make(chan Event, 100000), done: make(chan struct{})}

@@ -30,27 +30,14 @@ type watch struct {
 	seen   []Event // every event taken from events, in order
 }
 
+// startWatch runs a watcher of addr until the test ends (see watchEndpoint).
 func startWatch(t *testing.T, addr string, cfg WatchConfig) *watch {
 	t.Helper()
 	ep, err := ParseAddress(addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := &watch{clock: NewClock(), events: make(chan Event, 100000), done: make(chan struct{})}
-	x.w = NewWatcher(1, ep, x.clock, cfg)
-	ctx, cancel := context.WithCancel(context.Background())
-	x.cancel = cancel
-	go func() {
-		defer close(x.done)
-		x.w.Run(ctx, func(ev Event) {
-			select {
-			case x.events <- ev:
-			case <-ctx.Done():
-			}
-		})
-	}()
-	t.Cleanup(x.stop)
-	return x
+	return watchEndpoint(t, ep, cfg)
 }
 
 // stop ends Run, waits for it and closes the watcher.
