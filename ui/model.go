@@ -528,13 +528,13 @@ func (m Model) onKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(k, m.keys.Quit):
 		return m, tea.Quit
 	case key.Matches(k, m.keys.Save):
-		cmd = m.bgsave(false, confirmed)
+		cmd = m.fork(false, confirmed, "BGSAVE")
 	case key.Matches(k, m.keys.Rewrite):
-		cmd = m.send(false, "BGREWRITEAOF")
+		cmd = m.fork(false, confirmed, "BGREWRITEAOF")
 	case key.Matches(k, m.keys.SaveAll):
-		cmd = m.bgsave(true, confirmed)
+		cmd = m.fork(true, confirmed, "BGSAVE")
 	case key.Matches(k, m.keys.RewriteAll):
-		cmd = m.send(true, "BGREWRITEAOF")
+		cmd = m.fork(true, confirmed, "BGREWRITEAOF")
 	case key.Matches(k, m.keys.Reports):
 		m.setTable(!m.table.open)
 	case key.Matches(k, m.keys.Close):
@@ -607,29 +607,32 @@ func (m *Model) targets(all bool) []int {
 	return t
 }
 
-// bgsave sends BGSAVE (b, or B for all servers), unless a fork save could
-// run a server out of memory (see forkRisk) and the user has not confirmed
-// by pressing the same key again: then nothing is sent, not even to the
-// servers that raised no warning, and the footer says why.
-func (m *Model) bgsave(all, confirmed bool) tea.Cmd {
+// fork sends BGSAVE (b, or B for all servers) or BGREWRITEAOF (a, A),
+// unless the fork either starts could run a server out of memory (see
+// forkRisk) and the user has not confirmed by pressing the same key again:
+// then nothing is sent, not even to the servers that raised no warning, and
+// the footer says why.
+func (m *Model) fork(all, confirmed bool, command string) tea.Cmd {
 	if confirmed || !m.canSend() {
-		return m.send(all, "BGSAVE")
+		return m.send(all, command)
 	}
+	aof := command == "BGREWRITEAOF"
 	var warned []footEntry
 	for _, i := range m.targets(all) {
 		p := m.panes[i]
-		if text, ok := forkRisk(p.addr, p.live.sample, p.live.report); ok {
+		if text, ok := forkRisk(p.addr, p.live.sample, p.live.report, aof); ok {
 			warned = append(warned, footEntry{server: i, kind: footErr, text: text})
 		}
 	}
 	if len(warned) == 0 {
-		return m.send(all, "BGSAVE")
+		return m.send(all, command)
 	}
-	m.confirm = "b"
-	if all {
-		m.confirm = "B"
+	m.confirm = map[[2]bool]string{{false, false}: "b", {true, false}: "B", {false, true}: "a", {true, true}: "A"}[[2]bool{all, aof}]
+	verb := "save"
+	if aof {
+		verb = "rewrite"
 	}
-	again := "; press " + m.confirm + " again to save anyway"
+	again := "; press " + m.confirm + " again to " + verb + " anyway"
 	if len(warned) == 1 {
 		warned[0].text += again
 	} else {

@@ -11,8 +11,10 @@ import (
 // needed, and says so with the numbers. last is the server's latest save
 // report (nil when none).
 //
-// The expected COW is the larger of rdb_last_cow_size and the report's peak
-// live COW. Two limits are checked:
+// aof says the fork is an AOF rewrite's (BGREWRITEAOF), which forks even
+// when saves are forkless. The expected COW is the largest copy-on-write
+// seen of any fork of this dataset: rdb_last_cow_size, aof_last_cow_size and
+// the last report's peak live COW. Two limits are checked:
 //   - the host's MemAvailable (local server, from /proc): the child's COW
 //     pages are new memory the host must find, while used_memory is
 //     already resident and so already outside MemAvailable; it warns when
@@ -24,15 +26,15 @@ import (
 // It does not warn without evidence: no sample, used_memory absent, no COW
 // ever observed (a server that never saved reports rdb_last_cow_size 0),
 // or a forkless save method (there is no child to copy pages for).
-func forkRisk(addr string, s *source.Sample, last *source.SaveReport) (string, bool) {
-	if s == nil || s.Config.Method == "forkless" {
+func forkRisk(addr string, s *source.Sample, last *source.SaveReport, aof bool) (string, bool) {
+	if s == nil || (!aof && s.Config.Method == "forkless") {
 		return "", false
 	}
 	used, ok := s.Info.UsedMemory.Get()
 	if !ok {
 		return "", false
 	}
-	cow := s.Info.RDBLastCOW.Or(0)
+	cow := max(s.Info.RDBLastCOW.Or(0), s.Info.AOFLastCOW.Or(0))
 	if last != nil {
 		if v, ok := last.PeakLiveCOW.Get(); ok && v > cow {
 			cow = v
@@ -42,12 +44,20 @@ func forkRisk(addr string, s *source.Sample, last *source.SaveReport) (string, b
 		return "", false
 	}
 	if avail, ok := s.Proc.HostMemAvailable.Get(); ok && cow > avail {
-		return fmt.Sprintf("%s: a fork save may need %s more (its last COW) but only %s is available (MemAvailable)",
-			addr, fmtBytes(cow), fmtBytes(avail)), true
+		return fmt.Sprintf("%s: %s may need %s more (its last COW) but only %s is available (MemAvailable)",
+			addr, forkName(aof), fmtBytes(cow), fmtBytes(avail)), true
 	}
 	if maxmem, ok := s.Info.MaxMemory.Get(); ok && maxmem > 0 && used+cow > maxmem {
-		return fmt.Sprintf("%s: a fork save may need %s (used %s + last COW %s) but maxmemory is %s",
-			addr, fmtBytes(used+cow), fmtBytes(used), fmtBytes(cow), fmtBytes(maxmem)), true
+		return fmt.Sprintf("%s: %s may need %s (used %s + last COW %s) but maxmemory is %s",
+			addr, forkName(aof), fmtBytes(used+cow), fmtBytes(used), fmtBytes(cow), fmtBytes(maxmem)), true
 	}
 	return "", false
+}
+
+// forkName names the fork in a warning.
+func forkName(aof bool) string {
+	if aof {
+		return "an AOF rewrite (a fork)"
+	}
+	return "a fork save"
 }

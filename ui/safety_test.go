@@ -48,7 +48,7 @@ func TestForkRisk(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, warn := forkRisk("127.0.0.1:6379", tc.s, tc.last)
+			got, warn := forkRisk("127.0.0.1:6379", tc.s, tc.last, false)
 			if got != tc.want || warn != (tc.want != "") {
 				t.Errorf("forkRisk = %q, %v\nwant %q", got, warn, tc.want)
 			}
@@ -202,12 +202,24 @@ func TestNoForkWarningWithoutRisk(t *testing.T) {
 	if n := run(t, cmd); n != 1 || !slices.Equal(log.got(), []string{"0 BGSAVE"}) {
 		t.Fatalf("ran %d, sent %v", n, log.got())
 	}
-	// a is not checked (only b and B are), even where b would warn.
-	log = sendLog{}
-	m = setup(t, Config{Servers: []string{addrA, addrB}, Send: log.send}, 200, 50, riskyScenario())
+}
+
+// TestAOFRewriteWarning: BGREWRITEAOF forks too (even where saves are
+// forkless), so a warns where b would, and a again sends it.
+func TestAOFRewriteWarning(t *testing.T) {
+	var log sendLog
+	m := setup(t, Config{Servers: []string{addrA, addrB}, Send: log.send}, 200, 50, riskyScenario())
+	m, cmd := press(m, "a")
+	if n := run(t, cmd); n != 0 || len(log.got()) != 0 {
+		t.Fatalf("a with a memory risk: ran %d, sent %v", n, log.got())
+	}
+	foot := strings.TrimSpace(lineWith(t, m, "may need"))
+	if !strings.HasPrefix(foot, addrA+": an AOF rewrite (a fork) may need ") || !strings.HasSuffix(foot, "; press a again to rewrite anyway") {
+		t.Fatalf("footer %q", foot)
+	}
 	_, cmd = press(m, "a")
 	if n := run(t, cmd); n != 1 || !slices.Equal(log.got(), []string{"0 BGREWRITEAOF"}) {
-		t.Fatalf("a: ran %d, sent %v", n, log.got())
+		t.Fatalf("a confirmed: ran %d, sent %v", n, log.got())
 	}
 }
 
@@ -224,5 +236,25 @@ func TestReadOnlyBeforeForkWarning(t *testing.T) {
 	}
 	if len(log.got()) != 0 {
 		t.Errorf("read-only model sent %v", log.got())
+	}
+}
+
+// TestForkRiskAOF: an AOF rewrite is checked even on a forkless server, and
+// aof_last_cow_size counts as evidence of what a fork of this dataset costs.
+func TestForkRiskAOF(t *testing.T) {
+	s := &source.Sample{
+		Info:   source.Info{UsedMemory: source.Some[int64](900 * mib), MaxMemory: source.Some[int64](1000 * mib), AOFLastCOW: source.Some[int64](150 * mib)},
+		Config: source.SaveConfig{Method: "forkless"},
+	}
+	want := "127.0.0.1:6379: an AOF rewrite (a fork) may need 1.03 GiB (used 900 MiB + last COW 150 MiB) but maxmemory is 0.98 GiB"
+	if got, warn := forkRisk("127.0.0.1:6379", s, nil, true); !warn || got != want {
+		t.Errorf("AOF rewrite on a forkless server: %q, %v\nwant %q", got, warn, want)
+	}
+	if got, warn := forkRisk("127.0.0.1:6379", s, nil, false); warn {
+		t.Errorf("forkless BGSAVE warned: %q", got)
+	}
+	s.Config.Method = "fork"
+	if _, warn := forkRisk("127.0.0.1:6379", s, nil, false); !warn {
+		t.Errorf("fork BGSAVE with aof_last_cow_size evidence did not warn")
 	}
 }
