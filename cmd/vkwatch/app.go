@@ -93,7 +93,7 @@ redis:// rediss:// valkey:// valkeys:// (user, password and db honoured).
 With no ADDR, vkwatch watches 127.0.0.1:6379.
 
 Keys: b BGSAVE, a BGREWRITEAOF (focused server), B / A on both at once,
-tab focus, p pause drawing, ? help, q quit.`,
+tab focus, p pause drawing, r save reports, ? help, q quit.`,
 		Example: `  vkwatch demo                       # two local servers, side by side, under load
   vkwatch 127.0.0.1:6379 127.0.0.1:6380
   VALKEYCLI_AUTH=secret vkwatch valkeys://cache.internal:6380 --cacert ca.pem`,
