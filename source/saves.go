@@ -1,6 +1,9 @@
 package source
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 const (
 	// beforeWindow is how far back before a save OpsBefore, WriterOpsBefore
@@ -17,8 +20,8 @@ const (
 // the watcher runs one per server, and bench and replay reuse it on
 // recorded samples.
 type SaveTracker struct {
-	server int
-	addr   string
+	node NodeID
+	addr string
 
 	prev *Sample // the previous sample
 	// justEnded is set on the sample that ended a save: the next sample
@@ -26,6 +29,10 @@ type SaveTracker struct {
 	justEnded bool
 	recent    []windowPoint // samples of the last beforeWindow, oldest first
 	run       *saveRun      // the save running now, nil when none
+
+	// cancelled is set when the server accepted a BGSAVE CANCEL of a
+	// running save: the save that ends next is reported as cancelled.
+	cancelled bool
 }
 
 // windowPoint is what a sample contributes to before/during means.
@@ -63,10 +70,34 @@ type saveRun struct {
 	rate     float64 // keys per second, smoothed; 0: none yet
 }
 
-// NewSaveTracker returns a tracker for server number server at addr
-// (carried into its reports).
-func NewSaveTracker(server int, addr string) *SaveTracker {
-	return &SaveTracker{server: server, addr: addr}
+// NewSaveTracker returns a tracker for node at addr (both carried into its
+// reports).
+func NewSaveTracker(node NodeID, addr string) *SaveTracker {
+	return &SaveTracker{node: node, addr: addr}
+}
+
+// ObserveCommand takes the answer to a command vkwatch sent this server, in
+// order with the samples: the watcher hands every answer to the tracker
+// before the next sample, and the same order is in a recording, so a replay
+// derives the same reports.
+//
+// A BGSAVE CANCEL that the server accepted ("Background saving cancelled",
+// Valkey 8.1+) makes the running save end as StatusCancelled rather than
+// the "err" the server reports for a killed child. "Scheduled background
+// saving cancelled" cancels a save that never started: nothing to report.
+func (t *SaveTracker) ObserveCommand(c *CommandResult) {
+	if c == nil || !c.OK() {
+		return
+	}
+	if isCancel(c.Command) && strings.HasPrefix(c.Reply, "Background saving cancelled") {
+		t.cancelled = true
+	}
+}
+
+// isCancel reports whether command is BGSAVE CANCEL.
+func isCancel(command string) bool {
+	f := strings.Fields(strings.ToUpper(command))
+	return len(f) == 2 && f[0] == "BGSAVE" && f[1] == "CANCEL"
 }
 
 // Observe takes the next sample in order. It sets s.Save while a save or
@@ -208,10 +239,14 @@ func (t *SaveTracker) finish(s *Sample, restart bool) *SaveReport {
 	rep := t.report(r.kind, s)
 	rep.Started, rep.StartedAt = r.started, r.startedAt
 	rep.Observed = rep.Ended - rep.Started
-	if restart {
+	switch {
+	case restart:
 		rep.Status = "lost (server restarted)"
 		rep.ServerSeconds, rep.COW = Opt[int64]{}, Opt[int64]{}
+	case t.cancelled && r.kind != SaveAOF:
+		rep.Status = StatusCancelled
 	}
+	t.cancelled = false
 	rep.PeakLiveCOW = r.peakLiveCOW
 	rep.BaseUsed, rep.BaseRSS = r.baseUsed, r.baseRSS
 	rep.PeakUsedDelta = deltaOpt(r.peakUsed, r.baseUsed)
@@ -244,6 +279,10 @@ func (t *SaveTracker) missed(prev, s *Sample, justEnded bool) *SaveReport {
 		return nil
 	}
 	rep := t.report(kind, s)
+	if t.cancelled && kind != SaveAOF {
+		rep.Status = StatusCancelled
+	}
+	t.cancelled = false
 	rep.Started, rep.StartedAt = s.Offset, s.At
 	rep.BaseUsed, rep.BaseRSS = a.UsedMemory, a.RSS
 	rep.OpsBefore, rep.WriterOpsBefore, rep.PingBefore = summarize(t.recent)
@@ -253,7 +292,7 @@ func (t *SaveTracker) missed(prev, s *Sample, justEnded bool) *SaveReport {
 // report fills what the end sample s says about the last save of kind.
 func (t *SaveTracker) report(kind SaveKind, s *Sample) *SaveReport {
 	in := &s.Info
-	rep := &SaveReport{Server: t.server, Addr: t.addr, Kind: kind, Ended: s.Offset}
+	rep := &SaveReport{Node: t.node, Addr: t.addr, Kind: kind, Ended: s.Offset}
 	nonNeg := func(o Opt[int64]) Opt[int64] {
 		if o.OK && o.V < 0 {
 			return Opt[int64]{}

@@ -49,7 +49,7 @@ func lat(min, p50, p99, max time.Duration, n int64) Latency {
 
 func TestSaveTrackerForkSave(t *testing.T) {
 	q := newSeq()
-	tr := NewSaveTracker(1, "h:1")
+	tr := NewSaveTracker("h:1", "h:1")
 	calm := lat(40*time.Microsecond, 60*time.Microsecond, 90*time.Microsecond, 120*time.Microsecond, 100)
 	// 10 s idle; ops ramp so that only the last 5 s count as "before".
 	for i := range 50 {
@@ -97,7 +97,7 @@ func TestSaveTrackerForkSave(t *testing.T) {
 		t.Fatalf("end sample: started %v report %+v save %+v", st, rep, endS.Save)
 	}
 	want := SaveReport{
-		Server: 1, Addr: "h:1", Kind: SaveFork, Status: "ok",
+		Node: "h:1", Addr: "h:1", Kind: SaveFork, Status: "ok",
 		Started: 10200 * time.Millisecond, Ended: 12200 * time.Millisecond, StartedAt: q.clock.Add(10200 * time.Millisecond),
 		Observed: 2 * time.Second, ServerSeconds: Some[int64](2), COW: Some[int64](777), PeakLiveCOW: Some(peakCOW),
 		BaseUsed: base.UsedMemory, BaseRSS: base.RSS, PeakUsedDelta: Some[int64](300), PeakRSSDelta: Some[int64](9 * 4096),
@@ -118,7 +118,7 @@ func TestSaveTrackerForkSave(t *testing.T) {
 
 func TestSaveTrackerForklessAndAOF(t *testing.T) {
 	q := newSeq()
-	tr := NewSaveTracker(0, "h")
+	tr := NewSaveTracker("h", "h")
 	tr.Observe(q.next(nil, 1, Latency{}))
 	s := q.next(func(in *Info) {
 		in.RDBInProgress, in.RDBCurrentType, in.ForklessETA = Some[int64](1), "forkless", Some[int64](17)
@@ -161,7 +161,7 @@ func TestSaveTrackerMissedSaves(t *testing.T) {
 	}
 	for _, tt := range tests {
 		q := newSeq()
-		tr := NewSaveTracker(0, "h")
+		tr := NewSaveTracker("h", "h")
 		tr.Observe(q.next(nil, 1, Latency{}))
 		s := q.next(func(in *Info) { tt.f(in); in.RDBLastCOW = Some[int64](99) }, 1, Latency{})
 		st, rep := tr.Observe(s)
@@ -182,7 +182,7 @@ func TestSaveTrackerLateLastFields(t *testing.T) {
 	// If the last-save fields showed up one sample after the end, they
 	// must not count as a second, unobserved save.
 	q := newSeq()
-	tr := NewSaveTracker(0, "h")
+	tr := NewSaveTracker("h", "h")
 	tr.Observe(q.next(nil, 1, Latency{}))
 	tr.Observe(q.next(func(in *Info) { in.RDBInProgress, in.RDBSaves = Some[int64](1), Some[int64](1) }, 1, Latency{}))
 	if _, rep := tr.Observe(q.next(func(in *Info) { in.RDBInProgress = Some[int64](0) }, 1, Latency{})); rep == nil {
@@ -195,7 +195,7 @@ func TestSaveTrackerLateLastFields(t *testing.T) {
 
 func TestSaveTrackerServerRestart(t *testing.T) {
 	q := newSeq()
-	tr := NewSaveTracker(0, "h")
+	tr := NewSaveTracker("h", "h")
 	tr.Observe(q.next(nil, 1, Latency{}))
 	tr.Observe(q.next(func(in *Info) {
 		in.RDBInProgress, in.RDBSaves, in.TotalForks = Some[int64](1), Some[int64](4), Some[int64](4)
@@ -222,7 +222,7 @@ func TestSaveTrackerServerRestart(t *testing.T) {
 func TestSaveTrackerETASmooth(t *testing.T) {
 	const total, rate = 200000, 10000.0
 	q := newSeq()
-	tr := NewSaveTracker(0, "h")
+	tr := NewSaveTracker("h", "h")
 	tr.Observe(q.next(nil, 1, Latency{}))
 	start := q.off // the save began just before the next sample
 	reported := int64(0)
@@ -288,7 +288,7 @@ func TestSaveTrackerETASmooth(t *testing.T) {
 func TestSaveTrackerDeterministic(t *testing.T) {
 	run := func() []SaveReport {
 		q := newSeq()
-		tr := NewSaveTracker(0, "h")
+		tr := NewSaveTracker("h", "h")
 		var out []SaveReport
 		for i := range 45 {
 			s := q.next(func(in *Info) {
@@ -335,5 +335,54 @@ func TestMergeLatencies(t *testing.T) {
 	}
 	if got := mergeLatencies([]Latency{{}, same}); got.Count != 100 || got.Min != 1*ms {
 		t.Errorf("an empty interval counts: %+v", got)
+	}
+}
+
+// TestSaveTrackerCancel: the answers Valkey 8.1+ gives to BGSAVE CANCEL
+// (src/rdb.c) decide how the save that ends is reported. A cancelled
+// running save ends with the server's "err" in INFO, which vkwatch
+// reports as cancelled; a cancelled scheduled save never ran; a refused
+// or failed cancel changes nothing.
+func TestSaveTrackerCancel(t *testing.T) {
+	running := func(in *Info) { in.RDBInProgress, in.RDBSaves = Some[int64](1), Some[int64](1) }
+	killed := func(in *Info) { in.RDBInProgress, in.RDBLastStatus = Some[int64](0), "err" }
+	cases := []struct {
+		name   string
+		answer CommandResult
+		want   string
+	}{
+		{"cancelled", CommandResult{Command: "BGSAVE CANCEL", Reply: "Background saving cancelled"}, StatusCancelled},
+		{"lower case", CommandResult{Command: "bgsave cancel", Reply: "Background saving cancelled"}, StatusCancelled},
+		{"scheduled only", CommandResult{Command: "BGSAVE CANCEL", Reply: "Scheduled background saving cancelled"}, "err"},
+		{"nothing running", CommandResult{Command: "BGSAVE CANCEL", Err: "ERR Background saving is currently not in progress or scheduled"}, "err"},
+		{"redis 7.0", CommandResult{Command: "BGSAVE CANCEL", Err: "ERR syntax error"}, "err"},
+		{"another command", CommandResult{Command: "BGSAVE", Reply: "Background saving cancelled"}, "err"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			q := newSeq()
+			tr := NewSaveTracker("h", "h")
+			tr.Observe(q.next(nil, 1, Latency{}))
+			tr.Observe(q.next(running, 1, Latency{}))
+			tr.ObserveCommand(&c.answer)
+			_, rep := tr.Observe(q.next(killed, 1, Latency{}))
+			if rep == nil || rep.Status != c.want {
+				t.Fatalf("report %+v, want status %q", rep, c.want)
+			}
+			// The next save is not cancelled by the old answer.
+			tr.Observe(q.next(func(in *Info) { in.RDBInProgress, in.RDBSaves, in.RDBLastStatus = Some[int64](1), Some[int64](2), "ok" }, 1, Latency{}))
+			if _, rep := tr.Observe(q.next(func(in *Info) { in.RDBInProgress = Some[int64](0) }, 1, Latency{})); rep == nil || rep.Status != "ok" {
+				t.Fatalf("next save: %+v", rep)
+			}
+		})
+	}
+	// A save cancelled between two samples (never seen running) is still
+	// reported as cancelled.
+	q := newSeq()
+	tr := NewSaveTracker("h", "h")
+	tr.Observe(q.next(nil, 1, Latency{}))
+	tr.ObserveCommand(&CommandResult{Command: "BGSAVE CANCEL", Reply: "Background saving cancelled"})
+	if _, rep := tr.Observe(q.next(func(in *Info) { in.RDBSaves, in.RDBLastStatus = Some[int64](1), "err" }, 1, Latency{})); rep == nil || rep.Status != StatusCancelled {
+		t.Fatalf("unseen cancelled save: %+v", rep)
 	}
 }

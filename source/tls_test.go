@@ -15,10 +15,14 @@ import (
 
 // watchEndpoint runs a watcher of ep, built by the test (TLS files, users)
 // or parsed by startWatch, collecting its events until the test ends.
+// testNode is the node id the watchers of these tests give their events:
+// not the address, so a test sees the id it chose, not one derived.
+const testNode NodeID = "node-under-test"
+
 func watchEndpoint(t *testing.T, ep Endpoint, cfg WatchConfig) *watch {
 	t.Helper()
 	x := &watch{clock: NewClock(), events: make(chan Event, 100000), done: make(chan struct{})}
-	x.w = NewWatcher(1, ep, x.clock, cfg)
+	x.w = NewWatcher(testNode, ep, x.clock, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	x.cancel = cancel
 	go func() {
@@ -40,7 +44,7 @@ func watchEndpoint(t *testing.T, ep Endpoint, cfg WatchConfig) *watch {
 func connectFails(t *testing.T, name string, ep Endpoint, want ...string) {
 	t.Helper()
 	const timeout = 3 * time.Second
-	w := NewWatcher(0, ep, nil, WatchConfig{ConnectTimeout: timeout})
+	w := NewWatcher(testNode, ep, nil, WatchConfig{ConnectTimeout: timeout})
 	defer w.Close()
 	start := time.Now()
 	_, err := w.Connect(context.Background())
@@ -98,7 +102,7 @@ func TestWatcherTLS(t *testing.T) {
 	// server asks for).
 	insecure := otherCA
 	insecure.TLS.Insecure = true
-	w := NewWatcher(0, insecure, nil, WatchConfig{})
+	w := NewWatcher(testNode, insecure, nil, WatchConfig{})
 	if id, err := w.Connect(context.Background()); err != nil || id.ProcessID != Some(int64(srv.PID())) {
 		t.Errorf("--insecure with an untrusted CA: %+v, %v", id, err)
 	}
@@ -110,7 +114,7 @@ func TestWatcherTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	byName.TLS = good.TLS
-	w = NewWatcher(0, byName, nil, WatchConfig{})
+	w = NewWatcher(testNode, byName, nil, WatchConfig{})
 	if _, err := w.Connect(context.Background()); err != nil {
 		t.Errorf("rediss://localhost: %v", err)
 	}

@@ -91,6 +91,14 @@ type SaveConfig struct {
 	Err             string     // why CONFIG GET failed (e.g. NOPERM), empty when it worked
 }
 
+// NodeID names a watched server for as long as vkwatch runs, whatever the
+// layout shows or the topology does: a cluster node's 40-character node id
+// when vkwatch learned it from the cluster, else the server's display
+// address. Panes, fleet rows, the history store, reports and recordings are
+// keyed by it, never by a position on screen, so a node keeps its history
+// when it moves (a failover, a sort, a change of view).
+type NodeID string
+
 // Identity is what a server says about itself when vkwatch connects.
 type Identity struct {
 	Addr       string // display form of the address, never with a password
@@ -128,6 +136,16 @@ func (l Latency) Worst() time.Duration {
 // ProcMem is the memory of a local server read from /proc, beside INFO's
 // figures. Absent fields mean the server is not local or /proc could not be read.
 type ProcMem struct {
+	// Cgroup names the memory cgroup the server runs in ("v2:/path" or
+	// "v1:/path"), empty when none could be found; CgroupUsage and
+	// CgroupLimit are its memory.current / memory.max (v2) or
+	// memory.usage_in_bytes / memory.limit_in_bytes (v1). The limit is
+	// absent when the cgroup sets none ("max", or v1's huge number). This
+	// is what a container's OOM killer counts: the seed's second instrument.
+	Cgroup      string
+	CgroupUsage Opt[int64]
+	CgroupLimit Opt[int64]
+
 	RSS               Opt[int64] // server's VmRSS
 	PSS               Opt[int64] // server's Pss (smaps_rollup)
 	ChildPID          Opt[int64] // the save child, while one runs
@@ -160,6 +178,22 @@ type Sample struct {
 
 	Proc ProcMem
 
+	// COW is the copy-on-write of the running save child from the fastest
+	// instrument there is: the child's Private_Dirty from /proc for a local
+	// server (read every sample), else INFO's current_cow_size (which the
+	// server refreshes about once a second). 0 while no save runs on a
+	// server that reports the field; absent when neither instrument reads.
+	// COWFrom names the instrument.
+	COW     Opt[int64]
+	COWFrom Instrument
+	// Footprint is the memory the host pays for the server: for a local
+	// server its RSS plus the save child's private dirty pages (/proc);
+	// for a remote one used_memory_rss + current_cow_size, the server's own
+	// estimate. A fork's cost shows here and not in used_memory or RSS,
+	// which stay flat in the parent. FootprintFrom names the instrument.
+	Footprint     Opt[int64]
+	FootprintFrom Instrument
+
 	// Save is the progress of the save or AOF rewrite running now, nil when none.
 	Save *SaveProgress
 }
@@ -173,9 +207,49 @@ const (
 	SaveAOF      SaveKind = "AOF rewrite"
 )
 
+// Instrument names where a figure comes from, on screen and in recordings.
+type Instrument string
+
+const (
+	// FromProc: the kernel's /proc (smaps_rollup of the server and of its
+	// save child), for a server on this host.
+	FromProc Instrument = "proc"
+	// FromInfo: the server's own INFO fields (current_cow_size, RSS).
+	FromInfo Instrument = "info"
+)
+
+// TriggerKind says who started a save or rewrite.
+type TriggerKind string
+
+const (
+	TriggerUser     TriggerKind = "vkwatch"  // a key pressed in vkwatch (b, B, a, A), or bench
+	TriggerReplica  TriggerKind = "replica"  // a replica's full sync (INFO replication: wait_bgsave)
+	TriggerAOF      TriggerKind = "aof"      // the server's own AOF rewrite (auto-aof-rewrite-*)
+	TriggerSchedule TriggerKind = "schedule" // a `save <seconds> <changes>` rule came due
+	TriggerOther    TriggerKind = "other"    // another client (BGSAVE, BGREWRITEAOF, ...)
+)
+
+// Trigger is who started a save, as far as vkwatch can tell, and the
+// detail that told it ("replica 10.0.0.7:6380, diskless", "save 60 10000").
+// Kind is empty when vkwatch cannot tell.
+type Trigger struct {
+	Kind   TriggerKind
+	Detail string
+}
+
+// CurvePoint is one point of a save's cost curve (valkey PR #905's plot):
+// what the save had cost when it had processed Progress of its keys.
+type CurvePoint struct {
+	Progress  float64       // keys processed / keys total, 0..1
+	Elapsed   time.Duration // since the save was first seen running
+	COW       Opt[int64]    // Sample.COW
+	Footprint Opt[int64]    // Sample.Footprint
+}
+
 // SaveProgress is a running save as the server reports it.
 type SaveProgress struct {
 	Kind      SaveKind
+	Trigger   Trigger
 	Started   time.Duration // offset of the first sample that saw it running
 	Elapsed   time.Duration // observed
 	Processed Opt[int64]    // current_save_keys_processed
@@ -202,12 +276,19 @@ func (p SaveProgress) Fraction() Opt[float64] {
 	return Some(f)
 }
 
+// StatusCancelled is a SaveReport's Status for a save the user cancelled
+// with BGSAVE CANCEL (Valkey 8.1+): the server itself says "err".
+const StatusCancelled = "cancelled"
+
 // SaveReport is what a save cost, produced when it ends.
 type SaveReport struct {
-	Server int    // index of the server (0 left, 1 right)
-	Addr   string // display address
-	Kind   SaveKind
-	Status string // rdb_last_bgsave_status / aof_last_bgrewrite_status
+	Node    NodeID
+	Addr    string // display address
+	Kind    SaveKind
+	Trigger Trigger
+	// Status is rdb_last_bgsave_status / aof_last_bgrewrite_status, or
+	// StatusCancelled, or "lost (server restarted)".
+	Status string
 
 	Started   time.Duration // offsets from the Clock epoch
 	Ended     time.Duration
@@ -218,6 +299,19 @@ type SaveReport struct {
 
 	COW         Opt[int64] // rdb_last_cow_size / aof_last_cow_size
 	PeakLiveCOW Opt[int64] // max current_cow_size seen during the save
+	// PeakCOW is the largest Sample.COW seen during the save, and
+	// PeakAtProgress the save's progress (0..1) when it was seen.
+	PeakCOW        Opt[int64]
+	PeakAtProgress Opt[float64]
+	// PeakFootprintDelta is the largest Sample.Footprint during the save
+	// above its level just before.
+	PeakFootprintDelta Opt[int64]
+	// ForkPause is latest_fork_usec after a fork save or rewrite: how long
+	// fork() blocked the server's main thread. Absent forkless.
+	ForkPause Opt[time.Duration]
+	// Curve is the save's cost against its progress, one point per sample
+	// that knew the progress.
+	Curve []CurvePoint
 
 	BaseUsed      Opt[int64] // used_memory just before the save
 	BaseRSS       Opt[int64]
@@ -279,10 +373,10 @@ func (k EventKind) String() string {
 	return "unknown"
 }
 
-// Event is everything a watcher tells the rest of vkwatch. Server is the
-// index of the watched server; Offset and At say when.
+// Event is everything a watcher tells the rest of vkwatch. Node says which
+// server; Offset and At say when.
 type Event struct {
-	Server int
+	Node   NodeID
 	Kind   EventKind
 	Offset time.Duration
 	At     time.Time

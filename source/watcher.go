@@ -70,7 +70,7 @@ const (
 // of its own, tracks saves and sends the user's commands. Create it with
 // NewWatcher, call Run once, and Close it when done.
 type Watcher struct {
-	index int
+	node  NodeID
 	ep    Endpoint
 	clock *Clock
 	cfg   WatchConfig
@@ -96,17 +96,22 @@ type Watcher struct {
 	queue   *eventQueue // set while Run runs
 	closed  bool
 	closeCh chan struct{}
+
+	// answers holds the results of Do until the sampler takes them (see
+	// takeAnswers); answered wakes it.
+	amu      sync.Mutex
+	answers  []CommandResult
+	answered chan struct{}
 }
 
-// NewWatcher prepares a watcher of ep; index is the server's position (0
-// left, 1 right) carried in every Event. Nothing is dialled until Connect
-// or Run.
-func NewWatcher(index int, ep Endpoint, clock *Clock, cfg WatchConfig) *Watcher {
+// NewWatcher prepares a watcher of ep, which every Event names as node.
+// Nothing is dialled until Connect or Run.
+func NewWatcher(node NodeID, ep Endpoint, clock *Clock, cfg WatchConfig) *Watcher {
 	cfg.defaults()
 	if clock == nil {
 		clock = NewClock()
 	}
-	w := &Watcher{index: index, ep: ep, clock: clock, cfg: cfg, closeCh: make(chan struct{})}
+	w := &Watcher{node: node, ep: ep, clock: clock, cfg: cfg, closeCh: make(chan struct{}), answered: make(chan struct{}, 1)}
 	opts, err := ep.RedisOptions()
 	if err != nil {
 		w.optsErr = err
@@ -189,6 +194,9 @@ func (w *Watcher) samplerDo(ctx context.Context, args ...any) (string, error) {
 
 // Endpoint returns the watched endpoint.
 func (w *Watcher) Endpoint() Endpoint { return w.ep }
+
+// Node returns the node id the watcher's events carry.
+func (w *Watcher) Node() NodeID { return w.node }
 
 // ConnectError says why a server could not be reached, in one line:
 // "ADDR: cause". Addr is the display form of the endpoint (no password).
@@ -389,7 +397,7 @@ func (w *Watcher) Run(ctx context.Context, emit func(Event)) {
 		wg.Wait()
 	}()
 
-	s := &sampling{w: w, q: q, tracker: NewSaveTracker(w.index, w.ep.String())}
+	s := &sampling{w: w, q: q, tracker: NewSaveTracker(w.node, w.ep.String())}
 	s.loop(ctx, &wg)
 }
 
@@ -437,10 +445,7 @@ func (s *sampling) loop(ctx context.Context, wg *sync.WaitGroup) {
 					s.push(Event{Kind: EventDisconnected, Err: reason})
 					down = true
 				}
-				timer.Reset(backoff)
-				select {
-				case <-timer.C:
-				case <-ctx.Done():
+				if !s.wait(ctx, timer, backoff) {
 					return
 				}
 				backoff = min(2*backoff, backoffMax)
@@ -464,6 +469,9 @@ func (s *sampling) loop(ctx context.Context, wg *sync.WaitGroup) {
 		}
 		select {
 		case <-ticker.C:
+		case <-w.answered:
+			s.answers()
+			continue
 		case <-ctx.Done():
 			return
 		}
@@ -552,6 +560,9 @@ func (s *sampling) sample(ctx context.Context, text string, at time.Duration) {
 	}
 	smp.Config = s.config
 
+	// Answers that came before this INFO reply go to the tracker first, in
+	// the order a recording keeps them.
+	s.answers()
 	started, ended := s.tracker.Observe(smp)
 	s.push(Event{Kind: EventSample, Offset: at, Sample: smp})
 	if started {
@@ -617,8 +628,34 @@ func (w *Watcher) readConfig(ctx context.Context) SaveConfig {
 	return c
 }
 
+// wait waits d before the next attempt to connect, passing on command
+// answers meanwhile; false when ctx ended first.
+func (s *sampling) wait(ctx context.Context, timer *time.Timer, d time.Duration) bool {
+	timer.Reset(d)
+	for {
+		select {
+		case <-timer.C:
+			return true
+		case <-s.w.answered:
+			s.answers()
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// answers hands the command results that arrived since the last call to
+// the save tracker and on as EventCommand, from the sampler's goroutine, so
+// that the tracker and a recording see commands and samples in one order.
+func (s *sampling) answers() {
+	for _, r := range s.w.takeAnswers() {
+		s.tracker.ObserveCommand(&r)
+		s.push(Event{Kind: EventCommand, Offset: r.Done, Command: &r})
+	}
+}
+
 func (s *sampling) push(ev Event) {
-	ev.Server = s.w.index
+	ev.Node = s.w.node
 	if ev.Offset == 0 {
 		ev.Offset = s.w.clock.Offset()
 	}
@@ -630,7 +667,9 @@ func (s *sampling) push(ev Event) {
 // its own (neither the probe's nor the sampler's, so it never delays
 // either), bounded by CommandTimeout. It returns the result, with the
 // server's own error text verbatim in Err, and also emits it as an
-// EventCommand through Run's emit when Run is running.
+// EventCommand through Run's emit when Run is running: the sampler's
+// goroutine emits it (at once, or after the INFO call in flight), having
+// shown it to the save tracker first.
 func (w *Watcher) Do(ctx context.Context, args ...string) CommandResult {
 	sent, _ := w.clock.Now()
 	res := CommandResult{Command: commandText(args), Sent: sent}
@@ -672,13 +711,27 @@ func (w *Watcher) Do(ctx context.Context, args ...string) CommandResult {
 	}
 	res.Done = w.clock.Offset()
 	w.mu.Lock()
-	q := w.queue
+	running := w.queue != nil
 	w.mu.Unlock()
-	if q != nil {
-		r := res
-		q.push(Event{Server: w.index, Kind: EventCommand, Offset: res.Done, At: w.clock.At(res.Done), Command: &r})
+	if running {
+		w.amu.Lock()
+		w.answers = append(w.answers, res)
+		w.amu.Unlock()
+		select {
+		case w.answered <- struct{}{}:
+		default:
+		}
 	}
 	return res
+}
+
+// takeAnswers returns and forgets the results of Do not yet taken.
+func (w *Watcher) takeAnswers() []CommandResult {
+	w.amu.Lock()
+	defer w.amu.Unlock()
+	a := w.answers
+	w.answers = nil
+	return a
 }
 
 // isTimeout reports whether err is a deadline that passed: the server is

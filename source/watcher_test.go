@@ -58,8 +58,8 @@ func (x *watch) next(t *testing.T, within time.Duration, what string, match func
 		select {
 		case ev := <-x.events:
 			x.seen = append(x.seen, ev)
-			if ev.Server != 1 {
-				t.Errorf("event for server %d, want 1", ev.Server)
+			if ev.Node != testNode {
+				t.Errorf("event for node %q, want %q", ev.Node, testNode)
 			}
 			if !ev.At.Equal(x.clock.At(ev.Offset)) {
 				t.Errorf("event At %v is not the clock's time of its offset %v", ev.At, ev.Offset)
@@ -206,7 +206,7 @@ func TestWatcherCloseEndsRun(t *testing.T) {
 	srv := servertest.Start(t, server.Options{})
 	leaks := goleak.IgnoreCurrent()
 	ep, _ := ParseAddress(srv.Addr)
-	w := NewWatcher(0, ep, NewClock(), WatchConfig{})
+	w := NewWatcher(testNode, ep, NewClock(), WatchConfig{})
 	events := make(chan Event, 1000)
 	done := make(chan struct{})
 	go func() {
@@ -288,7 +288,7 @@ func TestWatcherBGSAVE(t *testing.T) {
 	if !rep.COW.OK || rep.COW != info.RDBLastCOW || rep.ServerSeconds != info.RDBLastTime {
 		t.Errorf("report COW %+v seconds %+v, server says %+v %+v", rep.COW, rep.ServerSeconds, info.RDBLastCOW, info.RDBLastTime)
 	}
-	if rep.Started != st.Offset || rep.Observed <= 0 || rep.Ended != rep.Started+rep.Observed || rep.Server != 1 || rep.Addr != srv.Addr {
+	if rep.Started != st.Offset || rep.Observed <= 0 || rep.Ended != rep.Started+rep.Observed || rep.Node != testNode || rep.Addr != srv.Addr {
 		t.Errorf("report times/ids: %+v (save started at %v)", rep, st.Offset)
 	}
 	if !rep.BaseUsed.OK || !rep.PeakUsedDelta.OK || !rep.OpsBefore.OK || rep.PingDuring.Count == 0 {
@@ -514,7 +514,7 @@ func TestConnectErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w := NewWatcher(0, ep, nil, cfg)
+		w := NewWatcher(testNode, ep, nil, cfg)
 		defer w.Close()
 		return w.Connect(ctx)
 	}
@@ -569,7 +569,7 @@ func TestConnectErrors(t *testing.T) {
 	// Unreadable TLS files are a connect error too.
 	ep, _ := ParseAddress("rediss://" + plain.Addr)
 	ep.TLS.CACert = filepath.Join(t.TempDir(), "missing.pem")
-	w := NewWatcher(0, ep, nil, WatchConfig{})
+	w := NewWatcher(testNode, ep, nil, WatchConfig{})
 	_, err = w.Connect(ctx)
 	if ce := asConnectError(err); !strings.Contains(ce.Cause, "--cacert") {
 		t.Errorf("missing CA file: %q", ce.Error())

@@ -59,12 +59,12 @@ func (f *fakeServer) connected(off time.Duration) source.Event {
 		id.ServerName, id.Version = "valkey", "9.2.0"
 	}
 	o, at := f.at(off)
-	return source.Event{Server: f.idx, Kind: source.EventConnected, Offset: o, At: at, Identity: id}
+	return source.Event{Node: nodeOf(f.idx), Kind: source.EventConnected, Offset: o, At: at, Identity: id}
 }
 
 func (f *fakeServer) disconnected(off time.Duration, why string) source.Event {
 	o, at := f.at(off)
-	return source.Event{Server: f.idx, Kind: source.EventDisconnected, Offset: o, At: at, Err: why}
+	return source.Event{Node: nodeOf(f.idx), Kind: source.EventDisconnected, Offset: o, At: at, Err: why}
 }
 
 // sample builds the sample at offset off.
@@ -137,7 +137,7 @@ func (f *fakeServer) sample(off time.Duration) *source.Sample {
 
 func (f *fakeServer) sampleEvent(off time.Duration) source.Event {
 	s := f.sample(off)
-	return source.Event{Server: f.idx, Kind: source.EventSample, Offset: off, At: s.At, Sample: s}
+	return source.Event{Node: nodeOf(f.idx), Kind: source.EventSample, Offset: off, At: s.At, Sample: s}
 }
 
 // startSave makes the samples from off on show a save running; run emits
@@ -151,7 +151,7 @@ func (f *fakeServer) endSave(off time.Duration) source.Event {
 	sv := f.save
 	f.save = nil
 	r := &source.SaveReport{
-		Server: f.idx, Addr: []string{addrA, addrB}[f.idx], Kind: sv.Kind, Status: "ok",
+		Node: nodeOf(f.idx), Addr: []string{addrA, addrB}[f.idx], Kind: sv.Kind, Status: "ok",
 		Started: sv.Started, Ended: off, StartedAt: epoch.Add(sv.Started),
 		Observed:      off - sv.Started,
 		ServerSeconds: source.Some(int64((off - sv.Started) / time.Second)),
@@ -163,7 +163,7 @@ func (f *fakeServer) endSave(off time.Duration) source.Event {
 		PingBefore:            source.Latency{Count: 500, P50: 120 * time.Microsecond, P99: 400 * time.Microsecond, Max: 900 * time.Microsecond},
 		PingDuring:            source.Latency{Count: 700, P50: 180 * time.Microsecond, P99: 2 * time.Millisecond, Max: 31 * time.Millisecond},
 	}
-	return source.Event{Server: f.idx, Kind: source.EventSaveEnded, Offset: off, At: epoch.Add(off), Report: r}
+	return source.Event{Node: nodeOf(f.idx), Kind: source.EventSaveEnded, Offset: off, At: epoch.Add(off), Report: r}
 }
 
 // script is a timeline: events to send at each tick.
@@ -183,7 +183,7 @@ func (s *script) run(f *fakeServer, from, to time.Duration, hook func(off time.D
 		ev := f.sampleEvent(off)
 		s.add(ev)
 		if sv := ev.Sample.Save; sv != nil && sv.Started == off {
-			s.add(source.Event{Server: f.idx, Kind: source.EventSaveStarted, Offset: off, At: ev.At, Sample: ev.Sample})
+			s.add(source.Event{Node: nodeOf(f.idx), Kind: source.EventSaveStarted, Offset: off, At: ev.At, Sample: ev.Sample})
 		}
 	}
 }
@@ -271,5 +271,5 @@ func interleave(a, b []source.Event) []source.Event {
 }
 
 func newTestModel(servers ...string) Model {
-	return New(Config{Servers: servers, Now: fixedNow, Send: func(int, ...string) {}})
+	return New(Config{Nodes: nodes(servers...), Now: fixedNow, Send: func(source.NodeID, ...string) {}})
 }

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"bytes"
+	"slices"
 	"testing"
 	"time"
 
@@ -18,10 +19,11 @@ func TestProgramFlow(t *testing.T) {
 	var tm *teatest.TestModel
 	var log sendLog
 	cfg := Config{
-		Servers: []string{addrA, addrB},
-		Now:     fixedNow,
-		Send: func(server int, args ...string) {
-			log.send(server, args...)
+		Nodes: nodes(addrA, addrB),
+		Now:   fixedNow,
+		Send: func(node source.NodeID, args ...string) {
+			log.send(node, args...)
+			server := slices.Index([]string{addrA, addrB}, string(node))
 			reply, errText := "Background saving started", ""
 			if server == 1 {
 				reply, errText = "", "ERR Background save already in progress"

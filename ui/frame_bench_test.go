@@ -66,23 +66,25 @@ func (f *benchServer) sample(off time.Duration) source.Event {
 		s.Proc.ChildPID = source.Some[int64](5000)
 		s.Proc.ChildPrivateDirty = source.Some(cow)
 	}
-	return source.Event{Server: f.idx, Kind: source.EventSample, Offset: off, At: s.At, Sample: s}
+	return source.Event{Node: benchNodes[f.idx].ID, Kind: source.EventSample, Offset: off, At: s.At, Sample: s}
 }
+
+// benchNodes are the two servers of the frame benchmarks.
+var benchNodes = []ui.Node{{ID: "127.0.0.1:6379", Addr: "127.0.0.1:6379"}, {ID: "127.0.0.1:6380", Addr: "127.0.0.1:6380"}}
 
 // benchModel is two panes at 200x50 with a full history, and the offset
 // of its last samples.
 func benchModel(b *testing.B) (tea.Model, []*benchServer, time.Duration) {
 	b.Helper()
-	addrs := []string{"127.0.0.1:6379", "127.0.0.1:6380"}
 	var m tea.Model = ui.New(ui.Config{
-		Servers: addrs, History: benchHistory, Interval: benchInterval,
-		Send: func(int, ...string) {}, Now: func() time.Time { return benchEpoch },
+		Nodes: benchNodes, History: benchHistory, Interval: benchInterval,
+		Send: func(source.NodeID, ...string) {}, Now: func() time.Time { return benchEpoch },
 	})
 	m, _ = m.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
 	srvs := []*benchServer{{idx: 0}, {idx: 1}}
 	for i := range srvs {
-		m, _ = m.Update(ui.EventMsg{Server: i, Kind: source.EventConnected, At: benchEpoch,
-			Identity: &source.Identity{Addr: addrs[i], ServerName: "redis", Version: "7.0.15", Role: "master", Local: true}})
+		m, _ = m.Update(ui.EventMsg{Node: benchNodes[i].ID, Kind: source.EventConnected, At: benchEpoch,
+			Identity: &source.Identity{Addr: benchNodes[i].Addr, ServerName: "redis", Version: "7.0.15", Role: "master", Local: true}})
 	}
 	var off time.Duration
 	for off = 0; off <= benchHistory+10*time.Second; off += benchInterval {

@@ -66,7 +66,7 @@ func disconnectScenario() []source.Event {
 	s.run(a, 22*time.Second, 45*time.Second, nil)
 	s.add(a.disconnected(45*time.Second, "dial tcp 127.0.0.1:7001: connect: connection refused"))
 	// The other server's events keep the clock moving while this one is down.
-	s.add(source.Event{Server: 1, Kind: source.EventSample, Offset: 60 * time.Second})
+	s.add(source.Event{Node: nodeOf(1), Kind: source.EventSample, Offset: 60 * time.Second})
 	return s.events
 }
 
@@ -78,12 +78,12 @@ func absentScenario() []source.Event {
 	a.absent = true
 	s.add(a.connected(0))
 	s.run(a, 0, 30*time.Second, nil)
-	s.add(source.Event{Server: 0, Kind: source.EventSaveEnded, Offset: 30 * time.Second,
-		Report: &source.SaveReport{Server: 0, Addr: addrA, Kind: source.SaveFork, Started: 25 * time.Second, Ended: 29 * time.Second, Observed: 4 * time.Second}})
+	s.add(source.Event{Node: nodeOf(0), Kind: source.EventSaveEnded, Offset: 30 * time.Second,
+		Report: &source.SaveReport{Node: nodeOf(0), Addr: addrA, Kind: source.SaveFork, Started: 25 * time.Second, Ended: 29 * time.Second, Observed: 4 * time.Second}})
 	return s.events
 }
 
 func commandEvent(server int, off time.Duration, cmd, reply, err string) source.Event {
-	return source.Event{Server: server, Kind: source.EventCommand, Offset: off, At: epoch.Add(off),
+	return source.Event{Node: nodeOf(server), Kind: source.EventCommand, Offset: off, At: epoch.Add(off),
 		Command: &source.CommandResult{Command: cmd, Reply: reply, Err: err, Sent: off - 3*time.Millisecond, Done: off}}
 }

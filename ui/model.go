@@ -31,11 +31,17 @@ const (
 	defaultInterval = 200 * time.Millisecond
 )
 
+// Node is one server the UI shows.
+type Node struct {
+	ID   source.NodeID // what its events carry
+	Addr string        // display address, never with a password
+}
+
 // Config is everything the UI needs from its caller.
 type Config struct {
-	// Servers are the display addresses, one or two panes, in order;
-	// Event.Server indexes this slice.
-	Servers []string
+	// Nodes are the servers, one pane each, in order. Events for a node not
+	// listed are ignored.
+	Nodes []Node
 	// History is how much time the charts keep (default 2m).
 	History time.Duration
 	// Interval is the sampling interval (default 200ms); with History it
@@ -43,7 +49,7 @@ type Config struct {
 	Interval time.Duration
 	// Send sends a command to a server. It is called only inside a tea.Cmd
 	// and may block; its answer arrives later as an EventCommand.
-	Send func(server int, args ...string)
+	Send func(node source.NodeID, args ...string)
 	// ReadOnly refuses b/a/B/A with a footer note and never calls Send.
 	ReadOnly bool
 	// Banner is an optional one-line header above the panes.
@@ -69,12 +75,12 @@ const (
 	footErr                  // a refusal or an error, shown verbatim
 )
 
-// footEntry is one part of the footer line. server is the server it speaks
-// for, -1 for a note about no server in particular.
+// footEntry is one part of the footer line. node is the server it speaks
+// for, "" for a note about no server in particular.
 type footEntry struct {
-	server int
-	kind   footKind
-	text   string
+	node source.NodeID
+	kind footKind
+	text string
 }
 
 // layoutMode says how the panes share the terminal.
@@ -108,6 +114,7 @@ type Model struct {
 	help  help.Model
 	prog  progress.Model
 	panes []*pane
+	byID  map[source.NodeID]*pane
 
 	focus         int
 	width, height int
@@ -161,7 +168,7 @@ func New(cfg Config) Model {
 	m := Model{
 		cfg:  cfg,
 		st:   &st,
-		keys: newKeyMap(len(cfg.Servers)),
+		keys: newKeyMap(len(cfg.Nodes)),
 		help: help.New(),
 		// The bar is drawn with ViewAs only: no animation frames to schedule.
 		// Its colour profile follows lipgloss's, so NO_COLOR and tests agree.
@@ -171,8 +178,11 @@ func New(cfg Config) Model {
 		height:      24,
 		readOnlyWhy: "--read-only",
 	}
-	for i, addr := range cfg.Servers {
-		m.panes = append(m.panes, newPane(i, addr, cfg.History, cfg.Interval))
+	m.byID = make(map[source.NodeID]*pane, len(cfg.Nodes))
+	for i, n := range cfg.Nodes {
+		p := newPane(i, n.ID, n.Addr, cfg.History, cfg.Interval)
+		m.panes = append(m.panes, p)
+		m.byID[n.ID] = p
 	}
 	m.relayout()
 	m.refresh(true)
@@ -217,14 +227,14 @@ func (m *Model) fold(ev source.Event) {
 	if ev.Offset > m.now {
 		m.now = ev.Offset
 	}
-	if ev.Server < 0 || ev.Server >= len(m.panes) {
+	p := m.byID[ev.Node]
+	if p == nil {
 		return // an event for a server this UI was not told about
 	}
-	p := m.panes[ev.Server]
 	switch ev.Kind {
 	case source.EventCommand:
 		if ev.Command != nil {
-			m.answer(ev.Server, ev.Command)
+			m.answer(p, ev.Command)
 		}
 		return
 	case source.EventSaveEnded:
@@ -238,13 +248,13 @@ func (m *Model) fold(ev source.Event) {
 
 // answer puts a command's answer in the footer, in place of the note or
 // answer it had for that server.
-func (m *Model) answer(server int, c *source.CommandResult) {
-	e := footEntry{server: server, kind: footOK}
+func (m *Model) answer(p *pane, c *source.CommandResult) {
+	e := footEntry{node: p.id, kind: footOK}
 	if c.OK() {
-		e.text = fmt.Sprintf("%s on %s: %s", c.Command, m.panes[server].addr, c.Reply)
+		e.text = fmt.Sprintf("%s on %s: %s", c.Command, p.addr, c.Reply)
 	} else {
 		e.kind = footErr
-		e.text = fmt.Sprintf("✗ %s on %s: %s", c.Command, m.panes[server].addr, c.Err)
+		e.text = fmt.Sprintf("✗ %s on %s: %s", c.Command, p.addr, c.Err)
 	}
 	m.setFooter(e)
 }
@@ -252,7 +262,7 @@ func (m *Model) answer(server int, c *source.CommandResult) {
 // setFooter replaces the entry for e's server, or appends one.
 func (m *Model) setFooter(e footEntry) {
 	for i := range m.footer {
-		if m.footer[i].server == e.server {
+		if m.footer[i].node == e.node {
 			m.footer[i] = e
 			return
 		}
@@ -621,7 +631,7 @@ func (m *Model) fork(all, confirmed bool, command string) tea.Cmd {
 	for _, i := range m.targets(all) {
 		p := m.panes[i]
 		if text, ok := forkRisk(p.addr, p.live.sample, p.live.report, aof); ok {
-			warned = append(warned, footEntry{server: i, kind: footErr, text: text})
+			warned = append(warned, footEntry{node: p.id, kind: footErr, text: text})
 		}
 	}
 	if len(warned) == 0 {
@@ -636,7 +646,7 @@ func (m *Model) fork(all, confirmed bool, command string) tea.Cmd {
 	if len(warned) == 1 {
 		warned[0].text += again
 	} else {
-		warned = append(warned, footEntry{server: -1, kind: footErr, text: again[2:]})
+		warned = append(warned, footEntry{kind: footErr, text: again[2:]})
 	}
 	for _, e := range warned {
 		m.setFooter(e)
@@ -659,20 +669,21 @@ func (m *Model) send(all bool, args ...string) tea.Cmd {
 	}
 	name := args[0]
 	if m.cfg.ReadOnly {
-		m.setFooter(footEntry{server: -1, kind: footErr, text: "read-only: " + name + " not sent (" + m.readOnlyWhy + ")"})
+		m.setFooter(footEntry{kind: footErr, text: "read-only: " + name + " not sent (" + m.readOnlyWhy + ")"})
 		return nil
 	}
 	if m.cfg.Send == nil {
-		m.setFooter(footEntry{server: -1, kind: footErr, text: "cannot send " + name + ": no command channel"})
+		m.setFooter(footEntry{kind: footErr, text: "cannot send " + name + ": no command channel"})
 		return nil
 	}
 	targets := m.targets(all)
 	send := m.cfg.Send
 	cmds := make([]tea.Cmd, 0, len(targets))
 	for _, i := range targets {
-		m.setFooter(footEntry{server: i, kind: footNote, text: fmt.Sprintf("sending %s to %s…", name, m.panes[i].addr)})
+		p := m.panes[i]
+		m.setFooter(footEntry{node: p.id, kind: footNote, text: fmt.Sprintf("sending %s to %s…", name, p.addr)})
 		cmds = append(cmds, func() tea.Msg {
-			send(i, args...)
+			send(p.id, args...)
 			return nil
 		})
 	}

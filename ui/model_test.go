@@ -22,11 +22,25 @@ type sendLog struct {
 	calls []string
 }
 
-func (l *sendLog) send(server int, args ...string) {
+// send logs a call as "POSITION COMMAND": 0 for addrA, 1 for addrB.
+func (l *sendLog) send(node source.NodeID, args ...string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.calls = append(l.calls, fmt.Sprintf("%d %s", server, strings.Join(args, " ")))
+	l.calls = append(l.calls, fmt.Sprintf("%d %s", slices.Index([]string{addrA, addrB}, string(node)), strings.Join(args, " ")))
 }
+
+// nodes gives each address its own node id (the address, as for a server
+// that is not a cluster node).
+func nodes(addrs ...string) []Node {
+	out := make([]Node, len(addrs))
+	for i, a := range addrs {
+		out[i] = Node{ID: source.NodeID(a), Addr: a}
+	}
+	return out
+}
+
+// nodeOf is the node id of the fake server at position i.
+func nodeOf(i int) source.NodeID { return source.NodeID([]string{addrA, addrB}[i]) }
 
 func (l *sendLog) got() []string {
 	l.mu.Lock()
@@ -92,7 +106,7 @@ func setup(t *testing.T, cfg Config, w, h int, evs []source.Event) Model {
 }
 
 func TestAbsentFieldsShowNA(t *testing.T) {
-	m := setup(t, Config{Servers: []string{addrA}}, 120, 40, absentScenario())
+	m := setup(t, Config{Nodes: nodes(addrA)}, 120, 40, absentScenario())
 	for _, label := range []string{"rss ", "cow ", "ops/s ", "ping "} {
 		l := lineWith(t, m, "│ "+label)
 		if strings.Count(l, na) != 2 {
@@ -121,7 +135,7 @@ func TestZeroIsNotAbsent(t *testing.T) {
 	// A present zero (no copy-on-write: no child runs) must not read n/a.
 	a := newFake(0, false)
 	evs := []source.Event{a.connected(0), a.sampleEvent(0), a.sampleEvent(tick)}
-	m := setup(t, Config{Servers: []string{addrA}}, 120, 40, evs)
+	m := setup(t, Config{Nodes: nodes(addrA)}, 120, 40, evs)
 	if l := lineWith(t, m, "│ cow "); !strings.Contains(l, "idle") || strings.Contains(l, na) {
 		t.Errorf("cow line: %q", l)
 	}
@@ -129,7 +143,7 @@ func TestZeroIsNotAbsent(t *testing.T) {
 
 func TestFooterShowsRefusedCommandAndClearsOnKey(t *testing.T) {
 	var log sendLog
-	m := setup(t, Config{Servers: []string{addrA}, Send: log.send}, 120, 40, scenario(1, 5*time.Second))
+	m := setup(t, Config{Nodes: nodes(addrA), Send: log.send}, 120, 40, scenario(1, 5*time.Second))
 	m, cmd := press(m, "b")
 	if !strings.Contains(view(m), "sending BGSAVE to "+addrA+"…") {
 		t.Fatalf("no sending note:\n%s", view(m))
@@ -155,7 +169,7 @@ func TestFooterShowsRefusedCommandAndClearsOnKey(t *testing.T) {
 }
 
 func TestFooterShowsSuccessReply(t *testing.T) {
-	m := setup(t, Config{Servers: []string{addrA, addrB}}, 200, 50, scenario(2, 5*time.Second))
+	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, scenario(2, 5*time.Second))
 	m = feed(t, m, []source.Event{commandEvent(1, 5*time.Second, "BGREWRITEAOF", "Background append only file rewriting started", "")})
 	if !strings.Contains(view(m), "BGREWRITEAOF on "+addrB+": Background append only file rewriting started") {
 		t.Errorf("no success answer in footer:\n%s", view(m))
@@ -164,7 +178,7 @@ func TestFooterShowsSuccessReply(t *testing.T) {
 
 func TestTabMovesFocus(t *testing.T) {
 	var log sendLog
-	m := setup(t, Config{Servers: []string{addrA, addrB}, Send: log.send}, 200, 50, scenario(2, 5*time.Second))
+	m := setup(t, Config{Nodes: nodes(addrA, addrB), Send: log.send}, 200, 50, scenario(2, 5*time.Second))
 	focusedAddr := func(m Model) string {
 		// The focused pane is the one with the double border.
 		lines := strings.Split(view(m), "\n")
@@ -205,7 +219,7 @@ func TestUpperCaseSendsToBothAtOnce(t *testing.T) {
 	for _, tc := range []struct{ key, cmd string }{{"B", "BGSAVE"}, {"A", "BGREWRITEAOF"}} {
 		t.Run(tc.key, func(t *testing.T) {
 			var log sendLog
-			m := setup(t, Config{Servers: []string{addrA, addrB}, Send: log.send}, 200, 50, nil)
+			m := setup(t, Config{Nodes: nodes(addrA, addrB), Send: log.send}, 200, 50, nil)
 			m, cmd := press(m, tc.key)
 			if len(log.got()) != 0 {
 				t.Fatalf("Send called inside Update: %v", log.got())
@@ -229,7 +243,7 @@ func TestUpperCaseSendsToBothAtOnce(t *testing.T) {
 
 func TestReadOnlyRefuses(t *testing.T) {
 	var log sendLog
-	m := setup(t, Config{Servers: []string{addrA, addrB}, Send: log.send, ReadOnly: true}, 200, 50, nil)
+	m := setup(t, Config{Nodes: nodes(addrA, addrB), Send: log.send, ReadOnly: true}, 200, 50, nil)
 	for _, k := range []string{"b", "a", "B", "A"} {
 		var cmd tea.Cmd
 		m, cmd = press(m, k)
@@ -246,7 +260,7 @@ func TestReadOnlyRefuses(t *testing.T) {
 }
 
 func TestPauseFreezesViewButKeepsFolding(t *testing.T) {
-	m := setup(t, Config{Servers: []string{addrA}}, 120, 40, scenario(1, 10*time.Second))
+	m := setup(t, Config{Nodes: nodes(addrA)}, 120, 40, scenario(1, 10*time.Second))
 	before := view(m)
 	m, _ = press(m, "p")
 	paused := view(m)
@@ -283,7 +297,7 @@ func TestPauseFreezesViewButKeepsFolding(t *testing.T) {
 }
 
 func TestTooSmallNamesTheSizeNeeded(t *testing.T) {
-	m := setup(t, Config{Servers: []string{addrA, addrB}}, 40, 10, scenario(2, 5*time.Second))
+	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 40, 10, scenario(2, 5*time.Second))
 	v := view(m)
 	w, h := minSize()
 	if !strings.Contains(v, fmt.Sprintf("needs at least %dx%d", w, h)) || !strings.Contains(v, "too small: 40x10") {
@@ -317,7 +331,7 @@ func TestLayoutFitsTerminal(t *testing.T) {
 	// Every size from tiny to large: no line wider than the terminal, no
 	// more lines than it has.
 	evs := scenario(2, 30*time.Second)
-	m := setup(t, Config{Servers: []string{addrA, addrB}}, 80, 24, evs)
+	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 80, 24, evs)
 	for _, w := range []int{20, 57, 58, 80, 115, 116, 117, 150, 200, 233} {
 		for _, h := range []int{5, 19, 20, 24, 36, 40, 47, 50} {
 			for _, full := range []bool{false, true} {
@@ -341,7 +355,7 @@ func TestLayoutFitsTerminal(t *testing.T) {
 }
 
 func TestSidePanesWhenWideStackedWhenTall(t *testing.T) {
-	m := setup(t, Config{Servers: []string{addrA, addrB}}, 200, 50, scenario(2, 5*time.Second))
+	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, scenario(2, 5*time.Second))
 	if l := lineWith(t, m, addrA); !strings.Contains(l, addrB) {
 		t.Errorf("200x50: panes should be side by side: %q", l)
 	}
@@ -369,7 +383,7 @@ func TestQuitKeys(t *testing.T) {
 }
 
 func TestHelpToggles(t *testing.T) {
-	m := setup(t, Config{Servers: []string{addrA, addrB}}, 200, 50, nil)
+	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, nil)
 	if strings.Contains(view(m), "shift+tab") {
 		t.Fatalf("short help should not list shift+tab")
 	}
@@ -384,7 +398,7 @@ func TestHelpToggles(t *testing.T) {
 }
 
 func TestDisconnectedPane(t *testing.T) {
-	m := setup(t, Config{Servers: []string{addrA}}, 120, 40, disconnectScenario())
+	m := setup(t, Config{Nodes: nodes(addrA)}, 120, 40, disconnectScenario())
 	if l := lineWith(t, m, "disconnected"); !strings.Contains(l, "disconnected: dial tcp 127.0.0.1:7001: connect: connection refused, retrying") {
 		t.Errorf("state line: %q", l)
 	}
@@ -412,7 +426,7 @@ func TestDisconnectedPane(t *testing.T) {
 }
 
 func TestSaveProgressAndReport(t *testing.T) {
-	m := setup(t, Config{Servers: []string{addrA}}, 120, 40, scenario(1, 28*time.Second))
+	m := setup(t, Config{Nodes: nodes(addrA)}, 120, 40, scenario(1, 28*time.Second))
 	for _, want := range []string{"BGSAVE fork", "keys 78,000/100,000", "78.0%", "elapsed 7.8s", "ETA 2.2s", "child dirty 9.75 MiB"} {
 		if !strings.Contains(view(m), want) {
 			t.Errorf("during save, view lacks %q", want)
@@ -421,7 +435,7 @@ func TestSaveProgressAndReport(t *testing.T) {
 	if !strings.Contains(view(m), "████░░░") {
 		t.Errorf("no progress bar:\n%s", view(m))
 	}
-	m = setup(t, Config{Servers: []string{addrA}}, 120, 40, scenario(1, 60*time.Second))
+	m = setup(t, Config{Nodes: nodes(addrA)}, 120, 40, scenario(1, 60*time.Second))
 	for _, want := range []string{
 		"last save BGSAVE fork · ok · took 15s server, 15.0s observed",
 		"cow 17.0 MiB", "peak used +3.00 MiB", "rss +19.0 MiB",
@@ -443,13 +457,13 @@ func TestSaveProgressAndReport(t *testing.T) {
 }
 
 func TestReportsInOrderAndCopied(t *testing.T) {
-	m := setup(t, Config{Servers: []string{addrA, addrB}}, 200, 50, nil)
+	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, nil)
 	a, b := newFake(0, false), newFake(1, true)
 	a.startSave(time.Second, source.SaveFork)
 	b.startSave(time.Second, source.SaveAOF)
 	m = feed(t, m, []source.Event{b.endSave(2 * time.Second), a.endSave(3 * time.Second)})
 	got := m.Reports()
-	if len(got) != 2 || got[0].Server != 1 || got[0].Kind != source.SaveAOF || got[1].Server != 0 {
+	if len(got) != 2 || got[0].Node != nodeOf(1) || got[0].Kind != source.SaveAOF || got[1].Node != nodeOf(0) {
 		t.Fatalf("Reports() = %+v", got)
 	}
 	got[0].Status = "changed"
@@ -459,10 +473,10 @@ func TestReportsInOrderAndCopied(t *testing.T) {
 }
 
 func TestEventsForUnknownServersAreIgnored(t *testing.T) {
-	m := setup(t, Config{Servers: []string{addrA}}, 120, 40, scenario(1, 2*time.Second))
+	m := setup(t, Config{Nodes: nodes(addrA)}, 120, 40, scenario(1, 2*time.Second))
 	before := view(m)
 	b := newFake(1, true)
-	m = feed(t, m, []source.Event{b.connected(time.Second), b.disconnected(time.Second, "boom"), {Server: -1, Kind: source.EventSample}})
+	m = feed(t, m, []source.Event{b.connected(time.Second), b.disconnected(time.Second, "boom"), {Node: "nobody", Kind: source.EventSample}})
 	if strings.Contains(view(m), "boom") || view(m) != before {
 		t.Errorf("an event for server 1 changed a one-server UI")
 	}
@@ -478,7 +492,7 @@ func TestChartWindowMaxFollowsTheWindow(t *testing.T) {
 	spike.Sample.Ping.Max = 900 * time.Millisecond
 	s.add(spike)
 	s.run(a, tick, 5*time.Second, nil)
-	cfg := Config{Servers: []string{addrA}, History: 10 * time.Second, Interval: tick}
+	cfg := Config{Nodes: nodes(addrA), History: 10 * time.Second, Interval: tick}
 	m := setup(t, cfg, 120, 40, s.events)
 	if l := lineWith(t, m, "│ ping "); !strings.Contains(l, "900ms") {
 		t.Fatalf("spike not the max while in the window: %q", l)
@@ -496,10 +510,10 @@ func TestColourAddsNoText(t *testing.T) {
 	// frame, stripped of its escapes, must read exactly like the Ascii one,
 	// and every line must keep the terminal's width.
 	evs := scenario(2, 60*time.Second)
-	plain := setup(t, Config{Servers: []string{addrA, addrB}}, 200, 50, evs).View()
+	plain := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, evs).View()
 	lipgloss.SetColorProfile(termenv.TrueColor)
 	defer lipgloss.SetColorProfile(termenv.Ascii)
-	colour := setup(t, Config{Servers: []string{addrA, addrB}}, 200, 50, evs).View()
+	colour := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, evs).View()
 	if colour == plain || !strings.Contains(colour, "\x1b[") {
 		t.Fatalf("TrueColor frame has no colour")
 	}
@@ -514,7 +528,7 @@ func TestResizeWhilePausedShowsNothingNewer(t *testing.T) {
 	// edge's column.
 	evs := scenario(2, 60*time.Second)
 	cut := len(evs) * 2 / 3
-	m := setup(t, Config{Servers: []string{addrA, addrB}}, 200, 50, evs[:cut])
+	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, evs[:cut])
 	m, _ = press(m, "p")
 	paused := view(m)
 	m = feed(t, m, evs[cut:])

@@ -59,7 +59,8 @@ func (i paneInfo) clone() paneInfo {
 
 // pane is one server's state and its cached drawing.
 type pane struct {
-	index int
+	index int // position on screen
+	id    source.NodeID
 	addr  string
 
 	live, shown paneInfo
@@ -83,8 +84,8 @@ type pane struct {
 	drawnRight int64
 }
 
-func newPane(index int, addr string, window, interval time.Duration) *pane {
-	return &pane{index: index, addr: addr, charts: newChartSet(window, interval), dirty: true}
+func newPane(index int, id source.NodeID, addr string, window, interval time.Duration) *pane {
+	return &pane{index: index, id: id, addr: addr, charts: newChartSet(window, interval), dirty: true}
 }
 
 // fold applies one event to the live state.

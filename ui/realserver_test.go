@@ -40,15 +40,15 @@ func TestRealServerSaveFlow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := source.NewWatcher(0, ep, source.NewClock(), source.WatchConfig{Interval: 100 * time.Millisecond})
+	w := source.NewWatcher(ep.Node(), ep, source.NewClock(), source.WatchConfig{Interval: 100 * time.Millisecond})
 	if _, err := w.Connect(ctx); err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
 
 	tm := teatest.NewTestModel(t, New(Config{
-		Servers: []string{ep.String()},
-		Send:    func(server int, args ...string) { w.Do(ctx, args...) },
+		Nodes: nodes(ep.String()),
+		Send:  func(_ source.NodeID, args ...string) { w.Do(ctx, args...) },
 	}), teatest.WithInitialTermSize(140, 45))
 
 	var wg sync.WaitGroup

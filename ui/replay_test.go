@@ -14,7 +14,7 @@ import (
 func replayOf(t *testing.T, speed float64) Replay {
 	t.Helper()
 	var log sendLog
-	r := NewReplay(Config{Servers: []string{addrA}, Now: fixedNow, Send: log.send}, scenario(1, 60*time.Second), speed)
+	r := NewReplay(Config{Nodes: nodes(addrA), Now: fixedNow, Send: log.send}, scenario(1, 60*time.Second), speed)
 	nm, _ := r.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	if len(log.got()) != 0 {
 		t.Fatalf("replay sent commands")

@@ -82,7 +82,7 @@ func warnText(t *testing.T, m Model) string {
 
 func TestForkWarningThenConfirm(t *testing.T) {
 	var log sendLog
-	m := setup(t, Config{Servers: []string{addrA, addrB}, Send: log.send}, 200, 50, riskyScenario())
+	m := setup(t, Config{Nodes: nodes(addrA, addrB), Send: log.send}, 200, 50, riskyScenario())
 	m, cmd := press(m, "b")
 	if cmd != nil {
 		run(t, cmd)
@@ -111,7 +111,7 @@ func TestForkWarningThenConfirm(t *testing.T) {
 
 func TestForkWarningThenOtherKeyCancels(t *testing.T) {
 	var log sendLog
-	m := setup(t, Config{Servers: []string{addrA, addrB}, Send: log.send}, 200, 50, riskyScenario())
+	m := setup(t, Config{Nodes: nodes(addrA, addrB), Send: log.send}, 200, 50, riskyScenario())
 	m, _ = press(m, "b")
 	if m.confirm != "b" {
 		t.Fatal("no warning")
@@ -140,7 +140,7 @@ func TestForkWarningThenOtherKeyCancels(t *testing.T) {
 
 func TestForkWarningForBoth(t *testing.T) {
 	var log sendLog
-	m := setup(t, Config{Servers: []string{addrA, addrB}, Send: log.send}, 200, 50, riskyScenario())
+	m := setup(t, Config{Nodes: nodes(addrA, addrB), Send: log.send}, 200, 50, riskyScenario())
 	// Server B saves forkless: only A warns, and B gets nothing either.
 	m, cmd := press(m, "B")
 	run(t, cmd)
@@ -177,7 +177,7 @@ func TestForkWarningBothServers(t *testing.T) {
 	var log sendLog
 	// Wide enough for both warnings; narrower, the footer is cut and the
 	// help line still says how to confirm.
-	m := setup(t, Config{Servers: []string{addrA, addrB}, Send: log.send}, 300, 50, evs)
+	m := setup(t, Config{Nodes: nodes(addrA, addrB), Send: log.send}, 300, 50, evs)
 	m, cmd := press(m, "B")
 	run(t, cmd)
 	foot := lineWith(t, m, "a fork save may need")
@@ -197,7 +197,7 @@ func TestForkWarningBothServers(t *testing.T) {
 func TestNoForkWarningWithoutRisk(t *testing.T) {
 	// The plain scenario: no maxmemory, no MemAvailable. b sends at once.
 	var log sendLog
-	m := setup(t, Config{Servers: []string{addrA, addrB}, Send: log.send}, 200, 50, scenario(2, 40*time.Second))
+	m := setup(t, Config{Nodes: nodes(addrA, addrB), Send: log.send}, 200, 50, scenario(2, 40*time.Second))
 	_, cmd := press(m, "b")
 	if n := run(t, cmd); n != 1 || !slices.Equal(log.got(), []string{"0 BGSAVE"}) {
 		t.Fatalf("ran %d, sent %v", n, log.got())
@@ -208,7 +208,7 @@ func TestNoForkWarningWithoutRisk(t *testing.T) {
 // forkless), so a warns where b would, and a again sends it.
 func TestAOFRewriteWarning(t *testing.T) {
 	var log sendLog
-	m := setup(t, Config{Servers: []string{addrA, addrB}, Send: log.send}, 200, 50, riskyScenario())
+	m := setup(t, Config{Nodes: nodes(addrA, addrB), Send: log.send}, 200, 50, riskyScenario())
 	m, cmd := press(m, "a")
 	if n := run(t, cmd); n != 0 || len(log.got()) != 0 {
 		t.Fatalf("a with a memory risk: ran %d, sent %v", n, log.got())
@@ -225,7 +225,7 @@ func TestAOFRewriteWarning(t *testing.T) {
 
 func TestReadOnlyBeforeForkWarning(t *testing.T) {
 	var log sendLog
-	m := setup(t, Config{Servers: []string{addrA, addrB}, Send: log.send, ReadOnly: true}, 200, 50, riskyScenario())
+	m := setup(t, Config{Nodes: nodes(addrA, addrB), Send: log.send, ReadOnly: true}, 200, 50, riskyScenario())
 	for range 2 {
 		var cmd tea.Cmd
 		m, cmd = press(m, "b")

@@ -44,7 +44,7 @@ func reportsScenario(n int) []source.Event {
 			r.Status = "err"
 		}
 		if i == n-1 {
-			*r = source.SaveReport{Server: srv, Addr: r.Addr, Kind: kind, Started: r.Started, Ended: r.Ended, Observed: r.Observed}
+			*r = source.SaveReport{Node: nodeOf(srv), Addr: r.Addr, Kind: kind, Started: r.Started, Ended: r.Ended, Observed: r.Observed}
 		}
 		evs = append(evs, ev)
 	}
@@ -70,7 +70,7 @@ func reportRows(m Model) []string {
 }
 
 func TestReportsTableOpensAndCloses(t *testing.T) {
-	m := setup(t, Config{Servers: []string{addrA, addrB}}, 200, 50, reportsScenario(3))
+	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, reportsScenario(3))
 	if strings.Contains(view(m), "save reports") {
 		t.Fatal("table shown before r")
 	}
@@ -97,7 +97,7 @@ func TestReportsTableOpensAndCloses(t *testing.T) {
 }
 
 func TestReportsTableCells(t *testing.T) {
-	m := setup(t, Config{Servers: []string{addrA, addrB}}, 233, 50, reportsScenario(3))
+	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 233, 50, reportsScenario(3))
 	m, _ = press(m, "r")
 	rows := reportRows(m)
 	if len(rows) != 4 {
@@ -143,7 +143,7 @@ func TestReportsTableCells(t *testing.T) {
 }
 
 func TestReportsTableDropsColumnsToFit(t *testing.T) {
-	m := setup(t, Config{Servers: []string{addrA, addrB}}, 200, 50, reportsScenario(3))
+	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, reportsScenario(3))
 	m, _ = press(m, "r")
 	for _, w := range []int{233, 200, 150, 120, 100, 80, 58} {
 		m = sized(m, w, 40)
@@ -171,7 +171,7 @@ func TestReportsTableDropsColumnsToFit(t *testing.T) {
 }
 
 func TestReportsTableScrolls(t *testing.T) {
-	m := setup(t, Config{Servers: []string{addrA, addrB}}, 120, 24, reportsScenario(30))
+	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 120, 24, reportsScenario(30))
 	m, _ = press(m, "r")
 	rows := tableRows(24 - 3)
 	if got := len(reportRows(m)); got != rows {
@@ -219,7 +219,7 @@ func TestReportsTableScrolls(t *testing.T) {
 }
 
 func TestReportsTableFitsTerminal(t *testing.T) {
-	m := setup(t, Config{Servers: []string{addrA, addrB}}, 80, 24, reportsScenario(40))
+	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 80, 24, reportsScenario(40))
 	m, _ = press(m, "r")
 	for _, w := range []int{58, 80, 117, 150, 200, 233} {
 		for _, h := range []int{20, 24, 36, 50} {
@@ -250,7 +250,7 @@ func TestReportsTableFitsTerminal(t *testing.T) {
 }
 
 func TestReportsTableEmpty(t *testing.T) {
-	m := setup(t, Config{Servers: []string{addrA}}, 120, 40, scenario(1, 10*time.Second))
+	m := setup(t, Config{Nodes: nodes(addrA)}, 120, 40, scenario(1, 10*time.Second))
 	m, _ = press(m, "r")
 	if !strings.Contains(view(m), "save reports · none yet") {
 		t.Fatalf("empty table:\n%s", view(m))
@@ -265,7 +265,7 @@ func TestReportsTableEmpty(t *testing.T) {
 }
 
 func TestReportsTablePaused(t *testing.T) {
-	m := setup(t, Config{Servers: []string{addrA, addrB}}, 200, 50, reportsScenario(2))
+	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, reportsScenario(2))
 	m, _ = press(m, "p")
 	m, _ = press(m, "r")
 	a := newFake(0, false)
@@ -281,7 +281,7 @@ func TestReportsTablePaused(t *testing.T) {
 }
 
 func TestEscClosesHelpAndTable(t *testing.T) {
-	m := setup(t, Config{Servers: []string{addrA, addrB}}, 200, 50, reportsScenario(1))
+	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, reportsScenario(1))
 	isHelp := func(m Model) bool { return strings.Contains(view(m), "shift+tab") }
 	isTable := func(m Model) bool { return strings.Contains(view(m), "save reports") }
 
@@ -348,7 +348,7 @@ func TestReportsTableInReplay(t *testing.T) {
 func TestReportsTableColourAddsNoText(t *testing.T) {
 	evs := reportsScenario(8)
 	open := func() string {
-		m := setup(t, Config{Servers: []string{addrA, addrB}}, 150, 40, evs)
+		m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 150, 40, evs)
 		m, _ = press(m, "r")
 		return m.View()
 	}
@@ -376,8 +376,8 @@ func TestPanesAfterTableMatchPanesWithout(t *testing.T) {
 	evs := scenario(2, 60*time.Second)
 	cut := len(evs) / 3
 	for _, pause := range []bool{false, true} {
-		plain := setup(t, Config{Servers: []string{addrA, addrB}}, 200, 50, evs[:cut])
-		tabled := setup(t, Config{Servers: []string{addrA, addrB}}, 200, 50, evs[:cut])
+		plain := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, evs[:cut])
+		tabled := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, evs[:cut])
 		tabled, _ = press(tabled, "r")
 		plain = feed(t, plain, evs[cut:2*cut])
 		tabled = feed(t, tabled, evs[cut:2*cut])

@@ -39,7 +39,7 @@ func startWatch(ctx context.Context, addr string) (*watch, error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	wt := &watch{samples: make(chan *source.Sample, 4096), cancel: cancel, done: make(chan struct{}),
-		w: source.NewWatcher(0, ep, nil, source.WatchConfig{})}
+		w: source.NewWatcher(ep.Node(), ep, nil, source.WatchConfig{})}
 	if _, err := wt.w.Connect(ctx); err != nil {
 		cancel()
 		return nil, err

@@ -26,7 +26,7 @@ import (
 )
 
 func BenchmarkBatcherFlood(b *testing.B) {
-	var m tea.Model = ui.New(ui.Config{Servers: []string{"127.0.0.1:6379", "127.0.0.1:6380"}, Send: func(int, ...string) {}})
+	var m tea.Model = ui.New(ui.Config{Nodes: []ui.Node{{ID: "0", Addr: "127.0.0.1:6379"}, {ID: "1", Addr: "127.0.0.1:6380"}}, Send: func(source.NodeID, ...string) {}})
 	m, _ = m.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
 
 	var (
@@ -81,7 +81,7 @@ func BenchmarkBatcherFlood(b *testing.B) {
 		wg.Go(func() {
 			for i := range per {
 				off := time.Duration(i) * 200 * time.Millisecond
-				bt.add(source.Event{Server: srv, Kind: source.EventSample, Offset: off, At: time.Now(),
+				bt.add(source.Event{Node: []source.NodeID{"0", "1"}[srv], Kind: source.EventSample, Offset: off, At: time.Now(),
 					Sample: floodSample(uint64(i), off)})
 			}
 		})

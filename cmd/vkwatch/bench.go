@@ -105,7 +105,7 @@ func (a *app) runBench(ctx context.Context, cf *connFlags, bf *benchFlags, args 
 		}
 		servers := make([]record.ServerInfo, len(eps))
 		for i, ep := range eps {
-			servers[i] = record.ServerInfo{Addr: ep.String()}
+			servers[i] = record.ServerInfo{Node: ep.Node(), Addr: ep.String()}
 		}
 		rec, err := openRecording(bf.record, "jsonl", cfg.Clock.Epoch(), settings, servers)
 		if err != nil {

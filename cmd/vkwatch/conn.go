@@ -113,6 +113,11 @@ func (a *app) endpoints(f *connFlags, addrs []string) ([]source.Endpoint, error)
 		if (f.cert == "") != (f.key == "") {
 			return nil, usageErr("--cert and --key go together")
 		}
+		for _, prev := range eps {
+			if prev.Node() == ep.Node() {
+				return nil, usageErr("%s is given twice", ep)
+			}
+		}
 		eps = append(eps, ep)
 	}
 	return eps, nil

@@ -138,7 +138,7 @@ func (a *app) monitor(ctx context.Context, run monitorRun) (err error) {
 				return 0
 			}
 		}
-		w := source.NewWatcher(i, ep, clock, cfg)
+		w := source.NewWatcher(ep.Node(), ep, clock, cfg)
 		watchers[i] = w
 		wg.Add(1)
 		go func() {
@@ -194,7 +194,7 @@ func (a *app) monitor(ctx context.Context, run monitorRun) (err error) {
 	if mf.record != "" {
 		servers := make([]record.ServerInfo, len(run.endpoints))
 		for i, ep := range run.endpoints {
-			servers[i] = record.ServerInfo{Addr: ep.String(), Identity: idents[i]}
+			servers[i] = record.ServerInfo{Node: ep.Node(), Addr: ep.String(), Identity: idents[i]}
 		}
 		rec, err = openRecording(mf.record, mf.recordFormat, clock.Epoch(), mf.settings(), servers)
 		if err != nil {
@@ -238,7 +238,7 @@ func (a *app) monitor(ctx context.Context, run monitorRun) (err error) {
 	for i, e := range connErrs {
 		if e != nil {
 			off, at := clock.Now()
-			emit(source.Event{Server: i, Kind: source.EventDisconnected, Offset: off, At: at, Err: e.Error()})
+			emit(source.Event{Node: watchers[i].Node(), Kind: source.EventDisconnected, Offset: off, At: at, Err: e.Error()})
 		}
 	}
 	// A panic in a background goroutine would kill the process with the
@@ -269,18 +269,22 @@ func (a *app) monitor(ctx context.Context, run monitorRun) (err error) {
 		return nil
 	}
 
-	names := make([]string, n)
-	for i, ep := range run.endpoints {
-		names[i] = ep.String()
+	nodes := make([]ui.Node, n)
+	byNode := make(map[source.NodeID]*source.Watcher, n)
+	for i, w := range watchers {
+		nodes[i] = ui.Node{ID: w.Node(), Addr: w.Endpoint().String()}
+		byNode[w.Node()] = w
 	}
 	model := ui.New(ui.Config{
-		Servers:  names,
+		Nodes:    nodes,
 		History:  mf.history,
 		Interval: mf.interval,
 		ReadOnly: mf.readOnly,
 		Banner:   run.banner,
-		Send: func(server int, args ...string) {
-			watchers[server].Do(ctx, args...)
+		Send: func(node source.NodeID, args ...string) {
+			if w := byNode[node]; w != nil {
+				w.Do(ctx, args...)
+			}
 		},
 	})
 	p := newProgram(ctx, model, a)

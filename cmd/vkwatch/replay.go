@@ -10,6 +10,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/spf13/cobra"
 
+	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/record"
 	"github.com/vkwatch/vkwatch/ui"
 )
@@ -50,17 +51,14 @@ func (a *app) runReplay(ctx context.Context, path string, speed float64) error {
 	if !a.isTTY() {
 		return withCode(exitNoTTY, errors.New("standard output is not a terminal: replay needs one"))
 	}
-	names := make([]string, len(rec.Header.Servers))
-	for i, s := range rec.Header.Servers {
-		names[i] = s.Addr
-	}
+
 	// The UI sizes its charts from the sampling interval the recording used.
 	interval := 200 * time.Millisecond
 	if d, err := time.ParseDuration(rec.Header.Settings["interval"]); err == nil && d > 0 {
 		interval = d
 	}
 	m := ui.NewReplay(ui.Config{
-		Servers:  names,
+		Nodes:    replayNodes(rec),
 		Interval: interval,
 		Banner:   fmt.Sprintf("replay of %s (recorded %s)", path, rec.Header.Epoch.Format("2006-01-02 15:04:05")),
 		ReadOnly: true,
@@ -71,4 +69,28 @@ func (a *app) runReplay(ctx context.Context, path string, speed float64) error {
 		err = nil
 	}
 	return err
+}
+
+// replayNodes are the servers of a recording: those of its header, in
+// order, then any that only its events name (a node that joined later).
+func replayNodes(rec *record.Recording) []ui.Node {
+	var nodes []ui.Node
+	seen := map[source.NodeID]bool{}
+	for _, s := range rec.Header.Servers {
+		if !seen[s.Node] {
+			seen[s.Node] = true
+			nodes = append(nodes, ui.Node{ID: s.Node, Addr: s.Addr})
+		}
+	}
+	for _, ev := range rec.Events {
+		if !seen[ev.Node] {
+			seen[ev.Node] = true
+			addr := string(ev.Node)
+			if ev.Identity != nil && ev.Identity.Addr != "" {
+				addr = ev.Identity.Addr
+			}
+			nodes = append(nodes, ui.Node{ID: ev.Node, Addr: addr})
+		}
+	}
+	return nodes
 }

@@ -323,7 +323,7 @@ func (b *bencher) run(ctx context.Context, srv, runNo int) (Run, error) {
 	}
 	defer wr.Stop()
 
-	w := source.NewWatcher(srv, cfg.Endpoints[srv], cfg.Clock, source.WatchConfig{
+	w := source.NewWatcher(cfg.Endpoints[srv].Node(), cfg.Endpoints[srv], cfg.Clock, source.WatchConfig{
 		Interval:     cfg.Interval,
 		PingInterval: cfg.PingInterval,
 		WriterOps:    wr.Ops,

@@ -60,7 +60,7 @@ func TestBenchTwoServers(t *testing.T) {
 	b := servertest.Start(t, server.Options{Args: args})
 
 	var mu sync.Mutex
-	events := map[int]int{}
+	events := map[source.NodeID]int{}
 	var progress []string
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -79,7 +79,7 @@ func TestBenchTwoServers(t *testing.T) {
 		},
 		Events: func(ev source.Event) {
 			mu.Lock()
-			events[ev.Server]++
+			events[ev.Node]++
 			mu.Unlock()
 		},
 	})
@@ -127,7 +127,7 @@ func TestBenchTwoServers(t *testing.T) {
 		if s.COW.N != 2 || s.COW.Min > s.COW.Mean || s.COW.Mean > s.COW.Max {
 			t.Errorf("server %d: COW stat %+v", i, s.COW)
 		}
-		if events[i] == 0 {
+		if events[source.NodeID(s.Addr)] == 0 {
 			t.Errorf("no events for server %d", i)
 		}
 	}

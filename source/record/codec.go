@@ -205,9 +205,24 @@ func (e *encoder) value(v reflect.Value, scale int) {
 			return
 		}
 		e.buf.WriteString(strconv.FormatFloat(f, 'g', -1, t.Bits()))
+	case reflect.Slice:
+		// Element by element, so a slice of structs follows the same rules
+		// (an Opt inside is null or its value). A nil slice is null.
+		if v.IsNil() {
+			e.buf.WriteString("null")
+			return
+		}
+		e.buf.WriteByte('[')
+		for i := 0; i < v.Len(); i++ {
+			if i > 0 {
+				e.buf.WriteByte(',')
+			}
+			e.value(v.Index(i), scale)
+		}
+		e.buf.WriteByte(']')
 	default:
-		// Slices and maps: none in source's payloads today; plain JSON
-		// keeps a future one recorded rather than lost.
+		// Maps: none in source's payloads today; plain JSON keeps a future
+		// one recorded rather than lost.
 		b, err := json.Marshal(v.Interface())
 		if err != nil {
 			e.buf.WriteString("null")
@@ -343,6 +358,19 @@ func decodeValue(raw json.RawMessage, v reflect.Value, scale int) error {
 		return nil
 	case reflect.Struct:
 		return decodeStruct(raw, v)
+	case reflect.Slice:
+		var items []json.RawMessage
+		if err := json.Unmarshal(raw, &items); err != nil {
+			return err
+		}
+		out := reflect.MakeSlice(t, len(items), len(items))
+		for i, item := range items {
+			if err := decodeValue(item, out.Index(i), scale); err != nil {
+				return fmt.Errorf("[%d]: %w", i, err)
+			}
+		}
+		v.Set(out)
+		return nil
 	default:
 		// Scalars (and the odd slice or map) decode as plain JSON.
 		p := reflect.New(t)

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/csv"
 	"errors"
+	"fmt"
 	"math/rand"
+	"os"
 	"reflect"
 	"strings"
 	"sync"
@@ -95,6 +97,13 @@ func (f *filler) fill(v reflect.Value) {
 		v.SetUint(uint64(f.r.Int63()))
 	case reflect.Float32, reflect.Float64:
 		v.SetFloat(f.r.NormFloat64() * 1e6)
+	case reflect.Slice:
+		// Two elements: order and separators both get tested.
+		sl := reflect.MakeSlice(t, 2, 2)
+		for i := range 2 {
+			f.fill(sl.Index(i))
+		}
+		v.Set(sl)
 	default:
 		panic("filler: unhandled " + t.String())
 	}
@@ -138,7 +147,7 @@ func testHeader(epoch time.Time) Header {
 		VKWatch:  "test",
 		Epoch:    epoch,
 		Settings: map[string]string{"interval": "150ms", "writers": "8"},
-		Servers:  []ServerInfo{{Addr: "127.0.0.1:1"}, {Addr: "127.0.0.1:2"}},
+		Servers:  []ServerInfo{{Node: "n1", Addr: "127.0.0.1:1"}, {Node: "n2", Addr: "127.0.0.1:2"}},
 	}
 }
 
@@ -150,7 +159,7 @@ func fullEvents(t *testing.T, epoch time.Time, seed int64) []source.Event {
 	off := time.Duration(0)
 	for k := source.EventSample; k <= source.EventSaveEnded; k++ {
 		off += time.Duration(f.r.Int63n(int64(time.Second))) + 1
-		ev := source.Event{Server: int(k) % 2, Kind: k, Offset: off, At: epoch.Add(off)}
+		ev := source.Event{Node: []source.NodeID{"n1", "n2"}[int(k)%2], Kind: k, Offset: off, At: epoch.Add(off)}
 		switch k {
 		case source.EventSample, source.EventSaveStarted:
 			ev.Sample = new(source.Sample)
@@ -176,7 +185,7 @@ func fullEvents(t *testing.T, epoch time.Time, seed int64) []source.Event {
 	}
 	// And one sample with everything absent: absent must stay absent.
 	off += time.Millisecond
-	evs = append(evs, source.Event{Kind: source.EventSample, Offset: off, At: epoch.Add(off),
+	evs = append(evs, source.Event{Node: "n1", Kind: source.EventSample, Offset: off, At: epoch.Add(off),
 		Sample: &source.Sample{Offset: off, At: epoch.Add(off)}})
 	return evs
 }
@@ -380,7 +389,7 @@ func TestCSV(t *testing.T) {
 	last := rows[len(rows)-1]
 	for i, c := range csvColumns {
 		switch c {
-		case "t", "at", "server", "kind":
+		case "t", "at", "node", "kind":
 			if last[i] == "" {
 				t.Errorf("%s empty", c)
 			}
@@ -462,7 +471,7 @@ func TestConcurrentWrites(t *testing.T) {
 			defer wg.Done()
 			for i := 1; i <= 200; i++ {
 				off := time.Duration(i) * time.Millisecond
-				w.Write(source.Event{Server: s, Kind: source.EventSample, Offset: off,
+				w.Write(source.Event{Node: source.NodeID(fmt.Sprint(s)), Kind: source.EventSample, Offset: off,
 					Sample: &source.Sample{Offset: off, At: epoch.Add(off), Info: source.Info{UsedMemory: source.Some(int64(i))}}})
 			}
 		}(s)
@@ -475,11 +484,73 @@ func TestConcurrentWrites(t *testing.T) {
 	if err != nil || rec.Truncated || len(rec.Events) != 800 {
 		t.Fatalf("err %v truncated %v events %d", err, rec.Truncated, len(rec.Events))
 	}
-	last := map[int]time.Duration{}
+	last := map[source.NodeID]time.Duration{}
 	for _, ev := range rec.Events {
-		if ev.Offset <= last[ev.Server] {
-			t.Fatalf("server %d: offsets out of order", ev.Server)
+		if ev.Offset <= last[ev.Node] {
+			t.Fatalf("node %s: offsets out of order", ev.Node)
 		}
-		last[ev.Server] = ev.Offset
+		last[ev.Node] = ev.Offset
+	}
+}
+
+// TestReadsVersion1 reads a recording written by vkwatch before node ids
+// (format version 1: a real session of two redis-server 7.0.15, a BGSAVE on
+// one and a BGREWRITEAOF on the other): every event gets its server's
+// address as node id, and re-deriving the reports from its samples gives
+// the reports the recording holds.
+func TestReadsVersion1(t *testing.T) {
+	f, err := os.Open("testdata/v1-two-servers.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rec, err := Read(f)
+	if err != nil || rec.Truncated {
+		t.Fatalf("read: %v (truncated %v)", err, rec != nil && rec.Truncated)
+	}
+	if rec.Header.Version != 1 || len(rec.Header.Servers) != 2 {
+		t.Fatalf("header %+v", rec.Header)
+	}
+	nodes := map[source.NodeID]bool{}
+	for _, si := range rec.Header.Servers {
+		if si.Node == "" || string(si.Node) != si.Addr {
+			t.Fatalf("server %+v: want its address as node id", si)
+		}
+		nodes[si.Node] = true
+	}
+	var recorded []source.SaveReport
+	perNode := map[source.NodeID]int{}
+	for _, ev := range rec.Events {
+		if !nodes[ev.Node] {
+			t.Fatalf("event %s for node %q, not in the header", ev.Kind, ev.Node)
+		}
+		perNode[ev.Node]++
+		if ev.Kind == source.EventSaveEnded {
+			recorded = append(recorded, *ev.Report)
+		}
+	}
+	if len(perNode) != 2 || len(recorded) != 2 {
+		t.Fatalf("events per node %v, %d reports", perNode, len(recorded))
+	}
+	derived := Reports(rec)
+	if len(derived) != len(recorded) {
+		t.Fatalf("derived %d reports, recorded %d", len(derived), len(recorded))
+	}
+	for _, want := range recorded {
+		found := false
+		for _, got := range derived {
+			if got.Addr != want.Addr || got.Ended != want.Ended {
+				continue
+			}
+			found = true
+			if got.Node != source.NodeID(want.Addr) || got.Kind != want.Kind || got.Status != want.Status ||
+				got.COW != want.COW || got.ServerSeconds != want.ServerSeconds || got.Started != want.Started ||
+				got.PeakLiveCOW != want.PeakLiveCOW || got.OpsBefore != want.OpsBefore {
+				t.Errorf("derived report differs:\nrecorded %+v\nderived  %+v", want, got)
+			}
+		}
+		if !found {
+			t.Errorf("no derived report for %s ending at %v", want.Addr, want.Ended)
+		}
 	}
 }

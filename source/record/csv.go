@@ -13,7 +13,7 @@ import (
 // the measurement columns; other events fill t, at, server, kind, save_kind
 // where it applies, and detail. Absent values are empty cells, never 0.
 var csvColumns = []string{
-	"t", "at", "server", "kind",
+	"t", "at", "node", "kind",
 	"used_memory", "rss", "maxmemory", "proc_rss", "proc_pss", "cow", "child_private_dirty",
 	"ops", "inst_ops", "writer_ops",
 	"ping_count", "ping_min_us", "ping_p50_us", "ping_p99_us", "ping_max_us", "ping_inflight_us",
@@ -52,7 +52,7 @@ func csvRow(ev source.Event, epoch time.Time) []string {
 	}
 	set("t", seconds(ev.Offset))
 	set("at", epoch.Add(ev.Offset).Format(time.RFC3339Nano))
-	set("server", strconv.Itoa(ev.Server))
+	set("node", string(ev.Node))
 	set("kind", ev.Kind.String())
 
 	switch ev.Kind {

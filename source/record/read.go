@@ -61,7 +61,7 @@ func Read(r io.Reader) (*Recording, error) {
 				rec.Truncated = true
 				return rec, nil
 			}
-			ev, err := decodeEvent(line, h.Epoch)
+			ev, err := decodeEvent(line, &h)
 			if err != nil {
 				if _, perr := br.Peek(1); perr == io.EOF {
 					rec.Truncated = true
@@ -102,8 +102,6 @@ func parseHeader(line []byte, eof bool) (Header, error) {
 	if h.Version > Version {
 		return h, fmt.Errorf("recording format version %d is newer than this vkwatch reads (up to %d); upgrade vkwatch", h.Version, Version)
 	}
-	// Version 1 is the only one so far; an older version's differences are
-	// handled here when there is one.
 	if raw, ok := m["vkwatch"]; ok {
 		json.Unmarshal(raw, &h.VKWatch)
 	}
@@ -127,6 +125,11 @@ func parseHeader(line []byte, eof bool) (Header, error) {
 			}
 			var si ServerInfo
 			json.Unmarshal(sm["addr"], &si.Addr)
+			json.Unmarshal(sm["node"], &si.Node)
+			if si.Node == "" {
+				// Version 1 had no node ids: a server was its address.
+				si.Node = source.NodeID(si.Addr)
+			}
 			if raw, ok := sm["identity"]; ok && !isNull(raw) {
 				si.Identity = new(source.Identity)
 				if err := decodeStruct(raw, reflect.ValueOf(si.Identity).Elem()); err != nil {
@@ -148,7 +151,8 @@ func preview(b []byte) string {
 	return strconv.Quote(string(b))
 }
 
-func decodeEvent(line []byte, epoch time.Time) (source.Event, error) {
+func decodeEvent(line []byte, h *Header) (source.Event, error) {
+	epoch := h.Epoch
 	var ev source.Event
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(line, &m); err != nil {
@@ -163,8 +167,20 @@ func decodeEvent(line []byte, epoch time.Time) (source.Event, error) {
 		return ev, fmt.Errorf("unknown event kind %q", kind)
 	}
 	ev.Kind = k
-	if err := json.Unmarshal(m["server"], &ev.Server); err != nil {
-		return ev, fmt.Errorf("server: %w", err)
+	if raw, ok := m["node"]; ok {
+		if err := json.Unmarshal(raw, &ev.Node); err != nil {
+			return ev, fmt.Errorf("node: %w", err)
+		}
+	} else {
+		// Version 1: the server's position in the header.
+		var i int
+		if err := json.Unmarshal(m["server"], &i); err != nil {
+			return ev, fmt.Errorf("server: %w", err)
+		}
+		if i < 0 || i >= len(h.Servers) {
+			return ev, fmt.Errorf("server %d: the header lists %d", i, len(h.Servers))
+		}
+		ev.Node = h.Servers[i].Node
 	}
 	tRaw, ok := m["t"]
 	if !ok {

@@ -31,7 +31,12 @@ const FormatName = "vkwatch-recording"
 
 // Version is the recording format version this package writes. Read also
 // accepts every older version.
-const Version = 1
+//
+//   - 1: events name their server by position ("server": 0 or 1), an index
+//     into the header's servers.
+//   - 2: events name it by node id ("node"), and each header server has
+//     its node id; servers may be added while recording (a fleet).
+const Version = 2
 
 // Header is the first line of every recording.
 type Header struct {
@@ -42,12 +47,13 @@ type Header struct {
 	// Settings are the run's settings (interval, ping interval, writers...).
 	// Keys that name a secret are dropped when written.
 	Settings map[string]string
-	// Servers are indexed like Event.Server.
+	// Servers are the servers watched from the start, in the order given.
 	Servers []ServerInfo
 }
 
 // ServerInfo describes one watched server.
 type ServerInfo struct {
+	Node     source.NodeID    // what its events are keyed by
 	Addr     string           // display address, never with a password
 	Identity *source.Identity // what the server said about itself, when known
 }
@@ -225,6 +231,8 @@ func encodeHeader(h Header) []byte {
 			e.buf.WriteByte(',')
 		}
 		e.open()
+		e.key("node")
+		e.str(string(s.Node))
 		e.key("addr")
 		e.str(s.Addr)
 		e.key("identity")
@@ -247,8 +255,8 @@ func encodeEvent(ev source.Event, epoch time.Time) []byte {
 	e.buf.WriteString(formatDecimal(int64(ev.Offset), 9))
 	e.key("at")
 	e.str(at.Format(time.RFC3339Nano))
-	e.key("server")
-	e.value(reflect.ValueOf(ev.Server), 0)
+	e.key("node")
+	e.str(string(ev.Node))
 	e.key("kind")
 	e.str(ev.Kind.String())
 	if ev.Sample != nil {

@@ -10,7 +10,7 @@ import (
 
 func TestMarshalReports(t *testing.T) {
 	reps := []source.SaveReport{{
-		Server: 1, Addr: "127.0.0.1:7000", Kind: source.SaveFork, Status: "ok",
+		Node: "127.0.0.1:7000", Addr: "127.0.0.1:7000", Kind: source.SaveFork, Status: "ok",
 		Started: 1500 * time.Millisecond, Ended: 4 * time.Second,
 		COW:        source.Some[int64](12345),
 		PingDuring: source.Latency{Count: 3, Max: 20 * time.Millisecond},

@@ -7,32 +7,46 @@ import "github.com/vkwatch/vkwatch/source"
 // as the watcher did live. A replay that
 // reproduces the live run gives the reports its EventSaveEnded events held.
 func Reports(rec *Recording) []source.SaveReport {
-	trackers := map[int]*source.SaveTracker{}
-	var out []source.SaveReport
-	for _, ev := range rec.Events {
-		if ev.Kind != source.EventSample || ev.Sample == nil {
-			continue
-		}
-		tr := trackers[ev.Server]
-		// Seq starts at 0 with every Run of a watcher, and each Run has a
-		// tracker of its own (bench runs one watcher per run); a reconnect
-		// within a Run keeps both Seq and tracker going.
-		if tr == nil || ev.Sample.Seq == 0 {
-			addr := ""
-			if ev.Server >= 0 && ev.Server < len(rec.Header.Servers) {
-				addr = rec.Header.Servers[ev.Server].Addr
+	trackers := map[source.NodeID]*source.SaveTracker{}
+	addrs := map[source.NodeID]string{}
+	for _, si := range rec.Header.Servers {
+		addrs[si.Node] = si.Addr
+	}
+	tracker := func(ev *source.Event, fresh bool) *source.SaveTracker {
+		tr := trackers[ev.Node]
+		if tr == nil || fresh {
+			addr, ok := addrs[ev.Node]
+			if !ok {
+				addr = string(ev.Node)
 			}
-			tr = source.NewSaveTracker(ev.Server, addr)
-			trackers[ev.Server] = tr
+			tr = source.NewSaveTracker(ev.Node, addr)
+			trackers[ev.Node] = tr
 		}
-		// The tracker may fill in the sample; leave the recording as read.
-		s := *ev.Sample
-		if s.Save != nil {
-			p := *s.Save
-			s.Save = &p
-		}
-		if _, ended := tr.Observe(&s); ended != nil {
-			out = append(out, *ended)
+		return tr
+	}
+	var out []source.SaveReport
+	for i := range rec.Events {
+		ev := &rec.Events[i]
+		switch {
+		case ev.Kind == source.EventCommand && ev.Command != nil:
+			// The watcher showed each answer to its tracker where the
+			// recording has it: before the samples that follow.
+			c := *ev.Command
+			tracker(ev, false).ObserveCommand(&c)
+		case ev.Kind == source.EventSample && ev.Sample != nil:
+			// Seq starts at 0 with every Run of a watcher, and each Run
+			// has a tracker of its own (bench runs one watcher per run); a
+			// reconnect within a Run keeps both Seq and tracker going.
+			tr := tracker(ev, ev.Sample.Seq == 0)
+			// The tracker may fill in the sample; leave the recording as read.
+			s := *ev.Sample
+			if s.Save != nil {
+				p := *s.Save
+				s.Save = &p
+			}
+			if _, ended := tr.Observe(&s); ended != nil {
+				out = append(out, *ended)
+			}
 		}
 	}
 	return out

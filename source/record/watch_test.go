@@ -36,7 +36,7 @@ func TestRecordLiveWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock := source.NewClock()
-	w := source.NewWatcher(0, ep, clock, source.WatchConfig{Interval: 100 * time.Millisecond, PingInterval: 5 * time.Millisecond})
+	w := source.NewWatcher(ep.Node(), ep, clock, source.WatchConfig{Interval: 100 * time.Millisecond, PingInterval: 5 * time.Millisecond})
 	defer w.Close()
 	id, err := w.Connect(ctx)
 	if err != nil {
@@ -48,7 +48,7 @@ func TestRecordLiveWatch(t *testing.T) {
 		VKWatch:  "test",
 		Epoch:    clock.Epoch(),
 		Settings: map[string]string{"interval": "100ms", "ping_interval": "5ms"},
-		Servers:  []ServerInfo{{Addr: ep.String(), Identity: &id}},
+		Servers:  []ServerInfo{{Node: ep.Node(), Addr: ep.String(), Identity: &id}},
 	}
 	rw, err := NewWriter(&jsonl, "jsonl", h)
 	if err != nil {
@@ -135,7 +135,7 @@ func TestRecordLiveWatch(t *testing.T) {
 	// Samples are strictly ordered in time; other events interleave (a
 	// command's answer can be queued just before the sample whose INFO
 	// was answered earlier).
-	lastSample := map[int]time.Duration{}
+	lastSample := map[source.NodeID]time.Duration{}
 	for i, ev := range rec.Events {
 		if want, got := norm(live[i].ev), norm(ev); !reflect.DeepEqual(want, got) {
 			t.Fatalf("event %d (%s) differs:\nlive %+v\nread %+v", i, ev.Kind, want, got)
@@ -147,10 +147,10 @@ func TestRecordLiveWatch(t *testing.T) {
 			t.Fatalf("event %d: at %v is %v from the wall clock when written", i, ev.At, d)
 		}
 		if ev.Kind == source.EventSample {
-			if ev.Offset <= lastSample[ev.Server] {
-				t.Fatalf("sample %d: offset %v not after %v", i, ev.Offset, lastSample[ev.Server])
+			if ev.Offset <= lastSample[ev.Node] {
+				t.Fatalf("sample %d: offset %v not after %v", i, ev.Offset, lastSample[ev.Node])
 			}
-			lastSample[ev.Server] = ev.Offset
+			lastSample[ev.Node] = ev.Offset
 		}
 	}
 
