@@ -82,19 +82,22 @@ func (a *app) rootCommand() *cobra.Command {
 	mf := &monitorFlags{}
 	cf := &connFlags{}
 	root := &cobra.Command{
-		Use:   "vkwatch [ADDR [ADDR2]]",
+		Use:   "vkwatch [ADDR [ADDR2]] [-h HOST -p PORT | -s SOCKET | -u URI]",
 		Short: "Watch what a snapshot costs a Valkey or Redis server, live",
 		Long: `vkwatch connects to one or two Valkey/Redis servers and shows them side by side:
 memory (used, RSS, copy-on-write), ops/s and PING latency as live charts, a progress
 bar with ETA while a BGSAVE or AOF rewrite runs, and what the last save cost.
 
-ADDR is host:port, host, :port, [::1]:port, a unix socket path, or a URL
-redis:// rediss:// valkey:// valkeys:// (user, password and db honoured).
-With no ADDR, vkwatch watches 127.0.0.1:6379.
+As in valkey-cli, -h HOST -p PORT, -s SOCKET or -u URI name the server; each
+ADDR names one more. ADDR is host:port, host, :port, [::1]:port, a unix socket
+path, or a URL redis:// rediss:// valkey:// valkeys:// (user, password and db
+honoured). With none of them, vkwatch watches 127.0.0.1:6379. -h is the host:
+help is --help.
 
 Keys: b BGSAVE, a BGREWRITEAOF (focused server), B / A on both at once,
 tab focus, p pause drawing, r save reports, ? help, q quit.`,
 		Example: `  vkwatch demo                       # two local servers, side by side, under load
+  vkwatch -h 10.0.0.5 -p 6380        # valkey-cli's flags
   vkwatch 127.0.0.1:6379 127.0.0.1:6380
   VALKEYCLI_AUTH=secret vkwatch valkeys://cache.internal:6380 --cacert ca.pem`,
 		Version:       vkwatchVersion(),
@@ -109,8 +112,13 @@ tab focus, p pause drawing, r save reports, ? help, q quit.`,
 		return usageErr("%v (see vkwatch --help)", err)
 	})
 	root.SetVersionTemplate("vkwatch {{.Version}}\n")
+	// -h is the host (valkey-cli's), so help is --help alone. cobra adds
+	// its own "-h, --help" to every command that lacks a help flag (and
+	// panics on the clash with -h): one persistent --help covers them all,
+	// cobra's help and completion commands included.
+	root.PersistentFlags().Bool("help", false, "show this help")
 	cf.register(root.PersistentFlags())
 	mf.register(root.Flags())
-	root.AddCommand(a.loadCommand(cf), a.demoCommand(mf), a.replayCommand(), a.benchCommand(cf))
+	root.AddCommand(a.loadCommand(cf), a.demoCommand(cf), a.replayCommand(cf), a.benchCommand(cf))
 	return root
 }

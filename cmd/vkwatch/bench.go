@@ -31,7 +31,7 @@ type benchFlags struct {
 func (a *app) benchCommand(cf *connFlags) *cobra.Command {
 	bf := &benchFlags{}
 	cmd := &cobra.Command{
-		Use:   "bench ADDR [ADDR2]",
+		Use:   "bench [ADDR [ADDR2]] [-h HOST -p PORT | -s SOCKET | -u URI]",
 		Short: "Run the seeds' BGSAVE experiment headless and print its table",
 		Long: `bench reproduces the forkless-BGSAVE experiment without a UI: for each run it
 starts W writers on the vkwatch-prefixed dataset and the PING probe, sends BGSAVE
@@ -39,7 +39,7 @@ at --trigger-at, waits for the save to end and the window to close, and collects
 what the save cost. It prints, per server, COW, memory delta, save time, the
 writers' ops/s, worst and p99 PING as mean / min / max over the runs.
 Progress goes to stderr; the table (or --json) to stdout.`,
-		Args: cobra.RangeArgs(1, 2),
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runBench(cmd.Context(), cf, bf, args)
 		},
@@ -71,7 +71,7 @@ func (a *app) runBench(ctx context.Context, cf *connFlags, bf *benchFlags, args 
 	case bf.interval < 10*time.Millisecond || bf.pingInterval < 100*time.Microsecond:
 		return usageErr("--interval must be at least 10ms and --ping-interval at least 100µs")
 	}
-	eps, err := a.endpoints(cf, args)
+	eps, err := a.explicit(cf, args, "bench")
 	if err != nil {
 		return err
 	}

@@ -22,14 +22,14 @@ type loadFlags struct {
 func (a *app) loadCommand(cf *connFlags) *cobra.Command {
 	lf := &loadFlags{}
 	cmd := &cobra.Command{
-		Use:   "load ADDR",
+		Use:   "load [ADDR] [-h HOST -p PORT | -s SOCKET | -u URI]",
 		Short: "Fill a server with a vkwatch-prefixed dataset, then write to it until stopped",
 		Long: `load SETs N keys of B bytes (vkwatch:0 .. vkwatch:N-1), pipelined, then runs W
 writers that SET random keys of that prefix as fast as they can until ctrl+c.
 It never reads, writes or deletes a key outside its prefix.`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.runLoad(cmd.Context(), cf, lf, args[0])
+			return a.runLoad(cmd.Context(), cf, lf, args)
 		},
 	}
 	fs := cmd.Flags()
@@ -41,16 +41,19 @@ It never reads, writes or deletes a key outside its prefix.`,
 	return cmd
 }
 
-func (a *app) runLoad(ctx context.Context, cf *connFlags, lf *loadFlags, addr string) error {
+func (a *app) runLoad(ctx context.Context, cf *connFlags, lf *loadFlags, addrs []string) error {
 	if lf.keys < 1 || lf.valueSize < 1 || lf.writers < 0 {
 		return usageErr("--keys and --value-size must be positive, --writers not negative")
 	}
 	if lf.prefix == "" {
 		return usageErr("--prefix must not be empty: the load must never touch keys outside its prefix")
 	}
-	eps, err := a.endpoints(cf, []string{addr})
+	eps, err := a.explicit(cf, addrs, "load")
 	if err != nil {
 		return err
+	}
+	if len(eps) != 1 {
+		return usageErr("load writes to one server, got %d (an ADDR and -h, -p, -s or -u)", len(eps))
 	}
 	opts, err := eps[0].RedisOptions()
 	if err != nil {
