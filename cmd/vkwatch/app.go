@@ -14,18 +14,69 @@ import (
 	"golang.org/x/term"
 )
 
-// version is set at build time with -ldflags "-X main.version=..."; when it
-// is not, the module version from the build info is used.
+// version is set at build time with -ldflags "-X main.version=..." (a
+// packager's own version); when it is not, the module version from the
+// build info is used.
 var version = ""
 
+// vkwatchVersion is what --version prints after "vkwatch " and what a
+// recording's header keeps: the version, the VCS revision, and whether
+// the tree had uncommitted changes, as the Go toolchain stamped them.
 func vkwatchVersion() string {
-	if version != "" {
-		return version
+	bi, ok := debug.ReadBuildInfo()
+	return versionString(version, bi, ok)
+}
+
+// versionString says honestly what a build knows about itself. What the
+// toolchain stamps (Go 1.26):
+//   - go build and go install in a git clone: the module version (the tag,
+//     or a pseudo-version v0.0.0-TIME-REV, "+dirty" when modified) and
+//     vcs.revision, vcs.time, vcs.modified;
+//   - go run, a build in a git worktree (.git is a file there, which the
+//     toolchain does not take for a repository) or with -buildvcs=false:
+//     "(devel)" and no revision;
+//   - go install module@version: that version and no revision.
+//
+// So the revision and the modified flag are printed when stamped, and
+// their absence is said rather than hidden.
+func versionString(ldflag string, bi *debug.BuildInfo, ok bool) string {
+	v := ldflag
+	if v == "" && ok {
+		v = bi.Main.Version
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+	if v == "" {
+		v = "(devel)"
 	}
-	return "dev"
+	if !ok {
+		return v + ", no build info"
+	}
+	set := map[string]string{}
+	for _, s := range bi.Settings {
+		set[s.Key] = s.Value
+	}
+	var b strings.Builder
+	b.WriteString(v)
+	if rev := set["vcs.revision"]; rev != "" {
+		b.WriteString(" rev " + rev[:min(12, len(rev))])
+		var extra []string
+		if t := set["vcs.time"]; t != "" {
+			extra = append(extra, t)
+		}
+		if set["vcs.modified"] == "true" {
+			extra = append(extra, "modified")
+		}
+		if len(extra) > 0 {
+			b.WriteString(" (" + strings.Join(extra, ", ") + ")")
+		}
+	} else if !strings.HasPrefix(v, "v") || v == "(devel)" {
+		// A released version names its source; a development build
+		// without a revision names nothing, so say why.
+		b.WriteString(", no VCS revision stamped (go run, a git worktree or -buildvcs=false)")
+	}
+	if bi.GoVersion != "" {
+		b.WriteString(", " + bi.GoVersion)
+	}
+	return b.String()
 }
 
 // app holds the process's outside world so that tests can replace it.
