@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/load"
 )
 
 // connFlags are valkey-cli's connection conventions.
@@ -235,4 +237,26 @@ func (a *app) endpoints(f *connFlags, addrs []string) ([]source.Endpoint, error)
 		eps = append(eps, ep)
 	}
 	return eps, nil
+}
+
+// keyspaceRefusal turns a *load.KeyspaceError into the usage error (exit
+// 2) the user sees, in one line: what is missing and how to preload it.
+// bench offers its own --preload, load its default preload (without
+// --skip-preload); vkwatch load is the way for every command.
+func keyspaceRefusal(err error, own string) error {
+	var ke *load.KeyspaceError
+	if !errors.As(err, &ke) {
+		return err
+	}
+	cmd := fmt.Sprintf("vkwatch load %s --keys %d --writers 0", ke.Server, ke.Keys)
+	if ke.Prefix != load.DefaultPrefix {
+		cmd += " --prefix " + ke.Prefix
+	}
+	switch own {
+	case "bench":
+		return usageErr("%v: preload it with --preload %d, or first with %s", err, ke.Keys, cmd)
+	case "load":
+		return usageErr("%v: leave out --skip-preload to preload it", err)
+	}
+	return usageErr("%v: preload it first with %s", err, cmd)
 }
