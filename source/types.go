@@ -40,9 +40,22 @@ type Info struct {
 	Version    string // valkey_version on Valkey, redis_version elsewhere
 	ProcessID  Opt[int64]
 	Uptime     Opt[int64] // uptime_in_seconds: a drop means the server restarted
+	// ServerTimeUsec is server_time_usec (Redis 7.0+, Valkey): the server's
+	// own clock, which its `save` rules are timed by.
+	ServerTimeUsec Opt[int64]
 
 	// replication
 	Role string
+	// ConnectedReplicas is connected_slaves (on a primary). Replicas holds
+	// the first MaxReplicas of its slaveN lines, in order, and NumReplicas
+	// how many lines there were (it may exceed MaxReplicas);
+	// ReplicasWaitingBGSave counts the lines in state wait_bgsave among all
+	// of them. A replica waiting for a full sync is what starts a save on
+	// its primary (see Trigger).
+	ConnectedReplicas     Opt[int64]
+	Replicas              [MaxReplicas]Replica
+	NumReplicas           int
+	ReplicasWaitingBGSave int
 
 	// memory
 	UsedMemory Opt[int64]
@@ -62,6 +75,8 @@ type Info struct {
 	RDBLastTime           Opt[int64] // rdb_last_bgsave_time_sec, -1 when none
 	RDBLastStatus         string     // ok / err
 	RDBSaves              Opt[int64]
+	RDBChangesSinceSave   Opt[int64] // rdb_changes_since_last_save: what `save` rules count
+	RDBLastSaveTime       Opt[int64] // rdb_last_save_time: unix seconds of the last successful save
 	RDBLastCOW            Opt[int64] // rdb_last_cow_size
 	RDBCurrentType        string     // Valkey 9.2+: fork / forkless / none
 	RDBLastType           string     // Valkey 9.2+
@@ -73,12 +88,27 @@ type Info struct {
 	AOFLastRewriteTime    Opt[int64]
 	AOFLastStatus         string // aof_last_bgrewrite_status
 	AOFLastCOW            Opt[int64]
+	AOFRewrites           Opt[int64] // aof_rewrites (7.0+): rewrites started since start
+	AOFCurrentSize        Opt[int64] // aof_current_size, with aof_enabled: what auto-aof-rewrite compares
+	AOFBaseSize           Opt[int64] // aof_base_size: the size after the last rewrite
 	CurrentCOW            Opt[int64] // current_cow_size (live COW of the running child)
 	CurrentCOWAge         Opt[int64]
 	CurrentCOWPeak        Opt[int64]
 	CurrentForkPerc       Opt[float64]
 	KeysProcessed         Opt[int64] // current_save_keys_processed
 	KeysTotal             Opt[int64] // current_save_keys_total
+}
+
+// MaxReplicas is how many replicas of a primary Info keeps (a fixed array,
+// so that parsing INFO does not allocate).
+const MaxReplicas = 8
+
+// Replica is one slaveN line of INFO replication on a primary:
+// `slave0:ip=10.0.0.7,port=6380,state=wait_bgsave,offset=0,lag=0`.
+type Replica struct {
+	IP    string
+	Port  Opt[int64]
+	State string // wait_bgsave (waiting for or receiving a full sync's RDB), send_bulk, online, ...
 }
 
 // SaveConfig is what CONFIG GET tells about how the server saves. Method is
@@ -88,7 +118,16 @@ type SaveConfig struct {
 	Method          string     // bgsave-default-method: fork / forkless
 	ForklessInfra   Opt[bool]  // forkless-infrastructure-enabled
 	RDBKeySaveDelay Opt[int64] // rdb-key-save-delay, microseconds per key
-	Err             string     // why CONFIG GET failed (e.g. NOPERM), empty when it worked
+	// What tells who started a save (see Trigger): repl-diskless-sync (a
+	// replica's full sync streams the RDB to its socket instead of a file),
+	// save (the server's own schedule, "3600 1 300 100"; "" when it has
+	// none) and auto-aof-rewrite-percentage / -min-size (when the server
+	// rewrites its AOF by itself).
+	ReplDisklessSync      Opt[bool]
+	SaveSchedule          Opt[string]
+	AutoAOFRewritePerc    Opt[int64]
+	AutoAOFRewriteMinSize Opt[int64]
+	Err                   string // why CONFIG GET failed (e.g. NOPERM), empty when it worked
 }
 
 // NodeID names a watched server for as long as vkwatch runs, whatever the
