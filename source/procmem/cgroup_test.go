@@ -280,3 +280,17 @@ func TestCgroupLayouts(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkCgroupOf is what the cgroup adds to each Read: /proc/PID/cgroup
+// and two memory files.
+func BenchmarkCgroupOf(b *testing.B) {
+	r := newReader(b)
+	pid := os.Getpid()
+	if _, ok := r.cgroupOf(pid); !ok {
+		b.Fatal("no memory cgroup for this process")
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		r.cgroupOf(pid)
+	}
+}
