@@ -1,9 +1,10 @@
 package source
 
-// fillInstruments sets s.COW and s.Footprint, each from the fastest
-// instrument that reads it, and names the instrument. It reads only
-// s.Info and s.Proc, so it is the same live and on a recorded sample, and
-// it does not allocate.
+// FillInstruments sets s.COW and s.Footprint, each from the fastest
+// instrument that reads it, and names the instrument. The watcher calls it
+// on every sample; it reads only s.Info and s.Proc, so a recording made
+// before the instruments existed gets them by the same rule when read
+// back. It does not allocate.
 //
 // COW (copy-on-write of the save child):
 //   - the child's Private_Dirty from /proc (FromProc) while /proc shows a
@@ -25,7 +26,7 @@ package source
 //     otherwise (FromInfo): the server's own estimate, for a remote server
 //     or a child whose smaps_rollup vkwatch may not read;
 //   - else absent.
-func fillInstruments(s *Sample) {
+func FillInstruments(s *Sample) {
 	in, p := &s.Info, &s.Proc
 	_, running := saveKind(in)
 	procOK := p.RSS.OK && p.PSS.OK // smaps_rollup of the server is readable

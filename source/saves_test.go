@@ -42,7 +42,7 @@ func (q *seq) next(f func(*Info), ops float64, ping Latency) *Sample {
 	}
 	s := &Sample{Seq: q.n, Offset: q.off, At: q.clock.Add(q.off), Info: q.info, Ping: ping,
 		OpsPerSec: Some(ops), WriterOpsPerSec: Some(ops / 2), Config: q.cfg, Proc: q.proc}
-	fillInstruments(s)
+	FillInstruments(s)
 	q.n++
 	return s
 }

@@ -395,14 +395,14 @@ func TestFillInstruments(t *testing.T) {
 	}
 	for _, tc := range cases {
 		s := Sample{Info: tc.in, Proc: tc.p, COW: some(-5), COWFrom: "stale", Footprint: some(-5), FootprintFrom: "stale"}
-		fillInstruments(&s)
+		FillInstruments(&s)
 		if s.COW != tc.cow || s.COWFrom != tc.cowFrom || s.Footprint != tc.foot || s.FootprintFrom != tc.footFrom {
 			t.Errorf("%s: COW %+v %q footprint %+v %q, want %+v %q %+v %q", tc.name,
 				s.COW, s.COWFrom, s.Footprint, s.FootprintFrom, tc.cow, tc.cowFrom, tc.foot, tc.footFrom)
 		}
 	}
 	s := Sample{Info: running, Proc: ProcMem{RSS: some(900), PSS: some(800), ChildPID: some(2), ChildPrivateDirty: some(70)}}
-	if n := testing.AllocsPerRun(100, func() { fillInstruments(&s) }); n != 0 {
-		t.Errorf("fillInstruments allocates %.0f times", n)
+	if n := testing.AllocsPerRun(100, func() { FillInstruments(&s) }); n != 0 {
+		t.Errorf("FillInstruments allocates %.0f times", n)
 	}
 }

@@ -528,6 +528,17 @@ func TestReadsVersion1(t *testing.T) {
 		if !nodes[ev.Node] {
 			t.Fatalf("event %s for node %q, not in the header", ev.Kind, ev.Node)
 		}
+		// Recorded before the instruments: they are derived from the
+		// recorded INFO and /proc figures by the watcher's rule.
+		if s := ev.Sample; ev.Kind == source.EventSample && s.Info.RSS.OK {
+			want := *s
+			source.FillInstruments(&want)
+			if !want.Footprint.OK || s.Footprint != want.Footprint || s.FootprintFrom != want.FootprintFrom ||
+				s.COW != want.COW || s.COWFrom != want.COWFrom {
+				t.Fatalf("sample %d: footprint %+v from %q, COW %+v from %q; want %+v %q %+v %q", s.Seq,
+					s.Footprint, s.FootprintFrom, s.COW, s.COWFrom, want.Footprint, want.FootprintFrom, want.COW, want.COWFrom)
+			}
+		}
 		perNode[ev.Node]++
 		if ev.Kind == source.EventSaveEnded {
 			recorded = append(recorded, *ev.Report)
