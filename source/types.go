@@ -181,6 +181,10 @@ type ProcMem struct {
 	// memory.usage_in_bytes / memory.limit_in_bytes (v1). The limit is
 	// absent when the cgroup sets none ("max", or v1's huge number). This
 	// is what a container's OOM killer counts: the seed's second instrument.
+	// The path is as /proc/PID/cgroup shows it to vkwatch (relative to
+	// vkwatch's cgroup namespace); a v1 memory line wins over the v2 line
+	// on a hybrid host (the memory controller is bound to one of them).
+	// Read by procmem at every sample (about 40 us).
 	Cgroup      string
 	CgroupUsage Opt[int64]
 	CgroupLimit Opt[int64]
@@ -220,16 +224,19 @@ type Sample struct {
 	// COW is the copy-on-write of the running save child from the fastest
 	// instrument there is: the child's Private_Dirty from /proc for a local
 	// server (read every sample), else INFO's current_cow_size (which the
-	// server refreshes about once a second). 0 while no save runs on a
-	// server that reports the field; absent when neither instrument reads.
-	// COWFrom names the instrument.
+	// server refreshes about once a second). 0 while no save runs: FromProc
+	// when vkwatch can read the server's smaps_rollup (it would see a
+	// child), else FromInfo on a server that reports the field; INFO's 0
+	// during a forkless save (no child). Absent when neither instrument
+	// reads. COWFrom names the instrument. See FillInstruments.
 	COW     Opt[int64]
 	COWFrom Instrument
 	// Footprint is the memory the host pays for the server: for a local
 	// server its RSS plus the save child's private dirty pages (/proc);
 	// for a remote one used_memory_rss + current_cow_size, the server's own
-	// estimate. A fork's cost shows here and not in used_memory or RSS,
-	// which stay flat in the parent. FootprintFrom names the instrument.
+	// estimate (also for a local child whose smaps_rollup vkwatch may not
+	// read). A fork's cost shows here and not in used_memory or RSS, which
+	// stay flat in the parent. FootprintFrom names the instrument.
 	Footprint     Opt[int64]
 	FootprintFrom Instrument
 
@@ -269,8 +276,13 @@ const (
 )
 
 // Trigger is who started a save, as far as vkwatch can tell, and the
-// detail that told it ("replica 10.0.0.7:6380, diskless", "save 60 10000").
-// Kind is empty when vkwatch cannot tell.
+// detail that told it: the command ("BGSAVE", "BGREWRITEAOF") for
+// TriggerUser, "replica 10.0.0.7:6380, diskless" (or ", disk"),
+// "appendonly turned on" or "auto-aof-rewrite-percentage 100:
+// aof_current_size N, aof_base_size M", "save 60 10000"; empty for
+// TriggerOther. Kind is empty when vkwatch cannot tell (CONFIG GET refused,
+// a server without the fields it needs). The evidence and its order are in
+// SaveTracker.triggerOf (trigger.go).
 type Trigger struct {
 	Kind   TriggerKind
 	Detail string
@@ -343,13 +355,18 @@ type SaveReport struct {
 	PeakCOW        Opt[int64]
 	PeakAtProgress Opt[float64]
 	// PeakFootprintDelta is the largest Sample.Footprint during the save
-	// above its level just before.
+	// above its level in the sample just before, counting only samples read
+	// by the same instrument as that one (a delta across instruments would
+	// measure their difference). Absent without such a baseline.
 	PeakFootprintDelta Opt[int64]
 	// ForkPause is latest_fork_usec after a fork save or rewrite: how long
-	// fork() blocked the server's main thread. Absent forkless.
+	// fork() blocked the server's main thread. Absent forkless, and absent
+	// unless total_forks grew by exactly one with this save (before 6.2,
+	// without total_forks: unless latest_fork_usec changed): otherwise the
+	// field may hold another fork's pause.
 	ForkPause Opt[time.Duration]
 	// Curve is the save's cost against its progress, one point per sample
-	// that knew the progress.
+	// that knew the progress; nil for a save no sample saw running.
 	Curve []CurvePoint
 
 	BaseUsed      Opt[int64] // used_memory just before the save
