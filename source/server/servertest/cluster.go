@@ -467,3 +467,64 @@ func (c *Cluster) Failover(replica *ClusterNode) {
 	})
 	c.WaitOK()
 }
+
+// Fill writes keys keys "fill:0" .. of size bytes each through a cluster
+// client (each to the primary of its slot), so that every shard holds data,
+// replicas have a replication offset and a save has keys to write. It
+// returns when every replica has caught up with its primary.
+func (c *Cluster) Fill(keys, size int) {
+	c.t.Helper()
+	var addrs []string
+	for _, n := range c.Live() {
+		addrs = append(addrs, n.Addr)
+	}
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, Protocol: 2, DisableIdentity: true})
+	defer cc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), c.opts.Within)
+	defer cancel()
+	val := strings.Repeat("x", size)
+	_, err := cc.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i := range keys {
+			p.Set(ctx, "fill:"+strconv.Itoa(i), val, 0)
+		}
+		return nil
+	})
+	if err != nil {
+		c.t.Fatalf("fill the cluster: %v", err)
+	}
+	WaitFor(c.t, c.opts.Within, "replicas to catch up with their primaries", func() bool {
+		for _, n := range c.Live() {
+			repl, err := c.try(n, "INFO", "replication")
+			if err != nil {
+				return false
+			}
+			if !strings.Contains(repl, "role:slave") {
+				continue
+			}
+			var master *ClusterNode
+			for _, m := range c.Nodes() {
+				if strings.Contains(repl, "master_port:"+strconv.Itoa(m.Port)+"\r") {
+					master = m
+				}
+			}
+			if master == nil || !c.alive(master) {
+				continue
+			}
+			mrepl, err := c.try(master, "INFO", "replication")
+			if err != nil || field(mrepl, "master_repl_offset") != field(repl, "slave_repl_offset") {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// field is the value of name in an INFO reply, "" when absent.
+func field(info, name string) string {
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+":"); ok {
+			return v
+		}
+	}
+	return ""
+}
