@@ -498,7 +498,7 @@ func (s *sampling) loop(ctx context.Context, wg *sync.WaitGroup) {
 				// everything sampled so far; say how long it has been.
 				stalled = true
 				silent := (at - s.lastAnswer).Round(100 * time.Millisecond)
-				s.push(Event{Kind: EventDisconnected, Err: "not answering for " + silent.String()})
+				s.push(Event{Kind: EventDisconnected, Err: stallPrefix + silent.String()})
 				continue
 			}
 			connected, down = false, true
@@ -743,6 +743,15 @@ func (w *Watcher) takeAnswers() []CommandResult {
 	w.answers = nil
 	return a
 }
+
+// stallPrefix starts the Err of an EventDisconnected that says the server
+// is connected but silent (see Stalled).
+const stallPrefix = "not answering for "
+
+// Stalled reports whether the Err of an EventDisconnected says the server
+// stalls (connected, but INFO unanswered for a while) rather than that the
+// connection is gone.
+func Stalled(err string) bool { return strings.HasPrefix(err, stallPrefix) }
 
 // isTimeout reports whether err is a deadline that passed: the server is
 // there but did not answer in time.

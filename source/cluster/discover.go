@@ -71,6 +71,9 @@ func New(seed source.Endpoint, cfg Config) *Discoverer {
 	return &Discoverer{seed: seed, cfg: cfg, poke: make(chan struct{}, 1)}
 }
 
+// Seed returns the endpoint discovery started from.
+func (d *Discoverer) Seed() source.Endpoint { return d.seed }
+
 // NodeEndpoint is how vkwatch reaches node n of the cluster found from
 // seed: the seed's credentials, database and TLS settings, n's address.
 func NodeEndpoint(seed source.Endpoint, n source.TopologyNode) source.Endpoint {

@@ -323,9 +323,11 @@ func (c *Cluster) waitKnown(want []*ClusterNode) {
 }
 
 // settled reports why the cluster is not settled yet, "" when it is:
-// every live node says cluster_state:ok, knows every node and sees the
-// same role and primary for each, no live node is suspected by any, and
-// every live replica's link to its primary is up.
+// every live node says cluster_state:ok, knows every live node and sees
+// the same role and primary for each, suspects none of them, and every
+// live replica's link to its primary is up. What the nodes think of a
+// killed node does not count: a node that joined after it died may never
+// have heard of it.
 func (c *Cluster) settled() string {
 	live := c.Live()
 	var first map[string]view
@@ -341,12 +343,12 @@ func (c *Cluster) settled() string {
 		if err != nil {
 			return n.Addr + ": " + err.Error()
 		}
-		for _, m := range c.Nodes() {
+		for _, m := range live {
 			x, ok := v[m.ID]
 			switch {
 			case !ok || x.joining:
 				return n.Addr + " does not know " + m.Addr + " yet"
-			case c.alive(m) && x.failing:
+			case x.failing:
 				return n.Addr + " suspects " + m.Addr
 			}
 		}
@@ -354,9 +356,9 @@ func (c *Cluster) settled() string {
 			first = v
 			continue
 		}
-		for id, x := range v {
-			if f := first[id]; f.primary != x.primary || (!x.primary && f.master != x.master) {
-				return n.Addr + " disagrees on the role of " + id
+		for _, m := range live {
+			if f, x := first[m.ID], v[m.ID]; f.primary != x.primary || (!x.primary && f.master != x.master) {
+				return n.Addr + " disagrees on the role of " + m.Addr
 			}
 		}
 	}
