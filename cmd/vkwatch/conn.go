@@ -47,9 +47,6 @@ func (a *app) endpoints(f *connFlags, addrs []string) ([]source.Endpoint, error)
 	if len(addrs) == 0 {
 		addrs = []string{"127.0.0.1:6379"}
 	}
-	if len(addrs) > 2 {
-		return nil, usageErr("at most two addresses, got %d", len(addrs))
-	}
 	eps := make([]source.Endpoint, 0, len(addrs))
 	warned := false
 	warn := func() {
