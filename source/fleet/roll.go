@@ -474,3 +474,21 @@ func (r *Roll) Progress() Progress {
 	}
 	return p
 }
+
+// OnePerShard returns the node a rolling save would save in each shard of
+// top, judging by the topology alone (a replica not failed, else the
+// primary), in shard order: what bench --per-shard runs on.
+func OnePerShard(top source.Topology) []source.TopologyNode {
+	st := NewStatus(top)
+	byShard := map[int][]NodeStatus{}
+	for _, n := range st.Nodes() {
+		byShard[n.Shard] = append(byShard[n.Shard], n)
+	}
+	var out []source.TopologyNode
+	for i := range top.Shards {
+		if n, ok := pick(byShard[i]); ok {
+			out = append(out, n.Node)
+		}
+	}
+	return out
+}
