@@ -190,3 +190,16 @@ func TestDiscoverNobodyThere(t *testing.T) {
 		t.Fatalf("Discover of nothing: %v, want connection refused naming %s", err, addr)
 	}
 }
+
+// Every node is reached with the seed's credentials, database and TLS
+// settings, at its own address; a unix socket seed reaches nodes by TCP.
+func TestNodeEndpoint(t *testing.T) {
+	seed := source.Endpoint{Network: "unix", Addr: "/run/valkey.sock", Username: "u", Password: "p", DB: 0,
+		TLS: source.TLSOptions{Enabled: true, CACert: "ca.pem", SNI: "cache.internal"}}
+	got := NodeEndpoint(seed, source.TopologyNode{Addr: "10.0.0.8:6380"})
+	want := seed
+	want.Network, want.Addr = "tcp", "10.0.0.8:6380"
+	if got != want {
+		t.Errorf("NodeEndpoint = %+v\nwant %+v", got, want)
+	}
+}

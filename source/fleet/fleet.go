@@ -167,11 +167,15 @@ func (f *Fleet) Start(ctx context.Context) (source.Topology, error) {
 // host its address names (resolved, so that two names of one machine are
 // one host for the rolling save).
 func listTopology(ctx context.Context, members []Member) source.Topology {
-	var top source.Topology
-	for _, m := range members {
-		n := source.TopologyNode{ID: m.ID, Addr: m.Endpoint.Addr, IP: hostOf(ctx, m.Endpoint)}
-		top.Shards = append(top.Shards, source.Shard{Nodes: []source.TopologyNode{n}})
+	top := source.Topology{Shards: make([]source.Shard, len(members))}
+	var wg sync.WaitGroup
+	for i, m := range members {
+		wg.Go(func() {
+			n := source.TopologyNode{ID: m.ID, Addr: m.Endpoint.Addr, IP: hostOf(ctx, m.Endpoint)}
+			top.Shards[i] = source.Shard{Nodes: []source.TopologyNode{n}}
+		})
 	}
+	wg.Wait()
 	return top
 }
 
