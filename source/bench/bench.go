@@ -50,14 +50,14 @@ type Config struct {
 	// given, replace them.
 	Endpoints []source.Endpoint
 	Targets   []Target
-	Runs      int               // runs per server; default 7
-	Window    time.Duration     // length of one run; default 12s
-	TriggerAt time.Duration     // when in the window BGSAVE is sent; default 2s
-	Writers   int               // concurrent SET connections; default 8
-	Keys      int               // keyspace of the vkwatch-prefixed dataset; default 1_000_000
-	ValueSize int               // bytes per value; default 300
-	Preload   bool              // create the dataset first
-	Parallel  bool              // run the servers at once instead of one after the other
+	Runs      int           // runs per server; default 7
+	Window    time.Duration // length of one run; default 12s
+	TriggerAt time.Duration // when in the window BGSAVE is sent; default 2s
+	Writers   int           // concurrent SET connections; default 8
+	Keys      int           // keyspace of the vkwatch-prefixed dataset; default 1_000_000
+	ValueSize int           // bytes per value; default 300
+	Preload   bool          // create the dataset first
+	Parallel  bool          // run the servers at once instead of one after the other
 	// Interval is how often INFO is sampled (default 150ms, like the seed's
 	// cgroup sampling); PingInterval how often PING probes (default 2ms).
 	Interval, PingInterval time.Duration
