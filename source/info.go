@@ -139,6 +139,9 @@ func ParseInfoInto(dst *Info, text string) {
 			dst.KeysProcessed = optInt(val)
 		case "current_save_keys_total":
 			dst.KeysTotal = optInt(val)
+		// cluster
+		case "cluster_enabled":
+			dst.ClusterEnabled = optInt(val)
 		default:
 			if isReplicaKey(key) {
 				parseReplica(dst, val, &prevReplicas)

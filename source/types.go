@@ -32,7 +32,7 @@ func (o Opt[T]) Or(def T) T {
 }
 
 // Info holds the INFO fields vkwatch uses, from the sections server, memory,
-// stats, persistence and replication. Strings are empty and Opts are absent
+// stats, persistence and replication (and cluster, on connecting). Strings are empty and Opts are absent
 // when the server does not report the field.
 type Info struct {
 	// server
@@ -97,6 +97,9 @@ type Info struct {
 	CurrentForkPerc       Opt[float64]
 	KeysProcessed         Opt[int64] // current_save_keys_processed
 	KeysTotal             Opt[int64] // current_save_keys_total
+
+	// cluster (asked on connecting only)
+	ClusterEnabled Opt[int64] // cluster_enabled: 1 in cluster mode
 }
 
 // MaxReplicas is how many replicas of a primary Info keeps (a fixed array,
@@ -146,6 +149,10 @@ type Identity struct {
 	Role       string
 	ProcessID  Opt[int64]
 	Local      bool // loopback address or unix socket: /proc may be read
+	// Cluster says the server runs in cluster mode (INFO cluster:
+	// cluster_enabled:1): watching it alone shows one node of many, and
+	// vkwatch --cluster ADDR would watch them all.
+	Cluster bool
 }
 
 // Latency summarises PING round trips. Count is 0 when no PING completed.
@@ -409,7 +416,24 @@ const (
 	EventCommand                           // Command: a command's answer
 	EventSaveStarted                       // Sample: the first sample that saw the save running
 	EventSaveEnded                         // Report
+	// EventTopology: Topology, the fleet's members after a change (a node
+	// added or removed, a role or health changed, a new PING interval).
+	// Its Node is empty: it speaks for the fleet, not for one server.
+	EventTopology
+
+	// lastEventKind is the highest kind; readers of recordings list the
+	// kinds up to it.
+	lastEventKind = EventTopology
 )
+
+// EventKinds returns every event kind, in order.
+func EventKinds() []EventKind {
+	out := make([]EventKind, 0, lastEventKind)
+	for k := EventSample; k <= lastEventKind; k++ {
+		out = append(out, k)
+	}
+	return out
+}
 
 func (k EventKind) String() string {
 	switch k {
@@ -425,6 +449,8 @@ func (k EventKind) String() string {
 		return "save_started"
 	case EventSaveEnded:
 		return "save_ended"
+	case EventTopology:
+		return "topology"
 	}
 	return "unknown"
 }
@@ -442,4 +468,5 @@ type Event struct {
 	Err      string
 	Command  *CommandResult
 	Report   *SaveReport
+	Topology *Topology
 }

@@ -54,6 +54,11 @@ func (c *WatchConfig) defaults() {
 // Redis 7.0 or later).
 var infoArgs = []any{"info", "server", "replication", "memory", "stats", "persistence"}
 
+// connectInfoArgs add, on connecting, the cluster section: one line,
+// cluster_enabled, which cannot change while the server runs, so the
+// samples after do not ask for it again.
+var connectInfoArgs = append(append([]any(nil), infoArgs...), "cluster")
+
 const (
 	// infoTimeout bounds one INFO of the sampler: longer than any INFO
 	// takes, short enough that a stalled server is reported within ~2 s.
@@ -117,7 +122,7 @@ func NewWatcher(node NodeID, ep Endpoint, clock *Clock, cfg WatchConfig) *Watche
 		w.optsErr = err
 		return w
 	}
-	quietOnce.Do(func() { redis.SetLogger(quietLogger{}) })
+	QuietRedis()
 	w.tlsCfg = opts.TLSConfig
 	opts.DialTimeout = cfg.ConnectTimeout
 	// One dial per attempt: the watcher has its own backoff and must
@@ -144,6 +149,10 @@ type quietLogger struct{}
 func (quietLogger) Printf(context.Context, string, ...any) {}
 
 var quietOnce sync.Once
+
+// QuietRedis silences go-redis's logger for the whole process, as every
+// Watcher does: other packages' clients (cluster discovery) call it too.
+func QuietRedis() { quietOnce.Do(func() { redis.SetLogger(quietLogger{}) }) }
 
 // client returns the client in *slot, making one if there is none; nil
 // once the watcher is closed.
@@ -228,7 +237,7 @@ func (w *Watcher) connect(ctx context.Context) (Identity, string, time.Duration,
 	}
 	cctx, cancel := context.WithTimeout(ctx, w.cfg.ConnectTimeout)
 	defer cancel()
-	text, err := w.samplerDo(cctx, infoArgs...)
+	text, err := w.samplerDo(cctx, connectInfoArgs...)
 	at := w.clock.Offset()
 	if err != nil {
 		if ctx.Err() != nil {
@@ -247,7 +256,7 @@ func (w *Watcher) identity(in Info) Identity {
 	}
 	return Identity{
 		Addr: w.ep.String(), ServerName: name, Version: in.Version, Role: in.Role,
-		ProcessID: in.ProcessID, Local: w.ep.Local(),
+		ProcessID: in.ProcessID, Local: w.ep.Local(), Cluster: in.ClusterEnabled.V == 1,
 	}
 }
 
@@ -489,7 +498,7 @@ func (s *sampling) loop(ctx context.Context, wg *sync.WaitGroup) {
 				// everything sampled so far; say how long it has been.
 				stalled = true
 				silent := (at - s.lastAnswer).Round(100 * time.Millisecond)
-				s.push(Event{Kind: EventDisconnected, Err: "not answering for " + silent.String()})
+				s.push(Event{Kind: EventDisconnected, Err: stallPrefix + silent.String()})
 				continue
 			}
 			connected, down = false, true
@@ -500,6 +509,7 @@ func (s *sampling) loop(ctx context.Context, wg *sync.WaitGroup) {
 		if stalled {
 			stalled = false
 			id := w.identity(ParseInfo(text))
+			id.Cluster = s.id.Cluster // asked on connecting only
 			s.id = id
 			s.push(Event{Kind: EventConnected, Identity: &id})
 		}
@@ -760,6 +770,15 @@ func (w *Watcher) takeAnswers() []CommandResult {
 	w.answers = nil
 	return a
 }
+
+// stallPrefix starts the Err of an EventDisconnected that says the server
+// is connected but silent (see Stalled).
+const stallPrefix = "not answering for "
+
+// Stalled reports whether the Err of an EventDisconnected says the server
+// stalls (connected, but INFO unanswered for a while) rather than that the
+// connection is gone.
+func Stalled(err string) bool { return strings.HasPrefix(err, stallPrefix) }
 
 // isTimeout reports whether err is a deadline that passed: the server is
 // there but did not answer in time.

@@ -623,3 +623,30 @@ func TestWatcherConfigNOPERM(t *testing.T) {
 		t.Errorf("Do of a forbidden command: %+v", r)
 	}
 }
+
+// A cluster node says so on connecting (INFO cluster, asked once), a plain
+// server does not.
+func TestIdentityCluster(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want bool
+	}{
+		{nil, false},
+		{[]string{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"}, true},
+	} {
+		s := servertest.Start(t, server.Options{Args: c.args})
+		ep, err := ParseAddress(s.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := NewWatcher(ep.Node(), ep, nil, WatchConfig{})
+		id, err := w.Connect(context.Background())
+		w.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id.Cluster != c.want {
+			t.Errorf("%v: Identity.Cluster = %v, want %v", c.args, id.Cluster, c.want)
+		}
+	}
+}

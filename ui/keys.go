@@ -51,6 +51,13 @@ func newKeyMap(servers int) keyMap {
 		k.Next.SetEnabled(false)
 		k.Prev.SetEnabled(false)
 	}
+	if servers > 2 {
+		// B and A would fork every server at once, a primary and its
+		// replicas together; the fleet view's rolling save replaces them.
+		k.SaveAll.SetEnabled(false)
+		k.RewriteAll.SetEnabled(false)
+		k.Both.SetEnabled(false)
+	}
 	k.setTable(false)
 	return k
 }

@@ -54,6 +54,9 @@ type Config struct {
 	ReadOnly bool
 	// Banner is an optional one-line header above the panes.
 	Banner string
+	// MaxParallelSaves is --max-parallel-saves, for the fleet view's
+	// rolling save (source/fleet.RollConfig.MaxParallel); 0 means 1.
+	MaxParallelSaves int
 	// Now is an optional clock, for tests; time.Now when nil. The UI reads
 	// it only to stamp the moment the view was paused.
 	Now func() time.Time

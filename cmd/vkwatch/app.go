@@ -133,11 +133,14 @@ func (a *app) rootCommand() *cobra.Command {
 	mf := &monitorFlags{}
 	cf := &connFlags{}
 	root := &cobra.Command{
-		Use:   "vkwatch [ADDR [ADDR2]] [-h HOST -p PORT | -s SOCKET | -u URI]",
+		Use:   "vkwatch [ADDR ...] [-h HOST -p PORT | -s SOCKET | -u URI] | --cluster ADDR",
 		Short: "Watch what a snapshot costs a Valkey or Redis server, live",
-		Long: `vkwatch connects to one or two Valkey/Redis servers and shows them side by side:
+		Long: `vkwatch connects to Valkey/Redis servers and shows them, one or two side by side:
 memory (used, RSS, copy-on-write), ops/s and PING latency as live charts, a progress
 bar with ETA while a BGSAVE or AOF rewrite runs, and what the last save cost.
+--cluster ADDR watches every node of ADDR's cluster and follows it live; any
+number of addresses can be given. With more than two servers the PINGs are paced
+to about 1,000 a second in all (--ping-interval sets it per server).
 
 As in valkey-cli, -h HOST -p PORT, -s SOCKET or -u URI name the server; each
 ADDR names one more. ADDR is host:port, host, :port, [::1]:port, a unix socket
@@ -145,11 +148,12 @@ path, or a URL redis:// rediss:// valkey:// valkeys:// (user, password and db
 honoured). With none of them, vkwatch watches 127.0.0.1:6379. -h is the host:
 help is --help.
 
-Keys: b BGSAVE, a BGREWRITEAOF (focused server), B / A on both at once,
+Keys: b BGSAVE, a BGREWRITEAOF (focused server), B / A on both at once (one or two),
 tab focus, p pause drawing, r save reports, ? help, q quit.`,
 		Example: `  vkwatch demo                       # two local servers, side by side, under load
   vkwatch -h 10.0.0.5 -p 6380        # valkey-cli's flags
   vkwatch 127.0.0.1:6379 127.0.0.1:6380
+  vkwatch --cluster 10.0.0.7:6379    # every node of the cluster
   VALKEYCLI_AUTH=secret vkwatch valkeys://cache.internal:6380 --cacert ca.pem`,
 		Version:       vkwatchVersion(),
 		Args:          cobra.ArbitraryArgs,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/bench"
+	"github.com/vkwatch/vkwatch/source/cluster"
 	"github.com/vkwatch/vkwatch/source/procmem"
 	"github.com/vkwatch/vkwatch/source/record"
 )
@@ -26,12 +27,14 @@ type benchFlags struct {
 	interval     time.Duration
 	pingInterval time.Duration
 	record       string
+	cluster      string
+	perShard     bool
 }
 
 func (a *app) benchCommand(cf *connFlags) *cobra.Command {
 	bf := &benchFlags{}
 	cmd := &cobra.Command{
-		Use:   "bench [ADDR [ADDR2]] [-h HOST -p PORT | -s SOCKET | -u URI]",
+		Use:   "bench [ADDR ...] [-h HOST -p PORT | -s SOCKET | -u URI] | --cluster ADDR [--per-shard]",
 		Short: "Run the seeds' BGSAVE experiment headless and print its table",
 		Long: `bench reproduces the forkless-BGSAVE experiment without a UI: for each run it
 starts W writers overwriting the vkwatch-prefixed dataset (which must exist:
@@ -39,7 +42,12 @@ starts W writers overwriting the vkwatch-prefixed dataset (which must exist:
 at --trigger-at, waits for the save to end and the window to close, and collects
 what the save cost. It prints, per server, COW, memory delta, save time, the
 writers' ops/s, worst and p99 PING as mean / min / max over the runs.
-Progress goes to stderr; the table (or --json) to stdout.`,
+Progress goes to stderr; the table (or --json) to stdout.
+
+--cluster ADDR runs it on every node of ADDR's cluster in turn (--per-shard: on
+one node per shard, a replica where there is one), a table per node. A
+replica's writers write to its primary, under a key prefix of the shard's
+slots, and reach the replica by replication.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runBench(cmd.Context(), cf, bf, args)
@@ -58,6 +66,8 @@ Progress goes to stderr; the table (or --json) to stdout.`,
 	fs.DurationVar(&bf.interval, "interval", 150*time.Millisecond, "INFO sampling interval")
 	fs.DurationVar(&bf.pingInterval, "ping-interval", 2*time.Millisecond, "PING probe interval")
 	fs.StringVar(&bf.record, "record", "", "record every sample and event to FILE (JSON Lines)")
+	fs.StringVar(&bf.cluster, "cluster", "", "run on every node of the cluster ADDR is a node of, one after the other")
+	fs.BoolVar(&bf.perShard, "per-shard", false, "with --cluster: one node per shard (a replica where there is one)")
 	return cmd
 }
 
@@ -72,7 +82,7 @@ func (a *app) runBench(ctx context.Context, cf *connFlags, bf *benchFlags, args 
 	case bf.interval < 10*time.Millisecond || bf.pingInterval < 100*time.Microsecond:
 		return usageErr("--interval must be at least 10ms and --ping-interval at least 100µs")
 	}
-	eps, err := a.explicit(cf, args, "bench")
+	targets, err := a.benchTargets(ctx, cf, bf, args)
 	if err != nil {
 		return err
 	}
@@ -81,7 +91,7 @@ func (a *app) runBench(ctx context.Context, cf *connFlags, bf *benchFlags, args 
 		keys = bf.preload
 	}
 	cfg := bench.Config{
-		Endpoints:    eps,
+		Targets:      targets,
 		Runs:         bf.runs,
 		Window:       bf.window,
 		TriggerAt:    bf.triggerAt,
@@ -104,9 +114,9 @@ func (a *app) runBench(ctx context.Context, cf *connFlags, bf *benchFlags, args 
 			"trigger_at": bf.triggerAt.String(), "writers": fmt.Sprint(bf.writers),
 			"interval": bf.interval.String(), "ping_interval": bf.pingInterval.String(),
 		}
-		servers := make([]record.ServerInfo, len(eps))
-		for i, ep := range eps {
-			servers[i] = record.ServerInfo{Node: ep.Node(), Addr: ep.String()}
+		servers := make([]record.ServerInfo, len(targets))
+		for i, t := range targets {
+			servers[i] = record.ServerInfo{Node: t.Node, Addr: t.Save.String()}
 		}
 		rec, err := openRecording(bf.record, "jsonl", cfg.Clock.Epoch(), settings, servers)
 		if err != nil {
@@ -123,8 +133,54 @@ func (a *app) runBench(ctx context.Context, cf *connFlags, bf *benchFlags, args 
 	if err != nil {
 		return keyspaceRefusal(err, "bench")
 	}
-	if bf.json {
+	switch {
+	case bf.json:
 		return bench.WriteJSON(a.stdout, sums)
+	case len(sums) > 2:
+		return bench.WriteTables(a.stdout, sums)
 	}
 	return bench.WriteTable(a.stdout, sums)
+}
+
+// benchTargets are the servers bench runs on: the addresses given, or the
+// nodes of the cluster --cluster names (found once, at start).
+func (a *app) benchTargets(ctx context.Context, cf *connFlags, bf *benchFlags, args []string) ([]bench.Target, error) {
+	switch {
+	case bf.cluster == "" && bf.perShard:
+		return nil, usageErr("--per-shard goes with --cluster")
+	case bf.cluster == "":
+		eps, err := a.explicit(cf, args, "bench")
+		if err != nil {
+			return nil, err
+		}
+		targets := make([]bench.Target, len(eps))
+		for i, ep := range eps {
+			targets[i] = bench.Target{Save: ep}
+		}
+		return targets, nil
+	case len(args) > 0 || cf.named():
+		return nil, usageErr("--cluster %s finds the nodes itself: name no other server (ADDR, -h, -p, -s or -u)", bf.cluster)
+	case bf.parallel:
+		// Several forks at once on a cluster's hosts is what bench on a
+		// cluster must not do.
+		return nil, usageErr("--parallel does not go with --cluster: the nodes run one after the other")
+	}
+	eps, err := a.endpoints(cf, []string{bf.cluster})
+	if err != nil {
+		return nil, err
+	}
+	d := cluster.New(eps[0], cluster.Config{})
+	defer d.Close()
+	top, err := d.Discover(ctx)
+	if err != nil {
+		return nil, withCode(exitConnect, err)
+	}
+	targets, skipped := bench.ClusterTargets(eps[0], top, bf.perShard)
+	for _, s := range skipped {
+		fmt.Fprintln(a.stderr, "vkwatch bench: skipping", s)
+	}
+	if len(targets) == 0 {
+		return nil, withCode(exitConnect, fmt.Errorf("%s: no node of the cluster to run on", eps[0]))
+	}
+	return targets, nil
 }

@@ -155,9 +155,6 @@ func (a *app) endpoints(f *connFlags, addrs []string) ([]source.Endpoint, error)
 	if named {
 		n++
 	}
-	if n > 2 {
-		return nil, usageErr("at most two addresses, got %d", n)
-	}
 	parsed := make([]source.Endpoint, 0, n)
 	if named {
 		parsed = append(parsed, first)

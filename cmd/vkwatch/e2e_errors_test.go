@@ -86,8 +86,14 @@ func TestBadInput(t *testing.T) {
 			[]string{`vkwatch: address "http://127.0.0.1:1": unknown scheme "http"`}},
 		{"unknown flag", nil, []string{"--bogus", plain.Addr}, exitUsage,
 			[]string{"vkwatch: unknown flag: --bogus", "vkwatch --help"}},
-		{"three addresses", nil, []string{plain.Addr, plain.Addr, plain.Addr}, exitUsage,
-			[]string{"vkwatch: at most two addresses, got 3"}},
+		{"an address twice", nil, []string{plain.Addr, locked.Addr, plain.Addr}, exitUsage,
+			[]string{"vkwatch: " + plain.Addr + " is given twice"}},
+		{"--cluster and addresses", nil, []string{"--cluster", plain.Addr, locked.Addr}, exitUsage,
+			[]string{"vkwatch: --cluster " + plain.Addr + " finds the nodes itself: give no other address"}},
+		{"--cluster of a plain server", nil, []string{"--cluster", plain.Addr}, exitConnect,
+			[]string{"vkwatch: " + plain.Addr + " is not a cluster node (cluster_enabled:0): watch it without --cluster"}},
+		{"--cluster of nothing", nil, []string{"--cluster", "127.0.0.1:1"}, exitConnect,
+			[]string{"vkwatch: 127.0.0.1:1: connection refused"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/fleet"
 	"github.com/vkwatch/vkwatch/source/load"
 	"github.com/vkwatch/vkwatch/source/procmem"
 	"github.com/vkwatch/vkwatch/source/record"
@@ -23,22 +25,25 @@ import (
 
 // monitorFlags configure the live monitor (and the demo, which opens it).
 type monitorFlags struct {
-	interval       time.Duration
-	pingInterval   time.Duration
-	history        time.Duration
-	connectTimeout time.Duration
-	writers        int
-	keys           int
-	valueSize      int
-	record         string
-	recordFormat   string
-	report         string
-	readOnly       bool
+	interval         time.Duration
+	pingInterval     time.Duration // 0: the PING budget decides
+	history          time.Duration
+	connectTimeout   time.Duration
+	writers          int
+	keys             int
+	valueSize        int
+	record           string
+	recordFormat     string
+	report           string
+	readOnly         bool
+	cluster          string
+	maxParallelSaves int
 }
 
 func (f *monitorFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.interval, "interval", 200*time.Millisecond, "INFO sampling interval")
-	fs.DurationVar(&f.pingInterval, "ping-interval", 2*time.Millisecond, "PING probe interval (on its own connection)")
+	fs.DurationVar(&f.pingInterval, "ping-interval", 0, "PING probe interval per server, on its own connection "+
+		"(default 2ms; with more than two servers longer, to keep about 1,000 PINGs a second in all)")
 	fs.DurationVar(&f.history, "history", 2*time.Minute, "how much time the charts keep")
 	fs.DurationVar(&f.connectTimeout, "connect-timeout", 3*time.Second, "how long to wait for a server to answer at start")
 	fs.IntVar(&f.writers, "writers", 0, "run W writers per watched server, overwriting random existing keys under the vkwatch: prefix (0: write nothing)")
@@ -48,13 +53,15 @@ func (f *monitorFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.recordFormat, "record-format", "jsonl", "recording format: jsonl or csv")
 	fs.StringVar(&f.report, "report", "", "write the save reports to FILE as JSON at exit")
 	fs.BoolVar(&f.readOnly, "read-only", false, "send nothing that changes a server: b, a, B, A and --writers are disabled")
+	fs.StringVar(&f.cluster, "cluster", "", "watch every node of the cluster ADDR is a node of (found by CLUSTER SHARDS, followed live)")
+	fs.IntVar(&f.maxParallelSaves, "max-parallel-saves", 1, "how many saves a rolling save runs at once in the fleet (never two on one host)")
 }
 
 func (f *monitorFlags) validate() error {
 	switch {
 	case f.interval < 10*time.Millisecond:
 		return usageErr("--interval %s is too short (at least 10ms)", f.interval)
-	case f.pingInterval < 100*time.Microsecond:
+	case f.pingInterval != 0 && f.pingInterval < 100*time.Microsecond:
 		return usageErr("--ping-interval %s is too short (at least 100µs)", f.pingInterval)
 	case f.history < 10*time.Second:
 		return usageErr("--history %s is too short (at least 10s)", f.history)
@@ -66,6 +73,12 @@ func (f *monitorFlags) validate() error {
 		return usageErr("--record-format %q: want jsonl or csv", f.recordFormat)
 	case f.readOnly && f.writers > 0:
 		return usageErr("--read-only and --writers contradict each other")
+	case f.maxParallelSaves < 1:
+		return usageErr("--max-parallel-saves must be at least 1")
+	case f.cluster != "" && f.writers > 0:
+		// The writers SET keys of every slot, which a cluster node answers
+		// with MOVED for all but its own.
+		return usageErr("--writers does not work with --cluster yet (a cluster node refuses keys of other shards' slots)")
 	}
 	return nil
 }
@@ -74,268 +87,392 @@ func (a *app) runMonitor(ctx context.Context, cf *connFlags, mf *monitorFlags, a
 	if err := mf.validate(); err != nil {
 		return err
 	}
+	run := monitorRun{flags: mf}
+	if mf.cluster != "" {
+		if len(addrs) > 0 {
+			return usageErr("--cluster %s finds the nodes itself: give no other address (got %s)", mf.cluster, strings.Join(addrs, " "))
+		}
+		addrs, run.cluster = []string{mf.cluster}, true
+	}
 	eps, err := a.endpoints(cf, addrs)
 	if err != nil {
 		return err
 	}
-	return a.monitor(ctx, monitorRun{endpoints: eps, flags: mf})
+	run.endpoints = eps
+	return a.monitor(ctx, run)
 }
 
-// monitorRun is one monitor session: the plain monitor, or the demo's.
+// monitorRun is one monitor session: the plain monitor, the demo's, or a
+// cluster's.
 type monitorRun struct {
+	// endpoints are the servers to watch; with cluster, the one node the
+	// cluster is found from.
 	endpoints []source.Endpoint
+	cluster   bool
 	flags     *monitorFlags
 	banner    string
-	// writers already running (the demo's); nil entries mean none. When
-	// nil, --writers decides.
+	// writers already running (the demo's), by endpoint; nil entries mean
+	// none. When nil, --writers decides.
 	writers []*load.Writers
 }
 
 // monitor connects, runs the UI (or a headless recording without a
-// terminal) until the user quits or a signal arrives, and tidies up.
+// terminal) until the user quits or a signal arrives, and tidies up. Each
+// step owns what it opens and leaves its clean-up to the session, which
+// runs them last first.
 func (a *app) monitor(ctx context.Context, run monitorRun) (err error) {
-	mf := run.flags
 	headless := !a.isTTY()
-	if headless && mf.record == "" {
+	if headless && run.flags.record == "" {
 		return withCode(exitNoTTY, errors.New("standard output is not a terminal: use `vkwatch bench` for a headless experiment, or --record FILE to record samples without the UI"))
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	s := newMonitorSession(ctx, a, run)
+	defer func() {
+		if cerr := s.close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	for _, step := range []func() error{s.connect, s.startWriters, s.openRecording, s.keepReports, s.startWatchers} {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	if headless {
+		return s.recordHeadless()
+	}
+	return s.runUI()
+}
 
-	clock := source.NewClock()
-	var proc *procmem.Reader
-	for _, ep := range run.endpoints {
+// monitorSession is one monitor run: what its steps opened, and how to close it.
+type monitorSession struct {
+	a      *app
+	run    monitorRun
+	mf     *monitorFlags
+	ctx    context.Context
+	cancel context.CancelFunc
+	clock  *source.Clock
+	proc   *procmem.Reader // nil when no node is local, or no /proc
+
+	fleet *fleet.Fleet
+	top   source.Topology   // as it stood at start
+	conns []fleet.Connected // what connecting told of each node
+	// writers are the write loads by node, set once they run; nodes
+	// without an entry get none.
+	writers map[source.NodeID]*atomic.Pointer[load.Writers]
+
+	rec     *recording
+	repMu   sync.Mutex
+	reports []source.SaveReport
+	batch   *batcher
+	crash   crashBox
+
+	cleanups []func() error
+}
+
+func newMonitorSession(ctx context.Context, a *app, run monitorRun) *monitorSession {
+	s := &monitorSession{a: a, run: run, mf: run.flags, clock: source.NewClock(), batch: newBatcher(),
+		writers: map[source.NodeID]*atomic.Pointer[load.Writers]{}}
+	s.ctx, s.cancel = context.WithCancel(ctx)
+	s.onExit(func() error { s.cancel(); return nil })
+	return s
+}
+
+// onExit adds a clean-up; close runs them last first.
+func (s *monitorSession) onExit(f func() error) { s.cleanups = append(s.cleanups, f) }
+
+// close runs every clean-up and returns the first error.
+func (s *monitorSession) close() error {
+	var first error
+	for i := len(s.cleanups) - 1; i >= 0; i-- {
+		if err := s.cleanups[i](); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// connect learns the fleet (a cluster's nodes, or the addresses given) and
+// reaches every node at once, each within --connect-timeout. None
+// reachable is exit status 3; the others are watched and retried.
+func (s *monitorSession) connect() error {
+	for _, ep := range s.run.endpoints {
 		if ep.Local() {
-			proc, _ = procmem.New() // no /proc: the /proc line shows n/a
+			s.proc, _ = procmem.New() // no /proc: the /proc line shows n/a
 			break
 		}
 	}
-
-	// Connect to every server at once; each gets ConnectTimeout.
-	n := len(run.endpoints)
-	watchers := make([]*source.Watcher, n)
-	idents := make([]*source.Identity, n)
-	connErrs := make([]error, n)
-	writers := make([]*load.Writers, n)
-	copy(writers, run.writers)
-	writerPtrs := make([]atomic.Pointer[load.Writers], n)
-	var wg sync.WaitGroup
-	for i, ep := range run.endpoints {
-		cfg := source.WatchConfig{
-			Interval:       mf.interval,
-			PingInterval:   mf.pingInterval,
-			ConnectTimeout: mf.connectTimeout,
-		}
-		if proc != nil && ep.Local() {
-			cfg.Proc = proc.Read
-		}
-		if (i < len(run.writers) && run.writers[i] != nil) || (run.writers == nil && mf.writers > 0) {
-			// Writers start once the server is known to be reachable;
-			// until then they have done nothing.
-			cfg.WriterOps = func() uint64 {
-				if w := writerPtrs[i].Load(); w != nil {
-					return w.Ops()
-				}
-				return 0
-			}
-		}
-		w := source.NewWatcher(ep.Node(), ep, clock, cfg)
-		watchers[i] = w
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			id, err := w.Connect(ctx)
-			if err != nil {
-				connErrs[i] = err
-				return
-			}
-			idents[i] = &id
-		}()
+	cfg := fleet.Config{
+		Watch: source.WatchConfig{
+			Interval:       s.mf.interval,
+			PingInterval:   s.mf.pingInterval,
+			ConnectTimeout: s.mf.connectTimeout,
+		},
+		Configure: s.configure,
+		Clock:     s.clock,
 	}
-	wg.Wait()
-	defer func() {
-		for _, w := range watchers {
-			w.Close()
-		}
-	}()
-	reachable := 0
-	for i := range connErrs {
-		if connErrs[i] == nil {
-			reachable++
-		}
-	}
-	if reachable == 0 {
-		return withCode(exitConnect, errors.Join(connErrs...))
-	}
-
-	// The user's own write load, when asked for: only on reachable servers.
-	if run.writers == nil && mf.writers > 0 {
-		started, err := startUserWriters(ctx, mf, run.endpoints, connErrs)
-		if err != nil {
+	if s.run.cluster {
+		seed := s.run.endpoints[0]
+		if err := s.checkSeed(seed); err != nil {
 			return err
 		}
-		for i, w := range started {
-			if w != nil {
-				writers[i] = w
-				defer w.Stop()
+		s.fleet = fleet.NewCluster(seed, cfg)
+	} else {
+		members := make([]fleet.Member, len(s.run.endpoints))
+		for i, ep := range s.run.endpoints {
+			members[i] = fleet.Member{ID: ep.Node(), Endpoint: ep}
+			s.prepareWriters(i, ep.Node())
+		}
+		s.fleet = fleet.NewList(members, cfg)
+	}
+	s.onExit(s.fleet.Close)
+	top, err := s.fleet.Start(s.ctx)
+	if err != nil {
+		return withCode(exitConnect, err)
+	}
+	s.top = top
+	s.conns = s.fleet.Connect(s.ctx)
+	var errs []error
+	for _, c := range s.conns {
+		if c.Err != nil {
+			errs = append(errs, c.Err)
+		}
+	}
+	if len(errs) == len(s.conns) {
+		return withCode(exitConnect, errors.Join(errs...))
+	}
+	return nil
+}
+
+// checkSeed reaches the node a cluster is found from the way a watcher
+// does, so that a refusal reads like any other ("ADDR: connection
+// refused"), and makes sure it is a cluster node.
+func (s *monitorSession) checkSeed(seed source.Endpoint) error {
+	w := source.NewWatcher(seed.Node(), seed, s.clock, source.WatchConfig{ConnectTimeout: s.mf.connectTimeout})
+	id, err := w.Connect(s.ctx)
+	w.Close()
+	switch {
+	case err != nil:
+		return withCode(exitConnect, err)
+	case !id.Cluster:
+		return withCode(exitConnect, fmt.Errorf("%s is not a cluster node (cluster_enabled:0): watch it without --cluster", seed))
+	}
+	return nil
+}
+
+// prepareWriters makes room for the write load of the i-th endpoint, when
+// it gets one: the demo's, or --writers'. They start once the server is
+// known to be reachable; until then they have done nothing.
+func (s *monitorSession) prepareWriters(i int, node source.NodeID) {
+	demo := i < len(s.run.writers) && s.run.writers[i] != nil
+	if !demo && (s.run.writers != nil || s.mf.writers == 0) {
+		return
+	}
+	p := &atomic.Pointer[load.Writers]{}
+	if demo {
+		p.Store(s.run.writers[i])
+	}
+	s.writers[node] = p
+}
+
+// configure sets up one node's watcher: /proc for a local one, and the
+// count of its writers' operations.
+func (s *monitorSession) configure(m fleet.Member, cfg *source.WatchConfig) {
+	if s.proc != nil && m.Endpoint.Local() {
+		cfg.Proc = s.proc.Read
+	}
+	if p := s.writers[m.ID]; p != nil {
+		cfg.WriterOps = func() uint64 {
+			if w := p.Load(); w != nil {
+				return w.Ops()
 			}
+			return 0
 		}
 	}
-	for i, w := range writers {
-		writerPtrs[i].Store(w)
-	}
+}
 
-	// Recording.
-	var rec *recording
-	if mf.record != "" {
-		servers := make([]record.ServerInfo, len(run.endpoints))
-		for i, ep := range run.endpoints {
-			servers[i] = record.ServerInfo{Node: ep.Node(), Addr: ep.String(), Identity: idents[i]}
-		}
-		rec, err = openRecording(mf.record, mf.recordFormat, clock.Epoch(), mf.settings(), servers)
-		if err != nil {
-			return err
-		}
-		defer func() {
-			if cerr := rec.Close(); cerr != nil && err == nil {
-				err = cerr
-			}
-		}()
-	}
-
-	var (
-		repMu   sync.Mutex
-		reports []source.SaveReport
-	)
-	if mf.report != "" {
-		defer func() {
-			repMu.Lock()
-			defer repMu.Unlock()
-			if werr := writeReports(mf.report, reports); werr != nil && err == nil {
-				err = werr
-			}
-		}()
-	}
-
-	batch := newBatcher()
-	emit := func(ev source.Event) {
-		if rec != nil {
-			rec.Write(ev)
-		}
-		if ev.Kind == source.EventSaveEnded && ev.Report != nil {
-			repMu.Lock()
-			reports = append(reports, *ev.Report)
-			repMu.Unlock()
-		}
-		batch.add(ev)
-	}
-	// A server that could not be reached at start shows why in its pane
-	// while its watcher keeps trying.
-	for i, e := range connErrs {
-		if e != nil {
-			off, at := clock.Now()
-			emit(source.Event{Node: watchers[i].Node(), Kind: source.EventDisconnected, Offset: off, At: at, Err: e.Error()})
-		}
-	}
-	// A panic in a background goroutine would kill the process with the
-	// terminal still in raw mode and the alternate screen up. Catch it,
-	// end the program through its context (which restores the terminal),
-	// and report it as an error.
-	var crash crashBox
-	var runWG sync.WaitGroup
-	for _, w := range watchers {
-		runWG.Add(1)
-		go func() {
-			defer runWG.Done()
-			defer crash.recover(cancel)
-			w.Run(ctx, emit)
-		}()
-	}
-	defer func() {
-		if c := crash.get(); c != nil && err == nil {
-			err = c
-		}
-	}()
-	defer runWG.Wait()
-	defer cancel()
-
-	if headless {
-		fmt.Fprintf(a.stderr, "vkwatch: recording %d server(s) to %s without a terminal; stop with ctrl+c or SIGTERM\n", n, mf.record)
-		<-ctx.Done()
+// startWriters starts the user's own write load (--writers) on every node
+// that could be reached. The writers only overwrite existing keys, so every
+// node's keyspace is checked first, and unless each one is there nothing is
+// started and nothing written: the error says how to preload.
+func (s *monitorSession) startWriters() error {
+	if s.run.writers != nil || s.mf.writers == 0 {
 		return nil
 	}
+	cfg := load.Config{Keys: s.mf.keys, ValueSize: s.mf.valueSize, Writers: s.mf.writers}
+	type target struct {
+		opts *redis.Options
+		p    *atomic.Pointer[load.Writers]
+		ep   source.Endpoint
+	}
+	var targets []target
+	for _, c := range s.conns {
+		p := s.writers[c.Member.ID]
+		if c.Err != nil || p == nil {
+			continue
+		}
+		opts, err := c.Member.Endpoint.RedisOptions()
+		if err != nil {
+			return withCode(exitConnect, err)
+		}
+		k, err := load.CheckKeyspace(s.ctx, opts, cfg)
+		if err != nil {
+			return withCode(exitConnect, fmt.Errorf("%s: %w", c.Member.Endpoint, err))
+		}
+		if err := k.Check(c.Member.Endpoint.String()); err != nil {
+			return keyspaceRefusal(err, "monitor")
+		}
+		targets = append(targets, target{opts: opts, p: p, ep: c.Member.Endpoint})
+	}
+	for _, t := range targets {
+		w, err := load.StartWriters(s.ctx, t.opts, cfg)
+		if err != nil {
+			return fmt.Errorf("%s: starting writers: %w", t.ep, err)
+		}
+		s.onExit(func() error { w.Stop(); return nil })
+		t.p.Store(w)
+	}
+	return nil
+}
 
-	nodes := make([]ui.Node, n)
-	byNode := make(map[source.NodeID]*source.Watcher, n)
-	for i, w := range watchers {
-		nodes[i] = ui.Node{ID: w.Node(), Addr: w.Endpoint().String()}
-		byNode[w.Node()] = w
+// openRecording starts --record: its header lists the nodes watched from
+// the start; nodes that join later are in its topology events.
+func (s *monitorSession) openRecording() error {
+	if s.mf.record == "" {
+		return nil
+	}
+	servers := make([]record.ServerInfo, len(s.conns))
+	for i, c := range s.conns {
+		servers[i] = record.ServerInfo{Node: c.Member.ID, Addr: c.Member.Endpoint.String(), Identity: c.Identity}
+	}
+	settings := s.mf.settings()
+	settings["ping_interval"] = s.top.PingInterval.String()
+	if s.run.cluster {
+		settings["cluster"] = s.run.endpoints[0].String()
+	}
+	rec, err := openRecording(s.mf.record, s.mf.recordFormat, s.clock.Epoch(), settings, servers)
+	if err != nil {
+		return err
+	}
+	s.rec = rec
+	s.onExit(rec.Close)
+	return nil
+}
+
+// keepReports writes the save reports to --report at exit, once the
+// watchers have stopped and every report is in.
+func (s *monitorSession) keepReports() error {
+	if s.mf.report == "" {
+		return nil
+	}
+	s.onExit(func() error {
+		s.repMu.Lock()
+		defer s.repMu.Unlock()
+		return writeReports(s.mf.report, s.reports)
+	})
+	return nil
+}
+
+// emit takes every event of the fleet: to the recording, the reports and
+// the batcher that feeds the UI. The fleet calls it from several
+// goroutines at once.
+func (s *monitorSession) emit(ev source.Event) {
+	if s.rec != nil {
+		s.rec.Write(ev)
+	}
+	if ev.Kind == source.EventSaveEnded && ev.Report != nil {
+		s.repMu.Lock()
+		s.reports = append(s.reports, *ev.Report)
+		s.repMu.Unlock()
+	}
+	s.batch.add(ev)
+}
+
+// startWatchers runs the fleet. A node that could not be reached at start
+// shows why while its watcher keeps trying. A panic in a background
+// goroutine would kill the process with the terminal still in raw mode:
+// it is caught, ends the run through its context (which restores the
+// terminal), and comes back as the run's error.
+func (s *monitorSession) startWatchers() error {
+	for _, c := range s.conns {
+		if c.Err != nil {
+			off, at := s.clock.Now()
+			s.emit(source.Event{Node: c.Member.ID, Kind: source.EventDisconnected, Offset: off, At: at, Err: c.Err.Error()})
+		}
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer s.crash.recover(s.cancel)
+		s.fleet.Run(s.ctx, s.emit)
+	})
+	s.onExit(func() error {
+		s.cancel()
+		wg.Wait()
+		return s.crash.get()
+	})
+	return nil
+}
+
+// recordHeadless records until ctrl+c or SIGTERM.
+func (s *monitorSession) recordHeadless() error {
+	fmt.Fprintf(s.a.stderr, "vkwatch: recording %d server(s) to %s without a terminal; stop with ctrl+c or SIGTERM\n", len(s.conns), s.mf.record)
+	<-s.ctx.Done()
+	return nil
+}
+
+// runUI runs the terminal UI until the user quits or a signal ends the run.
+// Today's panes show the nodes known at start, in topology order: with
+// three or more the fleet view will take over.
+func (s *monitorSession) runUI() error {
+	nodes := make([]ui.Node, len(s.conns))
+	for i, c := range s.conns {
+		nodes[i] = ui.Node{ID: c.Member.ID, Addr: c.Member.Endpoint.String()}
 	}
 	model := ui.New(ui.Config{
-		Nodes:    nodes,
-		History:  mf.history,
-		Interval: mf.interval,
-		ReadOnly: mf.readOnly,
-		Banner:   run.banner,
+		Nodes:            nodes,
+		History:          s.mf.history,
+		Interval:         s.mf.interval,
+		ReadOnly:         s.mf.readOnly,
+		Banner:           s.banner(),
+		MaxParallelSaves: s.mf.maxParallelSaves,
 		Send: func(node source.NodeID, args ...string) {
-			if w := byNode[node]; w != nil {
-				w.Do(ctx, args...)
-			}
+			s.fleet.Do(s.ctx, node, args...)
 		},
 	})
-	p := newProgram(ctx, model, a)
+	p := newProgram(s.ctx, model, s.a)
 	go func() {
-		defer crash.recover(cancel)
-		batch.pump(ctx, p.Send)
+		defer s.crash.recover(s.cancel)
+		s.batch.pump(s.ctx, p.Send)
 	}()
-	_, err = p.Run()
-	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+	_, err := p.Run()
+	if errors.Is(err, tea.ErrProgramKilled) && s.ctx.Err() != nil {
 		err = nil // a signal: quit like q
 	}
 	return err
 }
 
-// startUserWriters starts --writers on every reachable server (nil where
-// a server was not reached). The writers only overwrite existing keys, so
-// each server's keyspace is checked first, and unless every one is there
-// nothing is started and nothing written: the error says how to preload.
-func startUserWriters(ctx context.Context, mf *monitorFlags, eps []source.Endpoint, connErrs []error) ([]*load.Writers, error) {
-	cfg := load.Config{Keys: mf.keys, ValueSize: mf.valueSize, Writers: mf.writers}
-	opts := make([]*redis.Options, len(eps))
-	for i, ep := range eps {
-		if connErrs[i] != nil {
-			continue
-		}
-		o, err := ep.RedisOptions()
-		if err != nil {
-			return nil, withCode(exitConnect, err)
-		}
-		opts[i] = o
-		k, err := load.CheckKeyspace(ctx, o, cfg)
-		if err != nil {
-			return nil, withCode(exitConnect, fmt.Errorf("%s: %w", ep, err))
-		}
-		if err := k.Check(ep.String()); err != nil {
-			return nil, keyspaceRefusal(err, "monitor")
-		}
+// banner is the title line's note: the demo's, what the fleet is and the
+// PING interval per node when there are more than two, and a hint when a
+// server watched alone is a cluster node.
+func (s *monitorSession) banner() string {
+	var parts []string
+	if s.run.banner != "" {
+		parts = append(parts, s.run.banner)
 	}
-	started := make([]*load.Writers, len(eps))
-	for i, ep := range eps {
-		if opts[i] == nil {
-			continue
-		}
-		w, err := load.StartWriters(ctx, opts[i], cfg)
-		if err != nil {
-			for _, s := range started {
-				if s != nil {
-					s.Stop()
-				}
+	n := len(s.conns)
+	switch {
+	case s.run.cluster:
+		parts = append(parts, fmt.Sprintf("cluster: %d nodes in %d shards (%s) · PING every %s per node",
+			n, len(s.top.Shards), s.top.Via, s.top.PingInterval))
+	case n > 2:
+		parts = append(parts, fmt.Sprintf("%d servers · PING every %s per node", n, s.top.PingInterval))
+	default:
+		for _, c := range s.conns {
+			if c.Identity != nil && c.Identity.Cluster {
+				parts = append(parts, fmt.Sprintf("%s is a cluster node: try --cluster %s", c.Member.Endpoint, c.Member.Endpoint))
+				break
 			}
-			return nil, fmt.Errorf("%s: starting writers: %w", ep, err)
 		}
-		started[i] = w
 	}
-	return started, nil
+	return strings.Join(parts, " · ")
 }
 
 // newProgram runs m full screen on a's terminal until the user quits or
@@ -357,13 +494,14 @@ func newProgram(ctx context.Context, m tea.Model, a *app) *tea.Program {
 
 func (f *monitorFlags) settings() map[string]string {
 	return map[string]string{
-		"interval":      f.interval.String(),
-		"ping_interval": f.pingInterval.String(),
-		"history":       f.history.String(),
-		"writers":       fmt.Sprint(f.writers),
-		"keys":          fmt.Sprint(f.keys),
-		"value_size":    fmt.Sprint(f.valueSize),
-		"read_only":     fmt.Sprint(f.readOnly),
+		"interval":           f.interval.String(),
+		"ping_interval":      f.pingInterval.String(),
+		"history":            f.history.String(),
+		"writers":            fmt.Sprint(f.writers),
+		"keys":               fmt.Sprint(f.keys),
+		"value_size":         fmt.Sprint(f.valueSize),
+		"read_only":          fmt.Sprint(f.readOnly),
+		"max_parallel_saves": fmt.Sprint(f.maxParallelSaves),
 	}
 }
 

@@ -75,7 +75,8 @@ func (a *app) runReplay(ctx context.Context, path string, speed float64) error {
 }
 
 // replayNodes are the servers of a recording: those of its header, in
-// order, then any that only its events name (a node that joined later).
+// order, then any that only its events name (a node that joined later, in
+// a topology event or its own).
 func replayNodes(rec *record.Recording) []ui.Node {
 	var nodes []ui.Node
 	seen := map[source.NodeID]bool{}
@@ -85,14 +86,27 @@ func replayNodes(rec *record.Recording) []ui.Node {
 			nodes = append(nodes, ui.Node{ID: s.Node, Addr: s.Addr})
 		}
 	}
-	for _, ev := range rec.Events {
-		if !seen[ev.Node] {
-			seen[ev.Node] = true
-			addr := string(ev.Node)
-			if ev.Identity != nil && ev.Identity.Addr != "" {
-				addr = ev.Identity.Addr
+	add := func(id source.NodeID, addr string) {
+		if id != "" && !seen[id] {
+			seen[id] = true
+			if addr == "" {
+				addr = string(id)
 			}
-			nodes = append(nodes, ui.Node{ID: ev.Node, Addr: addr})
+			nodes = append(nodes, ui.Node{ID: id, Addr: addr})
+		}
+	}
+	for _, ev := range rec.Events {
+		switch {
+		case ev.Topology != nil:
+			// A fleet's topology names the nodes that joined later, with
+			// their addresses; it is not itself a node's event.
+			for _, n := range ev.Topology.Nodes() {
+				add(n.ID, n.Addr)
+			}
+		case ev.Identity != nil:
+			add(ev.Node, ev.Identity.Addr)
+		default:
+			add(ev.Node, "")
 		}
 	}
 	return nodes

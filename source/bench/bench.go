@@ -27,17 +27,37 @@ import (
 	"github.com/vkwatch/vkwatch/source/load"
 )
 
+// Target is one server the experiment runs on. On a cluster a replica
+// takes no writes: the writers write to its primary, under a prefix whose
+// keys all hash to the shard's slots, and the replica gets them by
+// replication, as it would in production.
+type Target struct {
+	Save source.Endpoint // where BGSAVE goes and the watcher looks
+	// Write is where the writers write (and the dataset is loaded); zero:
+	// Save. Prefix is their key prefix; empty: load.DefaultPrefix.
+	Write  source.Endpoint
+	Prefix string
+	// Node is the node id events carry; empty: Save's address.
+	Node source.NodeID
+	// Label says what the server is, for the table ("replica of
+	// 10.0.0.7:6379, slots 0-5460"); may be empty.
+	Label string
+}
+
 // Config says what to run. Zero fields take the seed experiment's values.
 type Config struct {
-	Endpoints []source.Endpoint // 1 or 2
-	Runs      int               // runs per server; default 7
-	Window    time.Duration     // length of one run; default 12s
-	TriggerAt time.Duration     // when in the window BGSAVE is sent; default 2s
-	Writers   int               // concurrent SET connections; default 8
-	Keys      int               // keyspace of the vkwatch-prefixed dataset; default 1_000_000
-	ValueSize int               // bytes per value; default 300
-	Preload   bool              // create the dataset first
-	Parallel  bool              // run the servers at once instead of one after the other
+	// Endpoints are plain servers, each its own target; Targets, when
+	// given, replace them.
+	Endpoints []source.Endpoint
+	Targets   []Target
+	Runs      int           // runs per server; default 7
+	Window    time.Duration // length of one run; default 12s
+	TriggerAt time.Duration // when in the window BGSAVE is sent; default 2s
+	Writers   int           // concurrent SET connections; default 8
+	Keys      int           // keyspace of the vkwatch-prefixed dataset; default 1_000_000
+	ValueSize int           // bytes per value; default 300
+	Preload   bool          // create the dataset first
+	Parallel  bool          // run the servers at once instead of one after the other
 	// Interval is how often INFO is sampled (default 150ms, like the seed's
 	// cgroup sampling); PingInterval how often PING probes (default 2ms).
 	Interval, PingInterval time.Duration
@@ -108,6 +128,7 @@ type Stat struct {
 type Summary struct {
 	Server int
 	Addr   string
+	Label  string // Target.Label
 	Kind   string // the saves' kind, e.g. "BGSAVE fork"
 	Runs   []Run
 
@@ -138,9 +159,26 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Clock == nil {
 		c.Clock = source.NewClock()
 	}
+	if len(c.Targets) == 0 {
+		for _, ep := range c.Endpoints {
+			c.Targets = append(c.Targets, Target{Save: ep})
+		}
+	}
+	for i := range c.Targets {
+		t := &c.Targets[i]
+		if t.Write.Addr == "" {
+			t.Write = t.Save
+		}
+		if t.Prefix == "" {
+			t.Prefix = load.DefaultPrefix
+		}
+		if t.Node == "" {
+			t.Node = t.Save.Node()
+		}
+	}
 	switch {
-	case len(c.Endpoints) < 1 || len(c.Endpoints) > 2:
-		return c, fmt.Errorf("bench takes one or two servers, got %d", len(c.Endpoints))
+	case len(c.Targets) == 0 && len(c.Endpoints) == 0:
+		return c, errors.New("bench: no server to run on")
 	case c.Runs < 0 || c.Writers < 0 || c.Keys < 0 || c.ValueSize < 0:
 		return c, errors.New("bench: runs, writers, keys and value size cannot be negative")
 	case c.Window < 0 || c.TriggerAt < 0 || c.Interval < 0 || c.PingInterval < 0:
@@ -151,11 +189,11 @@ func (c Config) withDefaults() (Config, error) {
 	return c, nil
 }
 
-// bencher holds what the runs of one Bench share.
+// bencher holds what the runs of one Bench share, by target.
 type bencher struct {
 	cfg     Config
-	opts    []*redis.Options
-	admin   []*redis.Client
+	opts    []*redis.Options // of the writers' server
+	admin   []*redis.Client  // of the server saving
 	names   []string
 	progMu  sync.Mutex
 	summary []Summary
@@ -170,8 +208,8 @@ func (b *bencher) progress(format string, a ...any) {
 	b.cfg.Progress(fmt.Sprintf(format, a...))
 }
 
-// Bench runs the experiment and returns one Summary per server, in the
-// order of cfg.Endpoints. It refuses to start a run on a server where a
+// Bench runs the experiment and returns one Summary per target, in the
+// order of cfg.Targets (or cfg.Endpoints). It refuses to start a run on a server where a
 // save or AOF rewrite is already running. The dataset (keys with
 // load.DefaultPrefix) is left in place for the next bench.
 func Bench(ctx context.Context, cfg Config) ([]Summary, error) {
@@ -185,19 +223,23 @@ func Bench(ctx context.Context, cfg Config) ([]Summary, error) {
 			c.Close()
 		}
 	}()
-	for i, ep := range cfg.Endpoints {
-		opts, err := ep.RedisOptions()
+	for i, t := range cfg.Targets {
+		wopts, err := t.Write.RedisOptions()
 		if err != nil {
-			return nil, fmt.Errorf("server %s: %w", ep.String(), err)
+			return nil, fmt.Errorf("server %s: %w", t.Write.String(), err)
 		}
-		b.opts = append(b.opts, opts)
-		b.admin = append(b.admin, redis.NewClient(opts))
-		b.names = append(b.names, ep.String())
-		b.summary = append(b.summary, Summary{Server: i, Addr: ep.String()})
+		sopts, err := t.Save.RedisOptions()
+		if err != nil {
+			return nil, fmt.Errorf("server %s: %w", t.Save.String(), err)
+		}
+		b.opts = append(b.opts, wopts)
+		b.admin = append(b.admin, redis.NewClient(sopts))
+		b.names = append(b.names, t.Save.String())
+		b.summary = append(b.summary, Summary{Server: i, Addr: t.Save.String(), Label: t.Label})
 	}
 	// Fail fast, before any loading, on a server that is busy saving or
 	// cannot be reached.
-	for i := range cfg.Endpoints {
+	for i := range cfg.Targets {
 		if _, err := b.checkIdle(ctx, i); err != nil {
 			return nil, fmt.Errorf("%s: %w", b.names[i], err)
 		}
@@ -209,12 +251,12 @@ func Bench(ctx context.Context, cfg Config) ([]Summary, error) {
 	}
 	// The writers only overwrite keys that exist: refuse, before writing
 	// anything, a server where their keyspace is missing.
-	for i := range cfg.Endpoints {
-		k, err := load.CheckKeyspace(ctx, b.opts[i], b.loadConfig())
+	for i, t := range cfg.Targets {
+		k, err := load.CheckKeyspace(ctx, b.opts[i], b.loadConfig(i))
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", b.names[i], err)
+			return nil, fmt.Errorf("%s: %w", t.Write, err)
 		}
-		if err := k.Check(b.names[i]); err != nil {
+		if err := k.Check(t.Write.String()); err != nil {
 			return nil, err
 		}
 	}
@@ -231,7 +273,7 @@ func Bench(ctx context.Context, cfg Config) ([]Summary, error) {
 // first error ends the others.
 func (b *bencher) each(ctx context.Context, parallel bool, f func(ctx context.Context, srv int) error) error {
 	if !parallel {
-		for i := range b.cfg.Endpoints {
+		for i := range b.cfg.Targets {
 			if err := f(ctx, i); err != nil {
 				return err
 			}
@@ -240,9 +282,9 @@ func (b *bencher) each(ctx context.Context, parallel bool, f func(ctx context.Co
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errs := make([]error, len(b.cfg.Endpoints))
+	errs := make([]error, len(b.cfg.Targets))
 	var wg sync.WaitGroup
-	for i := range b.cfg.Endpoints {
+	for i := range b.cfg.Targets {
 		wg.Go(func() {
 			if errs[i] = f(ctx, i); errs[i] != nil {
 				cancel()
@@ -259,15 +301,23 @@ func (b *bencher) each(ctx context.Context, parallel bool, f func(ctx context.Co
 	return errors.Join(errs...)
 }
 
-func (b *bencher) loadConfig() load.Config {
-	return load.Config{Keys: b.cfg.Keys, ValueSize: b.cfg.ValueSize, Writers: b.cfg.Writers}
+func (b *bencher) loadConfig(srv int) load.Config {
+	return load.Config{Prefix: b.cfg.Targets[srv].Prefix, Keys: b.cfg.Keys, ValueSize: b.cfg.ValueSize, Writers: b.cfg.Writers}
 }
 
 func (b *bencher) preload(ctx context.Context, srv int) error {
-	name := b.names[srv]
+	// Targets that share a writers' server and prefix (a primary and its
+	// replicas) share one dataset: load it once, for the first of them.
+	t := b.cfg.Targets[srv]
+	for _, o := range b.cfg.Targets[:srv] {
+		if o.Write.Addr == t.Write.Addr && o.Write.Network == t.Write.Network && o.Prefix == t.Prefix {
+			return nil
+		}
+	}
+	name := t.Write.String()
 	b.progress("%s: loading %d keys of %d bytes", name, b.cfg.Keys, b.cfg.ValueSize)
 	last := -1
-	err := load.Preload(ctx, b.opts[srv], b.loadConfig(), func(done, total int) {
+	err := load.Preload(ctx, b.opts[srv], b.loadConfig(srv), func(done, total int) {
 		if total == 0 {
 			return
 		}
@@ -366,13 +416,13 @@ func (b *bencher) run(ctx context.Context, srv, runNo int) (Run, error) {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	wr, err := load.StartWriters(runCtx, b.opts[srv], b.loadConfig())
+	wr, err := load.StartWriters(runCtx, b.opts[srv], b.loadConfig(srv))
 	if err != nil {
 		return Run{}, fmt.Errorf("start writers: %w", err)
 	}
 	defer wr.Stop()
 
-	w := source.NewWatcher(cfg.Endpoints[srv].Node(), cfg.Endpoints[srv], cfg.Clock, source.WatchConfig{
+	w := source.NewWatcher(cfg.Targets[srv].Node, cfg.Targets[srv].Save, cfg.Clock, source.WatchConfig{
 		Interval:     cfg.Interval,
 		PingInterval: cfg.PingInterval,
 		WriterOps:    wr.Ops,

@@ -68,6 +68,26 @@ func WriteTable(w io.Writer, s []Summary) error {
 	return tw.Flush()
 }
 
+// WriteTables prints WriteTable for each server on its own, one after the
+// other under a line naming it: a fleet's nodes are too many for columns
+// side by side.
+func WriteTables(w io.Writer, s []Summary) error {
+	for i, x := range s {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		title := "== " + x.Addr
+		if x.Label != "" {
+			title += " (" + x.Label + ")"
+		}
+		fmt.Fprintln(w, title+" ==")
+		if err := WriteTable(w, s[i:i+1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // runLine is the one-line account of a run for progress output.
 func runLine(r Run) string {
 	return fmt.Sprintf("dataset %s keys, used_memory %s; %s %s in %s (server %ds), COW %s, memory delta %s, writers %s ops/s, worst PING %s, p99 PING %s",
@@ -187,6 +207,7 @@ type jsonRun struct {
 type jsonSummary struct {
 	Server    int       `json:"server"`
 	Addr      string    `json:"addr"`
+	Label     string    `json:"label,omitempty"`
 	Kind      string    `json:"kind"`
 	Runs      []jsonRun `json:"runs"`
 	COW       *jsonStat `json:"cow_bytes"`
@@ -207,7 +228,7 @@ func WriteJSON(w io.Writer, s []Summary) error {
 	}{Servers: []jsonSummary{}}
 	for _, x := range s {
 		js := jsonSummary{
-			Server: x.Server, Addr: x.Addr, Kind: x.Kind, Runs: []jsonRun{},
+			Server: x.Server, Addr: x.Addr, Label: x.Label, Kind: x.Kind, Runs: []jsonRun{},
 			COW: toJSONStat(x.COW), MemDelta: toJSONStat(x.MemDelta), SaveTime: toJSONStat(x.SaveTime),
 			WriterOps: toJSONStat(x.WriterOps), WorstPing: toJSONStat(x.WorstPing), P99Ping: toJSONStat(x.P99Ping),
 			Keys: toJSONStat(x.DatasetKeys), Used: toJSONStat(x.UsedMemory),

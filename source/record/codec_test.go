@@ -161,7 +161,7 @@ func fullEvents(t *testing.T, epoch time.Time, seed int64) []source.Event {
 	f := &filler{r: rand.New(rand.NewSource(seed)), epoch: epoch}
 	var evs []source.Event
 	off := time.Duration(0)
-	for k := source.EventSample; k <= source.EventSaveEnded; k++ {
+	for _, k := range source.EventKinds() {
 		off += time.Duration(f.r.Int63n(int64(time.Second))) + 1
 		ev := source.Event{Node: []source.NodeID{"n1", "n2"}[int(k)%2], Kind: k, Offset: off, At: epoch.Add(off)}
 		switch k {
@@ -184,6 +184,10 @@ func fullEvents(t *testing.T, epoch time.Time, seed int64) []source.Event {
 		case source.EventSaveEnded:
 			ev.Report = new(source.SaveReport)
 			f.fill(reflect.ValueOf(ev.Report).Elem())
+		case source.EventTopology:
+			ev.Node = "" // the fleet's, not one server's
+			ev.Topology = new(source.Topology)
+			f.fill(reflect.ValueOf(ev.Topology).Elem())
 		}
 		evs = append(evs, ev)
 	}

@@ -146,6 +146,10 @@ func csvRow(ev source.Event, epoch time.Time) []string {
 			set("trigger_detail", r.Trigger.Detail)
 			set("detail", reportDetail(*r))
 		}
+	case source.EventTopology:
+		if t := ev.Topology; t != nil {
+			set("detail", topologyDetail(t))
+		}
 	}
 	if ev.Kind != source.EventSample && ev.Err != "" && row[len(row)-1] == "" {
 		set("detail", ev.Err)
@@ -180,6 +184,26 @@ func reportDetail(r source.SaveReport) string {
 		parts = append(parts, "fork_pause_us="+micros(r.ForkPause.V))
 	} else {
 		parts = append(parts, "fork_pause_us=n/a")
+	}
+	return strings.Join(parts, " ")
+}
+
+// topologyDetail summarises a topology change in one cell.
+func topologyDetail(t *source.Topology) string {
+	parts := []string{
+		"nodes=" + strconv.Itoa(len(t.Nodes())),
+		"shards=" + strconv.Itoa(len(t.Shards)),
+		"ping_interval_s=" + seconds(t.PingInterval),
+	}
+	for _, c := range t.Changes {
+		p := string(c.Kind) + ":" + c.Addr
+		if c.From != "" || c.To != "" {
+			p += ":" + c.From + "->" + c.To
+		}
+		parts = append(parts, p)
+	}
+	if t.Err != "" {
+		parts = append(parts, "err="+strconv.Quote(t.Err))
 	}
 	return strings.Join(parts, " ")
 }

@@ -30,7 +30,7 @@ var ErrNotRecording = errors.New("not a vkwatch recording")
 var kinds = map[string]source.EventKind{}
 
 func init() {
-	for k := source.EventSample; k <= source.EventSaveEnded; k++ {
+	for _, k := range source.EventKinds() {
 		kinds[k.String()] = k
 	}
 }
@@ -237,6 +237,12 @@ func decodeEvent(line []byte, h *Header) (source.Event, error) {
 		ev.Report = new(source.SaveReport)
 		if err := decodeStruct(raw, reflect.ValueOf(ev.Report).Elem()); err != nil {
 			return ev, fmt.Errorf("report.%w", err)
+		}
+	}
+	if raw, ok := m["topology"]; ok && !isNull(raw) {
+		ev.Topology = new(source.Topology)
+		if err := decodeStruct(raw, reflect.ValueOf(ev.Topology).Elem()); err != nil {
+			return ev, fmt.Errorf("topology.%w", err)
 		}
 	}
 	return ev, nil

@@ -285,6 +285,10 @@ func encodeEvent(ev source.Event, epoch time.Time) []byte {
 		e.key("report")
 		e.value(reflect.ValueOf(*ev.Report), 0)
 	}
+	if ev.Topology != nil {
+		e.key("topology")
+		e.value(reflect.ValueOf(*ev.Topology), 0)
+	}
 	e.close()
 	return e.buf.Bytes()
 }

@@ -1,0 +1,572 @@
+// Package fleet watches a set of servers as one: the nodes of a cluster,
+// found and followed by source/cluster, or any number of addresses. It runs
+// one source.Watcher per node, keyed by node id, starts and stops them as
+// the topology changes, paces their PINGs within a budget, and hands out
+// every watcher's events, and its own topology changes, through one emit
+// function.
+//
+// It also holds the rolling-save planner (roll.go): pure logic that the UI
+// drives with the same events.
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/cluster"
+)
+
+// DefaultPingBudget is how many PINGs a second the whole fleet sends at
+// most by default: what two servers at the 2 ms default cost today.
+const DefaultPingBudget = 1000
+
+// MinPingInterval is the shortest per-node interval the budget gives: the
+// default of one server.
+const MinPingInterval = 2 * time.Millisecond
+
+// PingInterval is the per-node PING interval that keeps nodes within
+// budget PINGs a second: max(2 ms, nodes / budget seconds). Two nodes get
+// 2 ms, six 6 ms, a hundred 100 ms.
+func PingInterval(nodes, budget int) time.Duration {
+	if budget <= 0 {
+		budget = DefaultPingBudget
+	}
+	d := time.Duration(nodes) * time.Second / time.Duration(budget)
+	return max(d, MinPingInterval)
+}
+
+// rebalanceSlack is how far over budget the fleet may run before watchers
+// started at a shorter interval (when there were fewer nodes) are started
+// again at the new one: a node or two added to a big fleet is not worth
+// restarting every watcher for.
+const rebalanceSlack = 1.25
+
+// Member is one node of a fleet and how to reach it.
+type Member struct {
+	ID       source.NodeID
+	Endpoint source.Endpoint
+}
+
+// Config tunes a Fleet. Zero values take the defaults.
+type Config struct {
+	// Watch is every watcher's configuration. A PingInterval set here is
+	// the user's (--ping-interval) and holds for every node; zero lets the
+	// budget decide.
+	Watch source.WatchConfig
+	// PingBudget is the PINGs a second of the whole fleet when Watch has no
+	// PingInterval; default DefaultPingBudget.
+	PingBudget int
+	// Configure, when set, adjusts one node's watcher configuration before
+	// it starts (its /proc reader, its writers' counter).
+	Configure func(m Member, cfg *source.WatchConfig)
+	// Discovery tunes the rediscovery of a cluster.
+	Discovery cluster.Config
+	// Clock times every event; nil: a new one.
+	Clock *source.Clock
+}
+
+// Fleet watches a set of nodes. Build it with NewList or NewCluster, call
+// Start, then Connect (optional) and Run; Close when done.
+type Fleet struct {
+	cfg   Config
+	clock *source.Clock
+	disc  *cluster.Discoverer // nil for a list
+	list  []Member            // the list's members, nil for a cluster
+
+	mu       sync.Mutex
+	topo     source.Topology // with PingInterval
+	members  map[source.NodeID]Member
+	watchers map[source.NodeID]*running
+	runCtx   context.Context // set while Run runs
+	emit     func(source.Event)
+	closed   bool
+
+	// omu guards what observe learns from the events.
+	omu   sync.Mutex
+	roles map[source.NodeID]string // latest INFO role of each node
+}
+
+// running is one node's watcher.
+type running struct {
+	w        *source.Watcher
+	member   Member
+	interval time.Duration
+	cancel   context.CancelFunc // nil until it runs
+	done     chan struct{}
+}
+
+// NewList returns a fleet of the given servers, each a shard of its own.
+func NewList(members []Member, cfg Config) *Fleet {
+	f := newFleet(cfg)
+	f.list = append([]Member(nil), members...)
+	return f
+}
+
+// NewCluster returns a fleet of the cluster that seed is a node of; every
+// node is reached with seed's credentials and TLS settings.
+func NewCluster(seed source.Endpoint, cfg Config) *Fleet {
+	f := newFleet(cfg)
+	if cfg.Discovery.Timeout <= 0 {
+		cfg.Discovery.Timeout = f.cfg.Watch.ConnectTimeout
+	}
+	f.disc = cluster.New(seed, cfg.Discovery)
+	return f
+}
+
+func newFleet(cfg Config) *Fleet {
+	if cfg.PingBudget <= 0 {
+		cfg.PingBudget = DefaultPingBudget
+	}
+	if cfg.Watch.ConnectTimeout <= 0 {
+		cfg.Watch.ConnectTimeout = 3 * time.Second
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = source.NewClock()
+	}
+	return &Fleet{
+		cfg: cfg, clock: cfg.Clock,
+		members:  map[source.NodeID]Member{},
+		watchers: map[source.NodeID]*running{},
+		roles:    map[source.NodeID]string{},
+	}
+}
+
+// Start learns the fleet's topology (a cluster's through discovery, within
+// the connect timeout) and prepares a watcher for every node, dialling
+// nothing else. It returns the topology.
+func (f *Fleet) Start(ctx context.Context) (source.Topology, error) {
+	var top source.Topology
+	if f.disc != nil {
+		dctx, cancel := context.WithTimeout(ctx, f.cfg.Watch.ConnectTimeout)
+		t, err := f.disc.Discover(dctx)
+		cancel()
+		if err != nil {
+			return top, err
+		}
+		top = t
+	} else {
+		top = listTopology(ctx, f.list)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.setTopologyLocked(top)
+	for _, m := range f.membersOf(top) {
+		f.members[m.ID] = m
+		f.watchers[m.ID] = f.newRunning(m, f.topo.PingInterval)
+	}
+	return f.topo, nil
+}
+
+// listTopology is a list's topology: one shard per server, each on the
+// host its address names (resolved, so that two names of one machine are
+// one host for the rolling save).
+func listTopology(ctx context.Context, members []Member) source.Topology {
+	top := source.Topology{Shards: make([]source.Shard, len(members))}
+	var wg sync.WaitGroup
+	for i, m := range members {
+		wg.Go(func() {
+			n := source.TopologyNode{ID: m.ID, Addr: m.Endpoint.Addr, IP: hostOf(ctx, m.Endpoint)}
+			top.Shards[i] = source.Shard{Nodes: []source.TopologyNode{n}}
+		})
+	}
+	wg.Wait()
+	return top
+}
+
+// hostOf is the IP address an endpoint's host resolves to ("local" for a
+// unix socket); the name itself when it does not resolve within a second.
+func hostOf(ctx context.Context, ep source.Endpoint) string {
+	if ep.Network == "unix" {
+		return "local"
+	}
+	h, _, err := net.SplitHostPort(ep.Addr)
+	if err != nil {
+		return ep.Addr
+	}
+	if net.ParseIP(h) != nil {
+		return h
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	if ips, err := net.DefaultResolver.LookupHost(ctx, h); err == nil && len(ips) > 0 {
+		return ips[0]
+	}
+	return h
+}
+
+// membersOf are the nodes of top that can be watched (those with an address).
+func (f *Fleet) membersOf(top source.Topology) []Member {
+	if f.disc == nil {
+		return f.list
+	}
+	var out []Member
+	for _, n := range top.Nodes() {
+		if n.Addr != "" {
+			out = append(out, Member{ID: n.ID, Endpoint: cluster.NodeEndpoint(f.seed(), n)})
+		}
+	}
+	return out
+}
+
+func (f *Fleet) seed() source.Endpoint { return f.disc.Seed() }
+
+// setTopologyLocked keeps top, with the PING interval for its size.
+func (f *Fleet) setTopologyLocked(top source.Topology) {
+	top.PingInterval = f.intervalFor(len(f.membersOf(top)))
+	f.topo = top
+}
+
+// intervalFor is the per-node PING interval for n nodes.
+func (f *Fleet) intervalFor(n int) time.Duration {
+	if f.cfg.Watch.PingInterval > 0 {
+		return f.cfg.Watch.PingInterval
+	}
+	return PingInterval(n, f.cfg.PingBudget)
+}
+
+// newRunning prepares the watcher of m.
+func (f *Fleet) newRunning(m Member, interval time.Duration) *running {
+	cfg := f.cfg.Watch
+	cfg.PingInterval = interval
+	if f.cfg.Configure != nil {
+		f.cfg.Configure(m, &cfg)
+	}
+	return &running{
+		w:      source.NewWatcher(m.ID, m.Endpoint, f.clock, cfg),
+		member: m, interval: interval, done: make(chan struct{}),
+	}
+}
+
+// Connected is what Connect learned of one node.
+type Connected struct {
+	Member   Member
+	Identity *source.Identity // nil when Err is set
+	Err      error
+}
+
+// Connect makes one attempt, within the connect timeout and for every node
+// at once, to reach each node, and returns the results in topology order.
+func (f *Fleet) Connect(ctx context.Context) []Connected {
+	f.mu.Lock()
+	members := f.membersOf(f.topo)
+	ws := make([]*running, len(members))
+	for i, m := range members {
+		ws[i] = f.watchers[m.ID]
+	}
+	f.mu.Unlock()
+	out := make([]Connected, len(members))
+	var wg sync.WaitGroup
+	for i, r := range ws {
+		out[i].Member = members[i]
+		if r == nil {
+			out[i].Err = errors.New("not watched")
+			continue
+		}
+		wg.Go(func() {
+			id, err := r.w.Connect(ctx)
+			if err != nil {
+				out[i].Err = err
+				return
+			}
+			out[i].Identity = &id
+			if role := source.RoleOf(id.Role); f.noteRole(r.member.ID, role) && f.disc == nil {
+				f.listRole(r.member.ID, role)
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// Topology returns the fleet's topology now.
+func (f *Fleet) Topology() source.Topology {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.topo
+}
+
+// PingInterval returns the per-node PING interval in force.
+func (f *Fleet) PingInterval() time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.topo.PingInterval
+}
+
+// Run runs every node's watcher, and for a cluster the rediscovery, until
+// ctx ends; then it stops them all and returns. emit receives every event:
+// first an EventTopology with the fleet as it stands, then each watcher's
+// events (in order per node; emit is called from several goroutines at
+// once, one per node, so it must be safe for that) and an EventTopology
+// after every change. Nodes that join start a watcher, nodes that leave
+// stop theirs.
+func (f *Fleet) Run(ctx context.Context, emit func(source.Event)) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	f.mu.Lock()
+	if f.closed || f.runCtx != nil {
+		f.mu.Unlock()
+		return
+	}
+	f.runCtx, f.emit = ctx, emit
+	top := f.topo
+	f.mu.Unlock()
+	f.emitTopology(top)
+
+	f.mu.Lock()
+	for _, r := range f.watchers {
+		f.startLocked(r)
+	}
+	f.mu.Unlock()
+
+	var wg sync.WaitGroup
+	if f.disc != nil {
+		wg.Go(func() { f.disc.Run(ctx, f.apply) })
+	}
+	<-ctx.Done()
+	wg.Wait()
+	f.mu.Lock()
+	rs := f.takeAllLocked()
+	f.runCtx = nil
+	f.mu.Unlock()
+	for _, r := range rs {
+		r.stop()
+	}
+}
+
+// startLocked starts r's watcher.
+func (f *Fleet) startLocked(r *running) {
+	ctx, cancel := context.WithCancel(f.runCtx)
+	r.cancel = cancel
+	go func() {
+		defer close(r.done)
+		r.w.Run(ctx, f.observe)
+	}()
+}
+
+// stop ends a watcher's Run, waits for it and closes the watcher. Never
+// call it holding f.mu: the watcher's last emit may be waiting for it.
+func (r *running) stop() {
+	if r.cancel != nil {
+		r.cancel()
+		<-r.done
+	}
+	r.w.Close()
+}
+
+func (f *Fleet) takeAllLocked() []*running {
+	rs := make([]*running, 0, len(f.watchers))
+	for id, r := range f.watchers {
+		rs = append(rs, r)
+		delete(f.watchers, id)
+	}
+	return rs
+}
+
+// observe passes a watcher's event on, noticing a role change first: the
+// cluster is asked at once, not at the next rediscovery; a list's topology
+// takes the role from INFO.
+func (f *Fleet) observe(ev source.Event) {
+	var role string
+	switch {
+	case ev.Kind == source.EventSample && ev.Sample != nil:
+		role = source.RoleOf(ev.Sample.Info.Role)
+	case ev.Kind == source.EventConnected && ev.Identity != nil:
+		role = source.RoleOf(ev.Identity.Role)
+	}
+	changed := role != "" && f.noteRole(ev.Node, role)
+	f.mu.Lock()
+	emit := f.emit
+	f.mu.Unlock()
+	emit(ev)
+	if changed {
+		if f.disc != nil {
+			f.disc.Poke()
+		} else {
+			f.listRole(ev.Node, role)
+		}
+	}
+}
+
+// noteRole keeps node's latest role and reports whether it is news: it
+// differs from the one before, or, the first time, from the topology's.
+func (f *Fleet) noteRole(node source.NodeID, role string) bool {
+	f.omu.Lock()
+	prev, ok := f.roles[node]
+	f.roles[node] = role
+	f.omu.Unlock()
+	if ok {
+		return prev != role
+	}
+	f.mu.Lock()
+	n, known := f.topo.Node(node)
+	f.mu.Unlock()
+	return known && n.Role != role
+}
+
+// listRole puts a list node's role, as INFO says it, into the topology.
+func (f *Fleet) listRole(node source.NodeID, role string) {
+	f.mu.Lock()
+	top := f.topo
+	top.Shards = append([]source.Shard(nil), top.Shards...)
+	found := false
+	for i := range top.Shards {
+		nodes := append([]source.TopologyNode(nil), top.Shards[i].Nodes...)
+		for j := range nodes {
+			if nodes[j].ID == node && nodes[j].Role != role {
+				nodes[j].Role = role
+				found = true
+			}
+		}
+		top.Shards[i].Nodes = nodes
+	}
+	if !found {
+		f.mu.Unlock()
+		return
+	}
+	top.Changes = cluster.Diff(f.topo, top)
+	f.topo = top
+	running := f.runCtx != nil
+	f.mu.Unlock()
+	if running {
+		f.emitTopology(top)
+	}
+}
+
+// apply follows a new topology of the cluster: watchers for nodes that
+// joined (or moved), none for nodes that left, the PING interval for the
+// new size, and an EventTopology.
+func (f *Fleet) apply(top source.Topology) {
+	f.mu.Lock()
+	if f.runCtx == nil || f.runCtx.Err() != nil {
+		f.mu.Unlock()
+		return
+	}
+	f.setTopologyLocked(top)
+	want := map[source.NodeID]Member{}
+	for _, m := range f.membersOf(top) {
+		want[m.ID] = m
+	}
+	var stop []*running
+	for id, r := range f.watchers {
+		if m, ok := want[id]; !ok || m.Endpoint != r.member.Endpoint {
+			stop = append(stop, r)
+			delete(f.watchers, id)
+			delete(f.members, id)
+		}
+	}
+	stop = append(stop, f.overBudgetLocked()...)
+	f.mu.Unlock()
+	for _, r := range stop {
+		r.stop()
+	}
+
+	f.mu.Lock()
+	if f.runCtx == nil || f.runCtx.Err() != nil {
+		f.mu.Unlock()
+		return
+	}
+	for id, m := range want {
+		if f.watchers[id] == nil {
+			r := f.newRunning(m, f.topo.PingInterval)
+			f.watchers[id] = r
+			f.members[id] = m
+			f.startLocked(r)
+		}
+	}
+	out := f.topo
+	f.mu.Unlock()
+	f.emitTopology(out)
+}
+
+// overBudgetLocked takes out, to be started again at the interval now in
+// force, the watchers started at a shorter one, when together they PING
+// more than rebalanceSlack times the budget. (Only with the budget in
+// force; a --ping-interval holds as given.)
+func (f *Fleet) overBudgetLocked() []*running {
+	if f.cfg.Watch.PingInterval > 0 {
+		return nil
+	}
+	var rate float64
+	for _, r := range f.watchers {
+		rate += float64(time.Second) / float64(r.interval)
+	}
+	if rate <= rebalanceSlack*float64(f.cfg.PingBudget) {
+		return nil
+	}
+	var out []*running
+	for id, r := range f.watchers {
+		if r.interval < f.topo.PingInterval {
+			out = append(out, r)
+			delete(f.watchers, id)
+		}
+	}
+	return out
+}
+
+// emitTopology sends top as an EventTopology.
+func (f *Fleet) emitTopology(top source.Topology) {
+	f.mu.Lock()
+	emit := f.emit
+	f.mu.Unlock()
+	if emit == nil {
+		return
+	}
+	off, at := f.clock.Now()
+	t := top
+	emit(source.Event{Kind: source.EventTopology, Offset: off, At: at, Topology: &t})
+}
+
+// Do sends a command to one node (see source.Watcher.Do); its answer is
+// also emitted as that node's EventCommand.
+func (f *Fleet) Do(ctx context.Context, node source.NodeID, args ...string) source.CommandResult {
+	f.mu.Lock()
+	r := f.watchers[node]
+	f.mu.Unlock()
+	if r == nil {
+		return source.CommandResult{Command: strings.Join(args, " "), Err: fmt.Sprintf("%s is not watched (it left the fleet)", node)}
+	}
+	return r.w.Do(ctx, args...)
+}
+
+// Member returns the member with id, and whether it is watched now.
+func (f *Fleet) Member(id source.NodeID) (Member, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	m, ok := f.members[id]
+	return m, ok
+}
+
+// Members returns the watched nodes in topology order.
+func (f *Fleet) Members() []Member {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []Member
+	for _, m := range f.membersOf(f.topo) {
+		if _, ok := f.members[m.ID]; ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Close closes every watcher and the discovery's connection. Run, if it
+// runs, must have returned or be about to (its context ended).
+func (f *Fleet) Close() error {
+	f.mu.Lock()
+	f.closed = true
+	rs := f.takeAllLocked()
+	f.mu.Unlock()
+	for _, r := range rs {
+		r.stop()
+	}
+	if f.disc != nil {
+		return f.disc.Close()
+	}
+	return nil
+}

@@ -1,0 +1,275 @@
+package fleet
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/server/servertest"
+)
+
+// driver plays the UI's part for a rolling save on a real fleet: every
+// event goes to a Status, then to the Roll, and the Roll's actions are
+// sent through the fleet, each on a goroutine of its own like a tea.Cmd.
+type driver struct {
+	f    *Fleet
+	mu   sync.Mutex
+	st   *Status
+	roll *Roll
+}
+
+func newDriver(t *testing.T, f *Fleet, top source.Topology) *driver {
+	d := &driver{f: f, st: NewStatus(top)}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { f.Run(ctx, d.emit) })
+	t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+		f.Close()
+	})
+	return d
+}
+
+func (d *driver) emit(ev source.Event) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.st.Observe(ev)
+	if d.roll != nil {
+		d.send(d.roll.Observe(ev))
+	}
+}
+
+func (d *driver) send(as []Action) {
+	for _, a := range as {
+		go d.f.Do(context.Background(), a.Node, a.Args...)
+	}
+}
+
+// plan plans a roll on what the status knows now, as the confirmation
+// line does, without starting it.
+func (d *driver) plan(cfg RollConfig) []Step {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.roll = NewRoll(d.st, cfg)
+	return d.roll.Steps()
+}
+
+// start plans a roll and starts it.
+func (d *driver) start(cfg RollConfig) []Step {
+	steps := d.plan(cfg)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.send(d.roll.Start())
+	return steps
+}
+
+func (d *driver) progress() Progress {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.roll.Progress()
+}
+
+// ready reports whether every node of the status is connected and sampled.
+func (d *driver) ready() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, n := range d.st.Nodes() {
+		if !n.Connected || n.Sample == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// poller watches every node's rdb_bgsave_in_progress through clients of
+// the test's own, as fast as they answer, until stopped.
+type poller struct {
+	mu      sync.Mutex
+	maxAt   int               // most nodes seen saving in one pass
+	saw     map[string]bool   // nodes seen saving
+	pairs   map[string]string // a pass with two saving: their addresses
+	stop    chan struct{}
+	stopped chan struct{}
+}
+
+func pollSaves(t *testing.T, c *servertest.Cluster) *poller {
+	p := &poller{saw: map[string]bool{}, pairs: map[string]string{}, stop: make(chan struct{}), stopped: make(chan struct{})}
+	nodes := c.Live()
+	go func() {
+		defer close(p.stopped)
+		for {
+			select {
+			case <-p.stop:
+				return
+			default:
+			}
+			var saving []string
+			for _, n := range nodes {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				info, err := c.Client(n).Info(ctx, "persistence").Result()
+				cancel()
+				if err == nil && strings.Contains(info, "rdb_bgsave_in_progress:1") {
+					saving = append(saving, n.Addr)
+				}
+			}
+			p.mu.Lock()
+			for _, a := range saving {
+				p.saw[a] = true
+			}
+			if len(saving) > p.maxAt {
+				p.maxAt = len(saving)
+			}
+			if len(saving) > 1 {
+				p.pairs[saving[0]] = strings.Join(saving, " ")
+			}
+			p.mu.Unlock()
+		}
+	}()
+	t.Cleanup(p.end)
+	return p
+}
+
+func (p *poller) end() {
+	select {
+	case <-p.stop:
+	default:
+		close(p.stop)
+	}
+	<-p.stopped
+}
+
+func (p *poller) seen(addr string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.saw[addr]
+}
+
+// rdbSaves reads every node's rdb_saves.
+func rdbSaves(t *testing.T, c *servertest.Cluster) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, n := range c.Live() {
+		info, err := c.Client(n).Info(context.Background(), "persistence").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(info, "\r\n") {
+			if v, ok := strings.CutPrefix(l, "rdb_saves:"); ok {
+				out[n.ID] = v
+			}
+		}
+	}
+	return out
+}
+
+// TestRollOnARealCluster: on a real 3x1 cluster, the rolling save saves
+// exactly one node per shard, a replica each, never two at once (every
+// node's rdb_bgsave_in_progress polled throughout); it stops with the
+// node's own error when one refuses (an ACL user without +bgsave there),
+// and when the node saving dies.
+func TestRollOnARealCluster(t *testing.T) {
+	noLeaks(t)
+	c := servertest.StartCluster(t, 3, 1)
+	c.Fill(3000, 100)
+	ctx := context.Background()
+	for _, n := range c.Nodes() {
+		cl := c.Client(n)
+		// About 1,000 keys a shard at 400 µs each: saves of ~0.4 s, long
+		// enough to be seen running by the sampler and the poller.
+		if err := cl.ConfigSet(ctx, "rdb-key-save-delay", "400").Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := cl.Do(ctx, "ACL", "SETUSER", "roller", "on", ">rollpass", "+@all", "~*", "&*").Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seed := endpoint(t, c.Nodes()[0].Addr)
+	seed.Username, seed.Password = "roller", "rollpass"
+	f := NewCluster(seed, Config{Watch: source.WatchConfig{Interval: 50 * time.Millisecond}})
+	top, err := f.Start(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newDriver(t, f, top)
+	servertest.WaitFor(t, 10*time.Second, "every node sampled", d.ready)
+
+	roll := func(t *testing.T) ([]Step, Progress, *poller, map[string]string) {
+		t.Helper()
+		before := rdbSaves(t, c)
+		p := pollSaves(t, c)
+		steps := d.start(RollConfig{})
+		servertest.WaitFor(t, 30*time.Second, "the roll to end", func() bool { return d.progress().State.Over() })
+		p.end()
+		after := rdbSaves(t, c)
+		saved := map[string]string{}
+		for id, v := range after {
+			if before[id] != v {
+				saved[id] = before[id] + " -> " + v
+			}
+		}
+		return steps, d.progress(), p, saved
+	}
+
+	t.Run("one replica per shard, one at a time", func(t *testing.T) {
+		steps, prog, p, saved := roll(t)
+		if prog.State != RollDone || prog.Done != 3 || prog.Total != 3 {
+			t.Fatalf("roll ended %+v", prog)
+		}
+		shards := map[int]bool{}
+		for _, st := range steps {
+			shards[st.Shard] = true
+			if st.Node.Role != source.RoleReplica {
+				t.Errorf("%s (%s) planned: not a replica", st.Node.Addr, st.Node.Role)
+			}
+			if _, ok := saved[string(st.Node.ID)]; !ok || !p.seen(st.Node.Addr) {
+				t.Errorf("%s: rdb_saves %q, seen saving %v", st.Node.Addr, saved[string(st.Node.ID)], p.seen(st.Node.Addr))
+			}
+		}
+		if len(shards) != 3 || len(saved) != 3 {
+			t.Errorf("saved %v on shards %v, want one node of each of 3 shards", saved, shards)
+		}
+		if p.maxAt != 1 {
+			t.Errorf("at most %d nodes saving at once (%v), want 1", p.maxAt, p.pairs)
+		}
+	})
+
+	t.Run("stops at a refusal", func(t *testing.T) {
+		second := c.Node(string(d.plan(RollConfig{})[1].Node.ID))
+		if err := c.Client(second).Do(ctx, "ACL", "SETUSER", "roller", "-bgsave").Err(); err != nil {
+			t.Fatal(err)
+		}
+		defer c.Client(second).Do(ctx, "ACL", "SETUSER", "roller", "+bgsave")
+		steps, prog, _, saved := roll(t)
+		if prog.State != RollFailed || !strings.Contains(prog.Err, "BGSAVE on "+second.Addr+": NOPERM") {
+			t.Fatalf("roll ended %+v, want a NOPERM from %s", prog, second.Addr)
+		}
+		if len(saved) != 1 || saved[string(steps[0].Node.ID)] == "" {
+			t.Errorf("saved %v, want only the first node %s", saved, steps[0].Node.Addr)
+		}
+	})
+
+	t.Run("stops when the node saving dies", func(t *testing.T) {
+		before := rdbSaves(t, c)
+		p := pollSaves(t, c)
+		steps := d.start(RollConfig{})
+		first := c.Node(string(steps[0].Node.ID))
+		servertest.WaitFor(t, 10*time.Second, first.Addr+" saving", func() bool { return p.seen(first.Addr) })
+		c.Kill(first)
+		servertest.WaitFor(t, 10*time.Second, "the roll to end", func() bool { return d.progress().State.Over() })
+		p.end()
+		prog := d.progress()
+		if prog.State != RollFailed || !strings.HasPrefix(prog.Err, first.Addr+" went down during its save: ") {
+			t.Fatalf("roll ended %+v, want %s gone down", prog, first.Addr)
+		}
+		after := rdbSaves(t, c)
+		for _, st := range steps[1:] {
+			if after[string(st.Node.ID)] != before[string(st.Node.ID)] {
+				t.Errorf("%s saved after the roll stopped", st.Node.Addr)
+			}
+		}
+	})
+}

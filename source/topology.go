@@ -1,0 +1,147 @@
+package source
+
+import (
+	"net"
+	"strings"
+	"time"
+)
+
+// Topology is the set of servers vkwatch watches together, as one fleet:
+// the shards of a cluster (CLUSTER SHARDS or CLUSTER NODES), or the
+// addresses the user gave, one shard of one node each. It travels in an
+// EventTopology and is recorded like any other payload; it never holds a
+// password (nodes have addresses, not endpoints).
+type Topology struct {
+	// Cluster says the nodes were discovered from a cluster; false for a
+	// list of addresses.
+	Cluster bool
+	// Via names what told: "CLUSTER SHARDS" or "CLUSTER NODES" (empty for
+	// a list), and From the address of the node that answered.
+	Via  string
+	From string
+	// Shards are ordered by their first slot (shards without slots last);
+	// a shard's primary comes first, its replicas after it by address.
+	Shards []Shard
+	// PingInterval is the PING interval in force per node (see the PING
+	// budget in source/fleet): what the header shows.
+	PingInterval time.Duration
+	// Changes are what changed since the fleet's previous topology; empty
+	// in the first.
+	Changes []TopologyChange
+	// Err says why the latest rediscovery failed (every known node asked),
+	// empty when it worked. The shards are then the last ones known.
+	Err string
+}
+
+// Shard is a primary and its replicas.
+type Shard struct {
+	Slots []SlotRange
+	Nodes []TopologyNode
+}
+
+// SlotRange is the hash slots Start..End, both included.
+type SlotRange struct {
+	Start, End int
+}
+
+// Node roles in a Topology (CLUSTER NODES says master / slave, CLUSTER
+// SHARDS master / replica, INFO master / slave: all read as these).
+const (
+	RolePrimary = "primary"
+	RoleReplica = "replica"
+)
+
+// Node health in a Topology, as CLUSTER SHARDS reports it.
+const (
+	HealthOnline  = "online"
+	HealthFailed  = "failed"  // the cluster marked it FAIL
+	HealthLoading = "loading" // a replica that has no replication offset yet
+)
+
+// TopologyNode is one server of a Topology.
+type TopologyNode struct {
+	ID NodeID
+	// Addr is the host:port to connect to (the TLS port for a TLS
+	// cluster); IP is the node's address as the cluster knows it, the
+	// host of Addr for a list.
+	Addr     string
+	IP       string
+	Hostname string // CLUSTER SHARDS hostname, when the cluster announces one
+	Role     string // RolePrimary or RoleReplica; empty when unknown (a list)
+	Health   string // HealthOnline, HealthFailed or HealthLoading; empty when unknown
+	Primary  NodeID // a replica's primary
+}
+
+// Nodes returns every node of the topology, shard by shard.
+func (t *Topology) Nodes() []TopologyNode {
+	var out []TopologyNode
+	for _, s := range t.Shards {
+		out = append(out, s.Nodes...)
+	}
+	return out
+}
+
+// Node returns the node with id, and whether there is one.
+func (t *Topology) Node(id NodeID) (TopologyNode, bool) {
+	for _, s := range t.Shards {
+		for _, n := range s.Nodes {
+			if n.ID == id {
+				return n, true
+			}
+		}
+	}
+	return TopologyNode{}, false
+}
+
+// ChangeKind says what changed about a node between two topologies.
+type ChangeKind string
+
+const (
+	NodeAdded     ChangeKind = "added"
+	NodeRemoved   ChangeKind = "removed"
+	RoleChanged   ChangeKind = "role"   // From and To are roles
+	HealthChanged ChangeKind = "health" // From and To are health values
+	// PrimaryChanged: a replica now follows another primary; From and To
+	// are the primaries' node ids.
+	PrimaryChanged ChangeKind = "primary"
+)
+
+// TopologyChange is one change of a node between two topologies.
+type TopologyChange struct {
+	Kind     ChangeKind
+	Node     NodeID
+	Addr     string
+	From, To string
+}
+
+// RoleOf reads INFO's role field ("master", "slave") as a Topology role;
+// empty when the field is.
+func RoleOf(infoRole string) string {
+	switch infoRole {
+	case "master":
+		return RolePrimary
+	case "slave", "replica":
+		return RoleReplica
+	}
+	return infoRole
+}
+
+// HostKey is what decides that two nodes share a host: their IP address as
+// written, with every loopback address and unix socket counting as one
+// host, this machine.
+func HostKey(ip string) string {
+	if ip == "" {
+		return ""
+	}
+	h := strings.Trim(ip, "[]")
+	if a := net.ParseIP(h); a != nil {
+		if a.IsLoopback() {
+			return "local"
+		}
+		return a.String()
+	}
+	if strings.EqualFold(h, "localhost") || strings.Contains(h, "/") {
+		return "local"
+	}
+	return strings.ToLower(h)
+}
