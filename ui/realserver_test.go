@@ -63,7 +63,7 @@ func TestRealServerSaveFlow(t *testing.T) {
 	tm.Type("b")
 	sc.waitFor(t, tm, "Background saving started")
 	sc.waitFor(t, tm, "▶ BGSAVE fork")
-	sc.waitForLong(t, tm, "last save BGSAVE fork · ok", 60*time.Second)
+	sc.waitForLong(t, tm, "last save BGSAVE fork by ", 60*time.Second)
 
 	tm.Type("q")
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
