@@ -83,6 +83,29 @@ func ParseAddress(s string) (Endpoint, error) {
 	return Endpoint{Network: "tcp", Addr: net.JoinHostPort(host, port)}, nil
 }
 
+// HostPort is the endpoint of valkey-cli's -h HOST -p PORT: a TCP address
+// whose host and port are checked as ParseAddress checks them. An empty
+// host is 127.0.0.1 and an empty port 6379; an IPv6 host may come with or
+// without brackets. The error is one line and quotes the bad part.
+func HostPort(host, port string) (Endpoint, error) {
+	if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
+		host = host[1 : len(host)-1]
+	}
+	if host == "" {
+		host = defaultHost
+	}
+	if port == "" {
+		port = defaultPort
+	}
+	if why := checkHost(host); why != "" {
+		return Endpoint{}, errors.New(why)
+	}
+	if why := checkPort(port); why != "" {
+		return Endpoint{}, errors.New(why)
+	}
+	return Endpoint{Network: "tcp", Addr: net.JoinHostPort(host, port)}, nil
+}
+
 // splitHostPort splits host:port, host, :port, [v6]:port, [v6] and a bare
 // IPv6 literal, filling in defaults. why is empty when the input is good.
 func splitHostPort(in string) (host, port, why string) {

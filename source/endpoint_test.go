@@ -104,6 +104,39 @@ func TestParseAddressErrors(t *testing.T) {
 	}
 }
 
+// TestHostPort covers valkey-cli's -h and -p: defaults, IPv6 with and
+// without brackets, and the same checks of host and port as ParseAddress.
+func TestHostPort(t *testing.T) {
+	good := []struct{ host, port, want string }{
+		{"", "", "127.0.0.1:6379"},
+		{"10.0.0.5", "", "10.0.0.5:6379"},
+		{"", "6380", "127.0.0.1:6380"},
+		{"cache_1.internal", "7000", "cache_1.internal:7000"},
+		{"::1", "7001", "[::1]:7001"},
+		{"[::1]", "7002", "[::1]:7002"},
+	}
+	for _, tt := range good {
+		ep, err := HostPort(tt.host, tt.port)
+		if err != nil || ep != (Endpoint{Network: "tcp", Addr: tt.want}) {
+			t.Errorf("HostPort(%q, %q) = %+v, %v; want tcp %s", tt.host, tt.port, ep, err, tt.want)
+		}
+	}
+	bad := []struct{ host, port, want string }{
+		{"h", "0", `bad port "0" (want 1-65535)`},
+		{"h", "65536", `bad port "65536"`},
+		{"h", "+1", `bad port "+1"`},
+		{"h", "x", `bad port "x"`},
+		{"user@h", "1", `bad host "user@h"`},
+		{"h:1", "1", `bad host "h:1"`},
+	}
+	for _, tt := range bad {
+		_, err := HostPort(tt.host, tt.port)
+		if err == nil || err.Error() != tt.want && !strings.HasPrefix(err.Error(), tt.want) {
+			t.Errorf("HostPort(%q, %q): error %v, want %q", tt.host, tt.port, err, tt.want)
+		}
+	}
+}
+
 func TestMaskAddress(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"redis://:topsecret@h:1/x", "redis://:xxxxx@h:1/x"},

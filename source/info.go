@@ -22,6 +22,7 @@ func ParseInfo(text string) Info {
 // allocating and a kept Info does not pin a whole INFO reply in memory.
 func ParseInfoInto(dst *Info, text string) {
 	prev := [...]string{dst.ServerName, dst.Version, dst.Role}
+	prevReplicas := dst.Replicas
 	*dst = Info{}
 	valkeyVersion := false
 	for len(text) > 0 {
@@ -56,9 +57,13 @@ func ParseInfoInto(dst *Info, text string) {
 			dst.ProcessID = optInt(val)
 		case "uptime_in_seconds":
 			dst.Uptime = optInt(val)
+		case "server_time_usec":
+			dst.ServerTimeUsec = optInt(val)
 		// replication
 		case "role":
 			dst.Role = keep(prev[2], val)
+		case "connected_slaves":
+			dst.ConnectedReplicas = optInt(val)
 		// memory
 		case "used_memory":
 			dst.UsedMemory = optInt(val)
@@ -88,6 +93,10 @@ func ParseInfoInto(dst *Info, text string) {
 			dst.RDBLastStatus = keep("", val)
 		case "rdb_saves":
 			dst.RDBSaves = optInt(val)
+		case "rdb_changes_since_last_save":
+			dst.RDBChangesSinceSave = optInt(val)
+		case "rdb_last_save_time":
+			dst.RDBLastSaveTime = optInt(val)
 		case "rdb_last_cow_size":
 			dst.RDBLastCOW = optInt(val)
 		case "rdb_current_bgsave_type":
@@ -110,6 +119,12 @@ func ParseInfoInto(dst *Info, text string) {
 			dst.AOFLastStatus = keep("", val)
 		case "aof_last_cow_size":
 			dst.AOFLastCOW = optInt(val)
+		case "aof_rewrites":
+			dst.AOFRewrites = optInt(val)
+		case "aof_current_size":
+			dst.AOFCurrentSize = optInt(val)
+		case "aof_base_size":
+			dst.AOFBaseSize = optInt(val)
 		case "current_cow_size":
 			dst.CurrentCOW = optInt(val)
 		case "current_cow_size_age":
@@ -124,8 +139,60 @@ func ParseInfoInto(dst *Info, text string) {
 			dst.KeysProcessed = optInt(val)
 		case "current_save_keys_total":
 			dst.KeysTotal = optInt(val)
+		default:
+			if isReplicaKey(key) {
+				parseReplica(dst, val, &prevReplicas)
+			}
 		}
 	}
+}
+
+// isReplicaKey reports whether key is slaveN (N decimal digits).
+func isReplicaKey(key string) bool {
+	n, ok := strings.CutPrefix(key, "slave")
+	if !ok || n == "" {
+		return false
+	}
+	for i := 0; i < len(n); i++ {
+		if n[i] < '0' || n[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// parseReplica reads `ip=...,port=...,state=...,...` into the next slot of
+// dst.Replicas, reusing the strings of the previous parse in that slot.
+func parseReplica(dst *Info, val string, prev *[MaxReplicas]Replica) {
+	var r Replica
+	for val != "" {
+		var kv string
+		if i := strings.IndexByte(val, ','); i >= 0 {
+			kv, val = val[:i], val[i+1:]
+		} else {
+			kv, val = val, ""
+		}
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ip":
+			r.IP = v // kept below, once the slot is known
+		case "port":
+			r.Port = optInt(v)
+		case "state":
+			r.State = v
+		}
+	}
+	if r.State == "wait_bgsave" {
+		dst.ReplicasWaitingBGSave++
+	}
+	if n := dst.NumReplicas; n < MaxReplicas {
+		r.IP, r.State = keep(prev[n].IP, r.IP), keep(prev[n].State, r.State)
+		dst.Replicas[n] = r
+	}
+	dst.NumReplicas++
 }
 
 // keep returns val as a string that does not share memory with the INFO
@@ -150,6 +217,12 @@ func keep(prev, val string) string {
 		return "forkless"
 	case "none":
 		return "none"
+	case "online":
+		return "online"
+	case "wait_bgsave":
+		return "wait_bgsave"
+	case "send_bulk":
+		return "send_bulk"
 	case "valkey":
 		return "valkey"
 	case "redis":

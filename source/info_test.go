@@ -196,3 +196,31 @@ func BenchmarkParseInfoInto(b *testing.B) {
 		ParseInfoInto(&in, text)
 	}
 }
+
+func TestParseInfoReplicas(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("# Replication\r\nrole:master\r\nconnected_slaves:10\r\n")
+	for i := range 10 {
+		state := "online"
+		if i == 9 {
+			state = "wait_bgsave" // beyond the replicas kept, still counted
+		}
+		b.WriteString("slave" + strconv.Itoa(i) + ":ip=10.0.0." + strconv.Itoa(i) + ",port=" + strconv.Itoa(6380+i) + ",state=" + state + ",offset=1,lag=0\r\n")
+	}
+	b.WriteString("slavex:ip=1.2.3.4,port=1,state=wait_bgsave\r\nslave:ip=1.2.3.4\r\nslave11:garbage,port=x,=,state=\r\nmaster_replid:abc\r\n")
+	in := ParseInfo(b.String())
+	if in.ConnectedReplicas != Some[int64](10) || in.NumReplicas != 11 || in.ReplicasWaitingBGSave != 1 {
+		t.Fatalf("connected %+v, %d lines, %d waiting", in.ConnectedReplicas, in.NumReplicas, in.ReplicasWaitingBGSave)
+	}
+	for i := range MaxReplicas {
+		want := Replica{IP: "10.0.0." + strconv.Itoa(i), Port: Some(int64(6380 + i)), State: "online"}
+		if in.Replicas[i] != want {
+			t.Errorf("replica %d: %+v, want %+v", i, in.Replicas[i], want)
+		}
+	}
+	// Replicas that left do not linger in a reused Info.
+	ParseInfoInto(&in, "connected_slaves:1\r\nslave0:ip=::1,port=7000,state=send_bulk\r\n")
+	if in.NumReplicas != 1 || in.Replicas[0] != (Replica{IP: "::1", Port: Some[int64](7000), State: "send_bulk"}) || in.Replicas[1] != (Replica{}) || in.ReplicasWaitingBGSave != 0 {
+		t.Errorf("reused: %d %+v", in.NumReplicas, in.Replicas[:2])
+	}
+}

@@ -33,6 +33,17 @@ type SaveTracker struct {
 	// cancelled is set when the server accepted a BGSAVE CANCEL of a
 	// running save: the save that ends next is reported as cancelled.
 	cancelled bool
+	// pending is an accepted BGSAVE or BGREWRITEAOF whose save has not
+	// been seen yet: the next save of its kind is the user's (see
+	// ObserveCommand and dropStale).
+	pending *pendingCommand
+}
+
+// pendingCommand is a command the server accepted to start a save.
+type pendingCommand struct {
+	aof     bool // BGREWRITEAOF, else BGSAVE
+	command string
+	done    time.Duration // when its answer came
 }
 
 // windowPoint is what a sample contributes to before/during means.
@@ -60,6 +71,16 @@ type saveRun struct {
 	before []windowPoint
 	during []windowPoint
 
+	trigger Trigger
+	// The instruments (Sample.COW, Sample.Footprint) over the save.
+	peakCOW      Opt[int64]
+	peakAt       Opt[float64]
+	baseFoot     Opt[int64] // Footprint of the sample before the save
+	baseFootFrom Instrument
+	peakFoot     Opt[int64] // of the samples by baseFootFrom's instrument
+	forkPause    Opt[time.Duration]
+	curve        []CurvePoint
+
 	// Progress and ETA: the rate is taken between distinct progress
 	// values (the server updates them about once a second) and smoothed.
 	initVal  int64 // the first value seen
@@ -85,13 +106,45 @@ func NewSaveTracker(node NodeID, addr string) *SaveTracker {
 // Valkey 8.1+) makes the running save end as StatusCancelled rather than
 // the "err" the server reports for a killed child. "Scheduled background
 // saving cancelled" cancels a save that never started: nothing to report.
+//
+// An accepted BGSAVE or BGREWRITEAOF makes the next save of its kind the
+// user's (TriggerUser). The server forks before it answers, so the answer
+// can come after a sample that already shows the save running: a save
+// running now that a sample first showed after the command was sent, and
+// whose trigger is not the user's yet, becomes the user's.
 func (t *SaveTracker) ObserveCommand(c *CommandResult) {
 	if c == nil || !c.OK() {
 		return
 	}
 	if isCancel(c.Command) && strings.HasPrefix(c.Reply, "Background saving cancelled") {
 		t.cancelled = true
+		return
 	}
+	aof, ok := startsSave(c)
+	if !ok {
+		return
+	}
+	if r := t.run; r != nil && (r.kind == SaveAOF) == aof && r.started >= c.Sent && r.trigger.Kind != TriggerUser {
+		r.trigger = Trigger{Kind: TriggerUser, Detail: c.Command}
+		return
+	}
+	t.pending = &pendingCommand{aof: aof, command: c.Command, done: c.Done}
+}
+
+// startsSave reports whether c is an accepted command that starts (or
+// schedules) a save, and whether that is an AOF rewrite.
+func startsSave(c *CommandResult) (aof, ok bool) {
+	f := strings.Fields(strings.ToUpper(c.Command))
+	if len(f) == 0 || !(strings.HasSuffix(c.Reply, "started") || strings.HasSuffix(c.Reply, "scheduled")) {
+		return false, false
+	}
+	switch f[0] {
+	case "BGSAVE":
+		return false, true
+	case "BGREWRITEAOF":
+		return true, true
+	}
+	return false, false
 }
 
 // isCancel reports whether command is BGSAVE CANCEL.
@@ -116,7 +169,7 @@ func (t *SaveTracker) Observe(s *Sample) (started bool, ended *SaveReport) {
 	kind, running := saveKind(in)
 	justEnded := t.justEnded
 	t.justEnded = false
-	if t.run != nil && (restart || !running || kind != t.run.kind) {
+	if t.run != nil && (restart || !running || kind != t.run.kind || prev != nil && anotherJob(t.run.kind, &prev.Info, in)) {
 		ended = t.finish(s, restart)
 		t.justEnded = true
 	} else if t.run == nil && !running && prev != nil && !restart {
@@ -137,7 +190,40 @@ func (t *SaveTracker) Observe(s *Sample) (started bool, ended *SaveReport) {
 	} else {
 		t.remember(s)
 	}
+	t.dropStale(s, ended != nil)
 	return started, ended
+}
+
+// anotherJob reports whether the counters show that a job of kind ended
+// and a new one began between two samples that both show one running (a
+// replica's full sync right after a user's save, say).
+func anotherJob(kind SaveKind, a, b *Info) bool {
+	grew := func(x, y Opt[int64]) bool { return x.OK && y.OK && y.V > x.V }
+	switch kind {
+	case SaveFork:
+		return grew(a.RDBSaves, b.RDBSaves) || grew(a.TotalForks, b.TotalForks)
+	case SaveForkless:
+		// An AOF rewrite may fork beside a forkless save: forks say nothing.
+		return grew(a.RDBSaves, b.RDBSaves)
+	case SaveAOF:
+		return grew(a.AOFRewrites, b.AOFRewrites) || grew(a.TotalForks, b.TotalForks)
+	}
+	return false
+}
+
+// dropStale forgets a pending command that no save came of: the first
+// sample taken after its answer shows no job running, none scheduled and
+// none ended. (A started save shows in that sample; a scheduled one waits
+// behind the job that runs.)
+func (t *SaveTracker) dropStale(s *Sample, ended bool) {
+	pc := t.pending
+	if pc == nil || s.Offset <= pc.done || ended {
+		return
+	}
+	if _, running := saveKind(&s.Info); running || s.Info.AOFRewriteScheduled.V == 1 {
+		return
+	}
+	t.pending = nil
 }
 
 // saveKind says which background job the INFO shows running.
@@ -171,9 +257,35 @@ func (t *SaveTracker) start(kind SaveKind, prev, s *Sample) {
 	r := &saveRun{kind: kind, started: s.Offset, startedAt: s.At}
 	if prev != nil {
 		r.baseUsed, r.baseRSS, r.baseProcRSS = prev.Info.UsedMemory, prev.Info.RSS, prev.Proc.RSS
+		r.baseFoot, r.baseFootFrom = prev.Footprint, prev.FootprintFrom
+		r.forkPause = forkPause(kind, &prev.Info, &s.Info)
 	}
+	r.trigger = t.triggerOf(kind, prev, s, false)
 	r.before = append([]windowPoint(nil), t.recent...)
 	t.run = r
+}
+
+// forkPause is latest_fork_usec in b when it is the fork of the save of
+// kind that b is the first sample to show (or that ran between a and b):
+// total_forks grew by exactly one since a, so the last fork is this
+// save's. Without total_forks (before 6.2) a changed latest_fork_usec is
+// taken as a new fork. Absent forkless (no fork), when a second fork may
+// have come between, or when nothing shows that a fork happened: the field
+// would then hold an older fork's pause.
+func forkPause(kind SaveKind, a, b *Info) Opt[time.Duration] {
+	usec, ok := b.LatestForkUsec.Get()
+	if kind == SaveForkless || !ok || usec < 0 {
+		return Opt[time.Duration]{}
+	}
+	switch {
+	case a.TotalForks.OK && b.TotalForks.OK:
+		if b.TotalForks.V != a.TotalForks.V+1 {
+			return Opt[time.Duration]{}
+		}
+	case !a.LatestForkUsec.OK || a.LatestForkUsec.V == usec:
+		return Opt[time.Duration]{}
+	}
+	return Some(time.Duration(usec) * time.Microsecond)
 }
 
 // progress updates the running save with s and sets s.Save.
@@ -190,6 +302,7 @@ func (t *SaveTracker) progress(s *Sample) {
 
 	p := &SaveProgress{
 		Kind:      r.kind,
+		Trigger:   r.trigger,
 		Started:   r.started,
 		Elapsed:   s.Offset - r.started,
 		Processed: in.KeysProcessed,
@@ -229,6 +342,19 @@ func (t *SaveTracker) progress(s *Sample) {
 		p.ETA = Some(time.Duration(max(left, 0) * float64(time.Second)))
 	}
 	s.Save = p
+
+	frac := p.Fraction()
+	if c, ok := s.COW.Get(); ok && (!r.peakCOW.OK || c > r.peakCOW.V) {
+		r.peakCOW, r.peakAt = s.COW, frac
+	}
+	// A delta between two instruments would measure their difference, not
+	// the save: only samples read like the baseline count.
+	if r.baseFoot.OK && s.FootprintFrom == r.baseFootFrom {
+		r.peakFoot = maxOpt(r.peakFoot, s.Footprint)
+	}
+	if f, ok := frac.Get(); ok {
+		r.curve = append(r.curve, CurvePoint{Progress: f, Elapsed: s.Offset - r.started, COW: s.COW, Footprint: s.Footprint})
+	}
 }
 
 // finish ends the running save with sample s, the first sample that no
@@ -247,6 +373,11 @@ func (t *SaveTracker) finish(s *Sample, restart bool) *SaveReport {
 		rep.Status = StatusCancelled
 	}
 	t.cancelled = false
+	rep.Trigger = r.trigger
+	rep.PeakCOW, rep.PeakAtProgress = r.peakCOW, r.peakAt
+	rep.PeakFootprintDelta = deltaOpt(r.peakFoot, r.baseFoot)
+	rep.ForkPause = r.forkPause
+	rep.Curve = r.curve
 	rep.PeakLiveCOW = r.peakLiveCOW
 	rep.BaseUsed, rep.BaseRSS = r.baseUsed, r.baseRSS
 	rep.PeakUsedDelta = deltaOpt(r.peakUsed, r.baseUsed)
@@ -283,6 +414,8 @@ func (t *SaveTracker) missed(prev, s *Sample, justEnded bool) *SaveReport {
 		rep.Status = StatusCancelled
 	}
 	t.cancelled = false
+	rep.Trigger = t.triggerOf(kind, prev, s, true)
+	rep.ForkPause = forkPause(kind, a, b)
 	rep.Started, rep.StartedAt = s.Offset, s.At
 	rep.BaseUsed, rep.BaseRSS = a.UsedMemory, a.RSS
 	rep.OpsBefore, rep.WriterOpsBefore, rep.PingBefore = summarize(t.recent)

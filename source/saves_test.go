@@ -13,6 +13,8 @@ type seq struct {
 	off   time.Duration
 	n     uint64
 	info  Info
+	cfg   SaveConfig // every sample's Config
+	proc  ProcMem    // every sample's Proc
 }
 
 func newSeq() *seq {
@@ -31,14 +33,16 @@ func newSeq() *seq {
 	}
 }
 
-// next returns the next sample, with f applied to the running INFO.
+// next returns the next sample, with f applied to the running INFO, and
+// the instruments filled as the watcher fills them.
 func (q *seq) next(f func(*Info), ops float64, ping Latency) *Sample {
 	q.off += 200 * time.Millisecond
 	if f != nil {
 		f(&q.info)
 	}
 	s := &Sample{Seq: q.n, Offset: q.off, At: q.clock.Add(q.off), Info: q.info, Ping: ping,
-		OpsPerSec: Some(ops), WriterOpsPerSec: Some(ops / 2)}
+		OpsPerSec: Some(ops), WriterOpsPerSec: Some(ops / 2), Config: q.cfg, Proc: q.proc}
+	FillInstruments(s)
 	q.n++
 	return s
 }
@@ -61,11 +65,13 @@ func TestSaveTrackerForkSave(t *testing.T) {
 	base := q.info
 	var starts int
 	var peakCOW int64
+	var curve []CurvePoint
 	for i := range 10 {
 		s := q.next(func(in *Info) {
 			in.RDBInProgress = Some[int64](1)
 			in.RDBSaves = Some[int64](1)
 			in.TotalForks = Some[int64](1)
+			in.LatestForkUsec = Some[int64](1234)
 			in.KeysTotal = Some[int64](5000)
 			in.KeysProcessed = Some(int64(i * 500))
 			in.CurrentCOW = Some(int64(i * 1000))
@@ -73,6 +79,11 @@ func TestSaveTrackerForkSave(t *testing.T) {
 			in.RSS = Some(base.RSS.V + int64(i)*4096)
 		}, 1000, lat(50*time.Microsecond, 70*time.Microsecond, 2*time.Millisecond, time.Duration(i+2)*time.Millisecond, 90))
 		peakCOW = max(peakCOW, q.info.CurrentCOW.V)
+		// Remote: the server's own figures, RSS + current_cow_size.
+		if s.COWFrom != FromInfo || s.COW != q.info.CurrentCOW || s.FootprintFrom != FromInfo || s.Footprint != Some(q.info.RSS.V+q.info.CurrentCOW.V) {
+			t.Fatalf("instruments at %d: COW %+v from %q, footprint %+v from %q", i, s.COW, s.COWFrom, s.Footprint, s.FootprintFrom)
+		}
+		curve = append(curve, CurvePoint{Progress: float64(i) / 10, Elapsed: time.Duration(i) * 200 * time.Millisecond, COW: s.COW, Footprint: s.Footprint})
 		st, end := tr.Observe(s)
 		if st {
 			starts++
@@ -100,6 +111,10 @@ func TestSaveTrackerForkSave(t *testing.T) {
 		Node: "h:1", Addr: "h:1", Kind: SaveFork, Status: "ok",
 		Started: 10200 * time.Millisecond, Ended: 12200 * time.Millisecond, StartedAt: q.clock.Add(10200 * time.Millisecond),
 		Observed: 2 * time.Second, ServerSeconds: Some[int64](2), COW: Some[int64](777), PeakLiveCOW: Some(peakCOW),
+		// The last sample has the most COW, at 90 % of the keys; the
+		// footprint peaks there too: RSS up 9 pages, COW 9000 bytes.
+		PeakCOW: Some(peakCOW), PeakAtProgress: Some(0.9), PeakFootprintDelta: Some[int64](9*4096 + 9000),
+		ForkPause: Some(1234 * time.Microsecond), Curve: curve,
 		BaseUsed: base.UsedMemory, BaseRSS: base.RSS, PeakUsedDelta: Some[int64](300), PeakRSSDelta: Some[int64](9 * 4096),
 		// The last 5 s before the start: samples 24..49 (offsets 5 s..10 s
 		// are within 5 s of the last one), ops 24..49.

@@ -40,9 +40,22 @@ type Info struct {
 	Version    string // valkey_version on Valkey, redis_version elsewhere
 	ProcessID  Opt[int64]
 	Uptime     Opt[int64] // uptime_in_seconds: a drop means the server restarted
+	// ServerTimeUsec is server_time_usec (Redis 7.0+, Valkey): the server's
+	// own clock, which its `save` rules are timed by.
+	ServerTimeUsec Opt[int64]
 
 	// replication
 	Role string
+	// ConnectedReplicas is connected_slaves (on a primary). Replicas holds
+	// the first MaxReplicas of its slaveN lines, in order, and NumReplicas
+	// how many lines there were (it may exceed MaxReplicas);
+	// ReplicasWaitingBGSave counts the lines in state wait_bgsave among all
+	// of them. A replica waiting for a full sync is what starts a save on
+	// its primary (see Trigger).
+	ConnectedReplicas     Opt[int64]
+	Replicas              [MaxReplicas]Replica
+	NumReplicas           int
+	ReplicasWaitingBGSave int
 
 	// memory
 	UsedMemory Opt[int64]
@@ -62,6 +75,8 @@ type Info struct {
 	RDBLastTime           Opt[int64] // rdb_last_bgsave_time_sec, -1 when none
 	RDBLastStatus         string     // ok / err
 	RDBSaves              Opt[int64]
+	RDBChangesSinceSave   Opt[int64] // rdb_changes_since_last_save: what `save` rules count
+	RDBLastSaveTime       Opt[int64] // rdb_last_save_time: unix seconds of the last successful save
 	RDBLastCOW            Opt[int64] // rdb_last_cow_size
 	RDBCurrentType        string     // Valkey 9.2+: fork / forkless / none
 	RDBLastType           string     // Valkey 9.2+
@@ -73,12 +88,27 @@ type Info struct {
 	AOFLastRewriteTime    Opt[int64]
 	AOFLastStatus         string // aof_last_bgrewrite_status
 	AOFLastCOW            Opt[int64]
+	AOFRewrites           Opt[int64] // aof_rewrites (7.0+): rewrites started since start
+	AOFCurrentSize        Opt[int64] // aof_current_size, with aof_enabled: what auto-aof-rewrite compares
+	AOFBaseSize           Opt[int64] // aof_base_size: the size after the last rewrite
 	CurrentCOW            Opt[int64] // current_cow_size (live COW of the running child)
 	CurrentCOWAge         Opt[int64]
 	CurrentCOWPeak        Opt[int64]
 	CurrentForkPerc       Opt[float64]
 	KeysProcessed         Opt[int64] // current_save_keys_processed
 	KeysTotal             Opt[int64] // current_save_keys_total
+}
+
+// MaxReplicas is how many replicas of a primary Info keeps (a fixed array,
+// so that parsing INFO does not allocate).
+const MaxReplicas = 8
+
+// Replica is one slaveN line of INFO replication on a primary:
+// `slave0:ip=10.0.0.7,port=6380,state=wait_bgsave,offset=0,lag=0`.
+type Replica struct {
+	IP    string
+	Port  Opt[int64]
+	State string // wait_bgsave (waiting for or receiving a full sync's RDB), send_bulk, online, ...
 }
 
 // SaveConfig is what CONFIG GET tells about how the server saves. Method is
@@ -88,7 +118,16 @@ type SaveConfig struct {
 	Method          string     // bgsave-default-method: fork / forkless
 	ForklessInfra   Opt[bool]  // forkless-infrastructure-enabled
 	RDBKeySaveDelay Opt[int64] // rdb-key-save-delay, microseconds per key
-	Err             string     // why CONFIG GET failed (e.g. NOPERM), empty when it worked
+	// What tells who started a save (see Trigger): repl-diskless-sync (a
+	// replica's full sync streams the RDB to its socket instead of a file),
+	// save (the server's own schedule, "3600 1 300 100"; "" when it has
+	// none) and auto-aof-rewrite-percentage / -min-size (when the server
+	// rewrites its AOF by itself).
+	ReplDisklessSync      Opt[bool]
+	SaveSchedule          Opt[string]
+	AutoAOFRewritePerc    Opt[int64]
+	AutoAOFRewriteMinSize Opt[int64]
+	Err                   string // why CONFIG GET failed (e.g. NOPERM), empty when it worked
 }
 
 // NodeID names a watched server for as long as vkwatch runs, whatever the
@@ -142,6 +181,10 @@ type ProcMem struct {
 	// memory.usage_in_bytes / memory.limit_in_bytes (v1). The limit is
 	// absent when the cgroup sets none ("max", or v1's huge number). This
 	// is what a container's OOM killer counts: the seed's second instrument.
+	// The path is as /proc/PID/cgroup shows it to vkwatch (relative to
+	// vkwatch's cgroup namespace); a v1 memory line wins over the v2 line
+	// on a hybrid host (the memory controller is bound to one of them).
+	// Read by procmem at every sample (about 40 us).
 	Cgroup      string
 	CgroupUsage Opt[int64]
 	CgroupLimit Opt[int64]
@@ -181,16 +224,19 @@ type Sample struct {
 	// COW is the copy-on-write of the running save child from the fastest
 	// instrument there is: the child's Private_Dirty from /proc for a local
 	// server (read every sample), else INFO's current_cow_size (which the
-	// server refreshes about once a second). 0 while no save runs on a
-	// server that reports the field; absent when neither instrument reads.
-	// COWFrom names the instrument.
+	// server refreshes about once a second). 0 while no save runs: FromProc
+	// when vkwatch can read the server's smaps_rollup (it would see a
+	// child), else FromInfo on a server that reports the field; INFO's 0
+	// during a forkless save (no child). Absent when neither instrument
+	// reads. COWFrom names the instrument. See FillInstruments.
 	COW     Opt[int64]
 	COWFrom Instrument
 	// Footprint is the memory the host pays for the server: for a local
 	// server its RSS plus the save child's private dirty pages (/proc);
 	// for a remote one used_memory_rss + current_cow_size, the server's own
-	// estimate. A fork's cost shows here and not in used_memory or RSS,
-	// which stay flat in the parent. FootprintFrom names the instrument.
+	// estimate (also for a local child whose smaps_rollup vkwatch may not
+	// read). A fork's cost shows here and not in used_memory or RSS, which
+	// stay flat in the parent. FootprintFrom names the instrument.
 	Footprint     Opt[int64]
 	FootprintFrom Instrument
 
@@ -230,8 +276,13 @@ const (
 )
 
 // Trigger is who started a save, as far as vkwatch can tell, and the
-// detail that told it ("replica 10.0.0.7:6380, diskless", "save 60 10000").
-// Kind is empty when vkwatch cannot tell.
+// detail that told it: the command ("BGSAVE", "BGREWRITEAOF") for
+// TriggerUser, "replica 10.0.0.7:6380, diskless" (or ", disk"),
+// "appendonly turned on" or "auto-aof-rewrite-percentage 100:
+// aof_current_size N, aof_base_size M", "save 60 10000"; empty for
+// TriggerOther. Kind is empty when vkwatch cannot tell (CONFIG GET refused,
+// a server without the fields it needs). The evidence and its order are in
+// SaveTracker.triggerOf (trigger.go).
 type Trigger struct {
 	Kind   TriggerKind
 	Detail string
@@ -304,13 +355,18 @@ type SaveReport struct {
 	PeakCOW        Opt[int64]
 	PeakAtProgress Opt[float64]
 	// PeakFootprintDelta is the largest Sample.Footprint during the save
-	// above its level just before.
+	// above its level in the sample just before, counting only samples read
+	// by the same instrument as that one (a delta across instruments would
+	// measure their difference). Absent without such a baseline.
 	PeakFootprintDelta Opt[int64]
 	// ForkPause is latest_fork_usec after a fork save or rewrite: how long
-	// fork() blocked the server's main thread. Absent forkless.
+	// fork() blocked the server's main thread. Absent forkless, and absent
+	// unless total_forks grew by exactly one with this save (before 6.2,
+	// without total_forks: unless latest_fork_usec changed): otherwise the
+	// field may hold another fork's pause.
 	ForkPause Opt[time.Duration]
 	// Curve is the save's cost against its progress, one point per sample
-	// that knew the progress.
+	// that knew the progress; nil for a save no sample saw running.
 	Curve []CurvePoint
 
 	BaseUsed      Opt[int64] // used_memory just before the save

@@ -554,6 +554,7 @@ func (s *sampling) sample(ctx context.Context, text string, at time.Duration) {
 	if w.cfg.Proc != nil && w.ep.Local() && in.ProcessID.OK {
 		smp.Proc = w.cfg.Proc(in.ProcessID.V)
 	}
+	FillInstruments(smp)
 	if !s.haveConfig || at-s.configAt >= configEvery {
 		s.config = w.readConfig(ctx)
 		s.configAt, s.haveConfig = at, true
@@ -581,14 +582,21 @@ func restarted(prev, cur *Info) bool {
 	return prev.ProcessID.OK && cur.ProcessID.OK && prev.ProcessID.V != cur.ProcessID.V
 }
 
-// readConfig asks for the save settings (three CONFIG GETs in one round
-// trip; one CONFIG GET of several names needs 7.0). A server that lacks a
-// setting answers nothing for it: absent. An error (NOPERM) is kept in Err.
+// configNames are the settings readConfig asks for, in one round trip.
+var configNames = [...]string{
+	"bgsave-default-method", "forkless-infrastructure-enabled", "rdb-key-save-delay",
+	"repl-diskless-sync", "save", "auto-aof-rewrite-percentage", "auto-aof-rewrite-min-size",
+}
+
+// readConfig asks for the save settings (one CONFIG GET per name, pipelined
+// in one round trip: one CONFIG GET of several names needs 7.0). A server
+// that lacks a setting answers nothing for it: absent. An error (NOPERM) is
+// kept in Err.
 func (w *Watcher) readConfig(ctx context.Context) SaveConfig {
 	cctx, cancel := context.WithTimeout(ctx, infoTimeout)
 	defer cancel()
-	names := [...]string{"bgsave-default-method", "forkless-infrastructure-enabled", "rdb-key-save-delay"}
-	var cmds [len(names)]*redis.MapStringStringCmd
+	names := &configNames
+	var cmds [len(configNames)]*redis.MapStringStringCmd
 	var c SaveConfig
 	client := w.client(&w.sampler, w.cfg.ConnectTimeout)
 	if client == nil {
@@ -613,18 +621,37 @@ func (w *Watcher) readConfig(ctx context.Context) SaveConfig {
 		c.Err = oneLine(err)
 		return c
 	}
-	c.Method = cmds[0].Val()[names[0]]
-	switch strings.ToLower(cmds[1].Val()[names[1]]) {
-	case "yes":
-		c.ForklessInfra = Some(true)
-	case "no":
-		c.ForklessInfra = Some(false)
+	val := func(i int) (string, bool) {
+		v, ok := cmds[i].Val()[names[i]]
+		return v, ok
 	}
-	if v, ok := cmds[2].Val()[names[2]]; ok {
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-			c.RDBKeySaveDelay = Some(n)
+	yesNo := func(i int) Opt[bool] {
+		v, _ := val(i)
+		switch strings.ToLower(v) {
+		case "yes":
+			return Some(true)
+		case "no":
+			return Some(false)
 		}
+		return Opt[bool]{}
 	}
+	num := func(i int) Opt[int64] {
+		if v, ok := val(i); ok {
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				return Some(n)
+			}
+		}
+		return Opt[int64]{}
+	}
+	c.Method, _ = val(0)
+	c.ForklessInfra = yesNo(1)
+	c.RDBKeySaveDelay = num(2)
+	c.ReplDisklessSync = yesNo(3)
+	if v, ok := val(4); ok {
+		c.SaveSchedule = Some(v)
+	}
+	c.AutoAOFRewritePerc = num(5)
+	c.AutoAOFRewriteMinSize = num(6)
 	return c
 }
 

@@ -14,12 +14,19 @@ import (
 // aof says the fork is an AOF rewrite's (BGREWRITEAOF), which forks even
 // when saves are forkless. The expected COW is the largest copy-on-write
 // seen of any fork of this dataset: rdb_last_cow_size, aof_last_cow_size and
-// the last report's peak live COW. Two limits are checked:
+// the last report's peak COW (Sample.COW, /proc or INFO) and peak live COW.
+// Three limits are checked, and the first one exceeded is named:
 //   - the host's MemAvailable (local server, from /proc): the child's COW
 //     pages are new memory the host must find, while used_memory is
 //     already resident and so already outside MemAvailable; it warns when
-//     COW > MemAvailable. This is the one that ends in the OOM killer, so
-//     it is named first.
+//     COW > MemAvailable. This is the one that ends in the host's OOM
+//     killer, so it is named first.
+//   - the limit of the server's memory cgroup, when one is set (a local
+//     server in a container or a systemd unit with MemoryMax): the child
+//     is charged to the same cgroup, so it warns when the cgroup's usage +
+//     COW > its limit, where the container's OOM killer strikes. The usage
+//     counts page cache the kernel would reclaim first, so this errs
+//     towards warning.
 //   - maxmemory, when set: operators size it as the server's whole memory
 //     budget, so it warns when used_memory + COW > maxmemory.
 //
@@ -36,9 +43,7 @@ func forkRisk(addr string, s *source.Sample, last *source.SaveReport, aof bool) 
 	}
 	cow := max(s.Info.RDBLastCOW.Or(0), s.Info.AOFLastCOW.Or(0))
 	if last != nil {
-		if v, ok := last.PeakLiveCOW.Get(); ok && v > cow {
-			cow = v
-		}
+		cow = max(cow, last.PeakLiveCOW.Or(0), last.PeakCOW.Or(0))
 	}
 	if cow <= 0 {
 		return "", false
@@ -46,6 +51,12 @@ func forkRisk(addr string, s *source.Sample, last *source.SaveReport, aof bool) 
 	if avail, ok := s.Proc.HostMemAvailable.Get(); ok && cow > avail {
 		return fmt.Sprintf("%s: %s may need %s more (its last COW) but only %s is available (MemAvailable)",
 			addr, forkName(aof), fmtBytes(cow), fmtBytes(avail)), true
+	}
+	limit, ok1 := s.Proc.CgroupLimit.Get()
+	usage, ok2 := s.Proc.CgroupUsage.Get()
+	if ok1 && ok2 && usage+cow > limit {
+		return fmt.Sprintf("%s: %s may need %s (cgroup usage %s + last COW %s) but the cgroup's limit is %s (%s)",
+			addr, forkName(aof), fmtBytes(usage+cow), fmtBytes(usage), fmtBytes(cow), fmtBytes(limit), s.Proc.Cgroup), true
 	}
 	if maxmem, ok := s.Info.MaxMemory.Get(); ok && maxmem > 0 && used+cow > maxmem {
 		return fmt.Sprintf("%s: %s may need %s (used %s + last COW %s) but maxmemory is %s",

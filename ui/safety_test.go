@@ -45,6 +45,9 @@ func TestForkRisk(t *testing.T) {
 		{"forkless: no fork", sample(some(900*mib), some(gib), some(mib), some(200*mib), "forkless"), report, ""},
 		{"used_memory absent", sample(none, some(gib), some(mib), some(200*mib), ""), report, ""},
 		{"no sample yet", nil, report, ""},
+		{"COW from the report's peak (the fastest instrument)", sample(some(900*mib), some(gib), none, some(100*mib), ""),
+			&source.SaveReport{PeakCOW: some(200 * mib), PeakLiveCOW: some(2 * mib)},
+			"127.0.0.1:6379: a fork save may need 1.07 GiB (used 900 MiB + last COW 200 MiB) but maxmemory is 1.00 GiB"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -53,6 +56,45 @@ func TestForkRisk(t *testing.T) {
 				t.Errorf("forkRisk = %q, %v\nwant %q", got, warn, tc.want)
 			}
 		})
+	}
+}
+
+// TestForkRiskCgroup: a cgroup limit counts the cgroup's usage + the COW
+// against the limit, between MemAvailable and maxmemory.
+func TestForkRiskCgroup(t *testing.T) {
+	some, none := source.Some[int64], source.Opt[int64]{}
+	sample := func(usage, limit, avail, maxmem source.Opt[int64]) *source.Sample {
+		return &source.Sample{
+			Info: source.Info{UsedMemory: some(600 * mib), MaxMemory: maxmem, RDBLastCOW: some(300 * mib)},
+			Proc: source.ProcMem{Cgroup: "v2:/system.slice/valkey.service", CgroupUsage: usage, CgroupLimit: limit, HostMemAvailable: avail},
+		}
+	}
+	cases := []struct {
+		name string
+		s    *source.Sample
+		want string
+	}{
+		{"over the limit", sample(some(800*mib), some(1024*mib), some(8192*mib), none),
+			"127.0.0.1:6379: a fork save may need 1.07 GiB (cgroup usage 800 MiB + last COW 300 MiB) but the cgroup's limit is 1.00 GiB (v2:/system.slice/valkey.service)"},
+		{"fits under the limit", sample(some(700*mib), some(1024*mib), some(8192*mib), none), ""},
+		{"no limit (max)", sample(some(800*mib), none, some(8192*mib), none), ""},
+		{"usage unread", sample(none, some(1024*mib), some(8192*mib), none), ""},
+		{"MemAvailable is named before the cgroup", sample(some(800*mib), some(1024*mib), some(100*mib), none),
+			"127.0.0.1:6379: a fork save may need 300 MiB more (its last COW) but only 100 MiB is available (MemAvailable)"},
+		{"the cgroup is named before maxmemory", sample(some(800*mib), some(1024*mib), none, some(800*mib)),
+			"127.0.0.1:6379: a fork save may need 1.07 GiB (cgroup usage 800 MiB + last COW 300 MiB) but the cgroup's limit is 1.00 GiB (v2:/system.slice/valkey.service)"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, warn := forkRisk("127.0.0.1:6379", tc.s, nil, false)
+			if got != tc.want || warn != (tc.want != "") {
+				t.Errorf("forkRisk = %q, %v\nwant %q", got, warn, tc.want)
+			}
+		})
+	}
+	// An AOF rewrite is checked against the cgroup too.
+	if got, _ := forkRisk("127.0.0.1:6379", sample(some(800*mib), some(1024*mib), none, none), nil, true); !strings.HasPrefix(got, "127.0.0.1:6379: an AOF rewrite (a fork) may need 1.07 GiB (cgroup usage") {
+		t.Errorf("AOF rewrite: %q", got)
 	}
 }
 

@@ -14,18 +14,69 @@ import (
 	"golang.org/x/term"
 )
 
-// version is set at build time with -ldflags "-X main.version=..."; when it
-// is not, the module version from the build info is used.
+// version is set at build time with -ldflags "-X main.version=..." (a
+// packager's own version); when it is not, the module version from the
+// build info is used.
 var version = ""
 
+// vkwatchVersion is what --version prints after "vkwatch " and what a
+// recording's header keeps: the version, the VCS revision, and whether
+// the tree had uncommitted changes, as the Go toolchain stamped them.
 func vkwatchVersion() string {
-	if version != "" {
-		return version
+	bi, ok := debug.ReadBuildInfo()
+	return versionString(version, bi, ok)
+}
+
+// versionString says honestly what a build knows about itself. What the
+// toolchain stamps (Go 1.26):
+//   - go build and go install in a git clone: the module version (the tag,
+//     or a pseudo-version v0.0.0-TIME-REV, "+dirty" when modified) and
+//     vcs.revision, vcs.time, vcs.modified;
+//   - go run, a build in a git worktree (.git is a file there, which the
+//     toolchain does not take for a repository) or with -buildvcs=false:
+//     "(devel)" and no revision;
+//   - go install module@version: that version and no revision.
+//
+// So the revision and the modified flag are printed when stamped, and
+// their absence is said rather than hidden.
+func versionString(ldflag string, bi *debug.BuildInfo, ok bool) string {
+	v := ldflag
+	if v == "" && ok {
+		v = bi.Main.Version
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+	if v == "" {
+		v = "(devel)"
 	}
-	return "dev"
+	if !ok {
+		return v + ", no build info"
+	}
+	set := map[string]string{}
+	for _, s := range bi.Settings {
+		set[s.Key] = s.Value
+	}
+	var b strings.Builder
+	b.WriteString(v)
+	if rev := set["vcs.revision"]; rev != "" {
+		b.WriteString(" rev " + rev[:min(12, len(rev))])
+		var extra []string
+		if t := set["vcs.time"]; t != "" {
+			extra = append(extra, t)
+		}
+		if set["vcs.modified"] == "true" {
+			extra = append(extra, "modified")
+		}
+		if len(extra) > 0 {
+			b.WriteString(" (" + strings.Join(extra, ", ") + ")")
+		}
+	} else if !strings.HasPrefix(v, "v") || v == "(devel)" {
+		// A released version names its source; a development build
+		// without a revision names nothing, so say why.
+		b.WriteString(", no VCS revision stamped (go run, a git worktree or -buildvcs=false)")
+	}
+	if bi.GoVersion != "" {
+		b.WriteString(", " + bi.GoVersion)
+	}
+	return b.String()
 }
 
 // app holds the process's outside world so that tests can replace it.
@@ -82,19 +133,22 @@ func (a *app) rootCommand() *cobra.Command {
 	mf := &monitorFlags{}
 	cf := &connFlags{}
 	root := &cobra.Command{
-		Use:   "vkwatch [ADDR [ADDR2]]",
+		Use:   "vkwatch [ADDR [ADDR2]] [-h HOST -p PORT | -s SOCKET | -u URI]",
 		Short: "Watch what a snapshot costs a Valkey or Redis server, live",
 		Long: `vkwatch connects to one or two Valkey/Redis servers and shows them side by side:
 memory (used, RSS, copy-on-write), ops/s and PING latency as live charts, a progress
 bar with ETA while a BGSAVE or AOF rewrite runs, and what the last save cost.
 
-ADDR is host:port, host, :port, [::1]:port, a unix socket path, or a URL
-redis:// rediss:// valkey:// valkeys:// (user, password and db honoured).
-With no ADDR, vkwatch watches 127.0.0.1:6379.
+As in valkey-cli, -h HOST -p PORT, -s SOCKET or -u URI name the server; each
+ADDR names one more. ADDR is host:port, host, :port, [::1]:port, a unix socket
+path, or a URL redis:// rediss:// valkey:// valkeys:// (user, password and db
+honoured). With none of them, vkwatch watches 127.0.0.1:6379. -h is the host:
+help is --help.
 
 Keys: b BGSAVE, a BGREWRITEAOF (focused server), B / A on both at once,
 tab focus, p pause drawing, r save reports, ? help, q quit.`,
 		Example: `  vkwatch demo                       # two local servers, side by side, under load
+  vkwatch -h 10.0.0.5 -p 6380        # valkey-cli's flags
   vkwatch 127.0.0.1:6379 127.0.0.1:6380
   VALKEYCLI_AUTH=secret vkwatch valkeys://cache.internal:6380 --cacert ca.pem`,
 		Version:       vkwatchVersion(),
@@ -109,8 +163,13 @@ tab focus, p pause drawing, r save reports, ? help, q quit.`,
 		return usageErr("%v (see vkwatch --help)", err)
 	})
 	root.SetVersionTemplate("vkwatch {{.Version}}\n")
+	// -h is the host (valkey-cli's), so help is --help alone. cobra adds
+	// its own "-h, --help" to every command that lacks a help flag (and
+	// panics on the clash with -h): one persistent --help covers them all,
+	// cobra's help and completion commands included.
+	root.PersistentFlags().Bool("help", false, "show this help")
 	cf.register(root.PersistentFlags())
 	mf.register(root.Flags())
-	root.AddCommand(a.loadCommand(cf), a.demoCommand(mf), a.replayCommand(), a.benchCommand(cf))
+	root.AddCommand(a.loadCommand(cf), a.demoCommand(cf), a.replayCommand(cf), a.benchCommand(cf))
 	return root
 }

@@ -31,15 +31,16 @@ type benchFlags struct {
 func (a *app) benchCommand(cf *connFlags) *cobra.Command {
 	bf := &benchFlags{}
 	cmd := &cobra.Command{
-		Use:   "bench ADDR [ADDR2]",
+		Use:   "bench [ADDR [ADDR2]] [-h HOST -p PORT | -s SOCKET | -u URI]",
 		Short: "Run the seeds' BGSAVE experiment headless and print its table",
 		Long: `bench reproduces the forkless-BGSAVE experiment without a UI: for each run it
-starts W writers on the vkwatch-prefixed dataset and the PING probe, sends BGSAVE
+starts W writers overwriting the vkwatch-prefixed dataset (which must exist:
+--preload N creates it) and the PING probe, sends BGSAVE
 at --trigger-at, waits for the save to end and the window to close, and collects
 what the save cost. It prints, per server, COW, memory delta, save time, the
 writers' ops/s, worst and p99 PING as mean / min / max over the runs.
 Progress goes to stderr; the table (or --json) to stdout.`,
-		Args: cobra.RangeArgs(1, 2),
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runBench(cmd.Context(), cf, bf, args)
 		},
@@ -50,7 +51,7 @@ Progress goes to stderr; the table (or --json) to stdout.`,
 	fs.DurationVar(&bf.triggerAt, "trigger-at", 2*time.Second, "when BGSAVE is sent within the window")
 	fs.IntVar(&bf.writers, "writers", 8, "writers per server")
 	fs.IntVar(&bf.preload, "preload", 0, "first create a dataset of N keys under the vkwatch: prefix")
-	fs.IntVar(&bf.keys, "keys", 1_000_000, "keyspace the writers SET into, when --preload is not given")
+	fs.IntVar(&bf.keys, "keys", 1_000_000, "keyspace the writers overwrite, when --preload is not given (it must exist: bench refuses otherwise)")
 	fs.IntVar(&bf.valueSize, "value-size", 300, "bytes per value")
 	fs.BoolVar(&bf.parallel, "parallel", false, "run the servers at the same time instead of one after the other")
 	fs.BoolVar(&bf.json, "json", false, "print JSON instead of the table")
@@ -71,7 +72,7 @@ func (a *app) runBench(ctx context.Context, cf *connFlags, bf *benchFlags, args 
 	case bf.interval < 10*time.Millisecond || bf.pingInterval < 100*time.Microsecond:
 		return usageErr("--interval must be at least 10ms and --ping-interval at least 100µs")
 	}
-	eps, err := a.endpoints(cf, args)
+	eps, err := a.explicit(cf, args, "bench")
 	if err != nil {
 		return err
 	}
@@ -120,7 +121,7 @@ func (a *app) runBench(ctx context.Context, cf *connFlags, bf *benchFlags, args 
 	}
 	sums, err := bench.Bench(ctx, cfg)
 	if err != nil {
-		return err
+		return keyspaceRefusal(err, "bench")
 	}
 	if bf.json {
 		return bench.WriteJSON(a.stdout, sums)

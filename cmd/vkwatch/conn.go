@@ -1,16 +1,27 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/load"
 )
 
 // connFlags are valkey-cli's connection conventions.
 type connFlags struct {
+	// host, port, socket and uri are -h, -p, -s and -u: they name the
+	// first server, before any ADDR argument.
+	host      string
+	port      string
+	socket    string
+	uri       string
+	fs        *pflag.FlagSet // where they were registered, to ask what was given
+	names     map[string]bool
 	pass      string
 	user      string
 	askpass   bool
@@ -25,6 +36,15 @@ type connFlags struct {
 }
 
 func (f *connFlags) register(fs *pflag.FlagSet) {
+	f.fs = fs
+	// -h is the host, as in valkey-cli: cobra then leaves help to --help
+	// alone, in every subcommand, since these flags are inherited.
+	fs.StringVarP(&f.host, "host", "h", "127.0.0.1", "server host (the first server)")
+	// A string, so that a bad port gets the same one-line error as in an
+	// address rather than pflag's strconv message.
+	fs.StringVarP(&f.port, "port", "p", "6379", "server port (the first server)")
+	fs.StringVarP(&f.socket, "socket", "s", "", "server unix socket, instead of -h and -p (the first server)")
+	fs.StringVarP(&f.uri, "uri", "u", "", "server URI redis://[[user:]pass@]host[:port][/db] (also rediss://, valkey://, valkeys://), instead of -h, -p and -s")
 	fs.StringVarP(&f.pass, "pass", "a", "", "password to AUTH with (visible to other users in ps: prefer VALKEYCLI_AUTH or --askpass)")
 	fs.StringVar(&f.user, "user", "", "ACL user name (env VALKEYCLI_USER)")
 	fs.BoolVar(&f.askpass, "askpass", false, "read the password from the terminal, without echo")
@@ -36,21 +56,126 @@ func (f *connFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.cert, "cert", "", "client certificate file")
 	fs.StringVar(&f.key, "key", "", "client private key file")
 	fs.BoolVar(&f.insecure, "insecure", false, "do not verify the server's certificate")
+	f.names = map[string]bool{}
+	fs.VisitAll(func(fl *pflag.Flag) {
+		if fl.Name != "help" {
+			f.names[fl.Name] = true
+		}
+	})
 }
 
 // passwordWarning is valkey-cli's own warning for a password on the command line.
 const passwordWarning = "Warning: Using a password with '-a' or '-u' option on the command line interface may not be safe."
 
-// endpoints turns addresses and flags into endpoints. A password comes, in
-// order, from -a, the URL, --askpass, VALKEYCLI_AUTH, REDISCLI_AUTH.
+// given reports whether the flag called name was on the command line.
+func (f *connFlags) given(name string) bool { return f.fs != nil && f.fs.Changed(name) }
+
+// named reports whether -h, -p, -s or -u named a server.
+func (f *connFlags) named() bool {
+	return f.given("host") || f.given("port") || f.given("socket") || f.given("uri")
+}
+
+// first is the server that -h, -p, -s or -u name, as the user wrote it
+// (for errors); ok is false when none of them was given.
+func (f *connFlags) first() (ep source.Endpoint, as string, ok bool, err error) {
+	h, p, s, u := f.given("host"), f.given("port"), f.given("socket"), f.given("uri")
+	switch {
+	case u && (h || p || s):
+		return ep, "", false, usageErr("-u names the server with its URI: leave out -h, -p and -s")
+	case s && (h || p):
+		return ep, "", false, usageErr("-s names the server by its unix socket: leave out -h and -p")
+	case u:
+		if !strings.Contains(f.uri, "://") {
+			return ep, "", false, usageErr("-u %q: want a URI such as redis://host:port/db (or give the address as an argument)", f.uri)
+		}
+		ep, err = source.ParseAddress(f.uri)
+		if err != nil {
+			return ep, "", false, usageErr("-u: %v", err)
+		}
+		return ep, "-u " + ep.String(), true, nil
+	case s:
+		if strings.TrimSpace(f.socket) == "" {
+			return ep, "", false, usageErr("-s: empty unix socket path")
+		}
+		return source.Endpoint{Network: "unix", Addr: f.socket}, "-s " + f.socket, true, nil
+	case h || p:
+		var flags []string
+		if h {
+			flags = append(flags, "-h "+f.host)
+		}
+		if p {
+			flags = append(flags, "-p "+f.port)
+		}
+		as := strings.Join(flags, " ")
+		ep, err = source.HostPort(f.host, f.port)
+		if err != nil {
+			return ep, "", false, usageErr("%s: %v", as, err)
+		}
+		return ep, as, true, nil
+	}
+	return ep, "", false, nil
+}
+
+// explicit is endpoints for a subcommand that writes (load, bench): the
+// server must be named, by ADDR or by -h, -p, -s or -u, never taken to be
+// 127.0.0.1:6379 by default.
+func (a *app) explicit(f *connFlags, addrs []string, cmd string) ([]source.Endpoint, error) {
+	if len(addrs) == 0 && !f.named() {
+		return nil, usageErr("%s writes to a server: name it (ADDR, -h HOST -p PORT, -s SOCKET or -u URI)", cmd)
+	}
+	return a.endpoints(f, addrs)
+}
+
+// reject refuses connection flags on a subcommand that connects to no
+// server the user names (the demo starts its own, replay reads a file): a
+// flag silently ignored would mislead.
+func (f *connFlags) reject(cmd *cobra.Command, why string) error {
+	var used []string
+	cmd.Flags().Visit(func(fl *pflag.Flag) {
+		if f.names[fl.Name] {
+			used = append(used, "--"+fl.Name)
+		}
+	})
+	if len(used) > 0 {
+		return usageErr("%s takes no connection flags (%s): %s", cmd.Name(), strings.Join(used, ", "), why)
+	}
+	return nil
+}
+
+// endpoints turns flags and addresses into endpoints: the server -h, -p,
+// -s or -u name comes first, then one per ADDR; with none of them,
+// 127.0.0.1:6379. A password comes, in order, from -a, the URL, --askpass,
+// VALKEYCLI_AUTH, REDISCLI_AUTH. Nothing is dialled here.
 func (a *app) endpoints(f *connFlags, addrs []string) ([]source.Endpoint, error) {
-	if len(addrs) == 0 {
-		addrs = []string{"127.0.0.1:6379"}
+	first, as, named, err := f.first()
+	if err != nil {
+		return nil, err
 	}
-	if len(addrs) > 2 {
-		return nil, usageErr("at most two addresses, got %d", len(addrs))
+	n := len(addrs)
+	if named {
+		n++
 	}
-	eps := make([]source.Endpoint, 0, len(addrs))
+	if n > 2 {
+		return nil, usageErr("at most two addresses, got %d", n)
+	}
+	parsed := make([]source.Endpoint, 0, n)
+	if named {
+		parsed = append(parsed, first)
+	}
+	for _, s := range addrs {
+		ep, err := source.ParseAddress(s)
+		if err != nil {
+			return nil, usageErr("%v", err)
+		}
+		if named && ep.Network == first.Network && ep.Addr == first.Addr {
+			return nil, usageErr("%s and the address %q name the same server: give it once", as, s)
+		}
+		parsed = append(parsed, ep)
+	}
+	if len(parsed) == 0 {
+		parsed = append(parsed, source.Endpoint{Network: "tcp", Addr: "127.0.0.1:6379"})
+	}
+	eps := make([]source.Endpoint, 0, len(parsed))
 	warned := false
 	warn := func() {
 		if !warned {
@@ -59,11 +184,7 @@ func (a *app) endpoints(f *connFlags, addrs []string) ([]source.Endpoint, error)
 		}
 	}
 	var asked *string
-	for _, s := range addrs {
-		ep, err := source.ParseAddress(s)
-		if err != nil {
-			return nil, usageErr("%v", err)
-		}
+	for _, ep := range parsed {
 		if ep.Password != "" {
 			warn()
 		}
@@ -121,4 +242,26 @@ func (a *app) endpoints(f *connFlags, addrs []string) ([]source.Endpoint, error)
 		eps = append(eps, ep)
 	}
 	return eps, nil
+}
+
+// keyspaceRefusal turns a *load.KeyspaceError into the usage error (exit
+// 2) the user sees, in one line: what is missing and how to preload it.
+// bench offers its own --preload, load its default preload (without
+// --skip-preload); vkwatch load is the way for every command.
+func keyspaceRefusal(err error, own string) error {
+	var ke *load.KeyspaceError
+	if !errors.As(err, &ke) {
+		return err
+	}
+	cmd := fmt.Sprintf("vkwatch load %s --keys %d --writers 0", ke.Server, ke.Keys)
+	if ke.Prefix != load.DefaultPrefix {
+		cmd += " --prefix " + ke.Prefix
+	}
+	switch own {
+	case "bench":
+		return usageErr("%v: preload it with --preload %d, or first with %s", err, ke.Keys, cmd)
+	case "load":
+		return usageErr("%v: leave out --skip-preload to preload it", err)
+	}
+	return usageErr("%v: preload it first with %s", err, cmd)
 }

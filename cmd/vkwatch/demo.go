@@ -18,7 +18,7 @@ type demoFlags struct {
 	saveDelay int
 }
 
-func (a *app) demoCommand(parent *monitorFlags) *cobra.Command {
+func (a *app) demoCommand(cf *connFlags) *cobra.Command {
 	df := &demoFlags{}
 	mf := &monitorFlags{}
 	cmd := &cobra.Command{
@@ -37,6 +37,9 @@ Scenarios:
   auto              fork-vs-forkless when the binary supports it, else idle-vs-load`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := cf.reject(cmd, "the demo starts its own servers"); err != nil {
+				return err
+			}
 			if err := mf.validate(); err != nil {
 				return err
 			}
@@ -48,6 +51,7 @@ Scenarios:
 	// The demo's defaults: a laptop-sized dataset under 8 writers per server.
 	fs.Lookup("writers").DefValue = "8"
 	mf.writers = 8
+	fs.Lookup("keys").Usage = "keys each server is filled with (vkwatch:0 .. vkwatch:N-1) before its writers start"
 	fs.StringVar(&df.serverBin, "server-bin", "", "server binary to run (default: valkey-server, else redis-server, on PATH)")
 	fs.StringVar(&df.scenario, "scenario", string(demo.ScenarioAuto), "auto, fork-vs-forkless or idle-vs-load")
 	fs.IntVar(&df.saveDelay, "save-delay", 0, "rdb-key-save-delay in microseconds per key on both servers, to stretch saves on small machines")

@@ -22,14 +22,15 @@ type loadFlags struct {
 func (a *app) loadCommand(cf *connFlags) *cobra.Command {
 	lf := &loadFlags{}
 	cmd := &cobra.Command{
-		Use:   "load ADDR",
+		Use:   "load [ADDR] [-h HOST -p PORT | -s SOCKET | -u URI]",
 		Short: "Fill a server with a vkwatch-prefixed dataset, then write to it until stopped",
 		Long: `load SETs N keys of B bytes (vkwatch:0 .. vkwatch:N-1), pipelined, then runs W
-writers that SET random keys of that prefix as fast as they can until ctrl+c.
-It never reads, writes or deletes a key outside its prefix.`,
-		Args: cobra.ExactArgs(1),
+writers that overwrite random keys of that prefix (SET ... XX: never a new key)
+as fast as they can until ctrl+c. With --skip-preload the keyspace must exist
+already. It never reads, writes or deletes a key outside its prefix.`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.runLoad(cmd.Context(), cf, lf, args[0])
+			return a.runLoad(cmd.Context(), cf, lf, args)
 		},
 	}
 	fs := cmd.Flags()
@@ -37,20 +38,23 @@ It never reads, writes or deletes a key outside its prefix.`,
 	fs.IntVar(&lf.valueSize, "value-size", 300, "bytes per value B")
 	fs.IntVar(&lf.writers, "writers", 8, "writers to run after the preload (0: preload only)")
 	fs.StringVar(&lf.prefix, "prefix", load.DefaultPrefix, "key prefix")
-	fs.BoolVar(&lf.skipPreload, "skip-preload", false, "start the writers without filling the keyspace first")
+	fs.BoolVar(&lf.skipPreload, "skip-preload", false, "start the writers on the keyspace already there, without filling it first")
 	return cmd
 }
 
-func (a *app) runLoad(ctx context.Context, cf *connFlags, lf *loadFlags, addr string) error {
+func (a *app) runLoad(ctx context.Context, cf *connFlags, lf *loadFlags, addrs []string) error {
 	if lf.keys < 1 || lf.valueSize < 1 || lf.writers < 0 {
 		return usageErr("--keys and --value-size must be positive, --writers not negative")
 	}
 	if lf.prefix == "" {
 		return usageErr("--prefix must not be empty: the load must never touch keys outside its prefix")
 	}
-	eps, err := a.endpoints(cf, []string{addr})
+	eps, err := a.explicit(cf, addrs, "load")
 	if err != nil {
 		return err
+	}
+	if len(eps) != 1 {
+		return usageErr("load writes to one server, got %d (an ADDR and -h, -p, -s or -u)", len(eps))
 	}
 	opts, err := eps[0].RedisOptions()
 	if err != nil {
@@ -82,6 +86,15 @@ func (a *app) runLoad(ctx context.Context, cf *connFlags, lf *loadFlags, addr st
 	if lf.writers == 0 {
 		return nil
 	}
+	if lf.skipPreload {
+		k, err := load.CheckKeyspace(ctx, opts, cfg)
+		if err != nil {
+			return withCode(exitConnect, fmt.Errorf("%s: %w", eps[0], err))
+		}
+		if err := k.Check(eps[0].String()); err != nil {
+			return keyspaceRefusal(err, "load")
+		}
+	}
 	w, err := load.StartWriters(ctx, opts, cfg)
 	if err != nil {
 		return withCode(exitConnect, fmt.Errorf("%s: writers: %w", eps[0], err))
@@ -99,6 +112,9 @@ func (a *app) runLoad(ctx context.Context, cf *connFlags, lf *loadFlags, addr st
 		case now := <-t.C:
 			ops := w.Ops()
 			msg := fmt.Sprintf("\r%8.0f SET/s  total %d", float64(ops-prev)/now.Sub(prevT).Seconds(), ops)
+			if m := w.Misses(); m > 0 {
+				msg += fmt.Sprintf("  %d found no key", m)
+			}
 			if e := w.LastError(); e != nil {
 				msg += fmt.Sprintf("  errors %d (last: %v)", w.Errors(), e)
 			}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/pflag"
 
 	"github.com/vkwatch/vkwatch/source"
@@ -40,8 +41,8 @@ func (f *monitorFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.pingInterval, "ping-interval", 2*time.Millisecond, "PING probe interval (on its own connection)")
 	fs.DurationVar(&f.history, "history", 2*time.Minute, "how much time the charts keep")
 	fs.DurationVar(&f.connectTimeout, "connect-timeout", 3*time.Second, "how long to wait for a server to answer at start")
-	fs.IntVar(&f.writers, "writers", 0, "run W writers per watched server, SETting random keys under the vkwatch: prefix (0: write nothing)")
-	fs.IntVar(&f.keys, "keys", 1_000_000, "keyspace the writers SET into (vkwatch:0 .. vkwatch:N-1)")
+	fs.IntVar(&f.writers, "writers", 0, "run W writers per watched server, overwriting random existing keys under the vkwatch: prefix (0: write nothing)")
+	fs.IntVar(&f.keys, "keys", 1_000_000, "keyspace the writers overwrite (vkwatch:0 .. vkwatch:N-1; it must exist: see vkwatch load)")
 	fs.IntVar(&f.valueSize, "value-size", 300, "bytes per value the writers SET")
 	fs.StringVar(&f.record, "record", "", "record every sample and event to FILE (JSON Lines; see --record-format)")
 	fs.StringVar(&f.recordFormat, "record-format", "jsonl", "recording format: jsonl or csv")
@@ -169,20 +170,15 @@ func (a *app) monitor(ctx context.Context, run monitorRun) (err error) {
 
 	// The user's own write load, when asked for: only on reachable servers.
 	if run.writers == nil && mf.writers > 0 {
-		for i, ep := range run.endpoints {
-			if connErrs[i] != nil {
-				continue
+		started, err := startUserWriters(ctx, mf, run.endpoints, connErrs)
+		if err != nil {
+			return err
+		}
+		for i, w := range started {
+			if w != nil {
+				writers[i] = w
+				defer w.Stop()
 			}
-			opts, err := ep.RedisOptions()
-			if err != nil {
-				return withCode(exitConnect, err)
-			}
-			w, err := load.StartWriters(ctx, opts, load.Config{Keys: mf.keys, ValueSize: mf.valueSize, Writers: mf.writers})
-			if err != nil {
-				return fmt.Errorf("%s: starting writers: %w", ep, err)
-			}
-			writers[i] = w
-			defer w.Stop()
 		}
 	}
 	for i, w := range writers {
@@ -297,6 +293,49 @@ func (a *app) monitor(ctx context.Context, run monitorRun) (err error) {
 		err = nil // a signal: quit like q
 	}
 	return err
+}
+
+// startUserWriters starts --writers on every reachable server (nil where
+// a server was not reached). The writers only overwrite existing keys, so
+// each server's keyspace is checked first, and unless every one is there
+// nothing is started and nothing written: the error says how to preload.
+func startUserWriters(ctx context.Context, mf *monitorFlags, eps []source.Endpoint, connErrs []error) ([]*load.Writers, error) {
+	cfg := load.Config{Keys: mf.keys, ValueSize: mf.valueSize, Writers: mf.writers}
+	opts := make([]*redis.Options, len(eps))
+	for i, ep := range eps {
+		if connErrs[i] != nil {
+			continue
+		}
+		o, err := ep.RedisOptions()
+		if err != nil {
+			return nil, withCode(exitConnect, err)
+		}
+		opts[i] = o
+		k, err := load.CheckKeyspace(ctx, o, cfg)
+		if err != nil {
+			return nil, withCode(exitConnect, fmt.Errorf("%s: %w", ep, err))
+		}
+		if err := k.Check(ep.String()); err != nil {
+			return nil, keyspaceRefusal(err, "monitor")
+		}
+	}
+	started := make([]*load.Writers, len(eps))
+	for i, ep := range eps {
+		if opts[i] == nil {
+			continue
+		}
+		w, err := load.StartWriters(ctx, opts[i], cfg)
+		if err != nil {
+			for _, s := range started {
+				if s != nil {
+					s.Stop()
+				}
+			}
+			return nil, fmt.Errorf("%s: starting writers: %w", ep, err)
+		}
+		started[i] = w
+	}
+	return started, nil
 }
 
 // newProgram runs m full screen on a's terminal until the user quits or

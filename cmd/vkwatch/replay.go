@@ -15,7 +15,7 @@ import (
 	"github.com/vkwatch/vkwatch/ui"
 )
 
-func (a *app) replayCommand() *cobra.Command {
+func (a *app) replayCommand(cf *connFlags) *cobra.Command {
 	var speed float64
 	cmd := &cobra.Command{
 		Use:   "replay FILE",
@@ -25,6 +25,9 @@ left/right seek 10 s, --speed sets the pace. A recording cut short by a crash
 replays up to its last whole line.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := cf.reject(cmd, "replay reads a recording and connects to no server"); err != nil {
+				return err
+			}
 			if speed <= 0 {
 				return usageErr("--speed must be positive")
 			}

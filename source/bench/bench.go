@@ -81,6 +81,13 @@ type Run struct {
 	// rdb_last_bgsave_time_sec, read from the server after the run.
 	ServerCOW     int64
 	ServerSeconds int64
+	// DatasetKeys (DBSIZE of the database) and UsedMemory (used_memory)
+	// are the dataset as the run began, before its writers started: a
+	// dataset that changes from run to run shows here.
+	DatasetKeys, UsedMemory int64
+	// WriterMisses counts the writers' SETs that found no key (SET XX
+	// wrote nothing): part of the keyspace went missing during the run.
+	WriterMisses uint64
 	// MemDelta is the peak memory the save cost, as the seed's cgroup
 	// measured it: the server's RSS above its level before the save plus the
 	// save child's copy-on-write, at the worst sample. Absent when the
@@ -105,6 +112,8 @@ type Summary struct {
 	Runs   []Run
 
 	COW, MemDelta, SaveTime, WriterOps, WorstPing, P99Ping Stat
+	// DatasetKeys and UsedMemory are the runs' datasets as each began.
+	DatasetKeys, UsedMemory Stat
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -195,6 +204,17 @@ func Bench(ctx context.Context, cfg Config) ([]Summary, error) {
 	}
 	if cfg.Preload {
 		if err := b.each(ctx, true, b.preload); err != nil {
+			return nil, err
+		}
+	}
+	// The writers only overwrite keys that exist: refuse, before writing
+	// anything, a server where their keyspace is missing.
+	for i := range cfg.Endpoints {
+		k, err := load.CheckKeyspace(ctx, b.opts[i], b.loadConfig())
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", b.names[i], err)
+		}
+		if err := k.Check(b.names[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -308,10 +328,39 @@ func (b *bencher) checkIdle(ctx context.Context, srv int) (map[string]string, er
 	return p, nil
 }
 
+// dataset reads DBSIZE and used_memory in one round trip.
+func (b *bencher) dataset(ctx context.Context, srv int) (keys, used int64, err error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var size *redis.IntCmd
+	var mem *redis.StringCmd
+	if _, err := b.admin[srv].Pipelined(ctx, func(p redis.Pipeliner) error {
+		size, mem = p.DBSize(ctx), p.Info(ctx, "memory")
+		return nil
+	}); err != nil {
+		return 0, 0, fmt.Errorf("DBSIZE and INFO memory: %w", err)
+	}
+	for _, line := range strings.Split(mem.Val(), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
+			used, err = strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return 0, 0, fmt.Errorf("INFO memory: used_memory %q", v)
+			}
+			return size.Val(), used, nil
+		}
+	}
+	return 0, 0, errors.New("INFO memory has no used_memory")
+}
+
 // run is one run on one server.
 func (b *bencher) run(ctx context.Context, srv, runNo int) (Run, error) {
 	cfg := b.cfg
 	if _, err := b.checkIdle(ctx, srv); err != nil {
+		return Run{}, err
+	}
+	var r = Run{Server: srv}
+	var err error
+	if r.DatasetKeys, r.UsedMemory, err = b.dataset(ctx, srv); err != nil {
 		return Run{}, err
 	}
 	runCtx, cancel := context.WithCancel(ctx)
@@ -383,7 +432,6 @@ func (b *bencher) run(ctx context.Context, srv, runNo int) (Run, error) {
 	defer check.Stop()
 
 	var (
-		r        = Run{Server: srv}
 		sent     = time.Duration(-1)
 		tEnd     time.Duration
 		closed   bool
@@ -451,6 +499,9 @@ func (b *bencher) run(ctx context.Context, srv, runNo int) (Run, error) {
 	if n := wr.Errors(); n > 0 {
 		// Failed writes lower the throughput figure; say why it is low.
 		b.progress("%s run %d/%d: the writers saw %d errors, last: %v", b.names[srv], runNo, cfg.Runs, n, wr.LastError())
+	}
+	if r.WriterMisses = wr.Misses(); r.WriterMisses > 0 {
+		b.progress("%s run %d/%d: %d of the writers' SETs found no key to overwrite (part of the keyspace went missing)", b.names[srv], runNo, cfg.Runs, r.WriterMisses)
 	}
 
 	r.Report = *report
@@ -603,7 +654,7 @@ func pieceCDF(l source.Latency, v float64) float64 {
 
 // summarise fills in the statistics from the runs.
 func (s *Summary) summarise() {
-	var cow, mem, save, ops, worst, p99 []float64
+	var cow, mem, save, ops, worst, p99, keys, used []float64
 	kinds := map[string]bool{}
 	var kindList []string
 	for _, r := range s.Runs {
@@ -621,10 +672,13 @@ func (s *Summary) summarise() {
 		ops = append(ops, r.WriterOps)
 		worst = append(worst, ms(r.WorstPing))
 		p99 = append(p99, ms(r.P99Ping))
+		keys = append(keys, float64(r.DatasetKeys))
+		used = append(used, float64(r.UsedMemory))
 	}
 	s.Kind = strings.Join(kindList, ", ")
 	s.COW, s.MemDelta, s.SaveTime = stat(cow), stat(mem), stat(save)
 	s.WriterOps, s.WorstPing, s.P99Ping = stat(ops), stat(worst), stat(p99)
+	s.DatasetKeys, s.UsedMemory = stat(keys), stat(used)
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/load"
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
@@ -117,6 +119,10 @@ func TestBenchTwoServers(t *testing.T) {
 			if !r.MemDelta.OK {
 				t.Errorf("server %d run %d: no memory delta", i, j)
 			}
+			if r.DatasetKeys != 20000 || r.UsedMemory < 20000*300 || r.WriterMisses != 0 {
+				t.Errorf("server %d run %d: dataset %d keys, used_memory %d, %d misses; want the 20000 keys of 300 B, none missed",
+					i, j, r.DatasetKeys, r.UsedMemory, r.WriterMisses)
+			}
 		}
 		// The last run's figures are what the server holds now.
 		last := s.Runs[len(s.Runs)-1]
@@ -136,7 +142,7 @@ func TestBenchTwoServers(t *testing.T) {
 	if err := WriteTable(&tab, sums); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{a.Addr, b.Addr, "copy-on-write", "worst PING", "BGSAVE fork"} {
+	for _, want := range []string{a.Addr, b.Addr, "copy-on-write", "worst PING", "BGSAVE fork", "dataset keys at run start (DBSIZE)", "20,000 / 20,000 / 20,000", "used_memory at run start"} {
 		if !strings.Contains(tab.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, tab.String())
 		}
@@ -149,15 +155,18 @@ func TestBenchTwoServers(t *testing.T) {
 		Servers []struct {
 			Addr string
 			Runs []struct {
-				COW       *int64 `json:"cow_bytes"`
-				ServerCOW int64  `json:"server_cow_bytes"`
+				COW         *int64 `json:"cow_bytes"`
+				ServerCOW   int64  `json:"server_cow_bytes"`
+				DatasetKeys int64  `json:"dataset_keys"`
+				UsedMemory  int64  `json:"used_memory_bytes"`
 			}
 		}
 	}
 	if err := json.Unmarshal(js.Bytes(), &back); err != nil {
 		t.Fatal(err)
 	}
-	if len(back.Servers) != 2 || back.Servers[1].Addr != b.Addr || *back.Servers[1].Runs[1].COW != sums[1].Runs[1].ServerCOW {
+	if len(back.Servers) != 2 || back.Servers[1].Addr != b.Addr || *back.Servers[1].Runs[1].COW != sums[1].Runs[1].ServerCOW ||
+		back.Servers[1].Runs[1].DatasetKeys != 20000 || back.Servers[1].Runs[1].UsedMemory != sums[1].Runs[1].UsedMemory {
 		t.Errorf("JSON: %s", js.String())
 	}
 	t.Logf("\n%s", tab.String())
@@ -194,6 +203,63 @@ func TestBenchRefusesWhileSaving(t *testing.T) {
 	// Nothing was written: the refusal came before any load.
 	if n, _ := c.DBSize(ctx).Result(); n != 5000 {
 		t.Errorf("%d keys after a refused bench, want the 5000 populated", n)
+	}
+}
+
+// TestBenchRefusesMissingKeyspace: on a server holding the user's own
+// 150,000 keys and none of the writers', bench without a preload refuses
+// before writing anything and says what is missing; the server ran no
+// SET and holds what it held.
+func TestBenchRefusesMissingKeyspace(t *testing.T) {
+	s := servertest.Start(t, server.Options{})
+	c := servertest.Client(t, s)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.Do(ctx, "DEBUG", "POPULATE", "150000", "key", "30").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ConfigResetStat(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Bench(ctx, Config{Endpoints: []source.Endpoint{endpoint(t, s)}, Runs: 1, Keys: 1_000_000, Window: time.Second, TriggerAt: 100 * time.Millisecond})
+	var ke *load.KeyspaceError
+	if !errors.As(err, &ke) || ke.Found != 0 || !strings.HasPrefix(err.Error(), s.Addr+": the writers' keyspace vkwatch:0..vkwatch:999999 is not there") {
+		t.Fatalf("Bench without the keyspace: %v", err)
+	}
+	if n := c.DBSize(ctx).Val(); n != 150000 {
+		t.Errorf("DBSIZE %d after a refused bench, want 150000", n)
+	}
+	if stats := c.Info(ctx, "commandstats").Val(); strings.Contains(stats, "cmdstat_set:") {
+		t.Errorf("a refused bench ran SET:\n%s", stats)
+	}
+}
+
+// TestBenchShowsDatasetPerRun: a dataset that changes between runs (here
+// another client adds keys after run 1) shows in each run's figures.
+func TestBenchShowsDatasetPerRun(t *testing.T) {
+	s := servertest.Start(t, server.Options{Args: []string{"--rdb-key-save-delay", "100"}})
+	c := servertest.Client(t, s)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var grew error
+	sums, err := Bench(ctx, Config{
+		Endpoints: []source.Endpoint{endpoint(t, s)}, Runs: 2, Window: 1500 * time.Millisecond, TriggerAt: 300 * time.Millisecond,
+		Writers: 2, Keys: 5000, Preload: true,
+		Progress: func(m string) {
+			if strings.Contains(m, " run 1/2: dataset ") { // run 1's result line
+				grew = c.Do(ctx, "DEBUG", "POPULATE", "7000", "other", "300").Err()
+			}
+		},
+	})
+	if err != nil || grew != nil {
+		t.Fatalf("Bench: %v; adding keys: %v", err, grew)
+	}
+	r1, r2 := sums[0].Runs[0], sums[0].Runs[1]
+	if r1.DatasetKeys != 5000 || r2.DatasetKeys != 12000 || r2.UsedMemory <= r1.UsedMemory+7000*300 {
+		t.Errorf("run 1: %d keys, %d B; run 2: %d keys, %d B; want 5000 then 12000, and 7000 x 300 B more", r1.DatasetKeys, r1.UsedMemory, r2.DatasetKeys, r2.UsedMemory)
+	}
+	if st := sums[0].DatasetKeys; st.Min != 5000 || st.Max != 12000 {
+		t.Errorf("dataset keys stat %+v", st)
 	}
 }
 

@@ -39,6 +39,8 @@ func WriteTable(w io.Writer, s []Summary) error {
 		{"writers ops/s over the window", func(x Summary) Stat { return x.WriterOps }, count},
 		{"worst PING", func(x Summary) Stat { return x.WorstPing }, millis},
 		{"p99 PING (estimated)", func(x Summary) Stat { return x.P99Ping }, millis},
+		{"dataset keys at run start (DBSIZE)", func(x Summary) Stat { return x.DatasetKeys }, count},
+		{"used_memory at run start", func(x Summary) Stat { return x.UsedMemory }, size},
 	}
 	for _, m := range measures {
 		cells := []string{m.name}
@@ -53,10 +55,11 @@ func WriteTable(w io.Writer, s []Summary) error {
 
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	row("server", "run", "kind", "status", "COW", "server COW", "mem delta", "save", "server s", "writers ops/s", "worst PING", "p99 PING")
+	row("server", "run", "keys", "used", "kind", "status", "COW", "server COW", "mem delta", "save", "server s", "writers ops/s", "worst PING", "p99 PING")
 	for _, x := range s {
 		for i, r := range x.Runs {
-			row(x.Addr, strconv.Itoa(i+1), orNA(string(r.Report.Kind)), orNA(r.Report.Status),
+			row(x.Addr, strconv.Itoa(i+1), count(float64(r.DatasetKeys)), size(float64(r.UsedMemory)),
+				orNA(string(r.Report.Kind)), orNA(r.Report.Status),
 				optBytes(r.Report.COW), size(float64(r.ServerCOW)), optBytes(r.MemDelta),
 				secs(r.Report.Observed.Seconds()), strconv.FormatInt(r.ServerSeconds, 10),
 				count(r.WriterOps), millis(ms(r.WorstPing)), millis(ms(r.P99Ping)))
@@ -67,7 +70,8 @@ func WriteTable(w io.Writer, s []Summary) error {
 
 // runLine is the one-line account of a run for progress output.
 func runLine(r Run) string {
-	return fmt.Sprintf("%s %s in %s (server %ds), COW %s, memory delta %s, writers %s ops/s, worst PING %s, p99 PING %s",
+	return fmt.Sprintf("dataset %s keys, used_memory %s; %s %s in %s (server %ds), COW %s, memory delta %s, writers %s ops/s, worst PING %s, p99 PING %s",
+		count(float64(r.DatasetKeys)), size(float64(r.UsedMemory)),
 		orNA(string(r.Report.Kind)), orNA(r.Report.Status), secs(r.Report.Observed.Seconds()), r.ServerSeconds,
 		optBytes(r.Report.COW), optBytes(r.MemDelta), count(r.WriterOps), millis(ms(r.WorstPing)), millis(ms(r.P99Ping)))
 }
@@ -161,6 +165,9 @@ func optJSON(o source.Opt[int64]) *int64 {
 
 type jsonRun struct {
 	Run            int       `json:"run"`
+	DatasetKeys    int64     `json:"dataset_keys"`
+	UsedMemory     int64     `json:"used_memory_bytes"`
+	WriterMisses   uint64    `json:"writer_misses"`
 	Kind           string    `json:"kind"`
 	Status         string    `json:"status"`
 	StartedAt      time.Time `json:"started_at"`
@@ -188,6 +195,8 @@ type jsonSummary struct {
 	WriterOps *jsonStat `json:"writer_ops_per_sec"`
 	WorstPing *jsonStat `json:"worst_ping_ms"`
 	P99Ping   *jsonStat `json:"p99_ping_ms"`
+	Keys      *jsonStat `json:"dataset_keys"`
+	Used      *jsonStat `json:"used_memory_bytes"`
 }
 
 // WriteJSON writes the summaries as JSON for scripts: sizes in bytes, times
@@ -201,10 +210,12 @@ func WriteJSON(w io.Writer, s []Summary) error {
 			Server: x.Server, Addr: x.Addr, Kind: x.Kind, Runs: []jsonRun{},
 			COW: toJSONStat(x.COW), MemDelta: toJSONStat(x.MemDelta), SaveTime: toJSONStat(x.SaveTime),
 			WriterOps: toJSONStat(x.WriterOps), WorstPing: toJSONStat(x.WorstPing), P99Ping: toJSONStat(x.P99Ping),
+			Keys: toJSONStat(x.DatasetKeys), Used: toJSONStat(x.UsedMemory),
 		}
 		for i, r := range x.Runs {
 			js.Runs = append(js.Runs, jsonRun{
-				Run: i + 1, Kind: string(r.Report.Kind), Status: r.Report.Status, StartedAt: r.Report.StartedAt,
+				Run: i + 1, DatasetKeys: r.DatasetKeys, UsedMemory: r.UsedMemory, WriterMisses: r.WriterMisses,
+				Kind: string(r.Report.Kind), Status: r.Report.Status, StartedAt: r.Report.StartedAt,
 				COW: optJSON(r.Report.COW), ServerCOW: r.ServerCOW, MemDelta: optJSON(r.MemDelta),
 				PeakUsedDelta: optJSON(r.Report.PeakUsedDelta),
 				SaveSeconds:   r.Report.Observed.Seconds(), ServerSeconds: r.ServerSeconds,

@@ -113,11 +113,26 @@ func (c *rawConn) close() {
 	c.nc.Close() // in case go-redis kept it; a second Close is harmless
 }
 
-// appendSet appends "SET <prefix><i> <value>" in RESP to b.
+// appendSet appends "SET <prefix><i> <value>" in RESP to b: the preload's
+// command, which creates the key.
 func appendSet(b []byte, prefix string, i int, value []byte) []byte {
+	return appendSetArgs(b, "*3\r\n", prefix, i, value, "")
+}
+
+// appendSetXX appends "SET <prefix><i> <value> XX" in RESP to b: the
+// writers' command. XX makes the server set the key only when it exists,
+// so the writers overwrite the dataset and never grow it, whatever part of
+// the keyspace is missing; a missing key answers a nil reply and nothing
+// is written.
+func appendSetXX(b []byte, prefix string, i int, value []byte) []byte {
+	return appendSetArgs(b, "*4\r\n", prefix, i, value, "$2\r\nXX\r\n")
+}
+
+func appendSetArgs(b []byte, head, prefix string, i int, value []byte, tail string) []byte {
 	var digits [20]byte
 	d := strconv.AppendInt(digits[:0], int64(i), 10)
-	b = append(b, "*3\r\n$3\r\nSET\r\n$"...)
+	b = append(b, head...)
+	b = append(b, "$3\r\nSET\r\n$"...)
 	b = strconv.AppendInt(b, int64(len(prefix)+len(d)), 10)
 	b = append(b, '\r', '\n')
 	b = append(b, prefix...)
@@ -126,8 +141,13 @@ func appendSet(b []byte, prefix string, i int, value []byte) []byte {
 	b = strconv.AppendInt(b, int64(len(value)), 10)
 	b = append(b, '\r', '\n')
 	b = append(b, value...)
-	return append(b, '\r', '\n')
+	b = append(b, '\r', '\n')
+	return append(b, tail...)
 }
+
+// errNoKey is the nil reply of SET XX to a key that does not exist: the
+// connection is in step and nothing was written.
+var errNoKey = errors.New("load: SET XX: no such key")
 
 // ServerError is an error reply of the server (OOM, READONLY, NOAUTH ...):
 // the connection is still usable.
@@ -135,8 +155,8 @@ type ServerError string
 
 func (e ServerError) Error() string { return string(e) }
 
-// readReply reads the reply to one SET. A ServerError leaves the connection
-// in sync; any other error means the connection is unusable.
+// readReply reads the reply to one SET. A ServerError or errNoKey leaves
+// the connection in sync; any other error means the connection is unusable.
 func (c *rawConn) readReply() error {
 	line, err := c.r.ReadSlice('\n')
 	if err != nil {
@@ -150,6 +170,10 @@ func (c *rawConn) readReply() error {
 		return nil
 	case '-':
 		return ServerError(line[1 : len(line)-2])
+	case '$':
+		if string(line) == "$-1\r\n" {
+			return errNoKey
+		}
 	}
 	return fmt.Errorf("load: unexpected reply to SET: %q", line)
 }

@@ -195,7 +195,7 @@ func (l *eventLoop) send(i int) {
 	if lw.fd < 0 || lw.waiting || !lw.resumeAt.IsZero() {
 		return
 	}
-	lw.buf = appendSet(lw.buf[:0], l.cfg.Prefix, l.rng.IntN(l.cfg.Keys), l.value)
+	lw.buf = appendSetXX(lw.buf[:0], l.cfg.Prefix, l.rng.IntN(l.cfg.Keys), l.value)
 	lw.pending, lw.waiting = lw.buf, true
 	l.flush(i)
 }
@@ -277,6 +277,13 @@ func (l *eventLoop) readable(i int) {
 				return
 			}
 			l.pause(i)
+		case '$':
+			if string(line) != "$-1\r\n" {
+				l.connFailed(i, fmt.Errorf("load: unexpected reply to SET: %q", line))
+				return
+			}
+			l.w.misses.Add(1) // SET XX found no key: nothing written
+			lw.backoff = 0
 		default:
 			l.connFailed(i, fmt.Errorf("load: unexpected reply to SET: %q", line))
 			return

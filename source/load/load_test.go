@@ -189,8 +189,8 @@ func testWritersTouchOnlyTheirPrefix(t *testing.T, loop bool, mkopts func(string
 	ops := w.Ops()
 	// Read the server's command counts before this test reads any key.
 	stats := c.Info(ctx, "commandstats").Val()
-	if w.Errors() != 0 || w.LastError() != nil {
-		t.Fatalf("writers reported %d errors, last %v", w.Errors(), w.LastError())
+	if w.Errors() != 0 || w.LastError() != nil || w.Misses() != 0 {
+		t.Fatalf("writers reported %d errors (last %v) and %d missing keys", w.Errors(), w.LastError(), w.Misses())
 	}
 
 	for k, v := range untouched {
@@ -241,7 +241,11 @@ func testWritersSurviveErrorsAndRecover(t *testing.T, loop bool, mkopts func(str
 	c := servertest.Client(t, s)
 	ctx := context.Background()
 	opts := mkopts(s.Addr)
-	w, err := load.StartWriters(ctx, opts, load.Config{Keys: 100000, Writers: 2})
+	cfg := load.Config{Keys: 10000, Writers: 2}
+	if err := load.Preload(ctx, opts, cfg, nil); err != nil {
+		t.Fatal(err)
+	}
+	w, err := load.StartWriters(ctx, opts, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,8 +254,8 @@ func testWritersSurviveErrorsAndRecover(t *testing.T, loop bool, mkopts func(str
 	}
 	defer w.Stop()
 
-	// A full server refuses the SETs that would add keys: OOM is counted
-	// and surfaced, and the writers go on.
+	// A full server refuses SETs (SET is a denyoom command, even when it
+	// only overwrites): OOM is counted and surfaced, and the writers go on.
 	if err := c.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -277,6 +281,11 @@ func testWritersSurviveErrorsAndRecover(t *testing.T, loop bool, mkopts func(str
 	if err := s.Restart(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// The server comes back empty (it saves nothing): load the keyspace
+	// again for the writers to overwrite.
+	if err := load.Preload(ctx, opts, cfg, nil); err != nil {
+		t.Fatal(err)
+	}
 	ops = w.Ops()
 	servertest.WaitFor(t, 30*time.Second, "SETs after the restart", func() bool { return w.Ops() > ops+100 })
 }
@@ -296,5 +305,39 @@ func TestStartWritersFailsWithoutServer(t *testing.T) {
 	}
 	if _, err := load.StartWriters(ctx, &redis.Options{Addr: "127.0.0.1:1"}, load.Config{}); err == nil {
 		t.Fatal("writers started without a keyspace")
+	}
+}
+
+// TestWritersNeverCreateKeys: on a keyspace that is only half there, the
+// writers overwrite the keys that exist and create none (SET XX), and
+// count the SETs that found no key.
+func TestWritersNeverCreateKeys(t *testing.T) {
+	for _, m := range writerModes {
+		t.Run(m.name, func(t *testing.T) {
+			s := servertest.Start(t, server.Options{})
+			c := servertest.Client(t, s)
+			ctx := context.Background()
+			opts := m.opts(s.Addr)
+			if err := load.Preload(ctx, opts, load.Config{Keys: 500, ValueSize: 40}, nil); err != nil {
+				t.Fatal(err)
+			}
+			w, err := load.StartWriters(ctx, opts, load.Config{Keys: 1000, ValueSize: 40, Writers: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			servertest.WaitFor(t, 60*time.Second, "5000 SETs", func() bool { return w.Ops()+w.Misses() >= 5000 })
+			w.Stop()
+			if w.Errors() != 0 {
+				t.Fatalf("%d errors, last %v", w.Errors(), w.LastError())
+			}
+			if n := c.DBSize(ctx).Val(); n != 500 {
+				t.Errorf("DBSIZE %d after the writers ran, want the 500 preloaded", n)
+			}
+			// Half the keyspace is missing: about half the SETs miss.
+			ops, misses := w.Ops(), w.Misses()
+			if ops == 0 || misses == 0 || misses < ops/3 || misses > 3*ops {
+				t.Errorf("%d SETs overwrote a key and %d found none; want about as many of each", ops, misses)
+			}
+		})
 	}
 }

@@ -50,15 +50,18 @@ func firstNonNil(errs []error) int {
 	return 0
 }
 
-// Writers SET random keys of the prefix (within 0..Keys-1) as fast as they
-// can until ctx ends or Stop, each on its own connection, never reading or
-// deleting anything. Each writer waits for the reply to its SET before
+// Writers overwrite random keys of the prefix (within 0..Keys-1) as fast
+// as they can until ctx ends or Stop, each on its own connection, never
+// reading, creating or deleting anything: SET ... XX sets a key only when
+// it exists, as the seed's writers SET random existing keys (see
+// CheckKeyspace for the check before starting them). Each writer waits for the reply to its SET before
 // sending the next, like a redis-benchmark client without pipelining, so
 // the load is what Writers clients at full speed put on the server.
 type Writers struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	ops    atomic.Uint64
+	misses atomic.Uint64
 	errs   atomic.Uint64
 	last   atomic.Pointer[error]
 	loop   bool // driven by the event loop rather than a goroutine each
@@ -115,13 +118,18 @@ func (w *Writers) run(ctx context.Context, opts *redis.Options, cfg Config, c *r
 			}
 			c, stop = nc, context.AfterFunc(ctx, nc.interrupt)
 		}
-		c.buf = appendSet(c.buf[:0], cfg.Prefix, rng.IntN(cfg.Keys), value)
+		c.buf = appendSetXX(c.buf[:0], cfg.Prefix, rng.IntN(cfg.Keys), value)
 		_, err := c.nc.Write(c.buf)
 		if err == nil {
 			err = c.readReply()
 		}
 		if err == nil {
 			w.ops.Add(1)
+			backoff = 0
+			continue
+		}
+		if errors.Is(err, errNoKey) {
+			w.misses.Add(1)
 			backoff = 0
 			continue
 		}
@@ -171,9 +179,13 @@ func (w *Writers) fail(ctx context.Context, err error, backoff *time.Duration) b
 	}
 }
 
-// Ops returns the cumulative number of successful SETs. It is one atomic
+// Ops returns the cumulative number of SETs that overwrote a key. It is one atomic
 // load, cheap enough to call on every sample.
 func (w *Writers) Ops() uint64 { return w.ops.Load() }
+
+// Misses returns the cumulative number of SETs that found no key to
+// overwrite (SET XX answered nil): nothing was written.
+func (w *Writers) Misses() uint64 { return w.misses.Load() }
 
 // Errors returns the cumulative number of failed SETs and connection attempts.
 func (w *Writers) Errors() uint64 { return w.errs.Load() }

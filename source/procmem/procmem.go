@@ -5,7 +5,8 @@
 // server, the child's Private_Dirty here comes from the kernel.
 //
 // Read is cheap enough for five calls a second: it reads stat and
-// smaps_rollup (the kernel sums the mappings), never the full smaps.
+// smaps_rollup (the kernel sums the mappings), never the full smaps, and
+// the two memory files of the server's cgroup (cgroup.go).
 package procmem
 
 import (
@@ -15,18 +16,23 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/prometheus/procfs"
 
 	"github.com/vkwatch/vkwatch/source"
 )
 
-// Reader reads the memory of a local server process and of its save child.
-// It holds no state between calls and is safe for concurrent use.
+// Reader reads the memory of a local server process, of its save child and
+// of its memory cgroup. It holds no state between calls but the cgroup
+// mounts (read once) and is safe for concurrent use.
 type Reader struct {
 	mount  string
 	fs     procfs.FS
 	rollup bool // smaps_rollup exists (Linux 4.15+)
+
+	mountsOnce sync.Once
+	mounts     cgroupMounts
 }
 
 // New returns a Reader of /proc, or an error when /proc is not available
@@ -47,9 +53,11 @@ func newAt(mount string) (*Reader, error) {
 	return &Reader{mount: mount, fs: fs, rollup: err == nil}, nil
 }
 
-// Read returns the RSS and PSS of process pid, the host's MemAvailable and,
-// while it has one, the PID, Private_Dirty and PSS of its save child. Every field that cannot be
-// read (no such process, no permission, an old kernel) is absent.
+// Read returns the RSS and PSS of process pid, the host's MemAvailable, its
+// memory cgroup's usage and limit and, while it has one, the PID,
+// Private_Dirty and PSS of its save child. Every field that cannot be read
+// (no such process, no permission, an old kernel, no memory cgroup) is
+// absent.
 //
 // The child's Private_Dirty is its copy-on-write cost: a page the server
 // writes after the fork is copied for the server, and the original stays
@@ -75,6 +83,12 @@ func (r *Reader) Read(pid int64) source.ProcMem {
 	}
 	if sm, ok := r.smapsRollup(p); ok {
 		m.PSS = source.Some(int64(sm.Pss))
+	}
+	if cg, ok := r.cgroupOf(p.PID); ok {
+		m.Cgroup, m.CgroupUsage = cg.name, source.Some(cg.usage)
+		if cg.limit >= 0 {
+			m.CgroupLimit = source.Some(cg.limit)
+		}
 	}
 	child, ok := r.saveChild(p, st.Comm)
 	if !ok {

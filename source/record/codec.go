@@ -28,7 +28,9 @@ import (
 //     or of microseconds with suffix "_us" inside a Latency; the decimal is
 //     exact to the nanosecond, so a replay sees the very durations the live
 //     run saw;
-//   - a time.Time is RFC 3339 with nanoseconds.
+//   - a time.Time is RFC 3339 with nanoseconds;
+//   - a fixed-size array (Info.Replicas) is a JSON array up to its last
+//     non-zero element: the rest reads back as zero.
 //
 // Non-finite floats, which JSON cannot hold, are written as null.
 
@@ -220,6 +222,19 @@ func (e *encoder) value(v reflect.Value, scale int) {
 			e.value(v.Index(i), scale)
 		}
 		e.buf.WriteByte(']')
+	case reflect.Array:
+		n := v.Len()
+		for n > 0 && v.Index(n-1).IsZero() {
+			n--
+		}
+		e.buf.WriteByte('[')
+		for i := range n {
+			if i > 0 {
+				e.buf.WriteByte(',')
+			}
+			e.value(v.Index(i), scale)
+		}
+		e.buf.WriteByte(']')
 	default:
 		// Maps: none in source's payloads today; plain JSON keeps a future
 		// one recorded rather than lost.
@@ -370,6 +385,21 @@ func decodeValue(raw json.RawMessage, v reflect.Value, scale int) error {
 			}
 		}
 		v.Set(out)
+		return nil
+	case reflect.Array:
+		var items []json.RawMessage
+		if err := json.Unmarshal(raw, &items); err != nil {
+			return err
+		}
+		if len(items) > t.Len() {
+			return fmt.Errorf("%d elements for an array of %d", len(items), t.Len())
+		}
+		v.Set(reflect.Zero(t))
+		for i, item := range items {
+			if err := decodeValue(item, v.Index(i), scale); err != nil {
+				return fmt.Errorf("[%d]: %w", i, err)
+			}
+		}
 		return nil
 	default:
 		// Scalars (and the odd slice or map) decode as plain JSON.

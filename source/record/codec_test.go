@@ -104,6 +104,10 @@ func (f *filler) fill(v reflect.Value) {
 			f.fill(sl.Index(i))
 		}
 		v.Set(sl)
+	case reflect.Array:
+		for i := range v.Len() {
+			f.fill(v.Index(i))
+		}
 	default:
 		panic("filler: unhandled " + t.String())
 	}
@@ -130,7 +134,7 @@ func normalize(v reflect.Value) {
 				normalize(v.Field(i))
 			}
 		}
-	case reflect.Slice:
+	case reflect.Slice, reflect.Array:
 		for i := 0; i < v.Len(); i++ {
 			normalize(v.Index(i))
 		}
@@ -524,6 +528,17 @@ func TestReadsVersion1(t *testing.T) {
 		if !nodes[ev.Node] {
 			t.Fatalf("event %s for node %q, not in the header", ev.Kind, ev.Node)
 		}
+		// Recorded before the instruments: they are derived from the
+		// recorded INFO and /proc figures by the watcher's rule.
+		if s := ev.Sample; ev.Kind == source.EventSample && s.Info.RSS.OK {
+			want := *s
+			source.FillInstruments(&want)
+			if !want.Footprint.OK || s.Footprint != want.Footprint || s.FootprintFrom != want.FootprintFrom ||
+				s.COW != want.COW || s.COWFrom != want.COWFrom {
+				t.Fatalf("sample %d: footprint %+v from %q, COW %+v from %q; want %+v %q %+v %q", s.Seq,
+					s.Footprint, s.FootprintFrom, s.COW, s.COWFrom, want.Footprint, want.FootprintFrom, want.COW, want.COWFrom)
+			}
+		}
 		perNode[ev.Node]++
 		if ev.Kind == source.EventSaveEnded {
 			recorded = append(recorded, *ev.Report)
@@ -552,5 +567,33 @@ func TestReadsVersion1(t *testing.T) {
 		if !found {
 			t.Errorf("no derived report for %s ending at %v", want.Addr, want.Ended)
 		}
+	}
+}
+
+// TestArrayUpToLastElement: a fixed-size array is written up to its last
+// non-zero element and reads back whole; more elements than it holds is
+// an error, not a silent cut.
+func TestArrayUpToLastElement(t *testing.T) {
+	epoch := time.Now().Round(0)
+	s := &source.Sample{Offset: 1, At: epoch.Add(1)}
+	s.Info.NumReplicas = 2
+	s.Info.Replicas[1] = source.Replica{IP: "10.0.0.7", Port: source.Some[int64](6380), State: "wait_bgsave"}
+	data := writeAll(t, "", testHeader(epoch), []source.Event{{Kind: source.EventSample, Offset: 1, Sample: s}})
+	line := strings.Split(string(data), "\n")[1]
+	want := `"replicas":[{"ip":"","port":null,"state":""},{"ip":"10.0.0.7","port":6380,"state":"wait_bgsave"}]`
+	if !strings.Contains(line, want) {
+		t.Fatalf("sample line lacks %s: %s", want, line)
+	}
+	rec, err := Read(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.Events[0].Sample.Info; got.Replicas != s.Info.Replicas || got.NumReplicas != 2 {
+		t.Fatalf("replicas read back %+v", got.Replicas)
+	}
+	// (A bad last line reads as a recording cut short: add a good one.)
+	tooMany := strings.Replace(string(data), `"replicas":[`, `"replicas":[{},{},{},{},{},{},{},{},`, 1) + line + "\n"
+	if _, err := Read(strings.NewReader(tooMany)); err == nil || !strings.Contains(err.Error(), "10 elements for an array of 8") {
+		t.Fatalf("an array too long: %v", err)
 	}
 }

@@ -11,13 +11,22 @@ import (
 
 // csvColumns is the fixed column set of a CSV recording. Sample rows fill
 // the measurement columns; other events fill t, at, server, kind, save_kind
-// where it applies, and detail. Absent values are empty cells, never 0.
+// and trigger where they apply, and detail. Absent values are empty cells,
+// never 0.
+//
+// cow and footprint are Sample.COW and Sample.Footprint, each with the
+// instrument it was read from in the next column (proc or info);
+// current_cow_size is INFO's own figure. (In CSV files without a cow_from
+// column, written before the instruments existed, cow held
+// current_cow_size.)
 var csvColumns = []string{
 	"t", "at", "node", "kind",
-	"used_memory", "rss", "maxmemory", "proc_rss", "proc_pss", "cow", "child_private_dirty",
+	"used_memory", "rss", "maxmemory", "proc_rss", "proc_pss",
+	"footprint", "footprint_from", "cow", "cow_from", "current_cow_size", "child_private_dirty",
+	"cgroup", "cgroup_usage", "cgroup_limit",
 	"ops", "inst_ops", "writer_ops",
 	"ping_count", "ping_min_us", "ping_p50_us", "ping_p99_us", "ping_max_us", "ping_inflight_us",
-	"save_kind", "save_elapsed_s", "keys_processed", "keys_total", "eta_s",
+	"save_kind", "trigger", "trigger_detail", "save_elapsed_s", "keys_processed", "keys_total", "eta_s",
 	"rdb_bgsave_in_progress", "aof_rewrite_in_progress", "rdb_last_cow_size", "rdb_last_bgsave_time_sec",
 	"detail",
 }
@@ -63,8 +72,15 @@ func csvRow(ev source.Event, epoch time.Time) []string {
 			set("maxmemory", optInt(s.Info.MaxMemory))
 			set("proc_rss", optInt(s.Proc.RSS))
 			set("proc_pss", optInt(s.Proc.PSS))
-			set("cow", optInt(s.Info.CurrentCOW))
+			set("footprint", optInt(s.Footprint))
+			set("footprint_from", string(s.FootprintFrom))
+			set("cow", optInt(s.COW))
+			set("cow_from", string(s.COWFrom))
+			set("current_cow_size", optInt(s.Info.CurrentCOW))
 			set("child_private_dirty", optInt(s.Proc.ChildPrivateDirty))
+			set("cgroup", s.Proc.Cgroup)
+			set("cgroup_usage", optInt(s.Proc.CgroupUsage))
+			set("cgroup_limit", optInt(s.Proc.CgroupLimit))
 			set("ops", optFloat(s.OpsPerSec))
 			set("inst_ops", optInt(s.Info.InstOps))
 			set("writer_ops", optFloat(s.WriterOpsPerSec))
@@ -82,6 +98,8 @@ func csvRow(ev source.Event, epoch time.Time) []string {
 			}
 			if p := s.Save; p != nil {
 				set("save_kind", string(p.Kind))
+				set("trigger", string(p.Trigger.Kind))
+				set("trigger_detail", p.Trigger.Detail)
 				set("save_elapsed_s", seconds(p.Elapsed))
 				set("keys_processed", optInt(p.Processed))
 				set("keys_total", optInt(p.Total))
@@ -117,11 +135,15 @@ func csvRow(ev source.Event, epoch time.Time) []string {
 	case source.EventSaveStarted:
 		if s := ev.Sample; s != nil && s.Save != nil {
 			set("save_kind", string(s.Save.Kind))
+			set("trigger", string(s.Save.Trigger.Kind))
+			set("trigger_detail", s.Save.Trigger.Detail)
 			set("keys_total", optInt(s.Save.Total))
 		}
 	case source.EventSaveEnded:
 		if r := ev.Report; r != nil {
 			set("save_kind", string(r.Kind))
+			set("trigger", string(r.Trigger.Kind))
+			set("trigger_detail", r.Trigger.Detail)
 			set("detail", reportDetail(*r))
 		}
 	}
@@ -145,11 +167,19 @@ func reportDetail(r source.SaveReport) string {
 		"server_seconds=" + na(optInt(r.ServerSeconds)),
 		"cow=" + na(optInt(r.COW)),
 		"peak_live_cow=" + na(optInt(r.PeakLiveCOW)),
+		"peak_cow=" + na(optInt(r.PeakCOW)),
+		"peak_at_progress=" + na(optFloat(r.PeakAtProgress)),
+		"peak_footprint_delta=" + na(optInt(r.PeakFootprintDelta)),
 		"peak_used_delta=" + na(optInt(r.PeakUsedDelta)),
 		"peak_rss_delta=" + na(optInt(r.PeakRSSDelta)),
 		"writer_ops_before=" + na(optFloat(r.WriterOpsBefore)),
 		"writer_ops_during=" + na(optFloat(r.WriterOpsDuring)),
 		"ping_max_during_us=" + micros(r.PingDuring.Max),
+	}
+	if r.ForkPause.OK {
+		parts = append(parts, "fork_pause_us="+micros(r.ForkPause.V))
+	} else {
+		parts = append(parts, "fork_pause_us=n/a")
 	}
 	return strings.Join(parts, " ")
 }

@@ -209,6 +209,11 @@ func decodeEvent(line []byte, h *Header) (source.Event, error) {
 		if _, ok := sm["at"]; !ok {
 			s.At = ev.At
 		}
+		if _, ok := sm["cow_from"]; !ok {
+			// Written before the instruments existed: derive them from
+			// the recorded INFO and /proc figures, as the watcher does.
+			source.FillInstruments(s)
+		}
 		ev.Sample = s
 	}
 	if raw, ok := m["identity"]; ok && !isNull(raw) {

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/procmem"
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
@@ -36,7 +37,13 @@ func TestRecordLiveWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock := source.NewClock()
-	w := source.NewWatcher(ep.Node(), ep, clock, source.WatchConfig{Interval: 100 * time.Millisecond, PingInterval: 5 * time.Millisecond})
+	// With /proc, so that the instruments and the cgroup are recorded and
+	// replayed too.
+	pr, err := procmem.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := source.NewWatcher(ep.Node(), ep, clock, source.WatchConfig{Interval: 100 * time.Millisecond, PingInterval: 5 * time.Millisecond, Proc: pr.Read})
 	defer w.Close()
 	id, err := w.Connect(ctx)
 	if err != nil {
@@ -160,8 +167,19 @@ func TestRecordLiveWatch(t *testing.T) {
 		t.Fatalf("replayed reports differ:\nlive   %+v\nreplay %+v", liveReports, replayed)
 	}
 	t.Logf("%d events; replayed report: %s %s observed %s, COW %v", len(rec.Events), replayed[0].Kind, replayed[0].Status, replayed[0].Observed, replayed[0].COW)
-	if !replayed[0].COW.OK || replayed[0].Kind != source.SaveFork {
-		t.Errorf("report %+v", replayed[0])
+	if r := replayed[0]; !r.COW.OK || r.Kind != source.SaveFork || r.Trigger != (source.Trigger{Kind: source.TriggerUser, Detail: "BGSAVE"}) ||
+		!r.PeakCOW.OK || !r.PeakFootprintDelta.OK || len(r.Curve) == 0 {
+		t.Errorf("report %+v", r)
+	}
+	var fromProc, withCgroup bool
+	for _, ev := range rec.Events {
+		if s := ev.Sample; ev.Kind == source.EventSample && s != nil {
+			fromProc = fromProc || s.COWFrom == source.FromProc && s.FootprintFrom == source.FromProc
+			withCgroup = withCgroup || s.Proc.Cgroup != "" && s.Proc.CgroupUsage.OK
+		}
+	}
+	if !fromProc || !withCgroup {
+		t.Errorf("recorded samples: instruments from /proc %v, cgroup %v", fromProc, withCgroup)
 	}
 
 	// A copy cut in the middle of a line reads up to the line before.

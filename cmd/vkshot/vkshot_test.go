@@ -1,0 +1,156 @@
+package main
+
+import (
+	"bytes"
+	"encoding/xml"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/vt"
+)
+
+// TestRenderKeepsColours feeds a real terminal emulator text in true
+// colour, a 256-colour background, bold and characters XML must escape,
+// and checks the picture: valid SVG, each run in its colour, the
+// background a rectangle, the text escaped and on its cells.
+func TestRenderKeepsColours(t *testing.T) {
+	emu := vt.NewEmulator(40, 3)
+	emu.SetDefaultBackgroundColor(defaultBg)
+	emu.SetDefaultForegroundColor(defaultFg)
+	go io.Copy(io.Discard, emu) // the emulator's answers, unread here
+	emu.WriteString("\x1b[38;2;255;95;95mred\x1b[0m \x1b[1;48;5;21mbold\x1b[0m a&<b>\r\n╔══╗ ⣿ 42%")
+	sc := screenOf(emu)
+	if !strings.HasPrefix(sc.text, "red bold a&<b>\n╔══╗ ⣿ 42%") {
+		t.Fatalf("screen text %q", sc.text)
+	}
+	svg := renderSVG(sc, "vkwatch demo")
+	for _, want := range []string{
+		`fill="#ff5f5f">red</text>`,
+		`fill="#0000ff"/>`, // index 21's background, behind "bold"
+		`font-weight="bold">bold</text>`,
+		`>a&amp;&lt;b&gt;</text>`,
+		`>vkwatch demo</text>`,
+		`x="91.6" y="57.5" textLength="42.0" lengthAdjust="spacingAndGlyphs" fill="#cdd6f4">a&amp;`, // after "red bold ", 5 cells
+		`x="16.0" y="75.5" textLength="84.0"`,                                                       // "╔══╗ ⣿ 42%": 10 cells from column 0 of row 1
+	} {
+		if !bytes.Contains(svg, []byte(want)) {
+			t.Errorf("SVG lacks %s:\n%s", want, svg)
+		}
+	}
+	checkSVG(t, "rendered", svg)
+}
+
+// checkSVG checks that b is well-formed XML whose root is an svg element.
+func checkSVG(t *testing.T, name string, b []byte) {
+	t.Helper()
+	d := xml.NewDecoder(bytes.NewReader(b))
+	root := ""
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s: not well-formed XML: %v", name, err)
+		}
+		if se, ok := tok.(xml.StartElement); ok && root == "" {
+			root = se.Name.Local
+		}
+	}
+	if root != "svg" {
+		t.Fatalf("%s: root element %q, want svg", name, root)
+	}
+}
+
+// TestMarker checks the default markers on screens as vkwatch draws them.
+func TestMarker(t *testing.T) {
+	c, err := parseFlags(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.readyDraw = 0
+	shots, err := c.shots()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ready, during, after := shots[0].when, shots[1].when, shots[2].when
+	for _, tt := range []struct {
+		m    marker
+		text string
+		want bool
+	}{
+		{ready, "ping 10s p50 42µs │ ping 10s p50 79µs", true},
+		{ready, "ping 10s p50 42µs │ ping 10s p50 n/a", false},
+		{during, "keys 31,745/100,000  31.7% │ keys 30,001/100,000  30%", true},
+		{during, "keys 31,745/100,000  31.7% │ keys 9,217/100,000  9.2%", false},
+		{during, "keys 31,745/100,000  31.7%", false},
+		{after, "last save none yet ║│ last save BGSAVE fork · ok · took 11s", false},
+		{after, "last save BGSAVE fork · ok ║│ last save BGSAVE fork · ok · took 11s", true},
+	} {
+		if got := tt.m.holds(screen{text: tt.text}); got != tt.want {
+			t.Errorf("%s on %q: %v, want %v", tt.m.name, tt.text, got, tt.want)
+		}
+	}
+	ready.cells = 3
+	if ready.holds(screen{text: "p50 4 p50 5 ▁▂"}) || !ready.holds(screen{text: "p50 4 p50 5 ▁▂⣿"}) {
+		t.Error("the chart cells are not counted")
+	}
+	if _, err := (config{ready: "("}).shots(); err == nil {
+		t.Error("a bad --ready was accepted")
+	}
+}
+
+// TestPicturesCommitted: the README's pictures are there, are not empty,
+// are SVG, and kept the screen's colours. go run ./cmd/vkshot makes them.
+func TestPicturesCommitted(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill := regexp.MustCompile(`fill="(#[0-9a-f]{6})"`)
+	for _, name := range []string{"before.svg", "during.svg", "after.svg"} {
+		path := filepath.Join("..", "..", ".media", name)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (make the pictures with go run ./cmd/vkshot)", err)
+		}
+		if len(b) < 4096 {
+			t.Errorf("%s: %d bytes, too small to be a screen", path, len(b))
+		}
+		checkSVG(t, path, b)
+		colours := map[string]bool{}
+		for _, m := range fill.FindAllSubmatch(b, -1) {
+			colours[string(m[1])] = true
+		}
+		if len(colours) < 6 || !bytes.Contains(b, []byte(">vkwatch")) {
+			t.Errorf("%s: %d colours, want a coloured vkwatch screen", path, len(colours))
+		}
+		if !bytes.Contains(readme, []byte("(.media/"+name+")")) {
+			t.Errorf("the README does not show .media/%s", name)
+		}
+	}
+}
+
+// TestTapeRecordsTheSameSession: demo.tape types the demo command vkshot
+// runs by default.
+func TestTapeRecordsTheSameSession(t *testing.T) {
+	c, err := parseFlags(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tape, err := os.ReadFile("../../demo.tape")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `Type "vkwatch ` + strings.Join(c.demoArgs(), " ") + `"`
+	if !bytes.Contains(tape, []byte(want+"\n")) {
+		t.Errorf("demo.tape does not type %s", want)
+	}
+	if !bytes.Contains(tape, []byte(`Type "B"`)) {
+		t.Error("demo.tape does not press B")
+	}
+}

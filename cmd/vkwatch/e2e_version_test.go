@@ -1,0 +1,92 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vkwatch/vkwatch/source/record"
+	"github.com/vkwatch/vkwatch/source/server"
+	"github.com/vkwatch/vkwatch/source/server/servertest"
+)
+
+// TestVersionMatchesBuild: --version says what the toolchain stamped in
+// the binary, as `go version -m` reads it (the module version, and the
+// revision exactly when one was stamped), and a recording's header holds
+// the same string.
+func TestVersionMatchesBuild(t *testing.T) {
+	out, err := exec.Command(vkwatchBin, "--version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.TrimSuffix(string(out), "\n")
+	meta, err := exec.Command(goTool(), "version", "-m", vkwatchBin).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	modVersion, rev := "", ""
+	for _, l := range strings.Split(string(meta), "\n") {
+		f := strings.Fields(l)
+		switch {
+		case len(f) >= 3 && f[0] == "mod" && f[1] == "github.com/vkwatch/vkwatch":
+			modVersion = f[2]
+		case len(f) == 2 && f[0] == "build" && strings.HasPrefix(f[1], "vcs.revision="):
+			rev = strings.TrimPrefix(f[1], "vcs.revision=")
+		}
+	}
+	t.Logf("--version: %q; go version -m: module %q, revision %q", got, modVersion, rev)
+	if modVersion == "" || !strings.HasPrefix(got, "vkwatch "+modVersion) {
+		t.Errorf("--version %q does not start with the stamped module version %q", got, modVersion)
+	}
+	if rev != "" && !strings.Contains(got, " rev "+rev[:12]) {
+		t.Errorf("--version %q lacks the stamped revision %s", got, rev)
+	}
+	if rev == "" && !strings.Contains(got, "no VCS revision stamped") {
+		t.Errorf("--version %q: no revision was stamped, and it does not say so", got)
+	}
+
+	srv := servertest.Start(t, server.Options{})
+	rec := filepath.Join(t.TempDir(), "run.jsonl")
+	cmd := exec.Command(vkwatchBin, "--record", rec, srv.Addr)
+	cmd.Env = childEnv()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr // stdout is /dev/null: a headless recording
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	servertest.WaitFor(t, 15*time.Second, "a sample in the recording", func() bool {
+		b, _ := os.ReadFile(rec)
+		return bytes.Contains(b, []byte(`"sample"`))
+	})
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("headless recording: %v (%s)", err, stderr.String())
+		}
+	case <-time.After(exitMargin):
+		cmd.Process.Kill()
+		t.Fatal("the headless recording did not end on SIGTERM")
+	}
+	f, err := os.Open(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := record.Read(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if "vkwatch "+r.Header.VKWatch != got {
+		t.Errorf("the recording's header says vkwatch %q, --version %q", r.Header.VKWatch, got)
+	}
+}

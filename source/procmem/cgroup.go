@@ -1,0 +1,183 @@
+package procmem
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/prometheus/procfs"
+)
+
+// The memory cgroup of a process: where /proc/PID/cgroup puts it, resolved
+// against the cgroup file systems mounted in vkwatch's own mount namespace
+// (/proc/self/mountinfo), so that what real hosts do is handled the same
+// way as the plain layout:
+//
+//   - cgroup v2 (`0::/path`): MOUNT/path/memory.current and memory.max;
+//   - cgroup v1 (`N:memory:/path`, or a comma list holding memory, e.g.
+//     `4:memory,hugetlb:/path`): MOUNT/path/memory.usage_in_bytes and
+//     memory.limit_in_bytes;
+//   - hybrid hosts (v1 controllers with a v2 hierarchy beside it, as on this
+//     project's build machine and on older systemd hosts): the memory
+//     controller is bound to one hierarchy only, so a v1 memory line wins;
+//     the v2 line then names a cgroup without memory files;
+//   - a mount whose root is not the hierarchy's root (docker without a
+//     cgroup namespace bind-mounts /docker/ID at /sys/fs/cgroup/memory, and
+//     /proc/PID/cgroup still says /docker/ID): the mount's root is cut off
+//     the path before it is joined to the mount point;
+//   - a cgroup namespace (docker --cgroupns private, Kubernetes with
+//     cgroup v2): /proc/PID/cgroup is relative to the namespace root of the
+//     process that reads it, and so is the mount, so the same rule works; a
+//     cgroup outside vkwatch's namespace shows as /../... and is not read.
+//
+// A cgroup without a memory file (the root cgroup, or a v2 cgroup whose
+// parent did not enable the memory controller) is no memory cgroup: none is
+// reported. The mounts are read once per Reader; /proc/PID/cgroup and the
+// two memory files at each Read, a few microseconds.
+
+// noLimitV1 is where a cgroup v1 limit stops being a limit: unset, the
+// kernel reports PAGE_COUNTER_MAX pages (9223372036854771712 with 4 KiB
+// pages, a little less with larger pages), and no machine has 4 EiB.
+const noLimitV1 = 1 << 62
+
+// cgroupMount is one mounted cgroup hierarchy.
+type cgroupMount struct {
+	root  string // the hierarchy path mounted (mountinfo's root field)
+	point string // where it is mounted
+}
+
+// cgroupMounts are the hierarchies that can hold memory figures.
+type cgroupMounts struct {
+	v1memory []cgroupMount // cgroup (v1) mounts with the memory controller
+	v2       []cgroupMount // cgroup2 mounts
+}
+
+// readCgroupMounts lists the cgroup mounts of the file system at proc.
+func readCgroupMounts(fs procfs.FS) cgroupMounts {
+	var m cgroupMounts
+	mounts, err := fs.GetMounts()
+	if err != nil {
+		return m
+	}
+	for _, mi := range mounts {
+		cm := cgroupMount{root: mi.Root, point: mi.MountPoint}
+		switch mi.FSType {
+		case "cgroup2":
+			m.v2 = append(m.v2, cm)
+		case "cgroup":
+			if _, ok := mi.SuperOptions["memory"]; ok {
+				m.v1memory = append(m.v1memory, cm)
+			}
+		}
+	}
+	return m
+}
+
+// memoryCgroup is what was read of a process's memory cgroup.
+type memoryCgroup struct {
+	name  string // "v1:/path" or "v2:/path", as /proc/PID/cgroup says
+	usage int64
+	limit int64 // -1: none
+}
+
+// cgroupOf reads the memory cgroup of pid; false when there is none that
+// vkwatch can read.
+func (r *Reader) cgroupOf(pid int) (memoryCgroup, bool) {
+	r.mountsOnce.Do(func() { r.mounts = readCgroupMounts(r.fs) })
+	p, err := r.fs.Proc(pid)
+	if err != nil {
+		return memoryCgroup{}, false
+	}
+	cgs, err := p.Cgroups()
+	if err != nil {
+		return memoryCgroup{}, false
+	}
+	// v1 first: where a v1 hierarchy holds the memory controller, the v2
+	// one cannot.
+	for _, cg := range cgs {
+		if cg.HierarchyID != 0 && slices.Contains(cg.Controllers, "memory") {
+			if dir, ok := resolve(r.mounts.v1memory, cg.Path); ok {
+				return readV1(dir, cg.Path)
+			}
+		}
+	}
+	for _, cg := range cgs {
+		if cg.HierarchyID == 0 && len(cg.Controllers) == 0 {
+			if dir, ok := resolve(r.mounts.v2, cg.Path); ok {
+				return readV2(dir, cg.Path)
+			}
+		}
+	}
+	return memoryCgroup{}, false
+}
+
+// resolve finds the directory of cgroup path p in the mount that holds it
+// (the one with the longest root that is p or a parent of p).
+func resolve(mounts []cgroupMount, p string) (string, bool) {
+	if !strings.HasPrefix(p, "/") || slices.Contains(strings.Split(p, "/"), "..") {
+		// Outside vkwatch's cgroup namespace: not reachable from here.
+		return "", false
+	}
+	best, rel := -1, ""
+	for i, m := range mounts {
+		var r string
+		switch {
+		case m.root == "/":
+			r = p
+		case p == m.root:
+			r = "/"
+		case strings.HasPrefix(p, m.root+"/"):
+			r = p[len(m.root):]
+		default:
+			continue
+		}
+		if best < 0 || len(m.root) > len(mounts[best].root) {
+			best, rel = i, r
+		}
+	}
+	if best < 0 {
+		return "", false
+	}
+	return filepath.Join(mounts[best].point, rel), true
+}
+
+func readV1(dir, path string) (memoryCgroup, bool) {
+	usage, ok := readInt(filepath.Join(dir, "memory.usage_in_bytes"))
+	if !ok {
+		return memoryCgroup{}, false
+	}
+	cg := memoryCgroup{name: "v1:" + path, usage: usage, limit: -1}
+	if l, ok := readInt(filepath.Join(dir, "memory.limit_in_bytes")); ok && l < noLimitV1 {
+		cg.limit = l
+	}
+	return cg, true
+}
+
+func readV2(dir, path string) (memoryCgroup, bool) {
+	usage, ok := readInt(filepath.Join(dir, "memory.current"))
+	if !ok {
+		return memoryCgroup{}, false
+	}
+	cg := memoryCgroup{name: "v2:" + path, usage: usage, limit: -1}
+	// "max" is no limit; a number is one.
+	if l, ok := readInt(filepath.Join(dir, "memory.max")); ok {
+		cg.limit = l
+	}
+	return cg, true
+}
+
+// readInt reads a file holding one decimal number.
+func readInt(path string) (int64, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(bytes.TrimSpace(b)), 10, 64)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return n, true
+}

@@ -1,0 +1,296 @@
+package procmem
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/server"
+	"github.com/vkwatch/vkwatch/source/server/servertest"
+)
+
+// expectedCgroupDir finds the memory cgroup directory of pid the plain way
+// the kernel documentation describes, without mountinfo: a v1 line holding
+// memory -> /sys/fs/cgroup/memory/PATH, else the v2 line -> /sys/fs/cgroup/PATH
+// (or /sys/fs/cgroup/unified/PATH on a hybrid host). It is the reference
+// the Reader's mountinfo-based resolution is checked against.
+func expectedCgroupDir(t *testing.T, pid int) (dir, name string, v1 bool) {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v2path string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		f := strings.SplitN(line, ":", 3)
+		if len(f) != 3 {
+			t.Fatalf("bad line %q in /proc/%d/cgroup", line, pid)
+		}
+		if f[0] == "0" && f[1] == "" {
+			v2path = f[2]
+			continue
+		}
+		for _, c := range strings.Split(f[1], ",") {
+			if c == "memory" {
+				return filepath.Join("/sys/fs/cgroup/memory", f[2]), "v1:" + f[2], true
+			}
+		}
+	}
+	if v2path == "" {
+		t.Fatalf("/proc/%d/cgroup has neither a v1 memory line nor a v2 line:\n%s", pid, b)
+	}
+	for _, base := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"} {
+		d := filepath.Join(base, v2path)
+		if _, err := os.Stat(filepath.Join(d, "memory.current")); err == nil {
+			return d, "v2:" + v2path, false
+		}
+	}
+	t.Fatalf("no memory.current for the v2 cgroup %s of pid %d under /sys/fs/cgroup", v2path, pid)
+	return "", "", false
+}
+
+func fileInt(t *testing.T, path string) (int64, bool) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("the server's cgroup file: %v", err)
+	}
+	s := strings.TrimSpace(string(b))
+	if s == "max" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return n, true
+}
+
+// TestCgroupOfRealServer reads the memory cgroup of a real server and
+// compares it with the server's own cgroup files, found independently.
+func TestCgroupOfRealServer(t *testing.T) {
+	r := newReader(t)
+	s := servertest.Start(t, server.Options{})
+	pid := s.PID()
+	dir, name, v1 := expectedCgroupDir(t, pid)
+	usageFile, limitFile := "memory.current", "memory.max"
+	if v1 {
+		usageFile, limitFile = "memory.usage_in_bytes", "memory.limit_in_bytes"
+	}
+	before, _ := fileInt(t, filepath.Join(dir, usageFile))
+	m := r.Read(int64(pid))
+	after, _ := fileInt(t, filepath.Join(dir, usageFile))
+	if m.Cgroup != name {
+		t.Fatalf("Cgroup %q, want %q (from /proc/%d/cgroup)", m.Cgroup, name, pid)
+	}
+	// The cgroup's usage moves while the test runs (this process may share
+	// it); it must lie near what the file said just before and after.
+	lo, hi := min(before, after), max(before, after)
+	slack := hi/20 + 1<<20
+	if !m.CgroupUsage.OK || m.CgroupUsage.V < lo-slack || m.CgroupUsage.V > hi+slack {
+		t.Fatalf("CgroupUsage %+v, the file %s said %d then %d", m.CgroupUsage, filepath.Join(dir, usageFile), before, after)
+	}
+	// No limit is "max" (v2) or a number no machine has (v1: 2^63 less a
+	// page when unset).
+	var want source.Opt[int64]
+	if limit, set := fileInt(t, filepath.Join(dir, limitFile)); set && limit < 1<<62 {
+		want = source.Some(limit)
+	}
+	if m.CgroupLimit != want {
+		t.Fatalf("CgroupLimit %+v, want %+v from %s", m.CgroupLimit, want, filepath.Join(dir, limitFile))
+	}
+	t.Logf("server pid %d: %s usage %d limit %+v", pid, m.Cgroup, m.CgroupUsage.V, m.CgroupLimit)
+}
+
+// fakeHost lays out a /proc and a /sys/fs/cgroup under a temporary
+// directory: mountinfo lines (with MOUNT standing for the fake sysfs),
+// /proc/PID/cgroup, and cgroup files (relative to the fake sysfs).
+func fakeHost(t *testing.T, mountinfo []string, cgroup string, files map[string]string) (*Reader, int) {
+	t.Helper()
+	base := t.TempDir()
+	proc, sys := filepath.Join(base, "proc"), filepath.Join(base, "sys")
+	const pid = 4242
+	write := func(p, s string) {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(proc, "self", "stat"), "1 (x) R 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 0 0 0 0\n")
+	write(filepath.Join(proc, "self", "mountinfo"), strings.ReplaceAll(strings.Join(mountinfo, "\n")+"\n", "MOUNT", sys))
+	write(filepath.Join(proc, strconv.Itoa(pid), "cgroup"), cgroup)
+	for p, s := range files {
+		write(filepath.Join(sys, p), s)
+	}
+	r, err := newAt(proc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, pid
+}
+
+const (
+	mountV2     = "41 31 0:38 / MOUNT/fs/cgroup rw,relatime - cgroup2 cgroup2 rw"
+	mountHybrid = "41 31 0:38 / MOUNT/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw"
+	mountV1Mem  = "35 31 0:32 / MOUNT/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory"
+	mountV1CPU  = "32 31 0:29 / MOUNT/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu"
+)
+
+func TestCgroupLayouts(t *testing.T) {
+	tests := []struct {
+		name      string
+		mountinfo []string
+		cgroup    string
+		files     map[string]string
+		want      memoryCgroup
+		none      bool
+	}{
+		{
+			name:      "v2 systemd service with a limit",
+			mountinfo: []string{mountV2},
+			cgroup:    "0::/system.slice/valkey.service\n",
+			files: map[string]string{
+				"fs/cgroup/system.slice/valkey.service/memory.current": "104857600\n",
+				"fs/cgroup/system.slice/valkey.service/memory.max":     "536870912\n",
+			},
+			want: memoryCgroup{name: "v2:/system.slice/valkey.service", usage: 104857600, limit: 536870912},
+		},
+		{
+			name:      "v2 max is no limit",
+			mountinfo: []string{mountV2},
+			cgroup:    "0::/user.slice/user-1000.slice/session-2.scope\n",
+			files: map[string]string{
+				"fs/cgroup/user.slice/user-1000.slice/session-2.scope/memory.current": "7000\n",
+				"fs/cgroup/user.slice/user-1000.slice/session-2.scope/memory.max":     "max\n",
+			},
+			want: memoryCgroup{name: "v2:/user.slice/user-1000.slice/session-2.scope", usage: 7000, limit: -1},
+		},
+		{
+			name:      "v2 root cgroup has no memory files",
+			mountinfo: []string{mountV2},
+			cgroup:    "0::/\n",
+			files:     map[string]string{"fs/cgroup/cgroup.procs": "1\n"},
+			none:      true,
+		},
+		{
+			name:      "v2 inside a cgroup namespace (docker --cgroupns private, Kubernetes)",
+			mountinfo: []string{mountV2},
+			cgroup:    "0::/\n",
+			files: map[string]string{
+				"fs/cgroup/memory.current": "2000\n",
+				"fs/cgroup/memory.max":     "1073741824\n",
+			},
+			want: memoryCgroup{name: "v2:/", usage: 2000, limit: 1 << 30},
+		},
+		{
+			name:      "v2 cgroup outside vkwatch's namespace",
+			mountinfo: []string{mountV2},
+			cgroup:    "0::/../other/ctr\n",
+			files:     map[string]string{"fs/cgroup/memory.current": "2000\n"},
+			none:      true,
+		},
+		{
+			name: "v1 Kubernetes pod, huge number is no limit",
+			mountinfo: []string{mountV1CPU, mountV1Mem,
+				"40 31 0:37 / MOUNT/fs/cgroup/systemd rw,relatime - cgroup cgroup rw,name=systemd"},
+			cgroup: "9:name=systemd:/kubepods/besteffort/pod1/ctr\n4:memory:/kubepods/besteffort/pod1/ctr\n1:cpu:/kubepods/besteffort/pod1/ctr\n",
+			files: map[string]string{
+				"fs/cgroup/memory/kubepods/besteffort/pod1/ctr/memory.usage_in_bytes": "3000\n",
+				"fs/cgroup/memory/kubepods/besteffort/pod1/ctr/memory.limit_in_bytes": "9223372036854771712\n",
+			},
+			want: memoryCgroup{name: "v1:/kubepods/besteffort/pod1/ctr", usage: 3000, limit: -1},
+		},
+		{
+			name:      "v1 comma list holding memory",
+			mountinfo: []string{"35 31 0:32 / MOUNT/fs/cgroup/memory,hugetlb rw - cgroup cgroup rw,memory,hugetlb"},
+			cgroup:    "4:memory,hugetlb:/lxc/c1\n",
+			files: map[string]string{
+				"fs/cgroup/memory,hugetlb/lxc/c1/memory.usage_in_bytes": "3000\n",
+				"fs/cgroup/memory,hugetlb/lxc/c1/memory.limit_in_bytes": "268435456\n",
+			},
+			want: memoryCgroup{name: "v1:/lxc/c1", usage: 3000, limit: 256 << 20},
+		},
+		{
+			name: "hybrid: v1 memory wins over the v2 hierarchy beside it",
+			mountinfo: []string{mountV1Mem, mountHybrid,
+				"31 23 0:28 / MOUNT/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755"},
+			cgroup: "4:memory:/process_api/ab\n0::/\n",
+			files: map[string]string{
+				"fs/cgroup/memory/process_api/ab/memory.usage_in_bytes": "5000\n",
+				"fs/cgroup/memory/process_api/ab/memory.limit_in_bytes": "9223372036854771712\n",
+				"fs/cgroup/unified/cgroup.procs":                        "1\n",
+			},
+			want: memoryCgroup{name: "v1:/process_api/ab", usage: 5000, limit: -1},
+		},
+		{
+			name:      "hybrid with memory in v2 (systemd unified_cgroup_hierarchy partly)",
+			mountinfo: []string{mountV1CPU, mountHybrid},
+			cgroup:    "1:cpu:/\n0::/system.slice/redis.service\n",
+			files: map[string]string{
+				"fs/cgroup/unified/system.slice/redis.service/memory.current": "6000\n",
+				"fs/cgroup/unified/system.slice/redis.service/memory.max":     "max\n",
+			},
+			want: memoryCgroup{name: "v2:/system.slice/redis.service", usage: 6000, limit: -1},
+		},
+		{
+			name: "v1 docker without a cgroup namespace: the container's cgroup is bind-mounted",
+			mountinfo: []string{
+				"1000 999 0:32 /docker/0123abcd MOUNT/fs/cgroup/memory ro,nosuid - cgroup cgroup rw,memory"},
+			cgroup: "4:memory:/docker/0123abcd\n",
+			files: map[string]string{
+				"fs/cgroup/memory/memory.usage_in_bytes": "8000\n",
+				"fs/cgroup/memory/memory.limit_in_bytes": "2147483648\n",
+			},
+			want: memoryCgroup{name: "v1:/docker/0123abcd", usage: 8000, limit: 2 << 30},
+		},
+		{
+			name:      "v1 memory line without a mount for it",
+			mountinfo: []string{mountV1CPU},
+			cgroup:    "4:memory:/a\n1:cpu:/a\n",
+			files:     map[string]string{"fs/cgroup/memory/a/memory.usage_in_bytes": "1\n"},
+			none:      true,
+		},
+		{
+			name:      "unreadable usage",
+			mountinfo: []string{mountV2},
+			cgroup:    "0::/a\n",
+			files:     map[string]string{"fs/cgroup/a/memory.current": "junk\n"},
+			none:      true,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, pid := fakeHost(t, tc.mountinfo, tc.cgroup, tc.files)
+			got, ok := r.cgroupOf(pid)
+			if tc.none {
+				if ok {
+					t.Fatalf("found %+v, want none", got)
+				}
+				return
+			}
+			if !ok || got != tc.want {
+				t.Fatalf("got %+v (%v), want %+v", got, ok, tc.want)
+			}
+		})
+	}
+}
+
+// BenchmarkCgroupOf is what the cgroup adds to each Read: /proc/PID/cgroup
+// and two memory files.
+func BenchmarkCgroupOf(b *testing.B) {
+	r := newReader(b)
+	pid := os.Getpid()
+	if _, ok := r.cgroupOf(pid); !ok {
+		b.Fatal("no memory cgroup for this process")
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		r.cgroupOf(pid)
+	}
+}
