@@ -180,7 +180,7 @@ func (f *fakeServer) endSave(off time.Duration) source.Event {
 		PeakUsedDelta: source.Some[int64](3 * mib), PeakRSSDelta: source.Some[int64](19 * mib),
 		OpsBefore: source.Some(51234.0), OpsDuring: source.Some(36011.0),
 		PeakChildPrivateDirty: source.Some[int64](18 * mib),
-		PeakCOW:               source.Some[int64](19 * mib), PeakAtProgress: source.Some(0.62),
+		PeakCOW:               source.Some[int64](18 * mib), PeakAtProgress: source.Some(0.62),
 		PeakFootprintDelta: source.Some[int64](20 * mib),
 		PingBefore:         source.Latency{Count: 500, P50: 120 * time.Microsecond, P99: 400 * time.Microsecond, Max: 900 * time.Microsecond},
 		PingDuring:         source.Latency{Count: 700, P50: 180 * time.Microsecond, P99: 2 * time.Millisecond, Max: 31 * time.Millisecond},

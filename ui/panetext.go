@@ -69,12 +69,13 @@ func pingStats(st *styles, s *source.Sample) string {
 }
 
 // fmtTrigger says who started a save: "vkwatch", "replica 10.0.0.7:6380,
-// diskless"; n/a when vkwatch cannot tell.
+// diskless", "schedule (save 60 10000)"; n/a when vkwatch cannot tell.
 func fmtTrigger(t source.Trigger) string {
 	switch {
 	case t.Kind == "":
 		return na
-	case t.Detail == "":
+	case t.Detail == "" || t.Kind == source.TriggerUser:
+		// vkwatch's own command is the save's kind already.
 		return string(t.Kind)
 	case strings.HasPrefix(t.Detail, string(t.Kind)):
 		return t.Detail

@@ -121,7 +121,7 @@ func TestReportsTableCells(t *testing.T) {
 		t.Fatalf("at %d columns every column should show:\n%q", fullTableWidth, head)
 	}
 	// The scenario's fork save of server A, 20-35 s (see endSave).
-	want := []string{"15:04:25", addrA, "BGSAVE fork", "vkwatch", "ok", "15s", "15.0s", "1.20ms", "17.0 MiB", "19.0 MiB", "62%",
+	want := []string{"15:04:25", addrA, "BGSAVE fork", "vkwatch", "ok", "15s", "15.0s", "1.20ms", "17.0 MiB", "18.0 MiB", "62%",
 		"18.0 MiB", "+20.0 MiB", "+3.00 MiB", "+19.0 MiB",
 		na, "18.0 MiB", "51.2k → 36.0k", na, "120µs → 180µs", "400µs → 2.00ms", "900µs → 31.0ms"}
 	if got := cells(rows[0]); strings.Join(got, "|") != strings.Join(want, "|") {
