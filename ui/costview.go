@@ -30,15 +30,22 @@ const (
 // maxCurves is how many curves the view overlays, digits 1 to 8.
 const maxCurves = 8
 
-// costView is the state of the cost view and its cached drawing.
+// costView is the state of the cost view and its cached drawing. Like
+// a pane it is sized by SetSize and draws from the store's views; its keys
+// (c, y, esc) are in the model's keyMap, which the help renders.
 type costView struct {
-	open bool
-	y    costY
-	plot *chart.XY
+	open          bool
+	y             costY
+	width, height int
+	plot          *chart.XY
 
 	lines []string
 	key   string // what lines were drawn for
 }
+
+// SetSize gives the view the terminal's width and the rows between the
+// title line and the footer.
+func (c *costView) SetSize(w, h int) { c.width, c.height = w, h }
 
 // switchY plots the other figure.
 func (c *costView) switchY() {
@@ -86,9 +93,10 @@ func (c *costView) points(cv store.Curve) []chart.Point {
 	return out
 }
 
-// view returns the view's lines, width x height, drawing only when a
-// curve, the size or the figure changed.
-func (c *costView) view(st *styles, views []store.View, width, height int) []string {
+// view returns the view's lines, drawing only when a curve, the size or
+// the figure changed.
+func (c *costView) view(st *styles, views []store.View) []string {
+	width, height := c.width, c.height
 	var key strings.Builder
 	fmt.Fprintf(&key, "%d %d %d", width, height, c.y)
 	for _, v := range views {

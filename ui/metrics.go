@@ -172,7 +172,7 @@ func footprintNotes(st *styles, s *source.Sample) []string {
 	if !ok {
 		return nil
 	}
-	limit := " (no limit)"
+	limit := "/none"
 	if l, ok := s.Proc.CgroupLimit.Get(); ok {
 		limit = "/" + fmtBytes(l)
 	}

@@ -1,5 +1,14 @@
 // Package ui is vkwatch's terminal interface: a bubbletea model that folds
-// source.Event values into per-server state and draws one pane per server.
+// source.Event values into a history store (source/store) and draws one
+// pane per server from it, or the reports table (r) or the save cost
+// curves (c) in the panes' place.
+//
+// Its parts: the metric table (metrics.go: one entry per chart), the pane
+// (pane.go, panetext.go: SetSize, then sync and drawCharts from a
+// store.View, then box), the cost view (costview.go), the reports table
+// (table.go), and the drawing of charts as rows of runes (ui/chart). A
+// view of another shape (fleet rows) reads the same store and the same
+// table, and draws with the same charts.
 //
 // It never opens a connection. Commands the user asks for (BGSAVE,
 // BGREWRITEAOF) leave through Config.Send, called only inside a tea.Cmd, and
@@ -358,6 +367,7 @@ func (m *Model) relayout() {
 		}
 		p.SetSize(w, max(m.lay.height, minPaneH))
 	}
+	m.cost.SetSize(m.width, m.bodyHeight())
 	m.store.SetKeep(m.keepFor())
 }
 
@@ -434,7 +444,7 @@ func (m *Model) compose(views []store.View) {
 		reports := m.store.Reports()[:m.store.ShownReports()]
 		lines = m.table.view(m.st, reports, m.width, tableRows(body))
 	case m.cost.open:
-		lines = m.cost.view(m.st, views, m.width, body)
+		lines = m.cost.view(m.st, views)
 	default:
 		lines = m.paneLines(views)
 	}

@@ -501,12 +501,14 @@ func chartLabels(st *styles, i int, s *source.Sample, rows, width int, peak floa
 		out = append(out, "")
 	}
 	out = out[:rows]
-	// Every label is cut to its column, one cell short of the plot.
+	// Every label is cut to its column, one cell short of the plot, and
+	// measured once: this runs for every row of every chart per frame.
 	for y, l := range out {
-		if ansi.StringWidth(l) > width-1 {
-			l = ansi.Truncate(l, width-1, "…")
+		n := ansi.StringWidth(l)
+		if n > width-1 {
+			l, n = ansi.Truncate(l, width-1, "…"), width-1
 		}
-		out[y] = padRight(l, width)
+		out[y] = l + strings.Repeat(" ", width-n)
 	}
 	return out
 }
