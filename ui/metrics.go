@@ -35,6 +35,15 @@ func (u unit) format(v float64) string {
 	return fmtLatency(time.Duration(v))
 }
 
+// scaleLabel renders a value on a chart's scale, with its unit: bytes
+// and durations carry theirs, a rate gets "/s".
+func (u unit) scaleLabel(v float64) string {
+	if u == unitRate {
+		return fmtRate(v) + "/s"
+	}
+	return u.format(v)
+}
+
 // drawKind says how a chart draws its values.
 type drawKind int
 

@@ -373,11 +373,11 @@ func scaled(st *styles, i int, plot []string, top float64, out []string) []strin
 				tick, label = "┤", na
 			}
 		case y == 0:
-			tick, label = "┤", metrics[i].unit.format(top)
+			tick, label = "┤", metrics[i].unit.scaleLabel(top)
 		case y == rows-1:
 			tick, label = "┤", "0"
 		case y == mid:
-			tick, label = "┤", metrics[i].unit.format(top*float64(rows-1-mid)/float64(rows-1))
+			tick, label = "┤", metrics[i].unit.scaleLabel(top*float64(rows-1-mid)/float64(rows-1))
 		}
 		out = append(out, st.series[i].r(row)+st.dim.r(tick)+st.label.r(fitRight(label, scaleW-1)))
 	}
