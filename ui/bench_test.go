@@ -75,6 +75,6 @@ func BenchmarkTableDraw(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		_ = drawTable(m.st, m.reports, 200, 30, 0)
+		_ = drawTable(m.st, m.store.Reports(), 200, 30, 0)
 	}
 }

@@ -90,6 +90,13 @@ func (f *fakeServer) sample(off time.Duration) *source.Sample {
 		Ping:      source.Latency{Count: 40, Min: ping / 2, P50: ping, P99: ping * 2, Max: ping * 3},
 		Ping10s:   source.Latency{Count: 2000, Min: 40 * time.Microsecond, P50: 130 * time.Microsecond, P99: 410 * time.Microsecond, Max: 2100 * time.Microsecond},
 		Proc:      source.ProcMem{RSS: source.Some(rss + mib), PSS: source.Some(rss)},
+		COW:       source.Some[int64](0), COWFrom: source.FromProc,
+		Footprint: source.Some(rss + mib), FootprintFrom: source.FromProc,
+	}
+	if f.idx == 0 {
+		s.Proc.Cgroup = "v2:/system.slice/redis.service"
+		s.Proc.CgroupUsage = source.Some(rss + 40*mib)
+		s.Proc.CgroupLimit = source.Some[int64](512 * mib)
 	}
 	if f.valkey {
 		s.Info.ServerName, s.Info.Version = "valkey", "9.2.0"
@@ -117,6 +124,13 @@ func (f *fakeServer) sample(off time.Duration) *source.Sample {
 			s.Proc.ChildPrivateDirty = sv.LiveCOW
 		}
 		s.Info.CurrentCOW = sv.LiveCOW
+		// /proc reads the child's dirty pages every sample, a little
+		// ahead of INFO's figure.
+		s.COW = source.Some(sv.LiveCOW.V + sv.LiveCOW.V/16)
+		s.Footprint = source.Some(s.Proc.RSS.V + s.COW.V)
+		if sv.Kind != source.SaveForkless {
+			s.Proc.ChildPrivateDirty = s.COW
+		}
 		s.Save = &sv
 		// The save hurts: slower commands, a worse PING.
 		s.OpsPerSec = source.Some(ops * 0.7)
@@ -131,6 +145,8 @@ func (f *fakeServer) sample(off time.Duration) *source.Sample {
 		s.Ping = source.Latency{}
 		s.Ping10s = source.Latency{}
 		s.Proc = source.ProcMem{}
+		s.COW, s.COWFrom = source.Opt[int64]{}, ""
+		s.Footprint, s.FootprintFrom = source.Opt[int64]{}, ""
 	}
 	return s
 }
@@ -143,7 +159,11 @@ func (f *fakeServer) sampleEvent(off time.Duration) source.Event {
 // startSave makes the samples from off on show a save running; run emits
 // the EventSaveStarted with the first of them, as the watcher does.
 func (f *fakeServer) startSave(off time.Duration, kind source.SaveKind) {
-	f.save = &source.SaveProgress{Kind: kind, Started: off}
+	trig := source.Trigger{Kind: source.TriggerUser}
+	if kind == source.SaveForkless {
+		trig = source.Trigger{Kind: source.TriggerSchedule, Detail: "save 60 10000"}
+	}
+	f.save = &source.SaveProgress{Kind: kind, Trigger: trig, Started: off}
 }
 
 // endSave ends the running save at off and returns the EventSaveEnded.
@@ -151,7 +171,7 @@ func (f *fakeServer) endSave(off time.Duration) source.Event {
 	sv := f.save
 	f.save = nil
 	r := &source.SaveReport{
-		Node: nodeOf(f.idx), Addr: []string{addrA, addrB}[f.idx], Kind: sv.Kind, Status: "ok",
+		Node: nodeOf(f.idx), Addr: []string{addrA, addrB}[f.idx], Kind: sv.Kind, Trigger: sv.Trigger, Status: "ok",
 		Started: sv.Started, Ended: off, StartedAt: epoch.Add(sv.Started),
 		Observed:      off - sv.Started,
 		ServerSeconds: source.Some(int64((off - sv.Started) / time.Second)),
@@ -160,8 +180,15 @@ func (f *fakeServer) endSave(off time.Duration) source.Event {
 		PeakUsedDelta: source.Some[int64](3 * mib), PeakRSSDelta: source.Some[int64](19 * mib),
 		OpsBefore: source.Some(51234.0), OpsDuring: source.Some(36011.0),
 		PeakChildPrivateDirty: source.Some[int64](18 * mib),
-		PingBefore:            source.Latency{Count: 500, P50: 120 * time.Microsecond, P99: 400 * time.Microsecond, Max: 900 * time.Microsecond},
-		PingDuring:            source.Latency{Count: 700, P50: 180 * time.Microsecond, P99: 2 * time.Millisecond, Max: 31 * time.Millisecond},
+		PeakCOW:               source.Some[int64](18 * mib), PeakAtProgress: source.Some(0.62),
+		PeakFootprintDelta: source.Some[int64](20 * mib),
+		PingBefore:         source.Latency{Count: 500, P50: 120 * time.Microsecond, P99: 400 * time.Microsecond, Max: 900 * time.Microsecond},
+		PingDuring:         source.Latency{Count: 700, P50: 180 * time.Microsecond, P99: 2 * time.Millisecond, Max: 31 * time.Millisecond},
+	}
+	if sv.Kind != source.SaveForkless {
+		r.ForkPause = source.Some(1200 * time.Microsecond)
+	} else {
+		r.PeakCOW, r.PeakAtProgress = source.Some[int64](0), source.Opt[float64]{}
 	}
 	return source.Event{Node: nodeOf(f.idx), Kind: source.EventSaveEnded, Offset: off, At: epoch.Add(off), Report: r}
 }

@@ -52,8 +52,8 @@ func TestFormat(t *testing.T) {
 		{fmtWindow(2 * time.Minute), "2m"},
 		{fmtWindow(90 * time.Second), "90s"},
 		{fmtWindow(time.Hour), "1h"},
-		{fitLeft("abc", 5), "  abc"},
-		{fitLeft("abcdef", 4), "abc…"},
+		{fitRight("abc", 5), "  abc"},
+		{fitRight("abcdef", 4), "abc…"},
 	}
 	for i, c := range cases {
 		if c.got != c.want {

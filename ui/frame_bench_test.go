@@ -3,7 +3,8 @@ package ui_test
 // Frame benchmarks through the exported API only, as cmd/vkwatch drives the
 // model: one EventsMsg per frame, then View. They are what the README's
 // Performance section and cmd/vkperf report for the drawing target (a frame
-// of two panes at 200x50 in <= 1 ms):
+// of two panes at 200x50, with charts the height of the terminal, in
+// <= 2 ms):
 //
 //	go test ./ui -run '^$' -bench 'Frame' -benchmem
 
@@ -52,7 +53,10 @@ func (f *benchServer) sample(off time.Duration) source.Event {
 		WriterOpsPerSec: source.Some(ops * 0.98),
 		Ping:            source.Latency{Count: 100, Min: ping / 2, P50: ping, P99: ping * 2, Max: ping * 3},
 		Ping10s:         source.Latency{Count: 5000, Min: 40 * time.Microsecond, P50: 130 * time.Microsecond, P99: 410 * time.Microsecond, Max: 2100 * time.Microsecond},
-		Proc:            source.ProcMem{RSS: source.Some(used + 13<<20), PSS: source.Some(used + 12<<20), HostMemAvailable: source.Some[int64](3 << 30)},
+		Proc: source.ProcMem{RSS: source.Some(used + 13<<20), PSS: source.Some(used + 12<<20), HostMemAvailable: source.Some[int64](3 << 30),
+			Cgroup: "v2:/bench", CgroupUsage: source.Some(used + 40<<20), CgroupLimit: source.Some[int64](1 << 30)},
+		COW: source.Some[int64](0), COWFrom: source.FromProc,
+		Footprint: source.Some(used + 13<<20), FootprintFrom: source.FromProc,
 	}
 	if cyc := math.Mod(x, 120); cyc >= 60 && cyc < 75 {
 		el := time.Duration((cyc - 60) * float64(time.Second))
@@ -65,6 +69,9 @@ func (f *benchServer) sample(off time.Duration) source.Event {
 		s.Info.CurrentCOW = source.Some(cow)
 		s.Proc.ChildPID = source.Some[int64](5000)
 		s.Proc.ChildPrivateDirty = source.Some(cow)
+		s.COW = source.Some(cow)
+		s.Footprint = source.Some(s.Proc.RSS.V + cow)
+		s.Save.Trigger = source.Trigger{Kind: source.TriggerUser}
 	}
 	return source.Event{Node: benchNodes[f.idx].ID, Kind: source.EventSample, Offset: off, At: s.At, Sample: s}
 }

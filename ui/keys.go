@@ -13,7 +13,10 @@ type keyMap struct {
 	Next       key.Binding
 	Prev       key.Binding
 	Reports    key.Binding // opens and closes the table of save reports
-	Close      key.Binding // esc: closes the table, or the full help
+	Cost       key.Binding // opens and closes the save cost curves
+	CostY      key.Binding // in the cost view: copy-on-write or footprint on Y
+	Scale      key.Binding // one scale per metric across panes, or per pane
+	Close      key.Binding // esc: closes the table, the cost view, or the full help
 	Up         key.Binding // scrolls the table; enabled only while it is open
 	Down       key.Binding
 	Scroll     key.Binding // help only: up and down in one entry
@@ -22,6 +25,7 @@ type keyMap struct {
 	Quit       key.Binding
 
 	tableOpen bool // the reports table is open: its keys come first in the short help
+	costOpen  bool // the cost view is open: likewise
 }
 
 func newKeyMap(servers int) keyMap {
@@ -34,6 +38,9 @@ func newKeyMap(servers int) keyMap {
 		Next:       key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next pane")),
 		Prev:       key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous pane")),
 		Reports:    key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "reports")),
+		Cost:       key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "cost")),
+		CostY:      key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "cow/footprint")),
+		Scale:      key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "scales")),
 		Close:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close")),
 		Up:         key.NewBinding(key.WithKeys("up"), key.WithHelp("↑", "older report")),
 		Down:       key.NewBinding(key.WithKeys("down"), key.WithHelp("↓", "newer report")),
@@ -58,33 +65,43 @@ func newKeyMap(servers int) keyMap {
 		k.RewriteAll.SetEnabled(false)
 		k.Both.SetEnabled(false)
 	}
-	k.setTable(false)
+	k.setMode(false, false)
 	return k
 }
 
-// setTable switches the bindings that only mean something while the
-// reports table is open, and the label of the key that opens it.
-func (k *keyMap) setTable(open bool) {
-	k.tableOpen = open
-	k.Up.SetEnabled(open)
-	k.Down.SetEnabled(open)
-	k.Scroll.SetEnabled(open)
-	if open {
+// setMode switches the bindings that only mean something while the
+// reports table or the cost view is open, and the labels of the keys
+// that open them.
+func (k *keyMap) setMode(table, cost bool) {
+	k.tableOpen, k.costOpen = table, cost
+	k.Up.SetEnabled(table)
+	k.Down.SetEnabled(table)
+	k.Scroll.SetEnabled(table)
+	k.CostY.SetEnabled(cost)
+	k.Scale.SetEnabled(!table && !cost)
+	k.Reports.SetHelp("r", "reports")
+	k.Cost.SetHelp("c", "cost")
+	if table {
 		k.Reports.SetHelp("r/esc", "close")
-	} else {
-		k.Reports.SetHelp("r", "reports")
+	}
+	if cost {
+		k.Cost.SetHelp("c/esc", "close")
 	}
 }
 
 // ShortHelp implements help.KeyMap. What does not fit is cut from the
-// end, so the order is by need at 80 columns: tab comes last, since there
-// the title line says "tab switches" anyway (only one pane fits); while the
-// table is open its keys come first, and the save keys after quit.
+// end, so the order is by need at 80 columns: ? and q fit there, and ?
+// lists the rest; tab comes last, since the title line says "tab
+// switches" where only one pane fits. While the table or the cost view is
+// open its keys come first, and the save keys after quit.
 func (k keyMap) ShortHelp() []key.Binding {
-	if k.tableOpen {
+	switch {
+	case k.tableOpen:
 		return []key.Binding{k.Reports, k.Scroll, k.Pause, k.Help, k.Quit, k.Save, k.Rewrite, k.Both, k.Next}
+	case k.costOpen:
+		return []key.Binding{k.Cost, k.CostY, k.Pause, k.Help, k.Quit, k.Save, k.Both, k.Next}
 	}
-	return []key.Binding{k.Save, k.Rewrite, k.Both, k.Reports, k.Pause, k.Help, k.Quit, k.Next}
+	return []key.Binding{k.Save, k.Both, k.Cost, k.Reports, k.Scale, k.Help, k.Quit, k.Pause, k.Rewrite, k.Next}
 }
 
 // FullHelp implements help.KeyMap.
@@ -92,7 +109,7 @@ func (k keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Save, k.Rewrite, k.SaveAll, k.RewriteAll},
 		{k.Next, k.Prev},
-		{k.Reports, k.Up, k.Down, k.Close},
-		{k.Pause, k.Help, k.Quit},
+		{k.Cost, k.CostY, k.Reports, k.Up, k.Down},
+		{k.Scale, k.Close, k.Pause, k.Help, k.Quit},
 	}
 }

@@ -1,5 +1,14 @@
 // Package ui is vkwatch's terminal interface: a bubbletea model that folds
-// source.Event values into per-server state and draws one pane per server.
+// source.Event values into a history store (source/store) and draws one
+// pane per server from it, or the reports table (r) or the save cost
+// curves (c) in the panes' place.
+//
+// Its parts: the metric table (metrics.go: one entry per chart), the pane
+// (pane.go, panetext.go: SetSize, then sync and drawCharts from a
+// store.View, then box), the cost view (costview.go), the reports table
+// (table.go), and the drawing of charts as rows of runes (ui/chart). A
+// view of another shape (fleet rows) reads the same store and the same
+// table, and draws with the same charts.
 //
 // It never opens a connection. Commands the user asks for (BGSAVE,
 // BGREWRITEAOF) leave through Config.Send, called only inside a tea.Cmd, and
@@ -12,6 +21,7 @@ package ui
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -23,6 +33,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/store"
 )
 
 // Defaults for Config fields left zero.
@@ -96,11 +107,15 @@ const (
 	layoutTooSmall                   // not even one pane fits
 )
 
+// sideWidth is the narrowest pane that goes side by side while stacking
+// would also fit: below it, stacked panes get wider charts.
+const sideWidth = 80
+
 // layout is the geometry computed from the terminal size.
 type layout struct {
 	mode     layoutMode
-	rows     int   // sparkline rows per chart
 	widths   []int // pane widths, by pane index
+	height   int   // every pane's height: panes of one screen line up
 	fullHelp bool  // full help shown (it may not fit even when asked for)
 	helpH    int   // lines the help takes
 }
@@ -116,6 +131,7 @@ type Model struct {
 	keys  keyMap
 	help  help.Model
 	prog  progress.Model
+	store *store.Store // every node's history: what panes and views draw
 	panes []*pane
 	byID  map[source.NodeID]*pane
 
@@ -123,17 +139,16 @@ type Model struct {
 	width, height int
 	paused        bool
 	pausedAt      time.Time
-	now           time.Duration // latest event offset: the charts' right edge
 	footer        []footEntry
-	reports       []source.SaveReport
 	lay           layout
+	// perPane draws each pane's charts on its own scales (s); by default
+	// a metric has one scale across panes, so idle and loaded compare.
+	perPane bool
 
-	// shownReports is how many of reports the table shows: all of them,
-	// except while paused, when the table stays as it was.
-	shownReports int
-	table        reportTable
-	// helpOverTable says the full help was opened while the table was
-	// open, so esc closes the help first.
+	table reportTable
+	cost  costView
+	// helpOverTable says the full help was opened while the table or the
+	// cost view was open, so esc closes the help first.
 	helpOverTable bool
 	// confirm is the key ("b" or "B") whose fork save was held back by a
 	// memory warning: pressing it again as the very next key sends anyway.
@@ -150,9 +165,9 @@ type Model struct {
 
 // helpKey is what a cached help view was drawn for.
 type helpKey struct {
-	width               int
-	full, paused, table bool
-	confirm             string
+	width                             int
+	full, paused, table, cost, scales bool
+	confirm                           string
 }
 
 // New builds a model for cfg, filling defaults. It draws for an 80x24
@@ -181,14 +196,15 @@ func New(cfg Config) Model {
 		height:      24,
 		readOnlyWhy: "--read-only",
 	}
+	m.store = store.New(store.Config{Keep: cfg.History})
 	m.byID = make(map[source.NodeID]*pane, len(cfg.Nodes))
 	for i, n := range cfg.Nodes {
-		p := newPane(i, n.ID, n.Addr, cfg.History, cfg.Interval)
+		p := newPane(i, n.ID, n.Addr)
 		m.panes = append(m.panes, p)
 		m.byID[n.ID] = p
 	}
 	m.relayout()
-	m.refresh(true)
+	m.refresh()
 	return m
 }
 
@@ -202,15 +218,15 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.relayout()
-		m.refresh(true)
+		m.refresh()
 	case EventMsg:
 		m.fold(source.Event(msg))
-		m.refresh(false)
+		m.refresh()
 	case EventsMsg:
 		for _, ev := range msg {
 			m.fold(ev)
 		}
-		m.refresh(false)
+		m.refresh()
 	case tea.KeyMsg:
 		return m.onKey(msg)
 	}
@@ -222,31 +238,23 @@ func (m Model) View() string { return m.view }
 
 // Reports returns every save report seen so far, oldest first.
 func (m Model) Reports() []source.SaveReport {
-	return append([]source.SaveReport(nil), m.reports...)
+	return append([]source.SaveReport(nil), m.store.Reports()...)
 }
 
-// fold applies one event to the state. Nothing is drawn here.
+// fold applies one event to the state: a command's answer to the footer,
+// anything else to the store. Nothing is drawn here.
 func (m *Model) fold(ev source.Event) {
-	if ev.Offset > m.now {
-		m.now = ev.Offset
-	}
 	p := m.byID[ev.Node]
 	if p == nil {
 		return // an event for a server this UI was not told about
 	}
-	switch ev.Kind {
-	case source.EventCommand:
+	if ev.Kind == source.EventCommand {
 		if ev.Command != nil {
 			m.answer(p, ev.Command)
 		}
 		return
-	case source.EventSaveEnded:
-		if ev.Report != nil {
-			m.reports = append(m.reports, *ev.Report)
-		}
 	}
-	p.fold(ev)
-	p.changed = true
+	m.store.Add(ev)
 }
 
 // answer puts a command's answer in the footer, in place of the note or
@@ -277,39 +285,77 @@ func (m *Model) setFooter(e footEntry) {
 // terminal's columns at one sample each span longer.
 func (m *Model) keepFor() time.Duration {
 	keep := m.cfg.History
-	if w := time.Duration(m.width) * m.cfg.Interval; w > keep {
-		keep = w
+	for _, p := range m.panes {
+		if w := p.form.plotW; w > 0 {
+			keep = max(keep, time.Duration(w)*bucketOf(m.cfg.History, m.cfg.Interval, w))
+		}
 	}
 	return keep + m.cfg.Interval*4
 }
 
-// refresh brings the shown state up to date (unless paused), redraws what
-// changed and rebuilds the frame. force redraws every chart (after a resize).
-func (m *Model) refresh(force bool) {
-	keep := m.keepFor()
-	if !m.paused {
-		m.shownReports = len(m.reports)
+// refresh brings every pane's charts up to date with the store (frozen
+// while paused), draws what changed and rebuilds the frame.
+func (m *Model) refresh() {
+	now := m.store.Now()
+	views := make([]store.View, len(m.panes))
+	for i, p := range m.panes {
+		views[i] = m.store.View(p.id)
+		p.sync(views[i], now, m.cfg.History, m.cfg.Interval)
 	}
-	for _, p := range m.panes {
-		p.prune(m.now, keep)
-		if !m.paused {
-			if p.changed {
-				p.sync(m.now)
-				p.changed = false
-			} else {
-				p.shown.now = m.now
+	// Charts hidden behind the reports table or the cost view wait:
+	// closing it draws them.
+	if !m.table.open && !m.cost.open {
+		tops := m.scaleTops()
+		for i, p := range m.panes {
+			if m.lay.mode != layoutSingle || i == m.focus {
+				p.drawCharts(m.st, views[i], now, tops[i])
 			}
 		}
-		// Charts hidden behind the reports table wait: closing it
-		// redraws them (setTable).
-		if (force || !m.paused) && !m.table.open {
-			p.redrawCharts(m.st, force)
-		}
 	}
-	m.compose()
+	m.compose(views)
 }
 
-// relayout picks the layout for the terminal size and sizes the charts.
+// scaleTops is the top of each pane's scale of each metric (NaN where
+// there is nothing to scale): the largest
+// value in the window of the metric's scale group, over every pane (by
+// default: the same memory draws at the same height in both panes) or
+// over the pane alone (perPane).
+func (m *Model) scaleTops() [][]float64 {
+	tops := make([][]float64, len(m.panes))
+	for i := range tops {
+		tops[i] = make([]float64, len(metrics))
+	}
+	for _, g := range groups() {
+		shared, sharedOK := 0.0, false
+		own := make([]float64, len(m.panes))
+		for i, p := range m.panes {
+			for k, mt := range metrics {
+				if mt.group == g && p.peakOK[k] {
+					own[i] = max(own[i], p.peak[k])
+					shared, sharedOK = max(shared, p.peak[k]), true
+				}
+			}
+		}
+		for i := range m.panes {
+			top := own[i]
+			if !m.perPane {
+				top = shared
+			}
+			for k, mt := range metrics {
+				switch {
+				case mt.group != g:
+				case !sharedOK || (m.perPane && !m.panes[i].groupOK(g)):
+					tops[i][k] = math.NaN() // nothing to scale: n/a
+				default:
+					tops[i][k] = max(top, mt.unit.minTop())
+				}
+			}
+		}
+	}
+	return tops
+}
+
+// relayout picks the layout for the terminal size and sizes the panes.
 func (m *Model) relayout() {
 	m.help.Width = m.width
 	m.lay = m.pickLayout(m.help.ShowAll)
@@ -318,16 +364,20 @@ func (m *Model) relayout() {
 		m.lay = m.pickLayout(false)
 	}
 	for i, p := range m.panes {
-		w := minPaneWidth
+		w := minPaneW
 		if i < len(m.lay.widths) {
 			w = m.lay.widths[i]
 		}
-		p.charts.resize(w-paneChrome-labelWidth, m.lay.rows)
+		p.SetSize(w, max(m.lay.height, minPaneH))
 	}
+	m.cost.SetSize(m.width, m.bodyHeight())
+	m.store.SetKeep(m.keepFor())
 }
 
-// pickLayout prefers panes side by side, then stacked, then the focused
-// pane alone; within each, two-row sparklines before one-row ones.
+// pickLayout prefers panes side by side when each is wide enough for its
+// charts, else stacked, else side by side however narrow, else the
+// focused pane alone. Panes take the whole height they are given: their
+// charts grow with it.
 func (m *Model) pickLayout(fullHelp bool) layout {
 	n := len(m.panes)
 	helpH := 1
@@ -341,28 +391,30 @@ func (m *Model) pickLayout(fullHelp bool) layout {
 		return lay
 	}
 	type try struct {
-		mode       layoutMode
-		rows       int
-		needW      int
-		needH      int
-		shareWidth bool
+		mode  layoutMode
+		ok    bool
+		share bool // the panes share the width
 	}
+	// Panes side by side or stacked are for comparing one or two servers;
+	// more than two are shown one at a time (tab moves on).
+	few := n <= 2
 	tries := []try{
-		{layoutSide, 2, n * minPaneWidth, paneHeight(2), true},
-		{layoutSide, 1, n * minPaneWidth, paneHeight(1), true},
-		{layoutStacked, 2, minPaneWidth, n * paneHeight(2), false},
-		{layoutStacked, 1, minPaneWidth, n * paneHeight(1), false},
-		{layoutSingle, 2, minPaneWidth, paneHeight(2), false},
-		{layoutSingle, 1, minPaneWidth, paneHeight(1), false},
+		{layoutSide, few && m.width/n >= sideWidth && avail >= minPaneH, true},
+		{layoutStacked, few && m.width >= minPaneW && avail >= n*minPaneH, false},
+		{layoutSide, few && m.width/n >= minPaneW && avail >= minPaneH, true},
+		{layoutSingle, m.width >= minPaneW && avail >= minPaneH, false},
 	}
 	for _, t := range tries {
-		if m.width < t.needW || avail < t.needH {
+		if !t.ok {
 			continue
 		}
-		lay.mode, lay.rows = t.mode, t.rows
+		lay.mode, lay.height = t.mode, avail
+		if t.mode == layoutStacked {
+			lay.height = avail / n // equal heights: the charts of both line up
+		}
 		for i := range lay.widths {
 			lay.widths[i] = m.width
-			if t.shareWidth {
+			if t.share {
 				lay.widths[i] = m.width / n
 				if i == n-1 {
 					lay.widths[i] = m.width - (n-1)*(m.width/n)
@@ -371,74 +423,96 @@ func (m *Model) pickLayout(fullHelp bool) layout {
 		}
 		return lay
 	}
-	lay.mode, lay.rows = layoutTooSmall, 1
+	lay.mode, lay.height = layoutTooSmall, minPaneH
 	for i := range lay.widths {
-		lay.widths[i] = minPaneWidth
+		lay.widths[i] = minPaneW
 	}
 	return lay
 }
 
 // minSize is the smallest terminal that shows one pane with short help.
-func minSize() (int, int) { return minPaneWidth, paneHeight(1) + 3 }
+func minSize() (int, int) { return minPaneW, minPaneH + 3 }
 
-// compose builds the frame from the cached pane drawings.
-func (m *Model) compose() {
+// compose builds the frame from the cached pane drawings, or the reports
+// table or the cost view in their place.
+func (m *Model) compose(views []store.View) {
 	if m.lay.mode == layoutTooSmall {
-		w, h := minSize()
-		msg := fmt.Sprintf("terminal too small: %dx%d\nvkwatch needs at least %dx%d\n\nq quits", m.width, m.height, w, h)
-		if len(m.panes) == 0 {
-			msg = "vkwatch: no servers to watch\n\nq quits"
-		}
-		// Cut each line to the terminal: Place cannot shrink what is wider.
-		lines := strings.Split(msg, "\n")
-		for i, l := range lines {
-			lines[i] = ansi.Truncate(l, m.width, "…")
-		}
-		m.view = lipgloss.Place(m.width, m.height, lipgloss.Center, lipgloss.Center,
-			m.st.tooSmall.Render(strings.Join(lines, "\n")))
+		m.view = m.tooSmall()
 		return
 	}
 	var b strings.Builder
 	b.WriteString(m.topLine())
-	b.WriteByte('\n')
-	if m.table.open {
+	body := m.bodyHeight()
+	var lines []string
+	switch {
+	case m.table.open:
 		// The table takes the panes' place; they are not drawn meanwhile.
-		lines := m.table.view(m.st, m.reports[:m.shownReports], m.width, tableRows(m.bodyHeight()))
-		b.WriteString(strings.Join(lines, "\n"))
-		m.finish(&b)
-		return
+		reports := m.store.Reports()[:m.store.ShownReports()]
+		lines = m.table.view(m.st, reports, m.width, tableRows(body))
+	case m.cost.open:
+		lines = m.cost.view(m.st, views)
+	default:
+		lines = m.paneLines(views)
 	}
+	for i, l := range lines[:min(len(lines), body)] {
+		_ = i
+		b.WriteByte('\n')
+		b.WriteString(l)
+	}
+	// The footer and the help stay at the bottom of the terminal.
+	for range body - len(lines) {
+		b.WriteByte('\n')
+	}
+	m.finish(&b)
+}
+
+// tooSmall is the frame of a terminal too small for one pane.
+func (m *Model) tooSmall() string {
+	w, h := minSize()
+	msg := fmt.Sprintf("terminal too small: %dx%d\nvkwatch needs at least %dx%d\n\nq quits", m.width, m.height, w, h)
+	if len(m.panes) == 0 {
+		msg = "vkwatch: no servers to watch\n\nq quits"
+	}
+	// Cut each line to the terminal: Place cannot shrink what is wider.
+	lines := strings.Split(msg, "\n")
+	for i, l := range lines {
+		lines[i] = ansi.Truncate(l, m.width, "…")
+	}
+	return lipgloss.Place(m.width, m.height, lipgloss.Center, lipgloss.Center,
+		m.st.tooSmall.Render(strings.Join(lines, "\n")))
+}
+
+// paneLines lays the panes' boxes out as the layout says.
+func (m *Model) paneLines(views []store.View) []string {
 	boxes := make([][]string, len(m.panes))
 	for i, p := range m.panes {
 		if m.lay.mode == layoutSingle && i != m.focus {
 			continue // not on screen: leave its cached box alone
 		}
-		k := boxKey{width: m.lay.widths[i], focused: i == m.focus && len(m.panes) > 1, window: m.cfg.History}
-		boxes[i] = p.box(m.st, m.prog, k)
+		k := boxKey{focused: i == m.focus && len(m.panes) > 1}
+		boxes[i] = p.box(m.st, m.prog, views[i], k, m.cfg.History)
 	}
 	switch m.lay.mode {
 	case layoutSide:
 		// Boxes of one layout have the same height and exact widths: join
 		// them line by line, no measuring needed.
+		out := make([]string, len(boxes[0]))
 		for y := range boxes[0] {
-			if y > 0 {
-				b.WriteByte('\n')
-			}
+			var b strings.Builder
 			for _, box := range boxes {
 				b.WriteString(box[y])
 			}
+			out[y] = b.String()
 		}
+		return out
 	case layoutStacked:
-		for i, box := range boxes {
-			if i > 0 {
-				b.WriteByte('\n')
-			}
-			b.WriteString(strings.Join(box, "\n"))
+		var out []string
+		for _, box := range boxes {
+			out = append(out, box...)
 		}
-	case layoutSingle:
-		b.WriteString(strings.Join(boxes[m.focus], "\n"))
+		return out
 	}
-	m.finish(&b)
+	return boxes[m.focus]
 }
 
 // finish adds the footer and the help to the frame in b and keeps it.
@@ -458,7 +532,8 @@ func (m *Model) bodyHeight() int { return m.height - 2 - m.lay.helpH }
 // save waits for confirmation the line says how to give it instead: the
 // warning in the footer may be cut short on a narrow terminal.
 func (m *Model) helpView() string {
-	k := helpKey{width: m.width, full: m.lay.fullHelp, paused: m.paused, table: m.table.open, confirm: m.confirm}
+	k := helpKey{width: m.width, full: m.lay.fullHelp, paused: m.paused, table: m.table.open,
+		cost: m.cost.open, scales: m.perPane, confirm: m.confirm}
 	if m.helpFor != k || m.helpText == "" {
 		h := m.help
 		h.ShowAll = k.full
@@ -479,8 +554,17 @@ func (m *Model) helpView() string {
 func (m *Model) setStatus(s string) {
 	if s != m.status {
 		m.status = s
-		m.compose()
+		m.recompose()
 	}
+}
+
+// recompose rebuilds the frame from what is drawn already.
+func (m *Model) recompose() {
+	views := make([]store.View, len(m.panes))
+	for i, p := range m.panes {
+		views[i] = m.store.View(p.id)
+	}
+	m.compose(views)
 }
 
 // topLine is the title, the banner and the marks that change what the panes
@@ -494,8 +578,11 @@ func (m *Model) topLine() string {
 	if m.status != "" {
 		right = append(right, m.st.banner.r(m.status))
 	}
-	if m.lay.mode == layoutSingle && len(m.panes) > 1 && !m.table.open {
-		right = append(right, m.st.dim.r(fmt.Sprintf("pane %d/%d, tab switches", m.focus+1, len(m.panes))))
+	if !m.table.open && !m.cost.open {
+		if m.lay.mode == layoutSingle && len(m.panes) > 1 {
+			right = append(right, m.st.dim.r(fmt.Sprintf("pane %d/%d, tab switches", m.focus+1, len(m.panes))))
+		}
+		right = append(right, m.scaleMark())
 	}
 	if m.paused {
 		right = append(right, m.st.paused.r(" PAUSED at "+m.pausedAt.Format("15:04:05")+" · p resumes "))
@@ -509,6 +596,14 @@ func (m *Model) topLine() string {
 	}
 	gap := max(m.width-lipgloss.Width(left)-rw, 1)
 	return ansi.Truncate(left+strings.Repeat(" ", gap)+r, m.width, "…")
+}
+
+// scaleMark says which scales are in force.
+func (m *Model) scaleMark() string {
+	if m.perPane {
+		return m.st.warn.r("scales per pane") + m.st.dim.r(" (s: shared)")
+	}
+	return m.st.value.r("scales shared") + m.st.dim.r(" (s: per pane)")
 }
 
 // footerLine renders the latest command answers and notes on one line.
@@ -536,76 +631,92 @@ func (m Model) onKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	m.footer = nil
 	confirmed := m.confirm != "" && k.String() == m.confirm
 	m.confirm = ""
-	var cmd tea.Cmd
 	switch {
 	case key.Matches(k, m.keys.Quit):
 		return m, tea.Quit
 	case key.Matches(k, m.keys.Save):
-		cmd = m.fork(false, confirmed, "BGSAVE")
+		return m, m.afterKey(m.fork(false, confirmed, "BGSAVE"))
 	case key.Matches(k, m.keys.Rewrite):
-		cmd = m.fork(false, confirmed, "BGREWRITEAOF")
+		return m, m.afterKey(m.fork(false, confirmed, "BGREWRITEAOF"))
 	case key.Matches(k, m.keys.SaveAll):
-		cmd = m.fork(true, confirmed, "BGSAVE")
+		return m, m.afterKey(m.fork(true, confirmed, "BGSAVE"))
 	case key.Matches(k, m.keys.RewriteAll):
-		cmd = m.fork(true, confirmed, "BGREWRITEAOF")
+		return m, m.afterKey(m.fork(true, confirmed, "BGREWRITEAOF"))
+	}
+	m.viewKey(k)
+	return m, nil
+}
+
+// afterKey rebuilds the frame after a key and passes its command on.
+func (m *Model) afterKey(cmd tea.Cmd) tea.Cmd {
+	m.recompose()
+	return cmd
+}
+
+// viewKey handles the keys that change what is shown.
+func (m *Model) viewKey(k tea.KeyMsg) {
+	switch {
 	case key.Matches(k, m.keys.Reports):
-		m.setTable(!m.table.open)
+		m.setMode(!m.table.open, false)
+	case key.Matches(k, m.keys.Cost):
+		m.setMode(false, !m.cost.open)
+	case key.Matches(k, m.keys.CostY):
+		m.cost.switchY()
 	case key.Matches(k, m.keys.Close):
-		switch {
-		case m.help.ShowAll && (m.helpOverTable || !m.table.open):
+		if m.help.ShowAll && (m.helpOverTable || (!m.table.open && !m.cost.open)) {
 			m.setHelp(false)
 			m.relayout()
-			m.refresh(true)
-			return m, nil
-		case m.table.open:
-			m.setTable(false)
+			break
 		}
+		m.setMode(false, false)
 	case key.Matches(k, m.keys.Up), key.Matches(k, m.keys.Down):
 		d := 1
 		if key.Matches(k, m.keys.Up) {
 			d = -1
 		}
-		m.table.scroll(d, m.shownReports, tableRows(m.bodyHeight()))
+		m.table.scroll(d, m.store.ShownReports(), tableRows(m.bodyHeight()))
 	case key.Matches(k, m.keys.Next):
 		m.focus = (m.focus + 1) % len(m.panes)
 	case key.Matches(k, m.keys.Prev):
 		m.focus = (m.focus + len(m.panes) - 1) % len(m.panes)
+	case key.Matches(k, m.keys.Scale):
+		m.perPane = !m.perPane
 	case key.Matches(k, m.keys.Pause):
-		m.paused = !m.paused
-		m.keys.Pause.SetHelp("p", map[bool]string{true: "resume", false: "pause"}[m.paused])
-		if m.paused {
-			m.pausedAt = m.cfg.Now()
-		} else {
-			m.refresh(false)
-			return m, nil
-		}
+		m.setPaused(!m.paused)
 	case key.Matches(k, m.keys.Help):
 		m.setHelp(!m.help.ShowAll)
 		m.relayout()
-		m.refresh(true)
-		return m, nil
 	}
-	m.compose()
-	return m, cmd
+	m.refresh()
+}
+
+// setPaused freezes the store's views (collection goes on) or thaws them.
+func (m *Model) setPaused(paused bool) {
+	m.paused = paused
+	m.keys.Pause.SetHelp("p", map[bool]string{true: "resume", false: "pause"}[paused])
+	if paused {
+		m.pausedAt = m.cfg.Now()
+		m.store.Freeze()
+	} else {
+		m.store.Thaw()
+	}
 }
 
 // setHelp shows or hides the full help and relabels its key.
 func (m *Model) setHelp(full bool) {
 	m.help.ShowAll = full
-	m.helpOverTable = full && m.table.open
+	m.helpOverTable = full && (m.table.open || m.cost.open)
 	m.keys.Help.SetHelp("?", map[bool]string{true: "less", false: "more"}[full])
 }
 
-// setTable opens or closes the reports table. It opens on the newest
+// setMode opens the reports table or the cost view in the panes' place
+// (at most one of them), or closes both. The table opens on the newest
 // reports and follows them as more arrive.
-func (m *Model) setTable(open bool) {
-	m.table.open = open
+func (m *Model) setMode(table, cost bool) {
+	m.table.open, m.cost.open = table, cost
 	m.table.follow = true
 	m.helpOverTable = false
-	m.keys.setTable(open)
-	if !open {
-		m.refresh(true) // the charts were not drawn while it was open
-	}
+	m.keys.setMode(table, cost)
 }
 
 // targets are the servers a command goes to: the focused one, or all.
@@ -633,7 +744,8 @@ func (m *Model) fork(all, confirmed bool, command string) tea.Cmd {
 	var warned []footEntry
 	for _, i := range m.targets(all) {
 		p := m.panes[i]
-		if text, ok := forkRisk(p.addr, p.live.sample, p.live.report, aof); ok {
+		v := m.store.Live(p.id)
+		if text, ok := forkRisk(p.addr, v.Latest, v.Report, aof); ok {
 			warned = append(warned, footEntry{node: p.id, kind: footErr, text: text})
 		}
 	}

@@ -107,28 +107,69 @@ func setup(t *testing.T, cfg Config, w, h int, evs []source.Event) Model {
 
 func TestAbsentFieldsShowNA(t *testing.T) {
 	m := setup(t, Config{Nodes: nodes(addrA)}, 120, 40, absentScenario())
-	for _, label := range []string{"rss ", "cow ", "ops/s ", "ping "} {
-		l := lineWith(t, m, "│ "+label)
-		if strings.Count(l, na) != 2 {
-			t.Errorf("%q line should show n/a for current and max: %q", label, l)
+	for _, id := range []string{"footprint", "cow", "rss", "ops", "ping"} {
+		block := chartBlock(t, m, 0, id)
+		if !strings.HasSuffix(strings.TrimRight(ansi.Strip(block[0][:strings.Index(block[0], "┤")]), " "), na) {
+			t.Errorf("%s: the value now should read n/a: %q", id, block[0])
 		}
-		if strings.ContainsAny(l, "▁▂▃▄▅▆▇█") {
-			t.Errorf("%q line draws a chart for a value the server never reported: %q", label, l)
+		if all := strings.Join(block, "\n"); strings.Contains(all, "window max") && !strings.Contains(all, "window max n/a") {
+			t.Errorf("%s: the window max should read n/a:\n%s", id, strings.Join(block, "\n"))
+		}
+		if plotted(block) {
+			t.Errorf("%s draws a chart for a value the server never reported:\n%s", id, strings.Join(block, "\n"))
 		}
 	}
 	for _, want := range []string{
-		"save method n/a", "forkless infra n/a", "ping 10s n/a", "proc n/a",
-		"took n/a server", "cow n/a (live peak n/a)", "peak used n/a", "rss n/a",
-		"ops/s n/a before → n/a during", "worst ping n/a",
+		"save method n/a", "forkless infra n/a", "ping 10s n/a",
+		"took n/a server", "cow n/a (peak n/a)", "peak used n/a", "rss n/a", "fork pause n/a",
+		"ops/s n/a before → n/a during", "worst ping n/a", "footprint n/a", "last save BGSAVE fork by n/a",
 	} {
 		if !strings.Contains(view(m), want) {
 			t.Errorf("view lacks %q:\n%s", want, view(m))
 		}
 	}
-	// used_memory is present: it must show a number and a chart.
-	if l := lineWith(t, m, "│ used "); strings.Contains(l, na) || !strings.ContainsAny(l, "▁▂▃▄▅▆▇█") {
-		t.Errorf("used line should have a value and a chart: %q", l)
+	// A group whose every metric is absent has no scale either.
+	if b := chartBlock(t, m, 0, "cow"); !strings.Contains(b[0], "┤     n/a") {
+		t.Errorf("cow scale should read n/a: %q", b[0])
 	}
+	// used_memory is present: it must show a number and a chart.
+	if b := chartBlock(t, m, 0, "used"); strings.Contains(b[0], na+" ") || !plotted(b) {
+		t.Errorf("used should have a value and a chart:\n%s", strings.Join(b, "\n"))
+	}
+}
+
+// chartBlock returns the lines of pane i's chart of metric id, from the
+// view, as the user sees them.
+func chartBlock(t *testing.T, m Model, i int, id string) []string {
+	t.Helper()
+	p := m.panes[i]
+	k := metricIndex(id)
+	lines := strings.Split(view(m), "\n")
+	head := metrics[k].label + " "
+	for j, c := range p.form.charts {
+		if c != k {
+			continue
+		}
+		for y, l := range lines {
+			if strings.Contains(l, "│ "+head) || strings.Contains(l, "║ "+head) {
+				return lines[y : y+p.form.rows[j]]
+			}
+		}
+	}
+	t.Fatalf("no %s chart in view:\n%s", id, view(m))
+	return nil
+}
+
+// plotted says whether chart lines draw anything: braille dots or blocks.
+func plotted(lines []string) bool {
+	for _, l := range lines {
+		for _, r := range l {
+			if (r > 0x2800 && r <= 0x28FF) || strings.ContainsRune("▁▂▃▄▅▆▇█", r) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func TestZeroIsNotAbsent(t *testing.T) {
@@ -136,8 +177,8 @@ func TestZeroIsNotAbsent(t *testing.T) {
 	a := newFake(0, false)
 	evs := []source.Event{a.connected(0), a.sampleEvent(0), a.sampleEvent(tick)}
 	m := setup(t, Config{Nodes: nodes(addrA)}, 120, 40, evs)
-	if l := lineWith(t, m, "│ cow "); !strings.Contains(l, "idle") || strings.Contains(l, na) {
-		t.Errorf("cow line: %q", l)
+	if b := chartBlock(t, m, 0, "cow"); !strings.Contains(b[0], "idle") || strings.Contains(b[0], na) || !plotted(b) {
+		t.Errorf("cow chart: %q", b)
 	}
 }
 
@@ -182,7 +223,7 @@ func TestTabMovesFocus(t *testing.T) {
 	focusedAddr := func(m Model) string {
 		// The focused pane is the one with the double border.
 		lines := strings.Split(view(m), "\n")
-		top, hdr := []rune(lines[1]), lines[2]
+		top, hdr := []rune(lines[1]), lines[1]
 		half := len(top) / 2
 		switch {
 		case top[0] == '╔' && top[half] == '╭':
@@ -363,9 +404,14 @@ func TestSidePanesWhenWideStackedWhenTall(t *testing.T) {
 	if l := lineWith(t, m, addrA); strings.Contains(l, addrB) || !strings.Contains(view(m), addrB) {
 		t.Errorf("100x50: panes should be stacked:\n%s", view(m))
 	}
+	// 80x24: both panes, stacked; shorter still, the focused one alone.
 	m = sized(m, 80, 24)
+	if l := lineWith(t, m, addrA); strings.Contains(l, addrB) || !strings.Contains(view(m), addrB) || strings.Contains(view(m), "pane 1/2") {
+		t.Errorf("80x24: both panes should show, stacked:\n%s", view(m))
+	}
+	m = sized(m, 80, 16)
 	if v := view(m); !strings.Contains(v, addrA) || strings.Contains(v, addrB) || !strings.Contains(v, "pane 1/2") {
-		t.Errorf("80x24: only the focused pane should show:\n%s", v)
+		t.Errorf("80x16: only the focused pane should show:\n%s", v)
 	}
 }
 
@@ -427,7 +473,7 @@ func TestDisconnectedPane(t *testing.T) {
 
 func TestSaveProgressAndReport(t *testing.T) {
 	m := setup(t, Config{Nodes: nodes(addrA)}, 120, 40, scenario(1, 28*time.Second))
-	for _, want := range []string{"BGSAVE fork", "keys 78,000/100,000", "78.0%", "elapsed 7.8s", "ETA 2.2s", "child dirty 9.75 MiB"} {
+	for _, want := range []string{"BGSAVE fork by vkwatch", "keys 78,000/100,000", "78.0%", "elapsed 7.8s", "ETA 2.2s", "cow 10.4 MiB", "INFO 9.75 MiB"} {
 		if !strings.Contains(view(m), want) {
 			t.Errorf("during save, view lacks %q", want)
 		}
@@ -437,8 +483,8 @@ func TestSaveProgressAndReport(t *testing.T) {
 	}
 	m = setup(t, Config{Nodes: nodes(addrA)}, 120, 40, scenario(1, 60*time.Second))
 	for _, want := range []string{
-		"last save BGSAVE fork · ok · took 15s server, 15.0s observed",
-		"cow 17.0 MiB", "peak used +3.00 MiB", "rss +19.0 MiB",
+		"last save BGSAVE fork by vkwatch · ok · took 15s server, 15.0s observed · fork pause 1.20ms",
+		"cow 17.0 MiB (peak 18.0 MiB at 62% progress)", "footprint +20.0 MiB", "peak used +3.00 MiB", "rss +19.0 MiB",
 		"ops/s 51.2k before → 36.0k during", "worst ping 31.0ms", "save none running",
 	} {
 		if !strings.Contains(view(m), want) {

@@ -1,8 +1,7 @@
 package ui
 
 import (
-	"fmt"
-	"slices"
+	"math"
 	"strings"
 	"time"
 
@@ -10,236 +9,453 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/store"
+	"github.com/vkwatch/vkwatch/ui/chart"
 )
 
-// Pane geometry. A pane is a bordered box; inside it every line is cut to
-// the inner width so lipgloss never wraps one into two.
+// A pane is one server's box: what it is and how it is connected in the
+// top border, its state, the running save and the last save's cost, then
+// its charts, one per entry of the metric table that fits, the marker row
+// of saves and gaps, and the time axis in the bottom border. It draws from
+// the store's view of its node, so its history is the store's, not its own.
+//
+// A pane follows soft-serve's component contract as far as it has one:
+// SetSize, then drawing (sync, drawCharts, box); it takes no keys.
+
+// Pane geometry.
 const (
-	labelWidth    = 34 // "ops/s 12.3k w 4.54k max 15.0k", see chartLabel
-	minChartWidth = 20
-	paneChrome    = 4 // border and padding, left and right
-	minPaneWidth  = labelWidth + minChartWidth + paneChrome
-	// Lines besides the charts: 2 header, marker row, ping stats, /proc,
-	// 2 save progress, 3 last save; plus the top and bottom border.
-	paneFixedLines = 2 + 1 + 1 + 1 + 2 + 3 + 2
+	paneChrome  = 4  // border and padding, left and right
+	scaleW      = 9  // the scale right of a plot: "┤" and "12.3 MiB"
+	minLabelW   = 24 // "footprint 12.3 MiB proc"
+	maxLabelW   = 30
+	minPlotW    = 20
+	minPaneW    = minLabelW + minPlotW + scaleW + paneChrome
+	fullText    = 1 + 2 + 3 // state, save and bar, last save in three lines
+	compactText = 1 + 1 + 1 // state, save with its bar, last save in one line
+	minCharts   = 3         // footprint, cow, ops/s at the least (by rank)
+	// minPaneH is a pane with compact text, minCharts charts of one row,
+	// the marker row and the borders.
+	minPaneH = compactText + minCharts + 1 + 2
 )
 
-// paneHeight is the height of a pane whose sparklines have rows rows each.
-func paneHeight(rows int) int { return paneFixedLines + int(numMetrics)*rows }
-
-// connState is what the pane knows about its connection.
-type connState int
-
-const (
-	stConnecting connState = iota // nothing heard yet
-	stConnected
-	stDisconnected
-)
-
-// paneInfo is everything a pane's text shows. The pane keeps two: live, into
-// which every event is folded, and shown, which is drawn. They are the same
-// except while paused, when shown stays frozen.
-type paneInfo struct {
-	ident  *source.Identity
-	sample *source.Sample // latest
-	state  connState
-	reason string // why the connection dropped
-	report *source.SaveReport
-	spans  []span
-	gaps   []gap
-	now    time.Duration // the charts' right edge
+// paneForm is how a pane of a given size lays out.
+type paneForm struct {
+	ok      bool
+	compact bool  // one-line save and report blocks
+	charts  []int // metric indexes shown, in table order
+	rows    []int // rows of each shown chart
+	labelW  int
+	plotW   int
 }
 
-// clone copies the slices, which live goes on appending to and editing.
-func (i paneInfo) clone() paneInfo {
-	i.spans = slices.Clone(i.spans)
-	i.gaps = slices.Clone(i.gaps)
-	return i
+// formFor lays out a pane of inner size iw x ih: the full text when every
+// chart still gets three rows beside it, else the compact one; then as
+// many charts as fit, by rank, and every spare row to the charts.
+func formFor(iw, ih int) paneForm {
+	f := paneForm{labelW: min(max(iw*2/7, minLabelW), maxLabelW)}
+	f.plotW = iw - f.labelW - scaleW
+	if f.plotW < minPlotW || ih < minPaneH-2 {
+		return f
+	}
+	f.ok = true
+	avail := ih - fullText - 1
+	if avail < 3*len(metrics) {
+		f.compact = true
+		avail = ih - compactText - 1
+	}
+	n := min(len(metrics), avail)
+	byRank := make([]int, len(metrics))
+	for i := range byRank {
+		byRank[i] = i
+	}
+	// Few entries: an insertion sort by rank keeps this allocation-light.
+	for i := 1; i < len(byRank); i++ {
+		for j := i; j > 0 && metrics[byRank[j]].rank < metrics[byRank[j-1]].rank; j-- {
+			byRank[j], byRank[j-1] = byRank[j-1], byRank[j]
+		}
+	}
+	keep := make([]bool, len(metrics))
+	weight := 0
+	for _, i := range byRank[:n] {
+		keep[i] = true
+		weight += metrics[i].weight
+	}
+	// One row each, the rest by weight, what is left over by rank.
+	rows := make([]int, len(metrics))
+	left := avail - n
+	for _, i := range byRank[:n] {
+		rows[i] = 1 + (avail-n)*metrics[i].weight/weight
+		left -= rows[i] - 1
+	}
+	for k := 0; left > 0; k = (k + 1) % n {
+		rows[byRank[k]]++
+		left--
+	}
+	for i := range metrics {
+		if keep[i] {
+			f.charts, f.rows = append(f.charts, i), append(f.rows, rows[i])
+		}
+	}
+	return f
 }
 
-// pane is one server's state and its cached drawing.
+// pane is one server's state on screen and its cached drawing.
 type pane struct {
 	index int // position on screen
 	id    source.NodeID
 	addr  string
 
-	live, shown paneInfo
-	changed     bool // live changed since shown was synced
-	series      series
-	lastSeq     uint64 // Seq of the last point pushed, to skip a sample seen twice
-	pushed      bool
+	width, height int
+	form          paneForm
 
-	charts chartSet
+	// The chart columns, per metric, from the store's points: two per
+	// cell for braille lines, and one per cell for bars.
+	sub, cells []chart.Series
+	peak       []float64 // the largest value in the window, per metric
+	peakOK     []bool
+	colsFor    colsKey
+	colsOK     bool
+	buckets    buckets
 
-	// The drawn box, and what it was drawn for. boxStale is set whenever
-	// shown or the charts change.
+	lines  []*chart.Line
+	bars   []*chart.Bars
+	plots  [][]string // per metric: styled plot and scale, one per row
+	marks  string     // styled marker row
+	drawn  chartKey
+	drawOK bool
+	// dirty says a metric's columns changed since its chart was drawn;
+	// drawnTop is the scale top it was drawn at.
+	dirty    []bool
+	drawnTop []float64
+	gen      uint64 // counts chart redraws, for the box cache
+
 	boxLines []string
 	boxFor   boxKey
 	boxOK    bool
-	boxStale bool
-	// dirty says shown changed since charts were drawn; drawnRight is the
-	// bucket of the right edge they were drawn for, so a pane with no new
-	// samples (a disconnected one) still scrolls when time moves a column.
-	dirty      bool
-	drawnRight int64
 }
 
-func newPane(index int, id source.NodeID, addr string, window, interval time.Duration) *pane {
-	return &pane{index: index, id: id, addr: addr, charts: newChartSet(window, interval), dirty: true}
+// colsKey is what the columns were computed from.
+type colsKey struct {
+	version uint64
+	right   int64 // the right edge, in sub-columns
+	plotW   int
+	sub     time.Duration
 }
 
-// fold applies one event to the live state.
-func (p *pane) fold(ev source.Event) {
-	l := &p.live
-	switch ev.Kind {
-	case source.EventConnected:
-		l.ident = ev.Identity
-		l.state = stConnected
-		l.reason = ""
-		if n := len(l.gaps); n > 0 && l.gaps[n-1].open {
-			l.gaps[n-1].to, l.gaps[n-1].open = ev.Offset, false
-		}
-	case source.EventDisconnected:
-		l.state = stDisconnected
-		l.reason = ev.Err
-		if n := len(l.gaps); n == 0 || !l.gaps[n-1].open {
-			l.gaps = append(l.gaps, gap{from: ev.Offset, open: true})
-		}
-	case source.EventSample, source.EventSaveStarted:
-		if ev.Sample != nil {
-			p.addSample(ev.Sample, ev.Kind == source.EventSaveStarted)
-		}
-	case source.EventSaveEnded:
-		if r := ev.Report; r != nil {
-			l.report = r
-			p.endSpan(r)
-		}
-	}
-}
-
-// addSample records a sample once (the watcher may send the sample that saw
-// a save start both as a sample and as the save's start) and keeps the save
-// span up to date.
-func (p *pane) addSample(s *source.Sample, started bool) {
-	l := &p.live
-	if !p.pushed || s.Seq != p.lastSeq {
-		p.series.push(pointOf(s))
-		p.lastSeq, p.pushed = s.Seq, true
-	}
-	if l.sample == nil || s.Offset >= l.sample.Offset {
-		l.sample = s
-	}
-	if s.Save == nil {
-		return
-	}
-	n := len(l.spans)
-	open := n > 0 && !l.spans[n-1].ended
-	if open && l.spans[n-1].kind != s.Save.Kind {
-		// A different job is running now (an AOF rewrite that waited for a
-		// BGSAVE): the previous one is over even if its end was missed.
-		l.spans[n-1].ended = true
-		open = false
-	}
-	if !open {
-		start := s.Save.Started
-		if started && start == 0 {
-			start = s.Offset
-		}
-		l.spans = append(l.spans, span{kind: s.Save.Kind, start: start, end: s.Offset})
-		return
-	}
-	if s.Offset > l.spans[n-1].end {
-		l.spans[n-1].end = s.Offset
-	}
-}
-
-// endSpan closes the span of the save a report describes, or adds it whole
-// when its start was never seen (a save shorter than one sample).
-func (p *pane) endSpan(r *source.SaveReport) {
-	l := &p.live
-	for i := len(l.spans) - 1; i >= 0; i-- {
-		if !l.spans[i].ended && l.spans[i].kind == r.Kind {
-			l.spans[i].end, l.spans[i].ended = r.Ended, true
-			return
-		}
-	}
-	l.spans = append(l.spans, span{kind: r.Kind, start: r.Started, end: r.Ended, ended: true})
-}
-
-// prune forgets what has scrolled out of every window the pane may draw.
-func (p *pane) prune(now, keep time.Duration) {
-	cut := now - keep
-	if cut <= 0 {
-		return
-	}
-	p.series.dropBefore(cut)
-	l := &p.live
-	l.spans = slices.DeleteFunc(l.spans, func(s span) bool { return s.ended && s.end < cut })
-	l.gaps = slices.DeleteFunc(l.gaps, func(g gap) bool { return !g.open && g.to < cut })
-}
-
-// sync makes the shown state the live one, with the charts' edge at now.
-func (p *pane) sync(now time.Duration) {
-	p.shown = p.live.clone()
-	p.shown.now = now
-	p.dirty = true
-	p.boxStale = true
-}
-
-// redrawCharts redraws the sparklines when the shown state changed or the
-// right edge moved into a new column.
-func (p *pane) redrawCharts(st *styles, force bool) {
-	right := int64(p.shown.now / p.charts.bucket())
-	if !force && !p.dirty && p.charts.drawn && right == p.drawnRight {
-		return
-	}
-	p.charts.draw(st, p.shown.now, p.series.points(), p.shown.spans, p.shown.gaps)
-	p.drawnRight = right
-	p.dirty = false
-	p.boxStale = true
+// chartKey is what the charts were drawn for.
+type chartKey struct {
+	cols colsKey
+	tops string // the scale tops, joined
+	form string
 }
 
 // boxKey is what a cached box was drawn for.
 type boxKey struct {
+	version uint64
+	gen     uint64
 	width   int
+	height  int
 	focused bool
-	window  time.Duration
+	state   string // the model's marks that change a box (scale mode)
+}
+
+func newPane(index int, id source.NodeID, addr string) *pane {
+	n := len(metrics)
+	return &pane{index: index, id: id, addr: addr,
+		sub: make([]chart.Series, n), cells: make([]chart.Series, n),
+		peak: make([]float64, n), peakOK: make([]bool, n),
+		lines: make([]*chart.Line, n), bars: make([]*chart.Bars, n), plots: make([][]string, n),
+		dirty: make([]bool, n), drawnTop: make([]float64, n)}
+}
+
+// SetSize gives the pane its box size and lays it out.
+func (p *pane) SetSize(w, h int) {
+	if p.width == w && p.height == h && p.form.plotW != 0 {
+		return
+	}
+	p.width, p.height = w, h
+	p.form = formFor(w-paneChrome, h-2)
+	p.colsOK, p.drawOK, p.boxOK = false, false, false
+}
+
+// bucketOf is the time one cell covers for a window drawn plotW cells
+// wide: never shorter than the sampling interval, or cells between
+// samples would stay empty.
+func bucketOf(window, interval time.Duration, plotW int) time.Duration {
+	dt := window / time.Duration(max(plotW, 1))
+	return max(dt, interval, 2*time.Millisecond)
+}
+
+// sync brings the chart columns up to date with the view, and the
+// largest value in the window of each metric. When only new samples came
+// (the right edge is in the same column), only they are added; otherwise
+// every column is computed again. It reports whether anything changed.
+func (p *pane) sync(v store.View, now, window, interval time.Duration) bool {
+	if !p.form.ok {
+		return false
+	}
+	w := p.form.plotW
+	sub := bucketOf(window, interval, w) / 2
+	k := colsKey{version: v.Version, right: int64(now / sub), plotW: w, sub: sub}
+	if p.colsOK && k == p.colsFor {
+		return false
+	}
+	b := &p.buckets
+	if p.colsOK && k.right == p.colsFor.right && k.plotW == p.colsFor.plotW && k.sub == p.colsFor.sub {
+		// The same columns: add the samples after the last one added.
+		i := len(v.Points)
+		for i > 0 && (b.prev == nil || v.Points[i-1].Offset > b.prev.Offset) {
+			i--
+		}
+		for _, s := range v.Points[i:] {
+			b.add(p.sub, p.dirty, s, now)
+		}
+	} else {
+		*b = buckets{n: 2 * w, dt: sub, interval: interval}
+		for i := range p.sub {
+			p.sub[i].Reset(b.n)
+		}
+		for _, s := range v.Points {
+			b.add(p.sub, p.dirty, s, now)
+		}
+		for i := range p.dirty {
+			p.dirty[i] = true
+		}
+	}
+	p.colsFor, p.colsOK = k, true
+	for i, mt := range metrics {
+		if mt.draw == drawBars {
+			pairs(&p.cells[i], &p.sub[i], w)
+		}
+		p.peak[i], p.peakOK[i] = p.sub[i].Max()
+	}
+	return true
+}
+
+// buckets puts samples into n columns of dt each, the last one ending at
+// now: each column holds the largest value that fell in it, so a short
+// spike is never averaged away, and the columns of two panes line up. A
+// column a late sample left empty takes the value before it; a hole of
+// more than three intervals (a disconnection) stays blank and breaks the
+// line.
+type buckets struct {
+	n            int
+	dt, interval time.Duration
+	prev         *source.Sample // the last sample added
+	prevCol      int
+}
+
+// add puts one sample, newer than the last one added, into out, and
+// marks the metrics whose columns it changed.
+func (b *buckets) add(out []chart.Series, dirty []bool, s *source.Sample, now time.Duration) {
+	col := b.n - 1 - int(int64(now/b.dt)-int64(s.Offset/b.dt))
+	if col >= b.n || s.Offset > now {
+		// Newer than a frozen (paused) right edge: the edge's column
+		// spans past now, and samples after the pause stay out.
+		return
+	}
+	prev := b.prev
+	hole := prev != nil && s.Offset-prev.Offset > 3*b.interval
+	for i, mt := range metrics {
+		o := &out[i]
+		if col >= 0 {
+			if v, ok := mt.value(s); ok && (!o.OK[col] || v > o.V[col]) {
+				o.V[col], o.OK[col], dirty[i] = v, true, true
+			}
+			if hole && !o.Brk[col] {
+				o.Brk[col], dirty[i] = true, true
+			}
+		}
+		if prev != nil && !hole && col > b.prevCol+1 {
+			if v, ok := mt.value(prev); ok {
+				for k := max(b.prevCol+1, 0); k < col && k < b.n; k++ {
+					if !o.OK[k] {
+						o.V[k], o.OK[k], dirty[i] = v, true, true
+					}
+				}
+			}
+		}
+	}
+	b.prev, b.prevCol = s, col
+}
+
+// pairs folds two braille columns per cell into one column per cell for
+// bars: the larger of the two.
+func pairs(dst, src *chart.Series, w int) {
+	dst.Reset(w)
+	for k := range w {
+		for _, j := range []int{2 * k, 2*k + 1} {
+			if j < len(src.V) && src.OK[j] && (!dst.OK[k] || src.V[j] > dst.V[k]) {
+				dst.V[k], dst.OK[k] = src.V[j], true
+			}
+		}
+	}
+}
+
+// groupOK reports whether any metric of scale group g has a value in the
+// window.
+func (p *pane) groupOK(g string) bool {
+	for k, mt := range metrics {
+		if mt.group == g && p.peakOK[k] {
+			return true
+		}
+	}
+	return false
+}
+
+// drawCharts draws the shown charts with their scales (tops per metric)
+// and the marker row, when anything they show changed.
+func (p *pane) drawCharts(st *styles, v store.View, now time.Duration, tops []float64) {
+	if !p.form.ok {
+		return
+	}
+	k := chartKey{cols: p.colsFor, tops: topsKey(tops), form: formKey(p.form)}
+	if p.drawOK && k == p.drawn {
+		return
+	}
+	redrawAll := !p.drawOK || k.form != p.drawn.form
+	p.drawn, p.drawOK = k, true
+	p.gen++
+	w := p.form.plotW
+	for j, i := range p.form.charts {
+		// A chart whose columns and scale did not change keeps its rows:
+		// most samples land in a column that already held a larger value.
+		if !redrawAll && !p.dirty[i] && sameTop(p.drawnTop[i], tops[i]) {
+			continue
+		}
+		p.dirty[i], p.drawnTop[i] = false, tops[i]
+		p.plots[i] = p.drawChart(st, i, w, p.form.rows[j], tops[i])
+	}
+	p.marks = drawMarks(st, now, 2*p.colsFor.sub, w, v.Spans, v.Gaps)
+}
+
+// drawChart draws metric i's chart, w x rows, on a scale to top.
+func (p *pane) drawChart(st *styles, i, w, rows int, top float64) []string {
+	drawTop := top
+	if math.IsNaN(top) {
+		drawTop = metrics[i].unit.minTop() // nothing is drawn anyway
+	}
+	var plot []string
+	if metrics[i].draw == drawBars {
+		if p.bars[i] == nil {
+			p.bars[i] = chart.NewBars(w, rows)
+		}
+		p.bars[i].Resize(w, rows)
+		plot = p.bars[i].Draw(&p.cells[i], drawTop)
+	} else {
+		if p.lines[i] == nil {
+			p.lines[i] = chart.NewLine(w, rows)
+		}
+		p.lines[i].Resize(w, rows)
+		plot = p.lines[i].Draw(&p.sub[i], drawTop)
+	}
+	return scaled(st, i, plot, top, p.plots[i])
+}
+
+// sameTop reports whether two scale tops are the same (NaN: none).
+func sameTop(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) }
+
+// scaled paints a chart's rows and puts its scale at their right: the
+// top value on the first row, 0 on the last, half way in the middle of a
+// tall chart.
+func scaled(st *styles, i int, plot []string, top float64, out []string) []string {
+	rows := len(plot)
+	out = out[:0]
+	mid := -1
+	if rows >= 5 {
+		mid = rows / 2
+	}
+	for y, row := range plot {
+		tick, label := "│", ""
+		switch {
+		case math.IsNaN(top):
+			if y == 0 {
+				tick, label = "┤", na
+			}
+		case y == 0:
+			tick, label = "┤", metrics[i].unit.scaleLabel(top)
+		case y == rows-1:
+			tick, label = "┤", "0"
+		case y == mid:
+			tick, label = "┤", metrics[i].unit.scaleLabel(top*float64(rows-1-mid)/float64(rows-1))
+		}
+		out = append(out, st.series[i].r(row)+st.dim.r(tick)+st.label.r(fitRight(label, scaleW-1)))
+	}
+	return out
+}
+
+// topsKey and formKey make cache keys of slices.
+func topsKey(tops []float64) string {
+	var b strings.Builder
+	for _, t := range tops {
+		b.WriteString(sig3(t))
+		b.WriteByte(' ')
+	}
+	return b.String()
+}
+
+func formKey(f paneForm) string {
+	var b strings.Builder
+	for j, i := range f.charts {
+		b.WriteString(metrics[i].id)
+		b.WriteByte(byte('0' + min(f.rows[j], 60)))
+	}
+	return b.String()
 }
 
 // box returns the pane's bordered box as lines, drawing it only when the
-// shown state, the charts or the geometry changed since the last time.
-func (p *pane) box(st *styles, prog progress.Model, k boxKey) []string {
-	if p.boxOK && !p.boxStale && p.boxFor == k {
+// view, the charts or the geometry changed since the last time.
+func (p *pane) box(st *styles, prog progress.Model, v store.View, k boxKey, window time.Duration) []string {
+	k.version, k.gen, k.width, k.height = v.Version, p.gen, p.width, p.height
+	if p.boxOK && p.boxFor == k {
 		return p.boxLines
 	}
-	p.boxLines = p.render(st, prog, k)
-	p.boxFor, p.boxOK, p.boxStale = k, true, false
+	p.boxLines = p.render(st, prog, v, k.focused, window)
+	p.boxFor, p.boxOK = k, true
 	return p.boxLines
 }
 
-// render draws the whole pane box, k.width cells wide, from the cached
-// charts. Every line is cut to the inner width, then framed.
-func (p *pane) render(st *styles, prog progress.Model, k boxKey) []string {
-	width, focused, window := k.width, k.focused, k.window
-	iw := width - paneChrome
-	if iw < 1 {
-		iw = 1
+// render draws the whole pane box from the cached charts.
+func (p *pane) render(st *styles, prog progress.Model, v store.View, focused bool, window time.Duration) []string {
+	f := &p.form
+	iw := p.width - paneChrome
+	s := v.Latest
+	lines := make([]string, 0, p.height)
+	lines = append(lines, stateLine(st, v))
+	if f.compact {
+		lines = append(lines, saveLine(st, prog, s, iw, true))
+		lines = append(lines, reportLine(st, v.Report))
+	} else {
+		lines = append(lines, saveLine(st, prog, s, iw, false), saveBar(st, prog, s, iw))
+		lines = append(lines, reportLines(st, v.Report)...)
 	}
-	lines := make([]string, 0, paneHeight(p.charts.rows))
-	add := func(s string) { lines = append(lines, s) }
+	fixed := make([]string, 0, p.height)
+	for j, i := range f.charts {
+		labels := chartLabels(st, i, s, f.rows[j], f.labelW, p.peak[i], p.peakOK[i])
+		for y, row := range p.plots[i] {
+			fixed = append(fixed, labels[y]+row)
+		}
+	}
+	legend := markLegend
+	if f.labelW < len(markLegend)+1 {
+		legend = markLegendShort
+	}
+	fixed = append(fixed, padRight(st.dim.r(legend), f.labelW)+p.marks+strings.Repeat(" ", scaleW))
+	top := title(st, p.addr, v)
+	axis := chart.AxisLine(f.plotW, chart.TimeTicks(f.plotW, 2*p.colsFor.sub), '─')
+	return frame(st, lines, fixed, p.width, p.height, focused, top, f.labelW, axis)
+}
 
-	in := &p.shown
-	s := in.sample
-
-	// Header: who the server is and how it saves.
+// title is the top border's text: the server and what it runs.
+func title(st *styles, addr string, v store.View) string {
 	name, version, role := "", "", ""
-	if in.ident != nil {
-		name, version, role = in.ident.ServerName, in.ident.Version, in.ident.Role
+	if v.Identity != nil {
+		name, version, role = v.Identity.ServerName, v.Identity.Version, v.Identity.Role
 	}
-	if s != nil && s.Info.Version != "" {
-		name, version = s.Info.ServerName, s.Info.Version
-	}
-	if s != nil {
+	if s := v.Latest; s != nil {
+		if s.Info.Version != "" {
+			name, version = s.Info.ServerName, s.Info.Version
+		}
 		if s.Info.Role != "" {
 			role = s.Info.Role
 		}
@@ -247,246 +463,141 @@ func (p *pane) render(st *styles, prog progress.Model, k boxKey) []string {
 	if name == "" {
 		name = "redis" // Redis has no server_name field
 	}
-	add(st.addr.r(p.addr) + st.dim.r(" · ") + st.value.r(name+" "+fmtOrNA(version)) +
-		st.dim.r(" · ") + st.value.r(fmtOrNA(role)))
-
-	var conn string
-	switch in.state {
-	case stConnecting:
-		conn = st.warn.r("connecting…")
-	case stConnected:
-		conn = st.ok.r("connected")
-	case stDisconnected:
-		conn = st.err.r("✗ disconnected: " + fmtOrNA(in.reason) + ", retrying")
-	}
-	add(conn + st.dim.r(" · ") + saveMethod(st, s))
-
-	// Charts, one label column and one sparkline per metric.
-	for m := range numMetrics {
-		labels := chartLabels(st, m, s, &p.charts)
-		for y, row := range p.charts.lines[m] {
-			label := ""
-			if y < len(labels) {
-				label = labels[y]
-			}
-			add(padRight(label, labelWidth) + row)
-		}
-	}
-	add(padRight(st.dim.r(markLegend), labelWidth) + p.charts.marks)
-	add(pingStats(st, s) + st.dim.r(fmt.Sprintf(" · window %s, %s/column", fmtWindow(window), fmtElapsedShort(p.charts.bucket()))))
-	add(procLine(st, s))
-	for _, l := range saveLines(st, prog, s, iw) {
-		add(l)
-	}
-	for _, l := range reportLines(st, in.report) {
-		add(l)
-	}
-
-	return frame(st, lines, width, focused)
+	return st.addr.r(addr) + st.dim.r(" · ") + st.value.r(name+" "+fmtOrNA(version)) +
+		st.dim.r(" · ") + st.value.r(fmtOrNA(role))
 }
 
-// frame puts lines in a border width cells wide, one space of padding on
-// each side, cutting or padding each line to the inner width. Done by hand
-// rather than with a lipgloss border: this runs on every redraw and knows
-// its lines are single-line already.
-func frame(st *styles, lines []string, width int, focused bool) []string {
-	edge, paint := st.edge, st.border
-	if focused {
-		edge, paint = st.edgeFocus, st.borderFocus
+// chartLabels are the text left of a chart, one per row: its name and
+// value now (and its instrument's tag on a one-row chart), then the
+// instrument, the notes of the metric, and the largest value in the
+// window.
+func chartLabels(st *styles, i int, s *source.Sample, rows, width int, peak float64, peakOK bool) []string {
+	mt := &metrics[i]
+	tag, long := "", ""
+	if s != nil {
+		tag, long = mt.from(s)
 	}
-	iw := max(width-paneChrome, 1)
-	left, right := paint.r(edge.Left)+" ", " "+paint.r(edge.Right)
-	out := make([]string, 0, len(lines)+2)
-	out = append(out, paint.r(edge.TopLeft+strings.Repeat(edge.Top, iw+2)+edge.TopRight))
-	for _, l := range lines {
+	valW := width - 11
+	if rows == 1 && tag != "" {
+		valW -= 5
+	}
+	main := st.series[i].r(padRight(mt.label, 9)) + " " + st.value.r(fitRight(mt.currentText(s), valW))
+	if rows == 1 && tag != "" {
+		main += st.dim.r(" " + padRight(tag, 4))
+	}
+	out := []string{main}
+	if long != "" {
+		out = append(out, st.dim.r(long))
+	}
+	if s != nil && mt.notes != nil {
+		out = append(out, mt.notes(st, s)...)
+	}
+	peakText := na
+	if peakOK {
+		peakText = mt.unit.format(peak)
+	}
+	out = append(out, st.label.r("window max ")+st.value.r(peakText))
+	for len(out) < rows {
+		out = append(out, "")
+	}
+	out = out[:rows]
+	// Every label is cut to its column, one cell short of the plot, and
+	// measured once: this runs for every row of every chart per frame.
+	for y, l := range out {
 		n := ansi.StringWidth(l)
-		if n > iw {
-			l, n = ansi.Truncate(l, iw, "…"), iw
+		if n > width-1 {
+			l, n = ansi.Truncate(l, width-1, "…"), width-1
 		}
-		out = append(out, left+l+strings.Repeat(" ", iw-n)+right)
-	}
-	out = append(out, paint.r(edge.BottomLeft+strings.Repeat(edge.Bottom, iw+2)+edge.BottomRight))
-	return out
-}
-
-// fmtElapsedShort renders a column's time span, e.g. "1.9s" or "200ms".
-func fmtElapsedShort(d time.Duration) string {
-	if d < time.Second {
-		return fmt.Sprintf("%dms", d/time.Millisecond)
-	}
-	return sig3(d.Seconds()) + "s"
-}
-
-// saveMethod renders the save method in force and the forkless switch.
-func saveMethod(st *styles, s *source.Sample) string {
-	method, infra := na, na
-	if s != nil {
-		method = fmtOrNA(s.Config.Method)
-		if v, ok := s.Config.ForklessInfra.Get(); ok {
-			infra = map[bool]string{true: "on", false: "off"}[v]
-		}
-	}
-	out := st.label.r("save method ") + st.value.r(method) +
-		st.label.r(" · forkless infra ") + st.value.r(infra)
-	if s != nil && s.Config.Err != "" {
-		out += st.warn.r(" (config: " + s.Config.Err + ")")
+		out[y] = l + strings.Repeat(" ", width-n)
 	}
 	return out
 }
 
-// chartLabels are the text left of a sparkline, one per row: name, current
-// value and the largest value in the window, then, when the chart has a
-// second row, the rate of vkwatch's own writers beside ops/s (squeezed into
-// the first row as "w N" when there is only one).
-func chartLabels(st *styles, m metric, s *source.Sample, c *chartSet) []string {
-	name := [numMetrics]string{"used", "rss", "cow", "ops/s", "ping"}[m]
-	cur, extra := na, ""
-	if s != nil {
-		switch m {
-		case mUsed:
-			cur = fmtOptBytes(s.Info.UsedMemory)
-		case mRSS:
-			cur = fmtOptBytes(s.Info.RSS)
-		case mCOW:
-			if v, ok := liveCOW(s); ok {
-				cur = fmtBytes(v)
-				if s.Save == nil {
-					cur = "idle"
-				}
-			}
-		case mOps:
-			cur = fmtOptRate(s.OpsPerSec)
-			if w, ok := s.WriterOpsPerSec.Get(); ok {
-				if c.rows > 1 {
-					extra = st.label.r("      writers ") + st.value.r(fmtRate(w)+"/s")
-				} else {
-					cur += " w " + fmtRate(w)
-				}
-			}
-		case mPing:
-			if w, ok := worstPing(s); ok {
-				cur = fmtLatency(w)
-			}
+// Marker row glyphs. Letters rather than colours tell the kinds apart, so
+// the row reads the same under NO_COLOR.
+const (
+	markRun  = '─' // a save running in this column
+	markEnd  = '┤' // the save ended in this column
+	markGap  = '×' // disconnected: no samples
+	markNone = ' '
+)
+
+// markLegend is the marker row's label; markLegendShort where it does not fit.
+const (
+	markLegend      = "F fork L forkless A aof ×gap"
+	markLegendShort = "saves F/L/A ×gap"
+)
+
+func kindMark(k source.SaveKind) rune {
+	switch k {
+	case source.SaveFork:
+		return 'F'
+	case source.SaveForkless:
+		return 'L'
+	case source.SaveAOF:
+		return 'A'
+	}
+	return '?'
+}
+
+// drawMarks renders the marker row, w cells of dt each ending at now:
+// where saves ran and where the server was unreachable.
+func drawMarks(st *styles, now, dt time.Duration, w int, spans []store.Span, gaps []store.Gap) string {
+	if dt <= 0 || w <= 0 {
+		return ""
+	}
+	column := func(off time.Duration) int { return w - 1 - int(int64(now/dt)-int64(off/dt)) }
+	row := make([]rune, w)
+	for i := range row {
+		row[i] = markNone
+	}
+	fill := func(from, to int, r rune) {
+		for k := max(from, 0); k <= to && k < w; k++ {
+			row[k] = r
 		}
 	}
-	top := na
-	if c.winOK[m] {
-		switch m {
-		case mUsed, mRSS, mCOW:
-			top = fmtBytes(int64(c.winMax[m]))
-		case mOps:
-			top = fmtRate(c.winMax[m])
-		case mPing:
-			top = fmtLatency(time.Duration(c.winMax[m]))
+	for _, g := range gaps {
+		to := g.To
+		if g.Open {
+			to = now
+		}
+		fill(column(g.From), column(to), markGap)
+	}
+	for _, s := range spans {
+		a, b := column(s.Start), column(s.End)
+		fill(a, b, markRun)
+		if s.Ended && b >= 0 && b < w && b != a {
+			row[b] = markEnd
+		}
+		if a >= 0 && a < w {
+			row[a] = kindMark(s.Kind)
 		}
 	}
-	// Fixed columns so the values of the five charts line up; a value too
-	// long for its column is cut rather than pushing the chart right.
-	main := st.series[m].r(fmt.Sprintf("%-5s", name)) + st.value.r(fitLeft(cur, 14)) +
-		st.label.r(" max ") + st.value.r(fitLeft(top, 9))
-	if extra == "" {
-		return []string{main}
-	}
-	return []string{main, extra}
-}
-
-// pingStats summarises the last 10 s of PINGs.
-func pingStats(st *styles, s *source.Sample) string {
-	head := st.series[mPing].r("ping 10s ")
-	if s == nil || s.Ping10s.Count == 0 {
-		out := head + st.value.r(na)
-		if s != nil && s.Ping10s.InFlight > 0 {
-			out += st.warn.r(" in flight " + fmtLatency(s.Ping10s.InFlight))
+	// Style runs of the same class together: one paint per run.
+	class := func(r rune) int {
+		switch r {
+		case markNone:
+			return 0
+		case markGap:
+			return 1
 		}
-		return out
+		return 2
 	}
-	l := s.Ping10s
-	out := head + st.label.r("p50 ") + st.value.r(fmtLatency(l.P50)) +
-		st.label.r("  p99 ") + st.value.r(fmtLatency(l.P99)) +
-		st.label.r("  max ") + st.value.r(fmtLatency(l.Max))
-	if l.InFlight > l.Max {
-		out += st.warn.r("  in flight " + fmtLatency(l.InFlight))
+	var out strings.Builder
+	start := 0
+	for k := 1; k <= w; k++ {
+		if k < w && class(row[k]) == class(row[start]) {
+			continue
+		}
+		seg := string(row[start:k])
+		switch class(row[start]) {
+		case 1:
+			seg = st.gap.r(seg)
+		case 2:
+			seg = st.markers.r(seg)
+		}
+		out.WriteString(seg)
+		start = k
 	}
-	return out
-}
-
-// procLine shows what /proc says about a local server.
-func procLine(st *styles, s *source.Sample) string {
-	if s == nil || !s.Proc.RSS.OK {
-		return st.label.r("proc ") + st.value.r(na)
-	}
-	return st.label.r("proc rss ") + st.value.r(fmtBytes(s.Proc.RSS.V)) +
-		st.label.r("  child dirty ") + st.value.r(fmtOptBytes(s.Proc.ChildPrivateDirty))
-}
-
-// saveLines are the two lines of the running save: facts, then a bar.
-func saveLines(st *styles, prog progress.Model, s *source.Sample, width int) []string {
-	if s == nil || s.Save == nil {
-		return []string{st.label.r("save ") + st.dim.r("none running"), ""}
-	}
-	sv := s.Save
-	frac, fok := sv.Fraction().Get()
-	pct := na
-	if fok {
-		pct = fmt.Sprintf("%.1f%%", frac*100)
-	}
-	facts := st.warn.r("▶ "+string(sv.Kind)) +
-		st.label.r("  keys ") + st.value.r(fmtOptCount(sv.Processed)+"/"+fmtOptCount(sv.Total)) +
-		st.label.r("  ") + st.value.r(pct) +
-		st.label.r("  elapsed ") + st.value.r(fmtElapsed(sv.Elapsed)) +
-		st.label.r("  ETA ") + st.value.r(fmtOptElapsed(sv.ETA)) +
-		st.label.r("  cow ") + st.value.r(fmtOptBytes(sv.LiveCOW))
-	bar := st.dim.r("progress n/a: the server reports no key counts")
-	if fok {
-		prog.Width = width
-		bar = prog.ViewAs(frac)
-	}
-	return []string{facts, bar}
-}
-
-// reportLines are the three lines of what the last save cost.
-func reportLines(st *styles, r *source.SaveReport) []string {
-	if r == nil {
-		return []string{st.label.r("last save ") + st.dim.r("none yet"), "", ""}
-	}
-	status := st.value.r(na)
-	switch r.Status {
-	case "":
-	case "ok":
-		status = st.ok.r("ok")
-	default:
-		status = st.err.r("✗ " + r.Status)
-	}
-	server := na
-	if v, ok := r.ServerSeconds.Get(); ok {
-		server = fmt.Sprintf("%ds", v)
-	}
-	sep := st.dim.r(" · ")
-	l1 := st.label.r("last save ") + st.value.r(string(r.Kind)) + sep + status +
-		sep + st.label.r("took ") + st.value.r(server) + st.label.r(" server, ") +
-		st.value.r(fmtElapsed(r.Observed)) + st.label.r(" observed")
-	l2 := st.label.r("  cow ") + st.value.r(fmtOptBytes(r.COW)) +
-		st.label.r(" (live peak ") + st.value.r(fmtOptBytes(r.PeakLiveCOW)) + st.label.r(")") +
-		sep + st.label.r("peak used ") + st.value.r(fmtOptDelta(r.PeakUsedDelta)) +
-		sep + st.label.r("rss ") + st.value.r(fmtOptDelta(r.PeakRSSDelta))
-	// What /proc saw, only where it could look (a local server): for a
-	// remote one these would be n/a on every report.
-	if r.PeakChildPrivateDirty.OK {
-		l2 += sep + st.label.r("child dirty ") + st.value.r(fmtBytes(r.PeakChildPrivateDirty.V))
-	}
-	worst := na
-	if r.PingDuring.Count > 0 {
-		worst = fmtLatency(r.PingDuring.Max)
-	}
-	l3 := st.label.r("  ops/s ") + st.value.r(fmtOptRate(r.OpsBefore)) +
-		st.label.r(" before → ") + st.value.r(fmtOptRate(r.OpsDuring)) + st.label.r(" during")
-	if r.WriterOpsBefore.OK || r.WriterOpsDuring.OK {
-		l3 += sep + st.label.r("writers ") + st.value.r(fmtOptRate(r.WriterOpsBefore)) +
-			st.label.r(" → ") + st.value.r(fmtOptRate(r.WriterOpsDuring))
-	}
-	l3 += sep + st.label.r("worst ping ") + st.value.r(worst)
-	if r.PingBefore.Count > 0 {
-		l3 += st.label.r(" (before ") + st.value.r(fmtLatency(r.PingBefore.Max)) + st.label.r(")")
-	}
-	return []string{l1, l2, l3}
+	return out.String()
 }

@@ -2,11 +2,14 @@ package ui
 
 import (
 	"context"
+	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/redis/go-redis/v9"
 
@@ -63,7 +66,7 @@ func TestRealServerSaveFlow(t *testing.T) {
 	tm.Type("b")
 	sc.waitFor(t, tm, "Background saving started")
 	sc.waitFor(t, tm, "▶ BGSAVE fork")
-	sc.waitForLong(t, tm, "last save BGSAVE fork · ok", 60*time.Second)
+	sc.waitForLong(t, tm, "last save BGSAVE fork by ", 60*time.Second)
 
 	tm.Type("q")
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
@@ -103,4 +106,80 @@ func (sc *screen) waitForLong(t *testing.T, tm *teatest.TestModel, s string, d t
 		return strings.Contains(string(sc.seen)+string(b), s)
 	}, teatest.WithDuration(d), teatest.WithCheckInterval(50*time.Millisecond))
 	sc.seen = append(sc.seen, last...)
+}
+
+// TestRealServerCostCurve saves a real server twice through the model's
+// own keys and a real watcher, then opens the cost view: both saves are
+// on the plot, each labelled with the server, its kind, who started it
+// and when, and each curve ends in its digit.
+func TestRealServerCostCurve(t *testing.T) {
+	srv := servertest.Start(t, server.Options{Args: []string{"--rdb-key-save-delay", "100"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	rc := servertest.Client(t, srv)
+	// 20k keys at 100 µs each: saves of about 2 s, sampled mid-way.
+	if err := rc.Do(ctx, "DEBUG", "POPULATE", "20000", "key", "100").Err(); err != nil {
+		t.Fatal(err)
+	}
+	ep, err := source.ParseAddress(srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := source.NewWatcher(ep.Node(), ep, source.NewClock(), source.WatchConfig{Interval: 100 * time.Millisecond})
+	if _, err := w.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	events := make(chan source.Event, 1024)
+	runCtx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { w.Run(runCtx, func(ev source.Event) { events <- ev }) })
+	defer func() { stop(); wg.Wait() }()
+
+	m := sized(New(Config{Nodes: nodes(ep.String()), Send: func(_ source.NodeID, args ...string) { w.Do(ctx, args...) }}), 160, 45)
+	// until feeds the model the watcher's events until one satisfies cond.
+	until := func(what string, cond func(source.Event) bool) {
+		t.Helper()
+		for {
+			select {
+			case ev := <-events:
+				nm, _ := m.Update(EventMsg(ev))
+				m = nm.(Model)
+				if cond(ev) {
+					return
+				}
+			case <-ctx.Done():
+				t.Fatalf("no %s:\n%s", what, view(m))
+			}
+		}
+	}
+	until("first sample", func(ev source.Event) bool { return ev.Kind == source.EventSample })
+	for i := range 2 {
+		var cmd tea.Cmd
+		m, cmd = press(m, "b")
+		run(t, cmd) // sends BGSAVE through the watcher
+		until(fmt.Sprintf("end of save %d", i+1), func(ev source.Event) bool { return ev.Kind == source.EventSaveEnded })
+	}
+	m, _ = press(m, "c")
+	v := view(m)
+	for i := range 2 {
+		re := regexp.MustCompile(fmt.Sprintf(`%d ━━ %s BGSAVE fork by vkwatch \d\d:\d\d:\d\d ok peak \S+`, i+1, regexp.QuoteMeta(ep.String())))
+		if !re.MatchString(v) {
+			t.Errorf("no legend line for save %d (%s):\n%s", i+1, re, v)
+		}
+	}
+	var cells strings.Builder
+	for _, l := range strings.Split(v, "\n") {
+		if _, after, ok := strings.Cut(strings.Replace(l, "┤", "│", 1), "│"); ok {
+			cells.WriteString(after)
+		}
+	}
+	for _, d := range []string{"1", "2"} {
+		if strings.Count(cells.String(), d) != 1 {
+			t.Errorf("curve %s not labelled once on the plot:\n%s", d, v)
+		}
+	}
+	if reps := m.Reports(); len(reps) != 2 || reps[0].Trigger.Kind != source.TriggerUser {
+		t.Errorf("reports %+v", reps)
+	}
 }

@@ -177,8 +177,9 @@ func (r *Replay) feedTo(pos time.Duration) {
 
 // seek moves playback to pos. Going forward feeds the events in between;
 // going back rebuilds the monitor from the start, since state is folded
-// and cannot be unfolded. Focus, the help switch and the reports table
-// (open, and where it was scrolled) survive.
+// and cannot be unfolded. Focus, the help switch, the scale mode, the
+// reports table (open, and where it was scrolled) and the cost view
+// survive.
 func (r *Replay) seek(pos time.Duration) {
 	pos = min(max(pos, r.start), r.end)
 	if pos < r.pos {
@@ -186,10 +187,9 @@ func (r *Replay) seek(pos time.Duration) {
 		r.inner = newReplayModel(r.cfg)
 		r.inner.focus = old.focus
 		r.inner.setHelp(old.help.ShowAll)
-		if old.table.open {
-			r.inner.setTable(true)
-			r.inner.table.top, r.inner.table.follow = old.table.top, old.table.follow
-		}
+		r.inner.setMode(old.table.open, old.cost.open)
+		r.inner.table.top, r.inner.table.follow = old.table.top, old.table.follow
+		r.inner.cost.y, r.inner.perPane = old.cost.y, old.perPane
 		r.inner.helpOverTable = old.helpOverTable
 		if r.sized {
 			m, _ := r.inner.Update(tea.WindowSizeMsg{Width: r.width, Height: r.height})

@@ -116,7 +116,7 @@ func riskyScenario() []source.Event {
 // warnText is what the footer says about server A in riskyScenario.
 func warnText(t *testing.T, m Model) string {
 	t.Helper()
-	s := m.panes[0].live.sample
+	s := m.store.Live(nodeOf(0)).Latest
 	used, maxmem := s.Info.UsedMemory.V, s.Info.MaxMemory.V
 	return addrA + ": a fork save may need " + fmtBytes(used+18*mib) + " (used " + fmtBytes(used) +
 		" + last COW 18.0 MiB) but maxmemory is " + fmtBytes(maxmem)

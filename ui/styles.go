@@ -17,13 +17,21 @@ var (
 	colError   = lipgloss.AdaptiveColor{Light: "#D70000", Dark: "#FF5F5F"}
 	colOK      = lipgloss.AdaptiveColor{Light: "#008700", Dark: "#87D787"}
 	colWarn    = lipgloss.AdaptiveColor{Light: "#AF5F00", Dark: "#FFAF00"}
-	colUsed    = lipgloss.AdaptiveColor{Light: "#005FAF", Dark: "#5FAFFF"}
-	colRSS     = lipgloss.AdaptiveColor{Light: "#008787", Dark: "#5FD7D7"}
-	colCOW     = lipgloss.AdaptiveColor{Light: "#AF5F00", Dark: "#FFAF5F"}
-	colOps     = lipgloss.AdaptiveColor{Light: "#008700", Dark: "#87D75F"}
-	colPing    = lipgloss.AdaptiveColor{Light: "#AF0087", Dark: "#FF87D7"}
 	colMarkers = lipgloss.AdaptiveColor{Light: "#AF8700", Dark: "#FFD75F"}
 )
+
+// curveColours tell the cost view's curves apart where colour shows; the
+// digit at each curve's end does where it does not.
+var curveColours = []lipgloss.AdaptiveColor{
+	{Light: "#005FAF", Dark: "#5FAFFF"},
+	{Light: "#AF0000", Dark: "#FF5F87"},
+	{Light: "#008700", Dark: "#87D75F"},
+	{Light: "#AF5F00", Dark: "#FFAF5F"},
+	{Light: "#5F00D7", Dark: "#AF87FF"},
+	{Light: "#008787", Dark: "#5FD7D7"},
+	{Light: "#AF0087", Dark: "#FF87D7"},
+	{Light: "#878700", Dark: "#D7D75F"},
+}
 
 // paint is a lipgloss style reduced to the escape sequences around its
 // text. Styling a word costs two string joins instead of a full
@@ -56,7 +64,8 @@ type styles struct {
 	addr, label, value, dim     paint
 	ok, err, warn, markers, gap paint
 	border, borderFocus         paint
-	series                      [numMetrics]paint
+	series                      []paint // by metric, from the metric table
+	curves                      []paint // the cost view's curves
 	tooSmall                    lipgloss.Style
 	edge, edgeFocus             lipgloss.Border
 	// The reports table is drawn by lipgloss/table, which wants Styles.
@@ -89,10 +98,11 @@ func newStyles() styles {
 		tableHead:   lipgloss.NewStyle().Padding(0, cellPad).Bold(true).Foreground(colText),
 		tableBorder: lipgloss.NewStyle().Foreground(colSubtle),
 	}
-	s.series[mUsed] = fg(colUsed)
-	s.series[mRSS] = fg(colRSS)
-	s.series[mCOW] = fg(colCOW)
-	s.series[mOps] = fg(colOps)
-	s.series[mPing] = fg(colPing)
+	for _, mt := range metrics {
+		s.series = append(s.series, fg(mt.color))
+	}
+	for _, c := range curveColours {
+		s.curves = append(s.curves, fg(c))
+	}
 	return s
 }

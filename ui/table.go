@@ -34,7 +34,7 @@ type reportColumn struct {
 
 // reportColumns are the table's columns, in display order.
 var reportColumns = []reportColumn{
-	{"started", 17, func(_ *styles, r *source.SaveReport) string {
+	{"started", 22, func(_ *styles, r *source.SaveReport) string {
 		if r.StartedAt.IsZero() {
 			return na
 		}
@@ -42,46 +42,49 @@ var reportColumns = []reportColumn{
 	}},
 	{"server", 1, func(_ *styles, r *source.SaveReport) string { return fmtOrNA(r.Addr) }},
 	{"kind", 2, func(_ *styles, r *source.SaveReport) string { return fmtOrNA(string(r.Kind)) }},
-	{"status", 3, func(st *styles, r *source.SaveReport) string {
-		switch r.Status {
-		case "":
-			return na
-		case "ok":
-			return st.ok.r("ok")
-		}
-		return st.err.r("✗ " + r.Status)
-	}},
-	{"took", 4, func(_ *styles, r *source.SaveReport) string {
+	{"by", 4, func(_ *styles, r *source.SaveReport) string { return fmtTrigger(r.Trigger) }},
+	{"status", 3, func(st *styles, r *source.SaveReport) string { return reportStatus(st, r) }},
+	{"took", 5, func(_ *styles, r *source.SaveReport) string {
 		if v, ok := r.ServerSeconds.Get(); ok {
 			return fmt.Sprintf("%ds", v)
 		}
 		return na
 	}},
-	{"observed", 9, func(_ *styles, r *source.SaveReport) string { return fmtElapsed(r.Observed) }},
-	{"cow", 5, func(_ *styles, r *source.SaveReport) string { return fmtOptBytes(r.COW) }},
-	{"cow peak", 10, func(_ *styles, r *source.SaveReport) string { return fmtOptBytes(r.PeakLiveCOW) }},
-	{"used +", 8, func(_ *styles, r *source.SaveReport) string { return fmtOptDelta(r.PeakUsedDelta) }},
-	{"rss +", 11, func(_ *styles, r *source.SaveReport) string { return fmtOptDelta(r.PeakRSSDelta) }},
-	{"/proc rss +", 16, func(_ *styles, r *source.SaveReport) string { return fmtOptDelta(r.PeakProcRSSDelta) }},
-	{"child dirty", 13, func(_ *styles, r *source.SaveReport) string { return fmtOptBytes(r.PeakChildPrivateDirty) }},
-	{"ops/s", 7, func(_ *styles, r *source.SaveReport) string { return ratePair(r.OpsBefore, r.OpsDuring) }},
-	{"writers/s", 15, func(_ *styles, r *source.SaveReport) string {
+	{"observed", 13, func(_ *styles, r *source.SaveReport) string { return fmtElapsed(r.Observed) }},
+	{"fork pause", 9, func(_ *styles, r *source.SaveReport) string { return fmtOptPause(r.ForkPause) }},
+	{"cow", 6, func(_ *styles, r *source.SaveReport) string { return fmtOptBytes(r.COW) }},
+	{"cow peak", 14, func(_ *styles, r *source.SaveReport) string { return fmtOptBytes(r.PeakCOW) }},
+	{"peak at", 7, func(_ *styles, r *source.SaveReport) string {
+		if f, ok := r.PeakAtProgress.Get(); ok {
+			return fmt.Sprintf("%.0f%%", f*100)
+		}
+		return na
+	}},
+	{"live peak", 21, func(_ *styles, r *source.SaveReport) string { return fmtOptBytes(r.PeakLiveCOW) }},
+	{"footprint +", 8, func(_ *styles, r *source.SaveReport) string { return fmtOptDelta(r.PeakFootprintDelta) }},
+	{"used +", 12, func(_ *styles, r *source.SaveReport) string { return fmtOptDelta(r.PeakUsedDelta) }},
+	{"rss +", 15, func(_ *styles, r *source.SaveReport) string { return fmtOptDelta(r.PeakRSSDelta) }},
+	{"/proc rss +", 20, func(_ *styles, r *source.SaveReport) string { return fmtOptDelta(r.PeakProcRSSDelta) }},
+	{"child dirty", 17, func(_ *styles, r *source.SaveReport) string { return fmtOptBytes(r.PeakChildPrivateDirty) }},
+	{"ops/s", 11, func(_ *styles, r *source.SaveReport) string { return ratePair(r.OpsBefore, r.OpsDuring) }},
+	{"writers/s", 19, func(_ *styles, r *source.SaveReport) string {
 		return ratePair(r.WriterOpsBefore, r.WriterOpsDuring)
 	}},
-	{"ping p50", 14, func(_ *styles, r *source.SaveReport) string {
+	{"ping p50", 18, func(_ *styles, r *source.SaveReport) string {
 		return pingPair(r.PingBefore, r.PingDuring, func(l source.Latency) string { return fmtLatency(l.P50) })
 	}},
-	{"ping p99", 12, func(_ *styles, r *source.SaveReport) string {
+	{"ping p99", 16, func(_ *styles, r *source.SaveReport) string {
 		return pingPair(r.PingBefore, r.PingDuring, func(l source.Latency) string { return fmtLatency(l.P99) })
 	}},
-	{"ping max", 6, func(_ *styles, r *source.SaveReport) string {
+	{"ping max", 10, func(_ *styles, r *source.SaveReport) string {
 		return pingPair(r.PingBefore, r.PingDuring, func(l source.Latency) string { return fmtLatency(l.Max) })
 	}},
 }
 
 // tableLegend says how to read the cells; the headers are too short to.
-const tableLegend = "took: server-reported · cow: server figure, cow peak: live · " +
-	"+: peak above the pre-save baseline · pairs: before → during"
+const tableLegend = "by: who started it · took: server-reported · fork pause: latest_fork_usec · " +
+	"cow: server figure, cow peak: charted instrument, peak at: save progress then, live peak: INFO's · " +
+	"+: peak above the pre-save level · pairs: before → during"
 
 // ratePair renders "before → during", or one n/a when neither is known.
 func ratePair(before, during source.Opt[float64]) string {

@@ -51,6 +51,10 @@ func reportsScenario(n int) []source.Event {
 	return evs
 }
 
+// fullTableWidth is the narrowest terminal that shows every column of
+// reportsScenario(3).
+const fullTableWidth = 306
+
 // tableLines returns the lines of the view between the title line and the
 // footer: the reports view when the table is open.
 func tableLines(m Model) []string {
@@ -97,7 +101,7 @@ func TestReportsTableOpensAndCloses(t *testing.T) {
 }
 
 func TestReportsTableCells(t *testing.T) {
-	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 233, 50, reportsScenario(3))
+	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, fullTableWidth, 50, reportsScenario(3))
 	m, _ = press(m, "r")
 	rows := reportRows(m)
 	if len(rows) != 4 {
@@ -111,19 +115,21 @@ func TestReportsTableCells(t *testing.T) {
 		return f
 	}
 	head := cells(lineWith(t, m, "│ started"))
-	wantHead := []string{"started", "server", "kind", "status", "took", "observed", "cow", "cow peak", "used +", "rss +",
-		"/proc rss +", "child dirty", "ops/s", "writers/s", "ping p50", "ping p99", "ping max"}
+	wantHead := []string{"started", "server", "kind", "by", "status", "took", "observed", "fork pause", "cow", "cow peak", "peak at",
+		"live peak", "footprint +", "used +", "rss +", "/proc rss +", "child dirty", "ops/s", "writers/s", "ping p50", "ping p99", "ping max"}
 	if strings.Join(head, "|") != strings.Join(wantHead, "|") {
-		t.Fatalf("at 233 columns every column should show:\n%q", head)
+		t.Fatalf("at %d columns every column should show:\n%q", fullTableWidth, head)
 	}
 	// The scenario's fork save of server A, 20-35 s (see endSave).
-	want := []string{"15:04:25", addrA, "BGSAVE fork", "ok", "15s", "15.0s", "17.0 MiB", "18.0 MiB", "+3.00 MiB", "+19.0 MiB",
+	want := []string{"15:04:25", addrA, "BGSAVE fork", "vkwatch", "ok", "15s", "15.0s", "1.20ms", "17.0 MiB", "18.0 MiB", "62%",
+		"18.0 MiB", "+20.0 MiB", "+3.00 MiB", "+19.0 MiB",
 		na, "18.0 MiB", "51.2k → 36.0k", na, "120µs → 180µs", "400µs → 2.00ms", "900µs → 31.0ms"}
 	if got := cells(rows[0]); strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("first row\n got %q\nwant %q", got, want)
 	}
 	// Second report: server B, forkless, with its own writers.
-	if got := cells(rows[2]); got[1] != addrB || got[2] != "BGSAVE forkless" || got[13] != "5.10k → 4.10k" || got[10] != "+10.0 MiB" || got[6] != "0 B" {
+	if got := cells(rows[2]); got[1] != addrB || got[2] != "BGSAVE forkless" || got[3] != "schedule (save 60 10000)" ||
+		got[18] != "5.10k → 4.10k" || got[15] != "+10.0 MiB" || got[8] != "0 B" || got[7] != na {
 		t.Errorf("third row %q", got)
 	}
 	// The last report has only what every report has: the rest is n/a.
@@ -145,7 +151,7 @@ func TestReportsTableCells(t *testing.T) {
 func TestReportsTableDropsColumnsToFit(t *testing.T) {
 	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, reportsScenario(3))
 	m, _ = press(m, "r")
-	for _, w := range []int{233, 200, 150, 120, 100, 80, 58} {
+	for _, w := range []int{fullTableWidth, 233, 200, 150, 120, 100, 80, 58} {
 		m = sized(m, w, 40)
 		v := view(m)
 		for _, l := range strings.Split(v, "\n") {
@@ -160,7 +166,7 @@ func TestReportsTableDropsColumnsToFit(t *testing.T) {
 			}
 		}
 		hidden := strings.Contains(v, "hidden at this width")
-		if full := w >= 233; full == hidden {
+		if full := w >= fullTableWidth; full == hidden {
 			t.Errorf("%d columns: hidden note %v:\n%s", w, hidden, v)
 		}
 		// Any column left out is named in the note.

@@ -121,10 +121,10 @@ func runMicro(ctx context.Context, cfg config) ([]check, error) {
 			Verdict:  verdict(view.Median <= 1e6),
 		},
 		{
-			Target: "Drawing: a whole frame, Update with a sample of each server + View, 200x50, full 2 min history <= 1 ms",
+			Target: "Drawing: a whole frame, Update with a sample of each server + View, 200x50 with charts the height of the terminal, full 2 min history <= 2 ms",
 			Measured: fmt.Sprintf("%s median of %d (%s..%s); all charts scrolling: %s", µs(frame.Median), frame.N,
 				µs(frame.Min), µs(frame.Max), µs(scroll.Median)),
-			Verdict: verdict(frame.Median <= 1e6 && scroll.Median <= 1e6),
+			Verdict: verdict(frame.Median <= 2e6 && scroll.Median <= 2e6),
 		},
 		{
 			Target: "INFO parsing allocation-light",

@@ -1,0 +1,140 @@
+package store_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/server"
+	"github.com/vkwatch/vkwatch/source/server/servertest"
+	"github.com/vkwatch/vkwatch/source/store"
+)
+
+// TestStoreHoldsARealSave feeds a store the events a real watcher emits
+// while a real redis-server runs a BGSAVE, and checks what it holds
+// against what the watcher sent and what the server reports.
+func TestStoreHoldsARealSave(t *testing.T) {
+	// 20,000 keys at 100 µs each: a save of about 2 s, sampled mid-way.
+	srv := servertest.Start(t, server.Options{Args: []string{"--rdb-key-save-delay", "100"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	adm := servertest.Client(t, srv)
+	if err := adm.Do(ctx, "DEBUG", "POPULATE", "20000", "key", "100").Err(); err != nil {
+		t.Fatal(err)
+	}
+	ep, err := source.ParseAddress(srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := source.NewWatcher(ep.Node(), ep, source.NewClock(), source.WatchConfig{Interval: 100 * time.Millisecond})
+	if _, err := w.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+
+	events := make(chan source.Event, 1024)
+	runCtx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { w.Run(runCtx, func(ev source.Event) { events <- ev }) })
+	defer func() { stop(); wg.Wait() }()
+
+	st := store.New(store.Config{Keep: time.Minute})
+	var emitted []source.Event
+	// next adds events to the store until cond holds for one of them.
+	next := func(what string, cond func(source.Event) bool) source.Event {
+		t.Helper()
+		for {
+			select {
+			case ev := <-events:
+				st.Add(ev)
+				emitted = append(emitted, ev)
+				if cond(ev) {
+					return ev
+				}
+			case <-ctx.Done():
+				t.Fatalf("no %s", what)
+			}
+		}
+	}
+	next("first sample", func(ev source.Event) bool { return ev.Kind == source.EventSample })
+	if res := w.Do(ctx, "BGSAVE"); !res.OK() {
+		t.Fatalf("BGSAVE: %s", res.Err)
+	}
+	var mid *store.View
+	next("sample mid-save", func(ev source.Event) bool {
+		if ev.Sample != nil && ev.Sample.Save != nil && ev.Sample.Save.Fraction().Or(0) > 0.2 {
+			v := st.View(ep.Node())
+			mid = &v
+			return true
+		}
+		return false
+	})
+	end := next("end of the save", func(ev source.Event) bool { return ev.Kind == source.EventSaveEnded })
+	next("a sample after the save", func(ev source.Event) bool { return ev.Kind == source.EventSample })
+
+	rep := end.Report
+	if rep.Kind != source.SaveFork || rep.Status != "ok" {
+		t.Fatalf("report %s %s", rep.Kind, rep.Status)
+	}
+	v := st.View(ep.Node())
+
+	// Every sample the watcher emitted, once, in order.
+	var samples []*source.Sample
+	seen := map[uint64]bool{}
+	for _, ev := range emitted {
+		if ev.Sample != nil && !seen[ev.Sample.Seq] {
+			seen[ev.Sample.Seq] = true
+			samples = append(samples, ev.Sample)
+		}
+	}
+	if len(v.Points) != len(samples) {
+		t.Fatalf("store holds %d samples, watcher emitted %d", len(v.Points), len(samples))
+	}
+	for i := range samples {
+		if v.Points[i] != samples[i] {
+			t.Fatalf("point %d is not the watcher's sample %d", i, i)
+		}
+	}
+	if v.State != store.Connected || v.Latest != samples[len(samples)-1] || v.Report != rep {
+		t.Errorf("state %v, latest %v, report %+v", v.State, v.Latest.Offset, v.Report)
+	}
+	if got := st.Reports(); len(got) != 1 || got[0].Started != rep.Started {
+		t.Errorf("reports %+v", got)
+	}
+
+	// The save's span covers the report, and the mid-save view had it open.
+	if len(v.Spans) != 1 || !v.Spans[0].Ended || v.Spans[0].Kind != source.SaveFork || v.Spans[0].Start != rep.Started || v.Spans[0].End != rep.Ended {
+		t.Errorf("spans %+v, report %v..%v", v.Spans, rep.Started, rep.Ended)
+	}
+	if len(mid.Spans) != 1 || mid.Spans[0].Ended || len(mid.Curves) != 1 || !mid.Curves[0].Running {
+		t.Errorf("mid-save view: spans %+v curves %d", mid.Spans, len(mid.Curves))
+	}
+
+	// One ended curve, its points the samples' progress, in order.
+	if len(v.Curves) != 1 {
+		t.Fatalf("%d curves", len(v.Curves))
+	}
+	c := v.Curves[0]
+	if c.Running || c.Status != "ok" || c.Kind != source.SaveFork || c.Addr != ep.String() || len(c.Points) < 2 {
+		t.Fatalf("curve %+v", c)
+	}
+	progress := map[float64]bool{}
+	for _, s := range samples {
+		if s.Save != nil {
+			if f, ok := s.Save.Fraction().Get(); ok {
+				progress[f] = true
+			}
+		}
+	}
+	for i, p := range c.Points {
+		if !progress[p.Progress] && len(rep.Curve) == 0 {
+			t.Errorf("curve point %d at progress %v: no sample had it", i, p.Progress)
+		}
+		if i > 0 && p.Progress < c.Points[i-1].Progress {
+			t.Errorf("curve goes back: %v after %v", p.Progress, c.Points[i-1].Progress)
+		}
+	}
+	t.Logf("%d samples, save %s observed %s, curve of %d points up to %.0f%%", len(samples), rep.Kind, rep.Observed, len(c.Points), c.Points[len(c.Points)-1].Progress*100)
+}

@@ -1,0 +1,304 @@
+package store
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/vkwatch/vkwatch/source"
+)
+
+const (
+	nodeA source.NodeID = "127.0.0.1:7001"
+	nodeB source.NodeID = "127.0.0.1:7002"
+	tick                = 200 * time.Millisecond
+	mib                 = 1 << 20
+)
+
+var epoch = time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)
+
+// feeder makes the events of one node: samples every tick, saves that
+// run over a range of offsets.
+type feeder struct {
+	id   source.NodeID
+	seq  uint64
+	save *source.SaveProgress
+}
+
+func (f *feeder) sample(off time.Duration) source.Event {
+	f.seq++
+	s := &source.Sample{Seq: f.seq, Offset: off, At: epoch.Add(off),
+		Info:      source.Info{UsedMemory: source.Some[int64](100 * mib)},
+		Footprint: source.Some[int64](110 * mib), COW: source.Some[int64](0)}
+	if sv := f.save; sv != nil {
+		el := off - sv.Started
+		c := *sv
+		c.Elapsed = el
+		c.Processed, c.Total = source.Some(int64(el/tick)*1000), source.Some[int64](10000)
+		s.Save = &c
+		s.COW = source.Some(int64(el/tick) * mib)
+		s.Footprint = source.Some(110*mib + s.COW.V)
+	}
+	return source.Event{Node: f.id, Kind: source.EventSample, Offset: off, At: s.At, Sample: s}
+}
+
+func (f *feeder) report(off time.Duration, curve []source.CurvePoint) source.Event {
+	r := &source.SaveReport{Node: f.id, Addr: string(f.id), Kind: f.save.Kind, Trigger: f.save.Trigger, Status: "ok",
+		Started: f.save.Started, Ended: off, StartedAt: epoch.Add(f.save.Started), Curve: curve}
+	f.save = nil
+	return source.Event{Node: f.id, Kind: source.EventSaveEnded, Offset: off, At: epoch.Add(off), Report: r}
+}
+
+// run adds samples from..to (exclusive) every tick, calling hook first.
+func (f *feeder) run(s *Store, from, to time.Duration, hook func(off time.Duration)) {
+	for off := from; off < to; off += tick {
+		if hook != nil {
+			hook(off)
+		}
+		ev := f.sample(off)
+		s.Add(ev)
+		if sv := ev.Sample.Save; sv != nil && sv.Started == off {
+			ev.Kind = source.EventSaveStarted
+			s.Add(ev) // the same sample again, as the watcher sends it
+		}
+	}
+}
+
+func TestPointsInOrderOncePerSeq(t *testing.T) {
+	s := New(Config{})
+	f := &feeder{id: nodeA}
+	f.run(s, 0, 10*time.Second, func(off time.Duration) {
+		if off == 2*time.Second {
+			f.save = &source.SaveProgress{Kind: source.SaveFork, Started: off}
+		}
+	})
+	v := s.View(nodeA)
+	if len(v.Points) != 50 {
+		t.Fatalf("%d points, want 50 (the save's first sample once)", len(v.Points))
+	}
+	for i := 1; i < len(v.Points); i++ {
+		if v.Points[i].Offset <= v.Points[i-1].Offset {
+			t.Fatalf("point %d at %v not after %v", i, v.Points[i].Offset, v.Points[i-1].Offset)
+		}
+	}
+	if v.Latest != v.Points[len(v.Points)-1] || v.State != Connected || s.Now() != 9800*time.Millisecond {
+		t.Errorf("latest %v state %v now %v", v.Latest.Offset, v.State, s.Now())
+	}
+	if got := s.Nodes(); !reflect.DeepEqual(got, []source.NodeID{nodeA}) {
+		t.Errorf("nodes %v", got)
+	}
+}
+
+func TestRetentionByTime(t *testing.T) {
+	s := New(Config{Keep: 10 * time.Second})
+	f := &feeder{id: nodeA}
+	s.Add(source.Event{Node: nodeA, Kind: source.EventDisconnected, Offset: time.Second, Err: "boom"})
+	s.Add(source.Event{Node: nodeA, Kind: source.EventConnected, Offset: 2 * time.Second, Identity: &source.Identity{Addr: string(nodeA)}})
+	f.run(s, 2*time.Second, 60*time.Second, func(off time.Duration) {
+		switch off {
+		case 3 * time.Second:
+			f.save = &source.SaveProgress{Kind: source.SaveFork, Started: off}
+		case 5 * time.Second:
+			s.Add(f.report(off, nil))
+		}
+	})
+	v := s.View(nodeA)
+	if first := v.Points[0].Offset; first < 49800*time.Millisecond-10*time.Second {
+		t.Errorf("oldest point at %v, keep is 10s to %v", first, s.Now())
+	}
+	if len(v.Points) != 51 {
+		t.Errorf("%d points in 10 s of 200 ms", len(v.Points))
+	}
+	if len(v.Spans) != 0 || len(v.Gaps) != 0 {
+		t.Errorf("old spans %v / gaps %v kept", v.Spans, v.Gaps)
+	}
+	// Ended saves' curves are kept however old: the cost view compares them.
+	if len(v.Curves) != 1 || v.Curves[0].Running {
+		t.Errorf("curves %+v", v.Curves)
+	}
+	if len(s.Reports()) != 1 {
+		t.Errorf("reports %d", len(s.Reports()))
+	}
+	// A wider window keeps more from now on.
+	s.SetKeep(20 * time.Second)
+	f.run(s, 60*time.Second, 80*time.Second, nil)
+	if n := len(s.View(nodeA).Points); n != 101 {
+		t.Errorf("%d points after SetKeep(20s)", n)
+	}
+}
+
+func TestGapsAndConnection(t *testing.T) {
+	s := New(Config{})
+	if v := s.View(nodeA); v.State != Connecting || v.ID != nodeA {
+		t.Fatalf("unknown node %+v", v)
+	}
+	id := &source.Identity{Addr: string(nodeA), Version: "7.0.15"}
+	s.Add(source.Event{Node: nodeA, Kind: source.EventConnected, Offset: 0, Identity: id})
+	s.Add(source.Event{Node: nodeA, Kind: source.EventDisconnected, Offset: 5 * time.Second, Err: "connection reset"})
+	s.Add(source.Event{Node: nodeA, Kind: source.EventDisconnected, Offset: 6 * time.Second, Err: "connection refused"})
+	v := s.View(nodeA)
+	if v.State != Disconnected || v.Reason != "connection refused" || len(v.Gaps) != 1 || !v.Gaps[0].Open || v.Gaps[0].From != 5*time.Second {
+		t.Fatalf("after disconnects: %+v", v)
+	}
+	s.Add(source.Event{Node: nodeA, Kind: source.EventConnected, Offset: 9 * time.Second, Identity: id})
+	v2 := s.View(nodeA)
+	if v2.State != Connected || v2.Reason != "" || v2.Gaps[0] != (Gap{From: 5 * time.Second, To: 9 * time.Second}) {
+		t.Fatalf("after reconnect: %+v", v2)
+	}
+	// The view taken before still shows the open gap: views are not edited.
+	if !v.Gaps[0].Open {
+		t.Errorf("an earlier view's gap was edited in place")
+	}
+	if v2.Version == v.Version {
+		t.Errorf("version did not change")
+	}
+	if s.Add(source.Event{Node: nodeA, Kind: source.EventSample}) {
+		t.Errorf("a sample event without a sample changed the store")
+	}
+}
+
+func TestSpansAndCurves(t *testing.T) {
+	s := New(Config{Saves: 2})
+	f := &feeder{id: nodeA}
+	s.Add(source.Event{Node: nodeA, Kind: source.EventConnected, Identity: &source.Identity{Addr: string(nodeA)}})
+	trig := source.Trigger{Kind: source.TriggerReplica, Detail: "replica 127.0.0.1:7009, disk"}
+	var running View
+	f.run(s, 0, 10*time.Second, func(off time.Duration) {
+		switch off {
+		case time.Second:
+			f.save = &source.SaveProgress{Kind: source.SaveFork, Trigger: trig, Started: off}
+		case 3 * time.Second:
+			running = s.View(nodeA)
+			s.Add(f.report(off, nil))
+		}
+	})
+	c := running.Curves
+	if len(c) != 1 || !c[0].Running || c[0].Kind != source.SaveFork || c[0].Trigger != trig || c[0].Addr != string(nodeA) {
+		t.Fatalf("running curve %+v", c)
+	}
+	if c[0].BaseFootprint != source.Some[int64](110*mib) || !c[0].StartedAt.Equal(epoch.Add(time.Second)) {
+		t.Errorf("base %v started %v", c[0].BaseFootprint, c[0].StartedAt)
+	}
+	// 10 samples from 1s to 2.8s; progress 0, 0.1, ... 0.9.
+	if n := len(c[0].Points); n != 10 {
+		t.Fatalf("%d curve points", n)
+	}
+	if p := c[0].Points[9]; p.Progress != 0.9 || p.COW != source.Some[int64](9*mib) || p.Elapsed != 1800*time.Millisecond {
+		t.Errorf("last point %+v", p)
+	}
+	if sp := running.Spans; len(sp) != 1 || sp[0].Ended || sp[0].Start != time.Second || sp[0].End != 2800*time.Millisecond || sp[0].Trigger != trig {
+		t.Errorf("running span %+v", sp)
+	}
+	v := s.View(nodeA)
+	if len(v.Curves) != 1 || v.Curves[0].Running || v.Curves[0].Status != "ok" || len(v.Curves[0].Points) != 10 {
+		t.Fatalf("ended curve %+v", v.Curves)
+	}
+	if sp := v.Spans; len(sp) != 1 || !sp[0].Ended || sp[0].End != 3*time.Second {
+		t.Errorf("ended span %+v", sp)
+	}
+	if v.Report == nil || v.Report.Ended != 3*time.Second {
+		t.Errorf("report %+v", v.Report)
+	}
+
+	// A report with its own curve replaces the one built from samples;
+	// only the newest two ended curves stay (Saves: 2).
+	own := []source.CurvePoint{{Progress: 0.5, COW: source.Some[int64](mib)}, {Progress: 1, COW: source.Some[int64](2 * mib)}}
+	for i, start := range []time.Duration{20 * time.Second, 30 * time.Second} {
+		f.run(s, start-time.Second, start+2*time.Second, func(off time.Duration) {
+			if off == start {
+				f.save = &source.SaveProgress{Kind: source.SaveForkless, Started: off}
+			}
+		})
+		var curve []source.CurvePoint
+		if i == 1 {
+			curve = own
+		}
+		s.Add(f.report(start+2*time.Second, curve))
+	}
+	v = s.View(nodeA)
+	if len(v.Curves) != 2 || v.Curves[0].Started != 20*time.Second || !reflect.DeepEqual(v.Curves[1].Points, own) {
+		t.Errorf("curves after three saves: %+v", v.Curves)
+	}
+	// A save never sampled mid-way adds a span, but no curve.
+	s.Add(source.Event{Node: nodeA, Kind: source.EventSaveEnded, Offset: 40 * time.Second,
+		Report: &source.SaveReport{Node: nodeA, Kind: source.SaveAOF, Started: 39 * time.Second, Ended: 40 * time.Second}})
+	v = s.View(nodeA)
+	if sp := v.Spans[len(v.Spans)-1]; sp.Kind != source.SaveAOF || !sp.Ended || sp.Start != 39*time.Second {
+		t.Errorf("unsampled save span %+v", sp)
+	}
+	if len(v.Curves) != 2 {
+		t.Errorf("an unsampled save added a curve: %+v", v.Curves)
+	}
+}
+
+func TestProgressAbsentAddsNoCurvePoint(t *testing.T) {
+	// A server that reports no key counts: the save runs, but there is no
+	// progress to plot against: no point is invented.
+	s := New(Config{})
+	for i, off := range []time.Duration{0, tick, 2 * tick} {
+		s.Add(source.Event{Node: nodeA, Kind: source.EventSample, Offset: off, Sample: &source.Sample{
+			Seq: uint64(i + 1), Offset: off, Save: &source.SaveProgress{Kind: source.SaveFork, Started: 0}}})
+	}
+	c := s.View(nodeA).Curves
+	if len(c) != 1 || !c[0].Running || len(c[0].Points) != 0 || c[0].BaseFootprint.OK {
+		t.Errorf("curve %+v", c)
+	}
+}
+
+func TestAnotherJobEndsTheRunningCurve(t *testing.T) {
+	s := New(Config{})
+	f := &feeder{id: nodeA}
+	f.run(s, 0, 2*time.Second, func(off time.Duration) {
+		switch off {
+		case 0:
+			f.save = &source.SaveProgress{Kind: source.SaveFork, Started: 0}
+		case time.Second:
+			f.save = &source.SaveProgress{Kind: source.SaveAOF, Started: off}
+		}
+	})
+	v := s.View(nodeA)
+	if len(v.Curves) != 2 || v.Curves[0].Running || v.Curves[0].Kind != source.SaveFork || !v.Curves[1].Running || v.Curves[1].Kind != source.SaveAOF {
+		t.Errorf("curves %+v", v.Curves)
+	}
+	if len(v.Spans) != 2 || !v.Spans[0].Ended || v.Spans[1].Ended {
+		t.Errorf("spans %+v", v.Spans)
+	}
+}
+
+func TestFreeze(t *testing.T) {
+	s := New(Config{Keep: 10 * time.Second})
+	a, b := &feeder{id: nodeA}, &feeder{id: nodeB}
+	a.run(s, 0, 5*time.Second, nil)
+	b.run(s, 0, 5*time.Second, nil)
+	s.Freeze()
+	before, now, shown := s.View(nodeA), s.Now(), s.ShownReports()
+	// Collection goes on, long past the retention window, with a save.
+	a.run(s, 5*time.Second, 60*time.Second, func(off time.Duration) {
+		switch off {
+		case 30 * time.Second:
+			a.save = &source.SaveProgress{Kind: source.SaveFork, Started: off}
+		case 35 * time.Second:
+			s.Add(a.report(off, nil))
+		}
+	})
+	s.Add(source.Event{Node: nodeB, Kind: source.EventDisconnected, Offset: 50 * time.Second, Err: "gone"})
+	s.Add(source.Event{Node: "127.0.0.1:7003", Kind: source.EventConnected, Offset: 50 * time.Second})
+	if got := s.View(nodeA); !reflect.DeepEqual(got, before) {
+		t.Errorf("frozen view changed:\n%+v\nwant\n%+v", got, before)
+	}
+	if s.Now() != now || s.ShownReports() != shown || s.View(nodeB).State != Connected || s.View("127.0.0.1:7003").State != Connecting {
+		t.Errorf("frozen now %v shown %d, B %v", s.Now(), s.ShownReports(), s.View(nodeB).State)
+	}
+	live := s.Live(nodeA)
+	if live.Latest.Offset != 59800*time.Millisecond || len(s.Reports()) != 1 || len(live.Curves) != 1 {
+		t.Errorf("live view while frozen: latest %v, %d reports", live.Latest.Offset, len(s.Reports()))
+	}
+	s.Thaw()
+	v := s.View(nodeA)
+	if v.Latest != live.Latest || s.Now() != 59800*time.Millisecond || s.ShownReports() != 1 || s.View(nodeB).State != Disconnected {
+		t.Errorf("after thaw: latest %v now %v", v.Latest.Offset, s.Now())
+	}
+	if first := v.Points[0].Offset; first < 49800*time.Millisecond {
+		t.Errorf("thaw did not apply retention: oldest %v", first)
+	}
+}

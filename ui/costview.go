@@ -1,0 +1,237 @@
+package ui
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/store"
+	"github.com/vkwatch/vkwatch/ui/chart"
+)
+
+// The cost view (key c) is valkey PR #905's plot: what a save costs in
+// memory against how far it has got, copy-on-write or footprint on Y and
+// keys processed / keys total on X, for the running save and the last
+// saves of every server on one plot, so fork and forkless, idle and
+// loaded, or before and after a config change compare at a glance. Each
+// curve ends in its digit, which the legend explains: the curves tell
+// apart without colour.
+
+// costY says what the cost view plots on Y.
+type costY int
+
+const (
+	costCOW       costY = iota // Sample.COW: the child's copy-on-write
+	costFootprint              // Sample.Footprint above its level before the save
+)
+
+// maxCurves is how many curves the view overlays, digits 1 to 8.
+const maxCurves = 8
+
+// costView is the state of the cost view and its cached drawing. Like
+// a pane it is sized by SetSize and draws from the store's views; its keys
+// (c, y, esc) are in the model's keyMap, which the help renders.
+type costView struct {
+	open          bool
+	y             costY
+	width, height int
+	plot          *chart.XY
+
+	lines []string
+	key   string // what lines were drawn for
+}
+
+// SetSize gives the view the terminal's width and the rows between the
+// title line and the footer.
+func (c *costView) SetSize(w, h int) { c.width, c.height = w, h }
+
+// switchY plots the other figure.
+func (c *costView) switchY() {
+	c.y = 1 - c.y
+	c.key = ""
+}
+
+// shownCurve is one curve on the plot, with what its legend says.
+type shownCurve struct {
+	store.Curve
+	pts []chart.Point
+}
+
+// pickCurves takes the newest curves of every node, the same number from
+// each (the running one first), at most maxCurves in all, oldest first.
+func pickCurves(views []store.View) []store.Curve {
+	if len(views) == 0 {
+		return nil
+	}
+	per := max(maxCurves/len(views), 1)
+	var out []store.Curve
+	for _, v := range views {
+		c := v.Curves
+		out = append(out, c[max(len(c)-per, 0):]...)
+	}
+	slices.SortStableFunc(out, func(a, b store.Curve) int { return a.StartedAt.Compare(b.StartedAt) })
+	return out[max(len(out)-maxCurves, 0):]
+}
+
+// points turns a curve into plot points: progress in percent on X, the
+// chosen figure on Y in bytes. A point lacking the figure breaks the line.
+func (c *costView) points(cv store.Curve) []chart.Point {
+	base, baseOK := cv.BaseFootprint.Get()
+	out := make([]chart.Point, 0, len(cv.Points))
+	for _, p := range cv.Points {
+		y := p.COW
+		if c.y == costFootprint {
+			if !baseOK && p.Footprint.OK {
+				base, baseOK = p.Footprint.V, true // no level before: the first
+			}
+			y = source.Opt[int64]{V: p.Footprint.V - base, OK: p.Footprint.OK && baseOK}
+		}
+		out = append(out, chart.Point{X: p.Progress * 100, Y: float64(y.V), OK: y.OK})
+	}
+	return out
+}
+
+// view returns the view's lines, drawing only when a curve, the size or
+// the figure changed.
+func (c *costView) view(st *styles, views []store.View) []string {
+	width, height := c.width, c.height
+	var key strings.Builder
+	fmt.Fprintf(&key, "%d %d %d", width, height, c.y)
+	for _, v := range views {
+		fmt.Fprintf(&key, " %s:%d", v.ID, v.Version)
+	}
+	if c.lines != nil && c.key == key.String() {
+		return c.lines
+	}
+	c.key = key.String()
+	c.lines = c.draw(st, pickCurves(views), width, height)
+	return c.lines
+}
+
+// yName names the figure on Y, and the other one.
+func (c *costView) yName() (string, string) {
+	if c.y == costFootprint {
+		return "footprint above its level before the save", "copy-on-write"
+	}
+	return "copy-on-write", "footprint"
+}
+
+// draw draws the title, the legend and the plot.
+func (c *costView) draw(st *styles, curves []store.Curve, width, height int) []string {
+	yName, other := c.yName()
+	out := []string{st.top.r("save cost curves") + st.dim.r(" · Y: ") + st.value.r(yName) +
+		st.dim.r(" (y: "+other+") · X: save progress, keys processed / total · c or esc closes")}
+	if len(curves) == 0 {
+		return fitLines(width, append(out,
+			st.dim.r("no save seen yet: b saves the focused server, B every server at once;"),
+			st.dim.r("a curve appears once the server reports a running save's key counts (current_save_keys_processed)"))...)
+	}
+	shown := make([]shownCurve, len(curves))
+	for i, cv := range curves {
+		shown[i] = shownCurve{Curve: cv, pts: c.points(cv)}
+		out = append(out, legendLine(st, i, shown[i]))
+	}
+	rows := height - len(out) - 1
+	if rows < 3 {
+		return fitLines(width, out[:min(len(out), height)]...)
+	}
+	out = append(out, c.plotLines(st, shown, width, rows)...)
+	return fitLines(width, out...)
+}
+
+// legendLine says what curve i is: its digit, server, kind, trigger and
+// start time, and its highest point.
+func legendLine(st *styles, i int, sc shownCurve) string {
+	paint := st.curves[i%len(st.curves)]
+	state := st.ok.r("ok")
+	switch {
+	case sc.Running:
+		state = st.warn.r("▶ running")
+	case sc.Status == "":
+		state = st.value.r(na)
+	case sc.Status != "ok":
+		state = st.err.r("✗ " + sc.Status)
+	}
+	peak, at, ok := 0.0, 0.0, false
+	for _, p := range sc.pts {
+		if p.OK && (!ok || p.Y > peak) {
+			peak, at, ok = p.Y, p.X, true
+		}
+	}
+	top := st.label.r("peak ") + st.value.r(na)
+	if ok {
+		top = st.label.r("peak ") + st.value.r(fmtBytes(int64(peak)))
+		if peak > 0 {
+			top += st.label.r(fmt.Sprintf(" at %.0f%%", at))
+		}
+	}
+	when := na
+	if !sc.StartedAt.IsZero() {
+		when = sc.StartedAt.Format("15:04:05")
+	}
+	return paint.r(strconv.Itoa(i+1)+" ━━") + " " + st.addr.r(fmtOrNA(sc.Addr)) + " " + st.value.r(string(sc.Kind)) +
+		st.label.r(" by ") + st.value.r(fmtTrigger(sc.Trigger)) + " " + st.value.r(when) + " " + state + " " + top
+}
+
+// plotLines draws the plot with its Y scale on the left and its X axis,
+// 0 to 100% progress, below.
+func (c *costView) plotLines(st *styles, shown []shownCurve, width, rows int) []string {
+	const yw = 9 // "12.3 MiB" and the axis
+	pw := max(width-yw-1, 1)
+	if c.plot == nil {
+		c.plot = chart.NewXY(pw, rows)
+	}
+	c.plot.Resize(pw, rows)
+	curves := make([][]chart.Point, len(shown))
+	labels := make([]rune, len(shown))
+	y0, y1 := 0.0, unitBytes.minTop()
+	for i, sc := range shown {
+		curves[i], labels[i] = sc.pts, rune('1'+i)
+		for _, p := range sc.pts {
+			if p.OK {
+				y0, y1 = min(y0, p.Y), max(y1, p.Y)
+			}
+		}
+	}
+	cells, owner := c.plot.Draw(curves, labels, 0, 100, y0, y1)
+	out := make([]string, 0, rows+1)
+	for y := range rows {
+		tick, label := "│", ""
+		switch y {
+		case 0:
+			tick, label = "┤", fmtBytes(int64(y1))
+		case rows - 1:
+			tick, label = "┤", fmtBytes(int64(y0))
+		case rows / 2:
+			tick, label = "┤", fmtBytes(int64(y0+(y1-y0)*float64(rows-1-rows/2)/float64(rows-1)))
+		}
+		out = append(out, st.label.r(fitRight(label, yw-1))+st.dim.r(tick)+paintCells(st, cells[y], owner[y]))
+	}
+	ticks := []chart.Tick{{Col: pw - 1, Label: "100%"}, {Col: 0, Label: "0%"}}
+	for _, q := range []int{50, 25, 75} {
+		ticks = append(ticks, chart.Tick{Col: q * (pw - 1) / 100, Label: strconv.Itoa(q) + "%"})
+	}
+	out = append(out, strings.Repeat(" ", yw-1)+st.dim.r("└"+chart.AxisLine(pw, ticks, '─')))
+	return out
+}
+
+// paintCells paints a row of plot cells by the curve that owns each, one
+// paint per run.
+func paintCells(st *styles, cells []rune, owner []int) string {
+	var b strings.Builder
+	for i := 0; i < len(cells); {
+		j := i
+		for j < len(cells) && owner[j] == owner[i] {
+			j++
+		}
+		run := string(cells[i:j])
+		if owner[i] >= 0 {
+			run = st.curves[owner[i]%len(st.curves)].r(run)
+		}
+		b.WriteString(run)
+		i = j
+	}
+	return b.String()
+}

@@ -1,0 +1,322 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/vkwatch/vkwatch/source"
+)
+
+// cowScenario: two servers save at the same moment, 10 s to 20 s; the
+// first is idle and its save costs 1 MiB of copy-on-write, the second is
+// under load and its save costs 111 MiB (the demo numbers).
+func cowScenario() []source.Event {
+	var out []source.Event
+	for i, cow := range []int64{1 * mib, 111 * mib} {
+		var s script
+		f := newFake(i, false)
+		s.add(f.connected(0))
+		s.run(f, 0, 30*time.Second, func(off time.Duration) {
+			switch off {
+			case 10 * time.Second:
+				f.startSave(off, source.SaveFork)
+			case 20 * time.Second:
+				s.add(f.endSave(off))
+			}
+		})
+		for _, ev := range s.events {
+			if ev.Sample != nil && ev.Sample.Save != nil {
+				ev.Sample.COW = source.Some(cow)
+			}
+		}
+		if out == nil {
+			out = s.events
+		} else {
+			out = interleave(out, s.events)
+		}
+	}
+	return out
+}
+
+// plotTop is the highest row of pane i's chart of metric id that draws
+// anything, counted from the chart's bottom row (0), or -1 when it draws
+// nothing.
+func plotTop(t *testing.T, m Model, i int, id string) int {
+	t.Helper()
+	p := m.panes[i]
+	var rows []string
+	for j, k := range p.form.charts {
+		if metrics[k].id == id {
+			rows = p.plots[k][:p.form.rows[j]]
+		}
+	}
+	if rows == nil {
+		t.Fatalf("pane %d shows no %s chart", i, id)
+	}
+	for y, r := range rows {
+		if plotted([]string{ansi.Strip(r)}) {
+			return len(rows) - 1 - y
+		}
+	}
+	return -1
+}
+
+func TestOneScaleAcrossPanes(t *testing.T) {
+	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, cowScenario())
+	if !strings.Contains(view(m), "scales shared") {
+		t.Fatalf("the screen should say the scales are shared:\n%s", view(m))
+	}
+	idle, loaded := plotTop(t, m, 0, "cow"), plotTop(t, m, 1, "cow")
+	rows := m.panes[0].form.rows[chartPos(m, 0, "cow")]
+	if rows < 4 {
+		t.Fatalf("cow chart of %d rows at 200x50: too short to compare", rows)
+	}
+	if loaded != rows-1 || idle >= loaded || idle > 0 {
+		t.Errorf("shared scale: 111 MiB should reach the top row (%d), 1 MiB stay at the bottom: idle %d, loaded %d", rows-1, idle, loaded)
+	}
+	// Both panes show the same top of scale: 111 MiB.
+	for i := range 2 {
+		if b := chartBlock(t, m, i, "cow"); !strings.Contains(b[0], "┤ 111 MiB") {
+			t.Errorf("pane %d: the cow scale should top at 111 MiB: %q", i, b[0])
+		}
+	}
+
+	m, _ = press(m, "s")
+	if !strings.Contains(view(m), "scales per pane") {
+		t.Fatalf("the screen should say the scales are per pane:\n%s", view(m))
+	}
+	idle, loaded = plotTop(t, m, 0, "cow"), plotTop(t, m, 1, "cow")
+	if idle != rows-1 || loaded != rows-1 {
+		t.Errorf("per-pane scales: both should reach the top row (%d): idle %d, loaded %d", rows-1, idle, loaded)
+	}
+	if b := chartBlock(t, m, 0, "cow"); !strings.Contains(b[0], "┤1.00 MiB") {
+		t.Errorf("per-pane: the idle pane's cow scale should top at 1 MiB: %q", b[0])
+	}
+	m, _ = press(m, "s")
+	if got := plotTop(t, m, 0, "cow"); got != 0 {
+		t.Errorf("s again: shared once more, idle at %d", got)
+	}
+}
+
+// chartPos is the position of metric id among pane i's charts.
+func chartPos(m Model, i int, id string) int {
+	for j, k := range m.panes[i].form.charts {
+		if metrics[k].id == id {
+			return j
+		}
+	}
+	return -1
+}
+
+// emptyRows counts the rows of a frame of panes side by side, each w
+// cells wide, that show nothing inside the panes' borders: no text, no
+// chart, no axis.
+func emptyRows(v string, w int) int {
+	n := 0
+	for _, l := range strings.Split(v, "\n") {
+		r := []rune(l)
+		empty := true
+		for x := 0; x < len(r); x += w {
+			seg := r[x:min(x+w, len(r))]
+			if len(seg) > 2 && strings.ContainsRune("│║", seg[0]) {
+				seg = seg[1 : len(seg)-1]
+			}
+			empty = empty && strings.TrimSpace(string(seg)) == ""
+		}
+		if empty {
+			n++
+		}
+	}
+	return n
+}
+
+func TestChartsFillTheTerminal(t *testing.T) {
+	evs := scenario(2, 60*time.Second)
+	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, evs)
+	v := view(m)
+	if n := strings.Count(v, "\n") + 1; n != 50 {
+		t.Errorf("200x50: %d lines", n)
+	}
+	if n := emptyRows(v, 100); n > 3 {
+		t.Errorf("200x50: %d empty rows, want at most 3:\n%s", n, v)
+	}
+	if l := lineWith(t, m, addrA); !strings.Contains(l, addrB) {
+		t.Errorf("200x50: panes side by side")
+	}
+	// Every chart shows its scale (top and unit) and the time axis reads
+	// how long ago.
+	for _, id := range []string{"footprint", "cow", "rss", "used"} {
+		if b := chartBlock(t, m, 0, id); !strings.Contains(b[0], "MiB") || !strings.Contains(b[len(b)-1], "┤       0") {
+			t.Errorf("%s: no scale: %q ... %q", id, b[0], b[len(b)-1])
+		}
+	}
+	if b := chartBlock(t, m, 0, "ping"); !strings.Contains(b[0], "ms") {
+		t.Errorf("ping scale: %q", b[0])
+	}
+	axis := strings.Split(v, "\n")[47]
+	for _, want := range []string{" -2m ", " -1m ", " now "} {
+		if !strings.Contains(axis, want) {
+			t.Errorf("time axis lacks %q: %q", want, axis)
+		}
+	}
+	// Taller terminals, taller charts. (Models share their panes: each
+	// size gets its own.)
+	rowsAt := func(h int) int {
+		mm := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, h, evs)
+		total := 0
+		for _, r := range mm.panes[0].form.rows {
+			total += r
+		}
+		return total
+	}
+	if r40, r50, r60 := rowsAt(40), rowsAt(50), rowsAt(60); !(r40 < r50 && r50 < r60) {
+		t.Errorf("chart rows should grow with the height: 40 %d, 50 %d, 60 %d", r40, r50, r60)
+	}
+}
+
+func TestBothPanesAt80x24(t *testing.T) {
+	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 80, 24, scenario(2, 60*time.Second))
+	v := view(m)
+	if !strings.Contains(v, addrA) || !strings.Contains(v, addrB) || strings.Contains(v, "pane 1/2") {
+		t.Fatalf("80x24: both panes should show:\n%s", v)
+	}
+	for i := range 2 {
+		for _, id := range []string{"footprint", "cow", "ops", "ping"} {
+			if chartPos(m, i, id) < 0 {
+				t.Errorf("80x24: pane %d lacks the %s chart", i, id)
+			}
+		}
+	}
+	for _, want := range []string{"last BGSAVE fork by vkwatch ok · cow 17.0 MiB", "▶ BGSAVE forkless by schedule", "█", " now "} {
+		if !strings.Contains(v, want) {
+			t.Errorf("80x24 lacks %q:\n%s", want, v)
+		}
+	}
+}
+
+func TestFeedingInBatchesDrawsTheSame(t *testing.T) {
+	// The columns are added to as samples come; drawn from scratch they
+	// must come out the same.
+	evs := scenario(2, 90*time.Second)
+	one := sized(newTestModel(addrA, addrB), 200, 50)
+	nm, _ := one.Update(EventsMsg(evs))
+	one = nm.(Model)
+	many := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, evs)
+	if view(one) != view(many) {
+		t.Errorf("batches of 10 drew\n%s\none batch drew\n%s", view(many), view(one))
+	}
+}
+
+// twoSaves: server A saves by fork twice (10-20 s, 40-52 s), server B
+// once forkless (30-45 s), with COW and footprint growing as they go.
+func twoSaves() []source.Event {
+	var s, u script
+	a, b := newFake(0, false), newFake(1, true)
+	s.add(a.connected(0))
+	s.run(a, 0, 60*time.Second, func(off time.Duration) {
+		switch off {
+		case 10 * time.Second, 40 * time.Second:
+			a.startSave(off, source.SaveFork)
+		case 20 * time.Second, 52 * time.Second:
+			s.add(a.endSave(off))
+		}
+	})
+	u.add(b.connected(0))
+	u.run(b, 0, 60*time.Second, func(off time.Duration) {
+		switch off {
+		case 30 * time.Second:
+			b.startSave(off, source.SaveForkless)
+		case 45 * time.Second:
+			u.add(b.endSave(off))
+		}
+	})
+	return interleave(s.events, u.events)
+}
+
+func TestCostCurveShowsEverySave(t *testing.T) {
+	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, twoSaves())
+	m, _ = press(m, "c")
+	v := view(m)
+	if !strings.Contains(v, "save cost curves") || !strings.Contains(v, "Y: copy-on-write") {
+		t.Fatalf("c should open the cost view:\n%s", v)
+	}
+	legend := []string{
+		"1 ━━ " + addrA + " BGSAVE fork by vkwatch 15:04:15 ok",
+		"2 ━━ " + addrB + " BGSAVE forkless by schedule (save 60 10000) 15:04:35 ok",
+		"3 ━━ " + addrA + " BGSAVE fork by vkwatch 15:04:45 ok",
+	}
+	for _, want := range legend {
+		if !strings.Contains(v, want) {
+			t.Errorf("legend lacks %q:\n%s", want, v)
+		}
+	}
+	// Each curve ends in its digit on the plot, readable without colour.
+	var cells strings.Builder
+	for _, l := range strings.Split(v, "\n") {
+		if i := strings.IndexAny(l, "┤│"); i > 0 && strings.TrimSpace(l[:i]) == "" || strings.Contains(l, "┤") {
+			_, after, _ := strings.Cut(strings.Replace(l, "┤", "│", 1), "│")
+			cells.WriteString(after + "\n")
+		}
+	}
+	for _, d := range []string{"1", "2", "3"} {
+		if n := strings.Count(cells.String(), d); n != 1 {
+			t.Errorf("label %s drawn %d times on the plot, want once:\n%s", d, n, cells.String())
+		}
+	}
+	plot := v
+	if !strings.Contains(plot, "0%") || !strings.Contains(plot, "100%") || !strings.Contains(plot, "50%") {
+		t.Errorf("no progress axis:\n%s", plot)
+	}
+	// The forkless save cost no copy-on-write: its peak says 0.
+	if l := lineWith(t, m, "2 ━━"); !strings.HasSuffix(l, "peak 0 B") {
+		t.Errorf("forkless curve: %q", l)
+	}
+	if l := lineWith(t, m, "3 ━━"); !strings.Contains(l, "peak 15.7 MiB at 100%") {
+		t.Errorf("second fork curve: %q", l)
+	}
+
+	m, _ = press(m, "y")
+	if v := view(m); !strings.Contains(v, "Y: footprint above its level before the save") {
+		t.Errorf("y should switch to the footprint:\n%s", v)
+	}
+	m, _ = press(m, "esc")
+	if v := view(m); strings.Contains(v, "save cost curves") || !strings.Contains(v, "scales shared") {
+		t.Errorf("esc should close the cost view:\n%s", v)
+	}
+	m, _ = press(m, "c")
+	m, _ = press(m, "c")
+	if strings.Contains(view(m), "save cost curves") {
+		t.Errorf("c should close the cost view")
+	}
+}
+
+func TestCostViewEmptyAndRunning(t *testing.T) {
+	m := setup(t, Config{Nodes: nodes(addrA)}, 120, 40, scenario(1, 10*time.Second))
+	m, _ = press(m, "c")
+	if v := view(m); !strings.Contains(v, "no save seen yet") {
+		t.Errorf("cost view without saves:\n%s", v)
+	}
+	m = setup(t, Config{Nodes: nodes(addrA)}, 120, 40, scenario(1, 28*time.Second))
+	m, _ = press(m, "c")
+	if l := lineWith(t, m, "1 ━━"); !strings.Contains(l, "▶ running") {
+		t.Errorf("the running save's curve: %q", l)
+	}
+}
+
+func TestNewKeysInHelp(t *testing.T) {
+	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, nil)
+	m, _ = press(m, "?")
+	for _, want := range []string{"c cost", "scales"} {
+		if !strings.Contains(view(m), want) {
+			t.Errorf("full help lacks %q:\n%s", want, view(m))
+		}
+	}
+	m, _ = press(m, "?")
+	m, _ = press(m, "c")
+	if !strings.Contains(view(m), "y cow/footprint") || !strings.Contains(view(m), "c/esc close") {
+		t.Errorf("the cost view's help:\n%s", view(m))
+	}
+}
