@@ -9,6 +9,7 @@ type keyMap struct {
 	Rewrite    key.Binding // BGREWRITEAOF on the focused server
 	SaveAll    key.Binding // BGSAVE on every server at once
 	RewriteAll key.Binding // BGREWRITEAOF on every server at once
+	Cancel     key.Binding // BGSAVE CANCEL on the focused server (Valkey 8.1+)
 	Both       key.Binding // help only: B and A in one short-help entry
 	Next       key.Binding
 	Prev       key.Binding
@@ -34,6 +35,7 @@ func newKeyMap(servers int) keyMap {
 		Rewrite:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "bgrewriteaof")),
 		SaveAll:    key.NewBinding(key.WithKeys("B"), key.WithHelp("B", "bgsave both")),
 		RewriteAll: key.NewBinding(key.WithKeys("A"), key.WithHelp("A", "bgrewriteaof both")),
+		Cancel:     key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "cancel save")),
 		Both:       key.NewBinding(key.WithKeys("B", "A"), key.WithHelp("B/A", "both")),
 		Next:       key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next pane")),
 		Prev:       key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous pane")),
@@ -101,13 +103,13 @@ func (k keyMap) ShortHelp() []key.Binding {
 	case k.costOpen:
 		return []key.Binding{k.Cost, k.CostY, k.Pause, k.Help, k.Quit, k.Save, k.Both, k.Next}
 	}
-	return []key.Binding{k.Save, k.Both, k.Cost, k.Reports, k.Scale, k.Help, k.Quit, k.Pause, k.Rewrite, k.Next}
+	return []key.Binding{k.Save, k.Both, k.Cost, k.Reports, k.Scale, k.Help, k.Quit, k.Pause, k.Rewrite, k.Cancel, k.Next}
 }
 
 // FullHelp implements help.KeyMap.
 func (k keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
-		{k.Save, k.Rewrite, k.SaveAll, k.RewriteAll},
+		{k.Save, k.Rewrite, k.SaveAll, k.RewriteAll, k.Cancel},
 		{k.Next, k.Prev},
 		{k.Cost, k.CostY, k.Reports, k.Up, k.Down},
 		{k.Scale, k.Close, k.Pause, k.Help, k.Quit},

@@ -150,9 +150,12 @@ type Model struct {
 	// helpOverTable says the full help was opened while the table or the
 	// cost view was open, so esc closes the help first.
 	helpOverTable bool
-	// confirm is the key ("b" or "B") whose fork save was held back by a
-	// memory warning: pressing it again as the very next key sends anyway.
-	confirm string
+	// confirm is the key ("b", "B", "a", "A") whose fork was held back by a
+	// memory warning, or "x" for a save cancel waiting to be confirmed:
+	// pressing it again as the very next key sends it. confirmWhat is what
+	// pressing it again does, for the help line.
+	confirm     string
+	confirmWhat string
 	// readOnlyWhy ends the note refusing a command in a read-only model.
 	readOnlyWhy string
 
@@ -538,8 +541,8 @@ func (m *Model) helpView() string {
 		h := m.help
 		h.ShowAll = k.full
 		if k.confirm != "" {
-			m.helpText = ansi.Truncate(m.st.warn.r(k.confirm+" again: save anyway")+
-				m.st.dim.r(" • any other key: cancel"), m.width, "…")
+			m.helpText = ansi.Truncate(m.st.warn.r(k.confirm+" again: "+m.confirmWhat)+
+				m.st.dim.r(" • any other key: "+map[bool]string{true: "keep it", false: "cancel"}[k.confirm == "x"]), m.width, "…")
 		} else {
 			// bubbles/help adds an entry that overflows when not even its
 			// "…" fits: cut every line to the terminal here.
@@ -642,6 +645,8 @@ func (m Model) onKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m, m.afterKey(m.fork(true, confirmed, "BGSAVE"))
 	case key.Matches(k, m.keys.RewriteAll):
 		return m, m.afterKey(m.fork(true, confirmed, "BGREWRITEAOF"))
+	case key.Matches(k, m.keys.Cancel):
+		return m, m.afterKey(m.cancelSave(confirmed))
 	}
 	m.viewKey(k)
 	return m, nil
@@ -757,6 +762,7 @@ func (m *Model) fork(all, confirmed bool, command string) tea.Cmd {
 	if aof {
 		verb = "rewrite"
 	}
+	m.confirmWhat = verb + " anyway"
 	again := "; press " + m.confirm + " again to " + verb + " anyway"
 	if len(warned) == 1 {
 		warned[0].text += again
@@ -766,6 +772,29 @@ func (m *Model) fork(all, confirmed bool, command string) tea.Cmd {
 	for _, e := range warned {
 		m.setFooter(e)
 	}
+	return nil
+}
+
+// cancelSave sends BGSAVE CANCEL to the focused server (x), once the user
+// has confirmed by pressing x again: a save cancelled by mistake is lost
+// work. It cancels a running RDB save, or one scheduled behind an AOF
+// rewrite (Valkey 8.1+); the footer shows the server's answer, whatever
+// it is (Redis answers a syntax error, and its save goes on).
+func (m *Model) cancelSave(confirmed bool) tea.Cmd {
+	if confirmed || !m.canSend() {
+		return m.send(false, "BGSAVE", "CANCEL")
+	}
+	p := m.panes[m.focus]
+	what := "no RDB save is running on " + p.addr + " (a scheduled one would be cancelled)"
+	if s := m.store.Live(p.id).Latest; s != nil && s.Save != nil && s.Save.Kind != source.SaveAOF {
+		what = "cancel the " + string(s.Save.Kind) + " running on " + p.addr
+		if f, ok := s.Save.Fraction().Get(); ok {
+			what += fmt.Sprintf(" (%.0f%% done)", f*100)
+		}
+		what += "?"
+	}
+	m.confirm, m.confirmWhat = "x", "send BGSAVE CANCEL"
+	m.setFooter(footEntry{node: p.id, kind: footErr, text: what + " press x again to send BGSAVE CANCEL"})
 	return nil
 }
 
@@ -782,7 +811,7 @@ func (m *Model) send(all bool, args ...string) tea.Cmd {
 	if len(m.panes) == 0 {
 		return nil
 	}
-	name := args[0]
+	name := strings.Join(args, " ")
 	if m.cfg.ReadOnly {
 		m.setFooter(footEntry{kind: footErr, text: "read-only: " + name + " not sent (" + m.readOnlyWhy + ")"})
 		return nil

@@ -200,7 +200,7 @@ func TestFooterShowsRefusedCommandAndClearsOnKey(t *testing.T) {
 	if strings.Contains(view(m), "sending BGSAVE") {
 		t.Errorf("the answer should replace the sending note")
 	}
-	m, cmd = press(m, "x") // any key, even an unbound one
+	m, cmd = press(m, "z") // any key, even an unbound one
 	if cmd != nil {
 		t.Errorf("unbound key returned a command")
 	}

@@ -144,6 +144,9 @@ func reportStatus(st *styles, r *source.SaveReport) string {
 		return st.value.r(na)
 	case "ok":
 		return st.ok.r("ok")
+	case source.StatusCancelled:
+		// The user's own doing, not a failure of the server's.
+		return st.warn.r(source.StatusCancelled)
 	}
 	return st.err.r("✗ " + r.Status)
 }

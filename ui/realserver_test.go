@@ -183,3 +183,57 @@ func TestRealServerCostCurve(t *testing.T) {
 		t.Errorf("reports %+v", reps)
 	}
 }
+
+// TestRealServerCancelRefused: Redis 7.0 has no BGSAVE CANCEL (Valkey 8.1
+// added it). x, x during a real save sends it through a real watcher; the
+// footer shows the server's own error, the save goes on, and its report
+// says ok, not cancelled.
+func TestRealServerCancelRefused(t *testing.T) {
+	srv := servertest.Start(t, server.Options{Args: []string{"--rdb-key-save-delay", "100"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	rc := servertest.Client(t, srv)
+	if err := rc.Do(ctx, "DEBUG", "POPULATE", "20000", "key", "100").Err(); err != nil {
+		t.Fatal(err)
+	}
+	ep, err := source.ParseAddress(srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := source.NewWatcher(ep.Node(), ep, source.NewClock(), source.WatchConfig{Interval: 100 * time.Millisecond})
+	if _, err := w.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	tm := teatest.NewTestModel(t, New(Config{
+		Nodes: nodes(ep.String()),
+		Send:  func(_ source.NodeID, args ...string) { w.Do(ctx, args...) },
+	}), teatest.WithInitialTermSize(140, 45))
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		w.Run(ctx, func(ev source.Event) { tm.Send(EventMsg(ev)) })
+	}()
+
+	var sc screen
+	sc.waitFor(t, tm, "connected")
+	tm.Type("b")
+	sc.waitFor(t, tm, "▶ BGSAVE fork")
+	tm.Type("x")
+	sc.waitFor(t, tm, "press x again to send BGSAVE CANCEL")
+	tm.Type("x")
+	sc.waitFor(t, tm, "✗ BGSAVE CANCEL on "+ep.String()+": ERR")
+	if p := source.ParseInfo(rc.Info(ctx, "persistence").Val()); p.RDBInProgress.V != 1 {
+		t.Errorf("the save stopped after a refused cancel: rdb_bgsave_in_progress %+v", p.RDBInProgress)
+	}
+	sc.waitForLong(t, tm, "last save BGSAVE fork by ", 60*time.Second)
+	tm.Type("q")
+	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+	cancel()
+	wg.Wait()
+	reports := tm.FinalModel(t).(Model).Reports()
+	if len(reports) != 1 || reports[0].Status != "ok" {
+		t.Fatalf("reports %+v, want one ok save", reports)
+	}
+}

@@ -172,11 +172,11 @@ func TestForkWarningThenOtherKeyCancels(t *testing.T) {
 		t.Fatalf("b after a cancel should warn again, sent %v:\n%s", log.got(), view(m))
 	}
 	// An unbound key cancels too.
-	m, _ = press(m, "x")
+	m, _ = press(m, "z")
 	m, cmd = pressKey(m, tea.KeyEsc)
 	run(t, cmd)
 	if len(log.got()) != 0 || m.confirm != "" || strings.Contains(view(m), "save anyway") {
-		t.Fatalf("x should cancel, sent %v", log.got())
+		t.Fatalf("z should cancel, sent %v", log.got())
 	}
 }
 

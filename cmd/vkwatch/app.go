@@ -149,7 +149,8 @@ honoured). With none of them, vkwatch watches 127.0.0.1:6379. -h is the host:
 help is --help.
 
 Keys: b BGSAVE, a BGREWRITEAOF (focused server), B / A on both at once (one or two),
-tab focus, p pause drawing, r save reports, ? help, q quit.`,
+x BGSAVE CANCEL (asks first), tab focus, p pause drawing, r save reports,
+c cost curves, s scales, ? help, q quit.`,
 		Example: `  vkwatch demo                       # two local servers, side by side, under load
   vkwatch -h 10.0.0.5 -p 6380        # valkey-cli's flags
   vkwatch 127.0.0.1:6379 127.0.0.1:6380

@@ -1,0 +1,128 @@
+package ui
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vkwatch/vkwatch/source"
+)
+
+// TestCancelSaveAsksFirst: x sends nothing at first; it says what it would
+// cancel (the running save and how far it got) and how to confirm. x again
+// sends BGSAVE CANCEL to the focused server alone.
+func TestCancelSaveAsksFirst(t *testing.T) {
+	var log sendLog
+	// Server A's fork save runs from 20 s to 35 s: at 28 s it is half done.
+	m := setup(t, Config{Nodes: nodes(addrA, addrB), Send: log.send}, 200, 50, scenario(2, 28*time.Second))
+	m, cmd := press(m, "x")
+	if n := run(t, cmd); n != 0 || len(log.got()) != 0 {
+		t.Fatalf("first x sent %v", log.got())
+	}
+	foot := lineWith(t, m, "press x again to send BGSAVE CANCEL")
+	if !strings.Contains(foot, "cancel the BGSAVE fork running on "+addrA) || !strings.Contains(foot, "% done)?") {
+		t.Errorf("footer %q does not say which save", foot)
+	}
+	if !strings.Contains(view(m), "x again: send BGSAVE CANCEL • any other key: keep it") {
+		t.Errorf("help line does not say how to confirm:\n%s", view(m))
+	}
+	m, cmd = press(m, "x")
+	if n := run(t, cmd); n != 1 || !slices.Equal(log.got(), []string{"0 BGSAVE CANCEL"}) {
+		t.Fatalf("second x: ran %d, sent %v", n, log.got())
+	}
+	if !strings.Contains(view(m), "sending BGSAVE CANCEL to "+addrA) {
+		t.Errorf("no sending note:\n%s", view(m))
+	}
+}
+
+// TestCancelSaveOtherKeyKeeps: any other key after x keeps the save: it is
+// not sent, and a later x asks again.
+func TestCancelSaveOtherKeyKeeps(t *testing.T) {
+	var log sendLog
+	m := setup(t, Config{Nodes: nodes(addrA), Send: log.send}, 120, 40, scenario(1, 28*time.Second))
+	m, _ = press(m, "x")
+	m, cmd := press(m, "z")
+	run(t, cmd)
+	if len(log.got()) != 0 || m.confirm != "" || strings.Contains(view(m), "press x again") {
+		t.Fatalf("z after x: sent %v, confirm %q", log.got(), m.confirm)
+	}
+	m, cmd = press(m, "x")
+	run(t, cmd)
+	if len(log.got()) != 0 || !strings.Contains(view(m), "press x again") {
+		t.Fatalf("x after a kept save should ask again, sent %v", log.got())
+	}
+	// b is not x: it drops the cancel and does what b does.
+	m, cmd = press(m, "b")
+	run(t, cmd)
+	if !slices.Equal(log.got(), []string{"0 BGSAVE"}) {
+		t.Fatalf("b after x sent %v", log.got())
+	}
+}
+
+// TestCancelSaveNothingRunning: with no save running x still asks (a save
+// may be scheduled behind an AOF rewrite), and says none is running.
+func TestCancelSaveNothingRunning(t *testing.T) {
+	var log sendLog
+	m := setup(t, Config{Nodes: nodes(addrA), Send: log.send}, 120, 40, scenario(1, 10*time.Second))
+	m, _ = press(m, "x")
+	if !strings.Contains(lineWith(t, m, "press x again"), "no RDB save is running on "+addrA+" (a scheduled one would be cancelled)") {
+		t.Errorf("footer:\n%s", view(m))
+	}
+}
+
+// TestCancelSaveAnswers: the footer shows each answer Valkey 8.1+ gives
+// (src/rdb.c), and Redis's, as the server wrote it.
+func TestCancelSaveAnswers(t *testing.T) {
+	for _, c := range []struct{ reply, err, want string }{
+		{"Background saving cancelled", "", "BGSAVE CANCEL on " + addrA + ": Background saving cancelled"},
+		{"Scheduled background saving cancelled", "", "BGSAVE CANCEL on " + addrA + ": Scheduled background saving cancelled"},
+		{"", "ERR Background saving is currently not in progress or scheduled",
+			"✗ BGSAVE CANCEL on " + addrA + ": ERR Background saving is currently not in progress or scheduled"},
+		{"", "ERR syntax error", "✗ BGSAVE CANCEL on " + addrA + ": ERR syntax error"},
+	} {
+		m := setup(t, Config{Nodes: nodes(addrA)}, 200, 50, scenario(1, 28*time.Second))
+		m = feed(t, m, []source.Event{commandEvent(0, 28*time.Second, "BGSAVE CANCEL", c.reply, c.err)})
+		if !strings.Contains(view(m), c.want) {
+			t.Errorf("answer %q%q: footer lacks %q:\n%s", c.reply, c.err, c.want, view(m))
+		}
+	}
+}
+
+// TestCancelSaveReadOnly: a read-only monitor refuses x with a note.
+func TestCancelSaveReadOnly(t *testing.T) {
+	var log sendLog
+	m := setup(t, Config{Nodes: nodes(addrA), Send: log.send, ReadOnly: true}, 120, 40, scenario(1, 28*time.Second))
+	m, cmd := press(m, "x")
+	run(t, cmd)
+	if len(log.got()) != 0 || !strings.Contains(view(m), "read-only: BGSAVE CANCEL not sent") {
+		t.Fatalf("read-only x: sent %v\n%s", log.got(), view(m))
+	}
+}
+
+// TestCancelledReportReads: a cancelled save reads "cancelled" in the
+// last-save block and the table, not as a failure ("✗").
+func TestCancelledReportReads(t *testing.T) {
+	var s script
+	a := newFake(0, false)
+	s.add(a.connected(0))
+	s.run(a, 0, 30*time.Second, func(off time.Duration) {
+		switch off {
+		case 20 * time.Second:
+			a.startSave(off, source.SaveFork)
+		case 25 * time.Second:
+			ev := a.endSave(off)
+			ev.Report.Status = source.StatusCancelled
+			s.add(ev)
+		}
+	})
+	m := setup(t, Config{Nodes: nodes(addrA)}, 200, 50, s.events)
+	last := lineWith(t, m, "last save")
+	if !strings.Contains(last, "cancelled") || strings.Contains(last, "✗") {
+		t.Errorf("last save line %q", last)
+	}
+	m, _ = press(m, "r")
+	if v := view(m); !strings.Contains(v, "cancelled") || strings.Contains(v, "✗ cancelled") {
+		t.Errorf("table:\n%s", v)
+	}
+}
