@@ -24,42 +24,10 @@ import (
 // watcher, the progress bar seen mid-save and the end-of-save summary drawn
 // with what the server itself reports afterwards.
 func TestRealServerSaveFlow(t *testing.T) {
-	srv := servertest.Start(t, server.Options{})
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-
-	// A dataset whose save takes a few seconds: 20k keys at 100 µs each is
-	// about 2 s in the save child, long enough to be sampled mid-save.
-	rc := redis.NewClient(&redis.Options{Addr: srv.Addr})
-	defer rc.Close()
-	if err := rc.Do(ctx, "DEBUG", "POPULATE", "20000", "key", "100").Err(); err != nil {
-		t.Fatal(err)
-	}
-	if err := rc.ConfigSet(ctx, "rdb-key-save-delay", "100").Err(); err != nil {
-		t.Fatal(err)
-	}
-
-	ep, err := source.ParseAddress(srv.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := source.NewWatcher(ep.Node(), ep, source.NewClock(), source.WatchConfig{Interval: 100 * time.Millisecond})
-	if _, err := w.Connect(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-
-	tm := teatest.NewTestModel(t, New(Config{
-		Nodes: nodes(ep.String()),
-		Send:  func(_ source.NodeID, args ...string) { w.Do(ctx, args...) },
-	}), teatest.WithInitialTermSize(140, 45))
-
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		w.Run(ctx, func(ev source.Event) { tm.Send(EventMsg(ev)) })
-	}()
+	ep, w, rc := watchReal(t, ctx)
+	tm, wait := programOn(t, ctx, w, ep)
 
 	var sc screen
 	sc.waitFor(t, tm, "connected")
@@ -71,7 +39,7 @@ func TestRealServerSaveFlow(t *testing.T) {
 	tm.Type("q")
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
 	cancel()
-	wg.Wait()
+	wait()
 
 	reports := tm.FinalModel(t).(Model).Reports()
 	if len(reports) != 1 {
@@ -108,16 +76,14 @@ func (sc *screen) waitForLong(t *testing.T, tm *teatest.TestModel, s string, d t
 	sc.seen = append(sc.seen, last...)
 }
 
-// TestRealServerCostCurve saves a real server twice through the model's
-// own keys and a real watcher, then opens the cost view: both saves are
-// on the plot, each labelled with the server, its kind, who started it
-// and when, and each curve ends in its digit.
-func TestRealServerCostCurve(t *testing.T) {
+// watchReal starts a real server whose BGSAVE of 20k keys takes about 2 s
+// (rdb-key-save-delay 100 µs a key, so it is sampled mid-save) and a
+// connected watcher of it, sampling every 100 ms; both end with the test.
+// rc is the test's own client of the server.
+func watchReal(t *testing.T, ctx context.Context) (source.Endpoint, *source.Watcher, *redis.Client) {
+	t.Helper()
 	srv := servertest.Start(t, server.Options{Args: []string{"--rdb-key-save-delay", "100"}})
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	defer cancel()
 	rc := servertest.Client(t, srv)
-	// 20k keys at 100 µs each: saves of about 2 s, sampled mid-way.
 	if err := rc.Do(ctx, "DEBUG", "POPULATE", "20000", "key", "100").Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +95,32 @@ func TestRealServerCostCurve(t *testing.T) {
 	if _, err := w.Connect(ctx); err != nil {
 		t.Fatal(err)
 	}
-	defer w.Close()
+	t.Cleanup(func() { w.Close() })
+	return ep, w, rc
+}
+
+// programOn runs the UI of the one server w watches in a teatest program,
+// fed by w's events as the wiring feeds them, its commands sent through
+// w. wait waits for the watcher to stop once ctx is cancelled.
+func programOn(t *testing.T, ctx context.Context, w *source.Watcher, ep source.Endpoint) (tm *teatest.TestModel, wait func()) {
+	t.Helper()
+	tm = teatest.NewTestModel(t, New(Config{
+		Nodes: nodes(ep.String()),
+		Send:  func(_ source.NodeID, args ...string) { w.Do(ctx, args...) },
+	}), teatest.WithInitialTermSize(140, 45))
+	var wg sync.WaitGroup
+	wg.Go(func() { w.Run(ctx, func(ev source.Event) { tm.Send(EventMsg(ev)) }) })
+	return tm, wg.Wait
+}
+
+// TestRealServerCostCurve saves a real server twice through the model's
+// own keys and a real watcher, then opens the cost view: both saves are
+// on the plot, each labelled with the server, its kind, who started it
+// and when, and each curve ends in its digit.
+func TestRealServerCostCurve(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	ep, w, _ := watchReal(t, ctx)
 	events := make(chan source.Event, 1024)
 	runCtx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -189,32 +180,10 @@ func TestRealServerCostCurve(t *testing.T) {
 // footer shows the server's own error, the save goes on, and its report
 // says ok, not cancelled.
 func TestRealServerCancelRefused(t *testing.T) {
-	srv := servertest.Start(t, server.Options{Args: []string{"--rdb-key-save-delay", "100"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	rc := servertest.Client(t, srv)
-	if err := rc.Do(ctx, "DEBUG", "POPULATE", "20000", "key", "100").Err(); err != nil {
-		t.Fatal(err)
-	}
-	ep, err := source.ParseAddress(srv.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := source.NewWatcher(ep.Node(), ep, source.NewClock(), source.WatchConfig{Interval: 100 * time.Millisecond})
-	if _, err := w.Connect(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	tm := teatest.NewTestModel(t, New(Config{
-		Nodes: nodes(ep.String()),
-		Send:  func(_ source.NodeID, args ...string) { w.Do(ctx, args...) },
-	}), teatest.WithInitialTermSize(140, 45))
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		w.Run(ctx, func(ev source.Event) { tm.Send(EventMsg(ev)) })
-	}()
+	ep, w, rc := watchReal(t, ctx)
+	tm, wait := programOn(t, ctx, w, ep)
 
 	var sc screen
 	sc.waitFor(t, tm, "connected")
@@ -231,7 +200,7 @@ func TestRealServerCancelRefused(t *testing.T) {
 	tm.Type("q")
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
 	cancel()
-	wg.Wait()
+	wait()
 	reports := tm.FinalModel(t).(Model).Reports()
 	if len(reports) != 1 || reports[0].Status != "ok" {
 		t.Fatalf("reports %+v, want one ok save", reports)
