@@ -48,15 +48,17 @@ type probe struct {
 	tlsConfig   *tls.Config
 	interval    time.Duration
 	dialTimeout time.Duration
-	base        time.Time // monotonic origin of sentAt
 
 	// answered counts the probe's commands the server has executed (PINGs
 	// and AUTH): they are in total_commands_processed and are subtracted
 	// from the server's ops/s.
 	answered atomic.Uint64
-	// sentAt is the time (ns since base) the unanswered PING was sent, 0
-	// when none is outstanding.
+	// sentAt is the time (probeNow) the unanswered PING was sent, 0 when
+	// none is outstanding.
 	sentAt atomic.Int64
+	// shared is the probe's connection on the shared loop, nil while it
+	// has none (probe_loop_linux.go).
+	shared atomic.Pointer[loopConn]
 
 	mu      sync.Mutex // guards cur, curMin, curMax, lastErr
 	cur     *hdrhistogram.Histogram
@@ -74,7 +76,7 @@ type probe struct {
 type probeSlot struct {
 	hist     *hdrhistogram.Histogram
 	min, max time.Duration
-	end      time.Duration // since base, when the interval was closed
+	end      time.Duration // probeNow when the interval was closed
 	used     bool
 }
 
@@ -92,7 +94,6 @@ func newProbe(ep Endpoint, tlsConfig *tls.Config, interval, dialTimeout, sampleE
 	}
 	p := &probe{
 		ep: ep, tlsConfig: tlsConfig, interval: interval, dialTimeout: dialTimeout,
-		base:    time.Now(),
 		ring:    make([]probeSlot, n),
 		scratch: newProbeHist(),
 	}
@@ -107,7 +108,14 @@ func newProbeHist() *hdrhistogram.Histogram {
 	return hdrhistogram.New(probeHistLowest, probeHistHighest, probeHistDigits)
 }
 
-func (p *probe) now() int64 { return int64(time.Since(p.base)) }
+// probeEpoch is the origin of every probe's clock, so that one loop can
+// serve many probes with one reading of the clock.
+var probeEpoch = time.Now()
+
+// probeNow is the monotonic time in ns since probeEpoch.
+func probeNow() int64 { return int64(time.Since(probeEpoch)) }
+
+func (p *probe) now() int64 { return probeNow() }
 
 // run PINGs until ctx is done, reconnecting with backoff (100 ms doubling
 // to 500 ms) when the connection breaks.
@@ -121,8 +129,7 @@ func (p *probe) run(ctx context.Context) {
 		if err == nil {
 			backoff = 100 * time.Millisecond
 			p.setErr("")
-			err = p.pingLoop(ctx, conn, timer)
-			conn.Close()
+			err = p.serve(ctx, conn, timer)
 		}
 		if ctx.Err() != nil {
 			return
@@ -211,14 +218,25 @@ func trimCRLF(s string) string {
 	return s
 }
 
-// pingLoop sends one PING per interval until the connection fails or ctx
-// is done. It does not allocate per PING.
+// serve PINGs on conn until it fails or ctx is done, and closes conn. A
+// plain TCP or unix connection joins the process's shared probe loop
+// (probe_loop_linux.go) where there is one; a TLS connection, or any
+// connection where there is none, gets a goroutine of its own.
+func (p *probe) serve(ctx context.Context, conn net.Conn, timer *time.Timer) error {
+	if served, err := serveShared(ctx, p, conn); served {
+		return err
+	}
+	defer conn.Close()
+	return p.pingLoop(ctx, conn, timer)
+}
+
+// pingLoop sends one PING per interval on a goroutine of its own until the
+// connection fails or ctx is done. It does not allocate per PING.
 func (p *probe) pingLoop(ctx context.Context, conn net.Conn, timer *time.Timer) error {
 	// A blocked Read must end when ctx does.
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 	var buf [128]byte
-	pio := newPingIO(conn)
 	interval := int64(p.interval)
 	next := p.now()
 	for {
@@ -232,15 +250,15 @@ func (p *probe) pingLoop(ctx context.Context, conn net.Conn, timer *time.Timer) 
 		}
 		start := p.now()
 		p.sentAt.Store(start)
-		conn.SetDeadline(p.base.Add(time.Duration(start) + probeReadTimeout))
-		if err := pio.write(pingCmd); err != nil {
+		conn.SetDeadline(probeEpoch.Add(time.Duration(start) + probeReadTimeout))
+		if _, err := conn.Write(pingCmd); err != nil {
 			p.sentAt.Store(0)
 			return err
 		}
 		// Read up to the end of the reply line; the reply (+PONG, or an
 		// error such as -LOADING) is a single line.
 		for {
-			n, err := pio.read(buf[:])
+			n, err := conn.Read(buf[:])
 			if n > 0 && buf[n-1] == '\n' {
 				break
 			}
@@ -287,6 +305,10 @@ func (p *probe) record(rtt time.Duration) {
 // summary closes the current interval and returns its latency and that of
 // the last 10 s. It must be called from one goroutine at a time.
 func (p *probe) summary() (interval, rolling Latency) {
+	if c := p.shared.Load(); c != nil {
+		// A reply that has arrived counts as answered, not in flight.
+		c.sync()
+	}
 	nowNS := p.now()
 	var inflight time.Duration
 	if s := p.sentAt.Load(); s != 0 && nowNS > s {

@@ -1,0 +1,239 @@
+package source
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vkwatch/vkwatch/source/server"
+	"github.com/vkwatch/vkwatch/source/server/servertest"
+)
+
+// runProbe runs a probe of ep every interval until the returned stop is
+// called (or the test ends).
+func runProbe(t *testing.T, ep Endpoint, interval time.Duration) (*probe, func()) {
+	t.Helper()
+	p := newProbe(ep, nil, interval, 3*time.Second, 100*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		p.run(ctx)
+	}()
+	var once sync.Once
+	stop := func() { once.Do(func() { cancel(); wg.Wait() }) }
+	t.Cleanup(stop)
+	return p, stop
+}
+
+func endpointOf(t *testing.T, srv *server.Server) Endpoint {
+	t.Helper()
+	ep, err := ParseAddress(srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ep
+}
+
+// sharedConn waits until p is served by the shared loop and returns its
+// connection there.
+func sharedConn(t *testing.T, p *probe) *loopConn {
+	t.Helper()
+	var c *loopConn
+	servertest.WaitFor(t, 10*time.Second, "the probe on the shared loop", func() bool {
+		c = p.shared.Load()
+		return c != nil && p.answered.Load() >= 5
+	})
+	return c
+}
+
+func currentLoop() *probeLoop {
+	defaultLoop.mu.Lock()
+	defer defaultLoop.mu.Unlock()
+	return defaultLoop.l
+}
+
+// TestProbeLoopStalledServerDelaysNoOther: two servers on the one loop,
+// one of them stopped (SIGSTOP). The healthy one's PINGs go on at their
+// pace with normal round trips while the stalled one's PING is in flight,
+// and the stalled one's PING is answered, and timed, once it resumes.
+func TestProbeLoopStalledServerDelaysNoOther(t *testing.T) {
+	healthy := servertest.Start(t, server.Options{})
+	stalled := servertest.Start(t, server.Options{})
+	ph, _ := runProbe(t, endpointOf(t, healthy), 2*time.Millisecond)
+	ps, _ := runProbe(t, endpointOf(t, stalled), 2*time.Millisecond)
+	if sharedConn(t, ph).l != sharedConn(t, ps).l {
+		t.Fatal("the two probes are not on the same loop")
+	}
+	ph.summary()
+	ps.summary()
+
+	if err := stalled.Freeze(); err != nil {
+		t.Fatal(err)
+	}
+	thawed := false
+	defer func() {
+		if !thawed {
+			stalled.Thaw()
+		}
+	}()
+	before := ph.answered.Load()
+	var inflight, healthyMax time.Duration
+	servertest.WaitFor(t, 20*time.Second, "the stalled server's PING in flight for a second", func() bool {
+		iv, _ := ps.summary()
+		h, _ := ph.summary()
+		healthyMax = max(healthyMax, h.Worst())
+		inflight = iv.InFlight
+		return inflight >= time.Second
+	})
+	answered := ph.answered.Load() - before
+	// PINGs are due every 2 ms: over the stall at least a quarter of them
+	// were answered (the machine may be busy), and none of them waited
+	// for the stalled server.
+	if want := uint64(inflight / (2 * time.Millisecond) / 4); answered < want {
+		t.Errorf("healthy server: %d PINGs answered while the other was stalled for %s, want >= %d", answered, inflight, want)
+	}
+	if healthyMax >= inflight/4 {
+		t.Errorf("healthy server's worst PING %s during a %s stall of the other", healthyMax, inflight)
+	}
+	if e := ps.err(); e != "" {
+		t.Errorf("probe gave up on a stalled server: %s", e)
+	}
+
+	if err := stalled.Thaw(); err != nil {
+		t.Fatal(err)
+	}
+	thawed = true
+	var worst time.Duration
+	servertest.WaitFor(t, 10*time.Second, "the stalled PING's answer", func() bool {
+		iv, _ := ps.summary()
+		worst = max(worst, iv.Max)
+		return worst >= inflight
+	})
+}
+
+// TestProbeLoopAddRemove: probes join and leave the loop while it runs
+// (a fleet changes); the others go on, and the loop ends with the last.
+func TestProbeLoopAddRemove(t *testing.T) {
+	a := servertest.Start(t, server.Options{})
+	b := servertest.Start(t, server.Options{})
+	pa, stopA := runProbe(t, endpointOf(t, a), 2*time.Millisecond)
+	ca := sharedConn(t, pa)
+	pb, stopB := runProbe(t, endpointOf(t, b), 2*time.Millisecond)
+	if sharedConn(t, pb).l != ca.l {
+		t.Fatal("the second probe did not join the running loop")
+	}
+	stopA()
+	if pa.shared.Load() != nil {
+		t.Error("a stopped probe still has a connection on the loop")
+	}
+	n := pb.answered.Load()
+	servertest.WaitFor(t, 10*time.Second, "PINGs of the remaining probe", func() bool { return pb.answered.Load() >= n+50 })
+	// A third joins, on the same loop.
+	pc, stopC := runProbe(t, endpointOf(t, a), 2*time.Millisecond)
+	if sharedConn(t, pc).l != ca.l {
+		t.Error("a probe started later is not on the running loop")
+	}
+	stopB()
+	stopC()
+	if l := currentLoop(); l != nil {
+		t.Errorf("the loop is still the default after its last probe left (refs %d)", l.refs)
+	}
+	// A probe after that starts a new loop.
+	pd, _ := runProbe(t, endpointOf(t, b), 2*time.Millisecond)
+	if sharedConn(t, pd).l == ca.l {
+		t.Error("a probe after the last one left joined the stopped loop")
+	}
+}
+
+// TestProbeLoopIntervals: each probe keeps its own interval, and dozens of
+// connections share the loop.
+func TestProbeLoopIntervals(t *testing.T) {
+	srvs := []*server.Server{servertest.Start(t, server.Options{}), servertest.Start(t, server.Options{})}
+	fast, _ := runProbe(t, endpointOf(t, srvs[0]), 2*time.Millisecond)
+	slow, _ := runProbe(t, endpointOf(t, srvs[1]), 6*time.Millisecond)
+	var many []*probe
+	for i := range 30 {
+		p, _ := runProbe(t, endpointOf(t, srvs[i%2]), 4*time.Millisecond)
+		many = append(many, p)
+	}
+	l := sharedConn(t, fast).l
+	for _, p := range append(many, slow) {
+		if sharedConn(t, p).l != l {
+			t.Fatal("probes on different loops")
+		}
+	}
+	f0, s0 := fast.answered.Load(), slow.answered.Load()
+	servertest.WaitFor(t, 30*time.Second, "600 PINGs of the 2 ms probe", func() bool { return fast.answered.Load() >= f0+600 })
+	f, s := float64(fast.answered.Load()-f0), float64(slow.answered.Load()-s0)
+	// 6 ms against 2 ms: a third as many, give or take what a busy machine
+	// skips.
+	if r := s / f; r < 0.2 || r > 0.45 {
+		t.Errorf("the 6 ms probe answered %.0f PINGs while the 2 ms one answered %.0f (ratio %.2f, want about 0.33)", s, f, r)
+	}
+	for i, p := range many {
+		if p.answered.Load() < 50 {
+			t.Errorf("probe %d of 30 answered only %d PINGs", i, p.answered.Load())
+		}
+		if e := p.err(); e != "" {
+			t.Errorf("probe %d: %s", i, e)
+		}
+	}
+}
+
+// TestProbeLoopKernelTimestamps: on TCP the replies carry the kernel's
+// receive timestamp, so the loop reads them at the next tick instead of
+// waking for each; on a unix socket too, or it keeps waking for them.
+// Either way every PING is counted and timed.
+func TestProbeLoopKernelTimestamps(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "s.sock")
+	srv := servertest.Start(t, server.Options{Args: []string{"--unixsocket", sock, "--unixsocketperm", "700"}})
+	for _, ep := range []Endpoint{endpointOf(t, srv), {Network: "unix", Addr: sock}} {
+		p, stop := runProbe(t, ep, 2*time.Millisecond)
+		c := sharedConn(t, p)
+		p.summary()
+		servertest.WaitFor(t, 10*time.Second, "100 PINGs on "+ep.Network, func() bool { return p.answered.Load() >= 105 })
+		iv, _ := p.summary()
+		checkOrdered(t, ep.Network, iv)
+		if ep.Network == "tcp" && !c.deferred.Load() {
+			t.Error("TCP replies are not timed by the kernel's timestamps")
+		}
+		t.Logf("%s: kernel timestamps %v, p50 %s", ep.Network, c.deferred.Load(), iv.P50)
+		stop()
+	}
+}
+
+// TestProbeSummarySeesAnswers: a reply that has arrived is counted by the
+// next summary and not shown as a PING in flight, although the loop reads
+// timestamped replies only at its next tick: the summary asks the loop to
+// read first.
+func TestProbeSummarySeesAnswers(t *testing.T) {
+	srv := servertest.Start(t, server.Options{})
+	// A PING every 2 s: the first, at once, is read when it comes, and
+	// shows the replies carry timestamps; from the second on they wait
+	// for the tick that sends the next PING.
+	p, _ := runProbe(t, endpointOf(t, srv), 2*time.Second)
+	c := sharedConn1(t, p)
+	servertest.WaitFor(t, 10*time.Second, "replies with kernel timestamps", c.deferred.Load)
+	p.summary()
+	// Without the summary's request to read, the second answer would be
+	// counted only together with the third PING in flight.
+	servertest.WaitFor(t, 10*time.Second, "the second PING answered and nothing in flight", func() bool {
+		iv, _ := p.summary()
+		return iv.Count > 0 && iv.InFlight == 0 && p.answered.Load() == 2
+	})
+}
+
+// sharedConn1 is sharedConn for a probe that has answered one PING.
+func sharedConn1(t *testing.T, p *probe) *loopConn {
+	t.Helper()
+	var c *loopConn
+	servertest.WaitFor(t, 10*time.Second, "the probe's first PING on the shared loop", func() bool {
+		c = p.shared.Load()
+		return c != nil && p.answered.Load() >= 1
+	})
+	return c
+}
