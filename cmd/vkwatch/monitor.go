@@ -126,6 +126,11 @@ func (a *app) monitor(ctx context.Context, run monitorRun) (err error) {
 		return withCode(exitNoTTY, errors.New("standard output is not a terminal: use `vkwatch bench` for a headless experiment, or --record FILE to record samples without the UI"))
 	}
 	s := newMonitorSession(ctx, a, run)
+	if headless {
+		// Nobody takes the batches without a terminal: queued events
+		// would pile up for as long as the recording runs.
+		s.batch = nil
+	}
 	defer func() {
 		if cerr := s.close(); cerr != nil && err == nil {
 			err = cerr
@@ -383,7 +388,9 @@ func (s *monitorSession) emit(ev source.Event) {
 		s.reports = append(s.reports, *ev.Report)
 		s.repMu.Unlock()
 	}
-	s.batch.add(ev)
+	if s.batch != nil {
+		s.batch.add(ev)
+	}
 }
 
 // startWatchers runs the fleet. A node that could not be reached at start
