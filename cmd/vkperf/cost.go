@@ -11,7 +11,7 @@ import (
 
 // Own-cost targets.
 const (
-	maxCPUShare = 0.03     // of one core
+	maxCPUShare = 0.03     // of one core (issue 6's absolute target)
 	maxRSS      = 50 << 20 // bytes
 	// A run is long enough to judge flat memory when its last two thirds
 	// start after the history window (2 min by default) has filled.
@@ -24,7 +24,27 @@ const (
 	floodInterval = 10 * time.Millisecond
 	floodRun      = 15 * time.Second
 	maxFPS        = 20
+	// fleetSize is the fleet of the comparison at a PING budget.
+	fleetSize = 6
 )
+
+// cpuCase is one configuration of vkwatch whose CPU is compared with the
+// reference prober's on the same servers at the same PING rate.
+type cpuCase struct {
+	name  string
+	n     int  // servers watched
+	pty   bool // drawing in a 200x50 pseudo-terminal; else --record FILE without a terminal
+	limit float64
+	fleet bool // the reference's interval is taken from vkwatch's own PING rate
+}
+
+var cpuCases = []cpuCase{
+	{name: "two idle servers at defaults (PING every 2 ms), drawing 200x50", n: 2, pty: true, limit: 1.3},
+	{name: "two idle servers at defaults, --record FILE without a terminal", n: 2, limit: 1.15},
+	{name: "one idle server at defaults, drawing 200x50", n: 1, pty: true, limit: 1.3},
+	{name: fmt.Sprintf("a fleet of %d idle servers (vkwatch A B C D E F, its PING budget), drawing 200x50", fleetSize),
+		n: fleetSize, pty: true, limit: 1.3, fleet: true},
+}
 
 // costVariants are the short runs that show where vkwatch's CPU goes.
 var costVariants = []struct {
@@ -33,12 +53,11 @@ var costVariants = []struct {
 	args []string
 }{
 	{"no UI (--record /dev/null, no terminal)", false, []string{"--record", os.DevNull}},
-	{"UI, --ping-interval 10ms", true, []string{"--ping-interval", "10ms"}},
 	{"UI, --ping-interval 100ms", true, []string{"--ping-interval", "100ms"}},
 	{"no UI, --ping-interval 100ms", false, []string{"--record", os.DevNull, "--ping-interval", "100ms"}},
 }
 
-// costRun is what one attached vkwatch cost over a measured span.
+// costRun is what one attached program cost over a measured span.
 type costRun struct {
 	span          time.Duration
 	cpu           float64 // share of one core
@@ -47,7 +66,8 @@ type costRun struct {
 	fps           float64
 	bytesPerSec   float64
 	serverCPU     []float64 // each watched server's CPU share
-	cpuPerTenSecs []float64 // vkwatch's CPU share in each 10 s slice, for the noise
+	cpuPerTenSecs []float64 // the CPU share in each 10 s slice, for the noise
+	pingsPerSec   float64   // PINGs the servers executed per second, all together
 }
 
 func runCost(ctx context.Context, cfg config) ([]check, error) {
@@ -57,93 +77,90 @@ func runCost(ctx context.Context, cfg config) ([]check, error) {
 			s.stop()
 		}
 	}()
-	for range 2 {
+	for range fleetSize {
 		s, err := startServer(ctx)
 		if err != nil {
 			return nil, err
 		}
 		srvs = append(srvs, s)
 	}
-	fmt.Fprintf(cfg.out, "vkwatch %s %s at defaults, in a %dx%d pseudo-terminal, for %s\n",
-		srvs[0].Addr, srvs[1].Addr, termCols, termRows, cfg.soak)
-	def, err := measureVKWatch(ctx, cfg, srvs, cfg.soak, true, nil)
+	dir, err := os.MkdirTemp("", "vkperf-rec-")
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(cfg.out, "flood: the same with --interval %s (samples 20x as fast) for %s\n", floodInterval, floodRun)
-	flood, err := measureVKWatch(ctx, cfg, srvs, floodRun, true, []string{"--interval", floodInterval.String()})
+	defer os.RemoveAll(dir)
+
+	var checks []check
+	cmp, rss, err := compareCPU(ctx, cfg, srvs, dir)
+	checks = append(checks, cmp...)
 	if err != nil {
-		return nil, err
+		return checks, err
+	}
+
+	two := srvs[:2]
+	var soak *costRun
+	if cfg.soak > 0 {
+		fmt.Fprintf(cfg.out, "soak: vkwatch %s %s at defaults, in a %dx%d pseudo-terminal, for %s\n",
+			two[0].Addr, two[1].Addr, termCols, termRows, cfg.soak)
+		r, err := measureVKWatch(ctx, cfg, two, cfg.soak, true, nil)
+		if err != nil {
+			return checks, err
+		}
+		soak = &r
+		rss = max(rss, r.rssMax)
+	}
+	fmt.Fprintf(cfg.out, "flood: two servers with --interval %s (samples 20x as fast) for %s\n", floodInterval, floodRun)
+	flood, err := measureVKWatch(ctx, cfg, two, floodRun, true, []string{"--interval", floodInterval.String()})
+	if err != nil {
+		return checks, err
 	}
 	// Where the CPU goes: without the UI, and with PINGs less often.
 	var parts []string
 	for _, v := range costVariants {
-		fmt.Fprintf(cfg.out, "breakdown: %s for %s\n", v.name, floodRun)
-		r, err := measureVKWatch(ctx, cfg, srvs, floodRun, v.pty, v.args)
+		fmt.Fprintf(cfg.out, "breakdown: two servers, %s for %s\n", v.name, cfg.span)
+		r, err := measureVKWatch(ctx, cfg, two, cfg.span, v.pty, v.args)
 		if err != nil {
-			return nil, err
+			return checks, err
 		}
-		parts = append(parts, fmt.Sprintf("%s %.1f%%", v.name, 100*r.cpu))
-	}
-	// Controls with nothing of vkwatch in them: the floor of waking every
-	// 2 ms on this machine, and of PINGing both servers every 2 ms.
-	self, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
-	for _, c := range []struct {
-		name  string
-		mode  string
-		conns int64
-	}{
-		{"control: a Go process that only wakes every 2 ms", "timer", 0},
-		{"control: a plain Go client PINGing both servers every 2 ms", "ping", 1},
-	} {
-		fmt.Fprintf(cfg.out, "breakdown: %s for %s\n", c.name, floodRun)
-		argv := []string{self, "--control", c.mode}
-		for _, s := range srvs {
-			argv = append(argv, s.Addr)
-		}
-		r, err := measure(ctx, cfg, srvs, floodRun, false, argv, c.conns)
-		if err != nil {
-			return nil, err
-		}
-		parts = append(parts, fmt.Sprintf("%s %.1f%%", c.name, 100*r.cpu))
+		parts = append(parts, fmt.Sprintf("%s %.2f%%", v.name, 100*r.cpu))
 	}
 
-	cpu := summarize(def.cpuPerTenSecs)
-	checks := []check{
-		{
-			Target: "Own cost: CPU of vkwatch, two idle servers at defaults, drawing 200x50 <= 3% of one core",
-			Measured: fmt.Sprintf("%.2f%% over %s (10 s slices: min %.2f%%, max %.2f%%)",
-				100*def.cpu, def.span.Round(time.Second), 100*cpu.Min, 100*cpu.Max),
-			Verdict: verdict(def.cpu <= maxCPUShare),
-		},
-		{
-			Target:   "Own cost: resident memory of vkwatch <= 50 MB",
-			Measured: fmt.Sprintf("max %.1f MiB", mib(def.rssMax)),
-			Verdict:  verdict(def.rssMax <= maxRSS),
-		},
-	}
-	flat := check{
-		Target: "Own cost: memory flat over a 10-minute run (last third vs middle third, <= +5%)",
-		Measured: fmt.Sprintf("mean RSS by thirds of %s: %.1f / %.1f / %.1f MiB (%+.1f%%)",
-			def.span.Round(time.Second), def.thirds[0]/(1<<20), def.thirds[1]/(1<<20), def.thirds[2]/(1<<20),
-			100*(def.thirds[2]/def.thirds[1]-1)),
-	}
-	if cfg.soak >= flatMinSoak {
-		flat.Verdict = verdict(def.thirds[2] <= def.thirds[1]*(1+flatSlack))
-	} else {
-		flat.Verdict = "INFO"
-		flat.Measured += fmt.Sprintf("; judged only with --soak >= %s (the 2 min history is still filling)", flatMinSoak)
-	}
-	checks = append(checks, flat,
+	checks = append(checks,
 		check{
-			Target: "Drawing: frames per second at defaults (two servers, 5 samples/s each)",
-			Measured: fmt.Sprintf("%.1f fps, %.1f KiB/s to the terminal; each watched server spent %.2f%% / %.2f%% of a core answering",
-				def.fps, def.bytesPerSec/1024, 100*def.serverCPU[0], 100*def.serverCPU[1]),
-			Verdict: "INFO",
-		},
+			Target:   "Own cost: resident memory of vkwatch <= 50 MB",
+			Measured: fmt.Sprintf("max %.1f MiB over every vkwatch run of this phase", mib(rss)),
+			Verdict:  verdict(rss <= maxRSS),
+		})
+	if soak != nil {
+		cpu := summarize(soak.cpuPerTenSecs)
+		flat := check{
+			Target: "Own cost: memory flat over a 10-minute run (last third vs middle third, <= +5%)",
+			Measured: fmt.Sprintf("mean RSS by thirds of %s: %.1f / %.1f / %.1f MiB (%+.1f%%)",
+				soak.span.Round(time.Second), soak.thirds[0]/(1<<20), soak.thirds[1]/(1<<20), soak.thirds[2]/(1<<20),
+				100*(soak.thirds[2]/soak.thirds[1]-1)),
+		}
+		if cfg.soak >= flatMinSoak {
+			flat.Verdict = verdict(soak.thirds[2] <= soak.thirds[1]*(1+flatSlack))
+		} else {
+			flat.Verdict = "INFO"
+			flat.Measured += fmt.Sprintf("; judged only with --soak >= %s (the 2 min history is still filling)", flatMinSoak)
+		}
+		checks = append(checks,
+			check{
+				Target: "Own cost: CPU of vkwatch, two idle servers at defaults, drawing 200x50 <= 3% of one core (issue 6)",
+				Measured: fmt.Sprintf("%.2f%% over %s (10 s slices: min %.2f%%, max %.2f%%)",
+					100*soak.cpu, soak.span.Round(time.Second), 100*cpu.Min, 100*cpu.Max),
+				Verdict: verdict(soak.cpu <= maxCPUShare),
+			},
+			flat,
+			check{
+				Target: "Drawing: frames per second at defaults (two servers, 5 samples/s each)",
+				Measured: fmt.Sprintf("%.1f fps, %.1f KiB/s to the terminal; each watched server spent %.2f%% / %.2f%% of a core answering",
+					soak.fps, soak.bytesPerSec/1024, 100*soak.serverCPU[0], 100*soak.serverCPU[1]),
+				Verdict: "INFO",
+			})
+	}
+	checks = append(checks,
 		check{
 			Target:   "Own cost, breakdown: vkwatch CPU (share of one core) without the UI, and by PING interval",
 			Measured: strings.Join(parts, "; "),
@@ -159,8 +176,144 @@ func runCost(ctx context.Context, cfg config) ([]check, error) {
 	return checks, nil
 }
 
-// measureVKWatch runs vkwatch on the servers in a pseudo-terminal and
-// samples its CPU time and RSS every second for span, after it has
+// cpuPair is one round's measurement of a case: vkwatch and the reference.
+type cpuPair struct{ vk, ref costRun }
+
+// compareCPU runs every cpuCase against the reference prober on the same
+// servers, cfg.rounds times, the order of the two flipping from round to
+// round, and returns the checks and the largest RSS vkwatch had.
+func compareCPU(ctx context.Context, cfg config, srvs []*testServer, dir string) ([]check, int64, error) {
+	fmt.Fprintf(cfg.out, "CPU against the reference prober: %d rounds of %s per program and case, in alternating order\n",
+		cfg.rounds, cfg.span)
+	var checks []check
+	var rssMax int64
+	notRun := func(c cpuCase, why string) {
+		checks = append(checks, check{Target: cpuTarget(c), Measured: "could not run: " + why, Verdict: "MISS"})
+	}
+	if !cfg.ref.ok() {
+		for _, c := range cpuCases {
+			notRun(c, cfg.ref.missing)
+		}
+		return checks, 0, nil
+	}
+	// The fleet runs once vkwatch takes six addresses; its PING budget sets
+	// the reference's interval.
+	fleetInterval, fleetErr := fleetPingInterval(ctx, cfg, srvs[:fleetSize])
+	if fleetErr != nil {
+		fmt.Fprintf(cfg.out, "fleet: %v\n", fleetErr)
+	} else {
+		fmt.Fprintf(cfg.out, "fleet: vkwatch PINGs each of %d servers every %s; the reference does the same\n", fleetSize, fleetInterval)
+	}
+
+	pairs := make([][]cpuPair, len(cpuCases))
+	recN := 0
+	for round := range cfg.rounds {
+		refRuns := map[string]costRun{} // by servers and interval: shared by the cases that match
+		for ci, c := range cpuCases {
+			if c.fleet && fleetErr != nil {
+				continue
+			}
+			interval := probeInterval
+			if c.fleet {
+				interval = fleetInterval
+			}
+			s := srvs[:c.n]
+			args := []string(nil)
+			if !c.pty {
+				recN++
+				args = []string{"--record", filepath.Join(dir, fmt.Sprintf("rec-%d.jsonl", recN))}
+			}
+			key := fmt.Sprintf("%d/%s", c.n, interval)
+			runRef := func() error {
+				if _, ok := refRuns[key]; ok {
+					return nil
+				}
+				fmt.Fprintf(cfg.out, "round %d: reference prober, %d server(s), every %s\n", round+1, c.n, interval)
+				r, err := measure(ctx, cfg, s, cfg.span, false, cfg.ref.argv(interval, s), 1)
+				refRuns[key] = r
+				return err
+			}
+			var vk costRun
+			runVK := func() error {
+				fmt.Fprintf(cfg.out, "round %d: vkwatch, %s\n", round+1, c.name)
+				var err error
+				vk, err = measureVKWatch(ctx, cfg, s, cfg.span, c.pty, args)
+				rssMax = max(rssMax, vk.rssMax)
+				return err
+			}
+			steps := []func() error{runRef, runVK}
+			if round%2 == 1 {
+				steps = []func() error{runVK, runRef}
+			}
+			for _, step := range steps {
+				if err := step(); err != nil {
+					return checks, rssMax, fmt.Errorf("%s: %w", c.name, err)
+				}
+			}
+			ref := refRuns[key]
+			fmt.Fprintf(cfg.out, "  ratio %.3f: vkwatch %.2f%%, reference %.2f%% of a core\n", vk.cpu/ref.cpu, 100*vk.cpu, 100*ref.cpu)
+			pairs[ci] = append(pairs[ci], cpuPair{vk: vk, ref: ref})
+		}
+	}
+	for ci, c := range cpuCases {
+		if c.fleet && fleetErr != nil {
+			notRun(c, fleetErr.Error())
+			continue
+		}
+		checks = append(checks, cpuCheck(c, pairs[ci]))
+	}
+	return checks, rssMax, nil
+}
+
+func cpuTarget(c cpuCase) string {
+	return fmt.Sprintf("CPU, %s: vkwatch <= %.2f x the reference prober's on the same servers", c.name, c.limit)
+}
+
+// cpuCheck judges one case: the ratio of vkwatch's total CPU to the
+// reference's over all rounds, with the per-round spread beside it.
+func cpuCheck(c cpuCase, ps []cpuPair) check {
+	var vk, ref float64
+	var ratios, vkPings, refPings []float64
+	for _, p := range ps {
+		vk += p.vk.cpu
+		ref += p.ref.cpu
+		ratios = append(ratios, p.vk.cpu/p.ref.cpu)
+		vkPings = append(vkPings, p.vk.pingsPerSec)
+		refPings = append(refPings, p.ref.pingsPerSec)
+	}
+	n := float64(len(ps))
+	r := summarize(ratios)
+	return check{
+		Target: cpuTarget(c),
+		Measured: fmt.Sprintf("%.2f (rounds: min %.2f, max %.2f, n=%d): vkwatch %.2f%% vs reference %.2f%% of a core; PINGs/s %.0f vs %.0f",
+			vk/ref, r.Min, r.Max, r.N, 100*vk/n, 100*ref/n, summarize(vkPings).Mean, summarize(refPings).Mean),
+		Verdict: verdict(vk/ref <= c.limit),
+	}
+}
+
+// fleetPingInterval starts vkwatch on the fleet without a terminal, reads
+// how often it PINGs each server (INFO commandstats over a few seconds) and
+// returns that interval, or why vkwatch cannot watch the fleet (today's
+// vkwatch takes at most two addresses).
+func fleetPingInterval(ctx context.Context, cfg config, srvs []*testServer) (time.Duration, error) {
+	argv := []string{cfg.vkwatch}
+	for _, s := range srvs {
+		argv = append(argv, s.Addr)
+	}
+	argv = append(argv, "--record", os.DevNull)
+	r, err := measure(ctx, cfg, srvs, 5*time.Second, false, argv, 2)
+	if err != nil {
+		return 0, fmt.Errorf("vkwatch with %d addresses: %w", len(srvs), err)
+	}
+	if r.pingsPerSec <= 0 {
+		return 0, fmt.Errorf("vkwatch with %d addresses sent no PING", len(srvs))
+	}
+	perServer := r.pingsPerSec / float64(len(srvs))
+	return time.Duration(float64(time.Second) / perServer).Round(10 * time.Microsecond), nil
+}
+
+// measureVKWatch runs vkwatch on the servers in a pseudo-terminal (or with
+// no terminal) and samples its CPU time and RSS for span, after it has
 // connected and drawn its first frames.
 func measureVKWatch(ctx context.Context, cfg config, srvs []*testServer, span time.Duration, withPTY bool, extra []string) (costRun, error) {
 	argv := []string{cfg.vkwatch}
@@ -193,14 +346,26 @@ func measure(ctx context.Context, cfg config, srvs []*testServer, span time.Dura
 		return costRun{}, err
 	}
 	defer a.stop()
+	exitErr := func() error {
+		if out := a.output(); !withPTY && out != "" {
+			return fmt.Errorf("%s %w (%v): %s", name, errExited, a.err, firstLine(out))
+		}
+		return fmt.Errorf("%s %w: %v", name, errExited, a.err)
+	}
 	for i, s := range srvs {
-		if err := s.waitClients(ctx, bases[i]+conns, 15*time.Second); err != nil {
+		if err := waitUntil(ctx, fmt.Sprintf("%d clients on %s", bases[i]+conns, s.Addr), 15*time.Second, func() (bool, error) {
+			if a.exited() {
+				return false, exitErr()
+			}
+			c, err := s.clients(ctx)
+			return c >= bases[i]+conns, err
+		}); err != nil {
 			return costRun{}, err
 		}
 	}
 	if err := waitUntil(ctx, name+" drawing", 15*time.Second, func() (bool, error) {
 		if a.exited() {
-			return false, fmt.Errorf("%s %w: %v", name, errExited, a.err)
+			return false, exitErr()
 		}
 		return !withPTY || a.frames.Load() >= 2, nil
 	}); err != nil {
@@ -228,6 +393,10 @@ func measure(ctx context.Context, cfg config, srvs []*testServer, span time.Dura
 		}
 		return p, nil
 	}
+	pings0, err := pingCalls(ctx, srvs)
+	if err != nil {
+		return costRun{}, err
+	}
 	first, err := read()
 	if err != nil {
 		return costRun{}, err
@@ -246,17 +415,21 @@ func measure(ctx context.Context, cfg config, srvs []*testServer, span time.Dura
 		case <-tick.C:
 		}
 		if a.exited() {
-			return costRun{}, fmt.Errorf("vkwatch exited during the run: %v", a.err)
+			return costRun{}, fmt.Errorf("%s exited during the run: %v", name, a.err)
 		}
 		p, err := read()
 		if err != nil {
 			return costRun{}, err
 		}
 		points = append(points, p)
-		if el := p.self.at.Sub(first.self.at); el.Round(time.Second)%report == 0 {
+		if el := p.self.at.Sub(first.self.at); el.Round(time.Second)%report == 0 && el.Round(time.Second) < span {
 			fmt.Fprintf(cfg.out, "  %6s  cpu %.2f%%  rss %.1f MiB  frames %d\n", el.Round(time.Second),
 				100*cpuShare(first.self, p.self), mib(p.self.rss), p.frames-first.frames)
 		}
+	}
+	pings1, err := pingCalls(ctx, srvs)
+	if err != nil {
+		return costRun{}, err
 	}
 	last := points[len(points)-1]
 	wall := last.self.at.Sub(first.self.at).Seconds()
@@ -265,6 +438,7 @@ func measure(ctx context.Context, cfg config, srvs []*testServer, span time.Dura
 		cpu:         cpuShare(first.self, last.self),
 		fps:         float64(last.frames-first.frames) / wall,
 		bytesPerSec: float64(last.bytes-first.bytes) / wall,
+		pingsPerSec: float64(pings1-pings0) / wall,
 	}
 	for i := range srvs {
 		r.serverCPU = append(r.serverCPU, cpuShare(first.servers[i], last.servers[i]))
@@ -285,7 +459,49 @@ func measure(ctx context.Context, cfg config, srvs []*testServer, span time.Dura
 	for i := 10; i < len(points); i += 10 {
 		r.cpuPerTenSecs = append(r.cpuPerTenSecs, cpuShare(points[i-10].self, points[i].self))
 	}
-	fmt.Fprintf(cfg.out, "  cpu %.2f%% of a core, rss max %.1f MiB, %.1f fps, %.1f KiB/s drawn\n",
-		100*r.cpu, mib(r.rssMax), r.fps, r.bytesPerSec/1024)
+	fmt.Fprintf(cfg.out, "  cpu %.2f%% of a core, rss max %.1f MiB, %.0f PINGs/s", 100*r.cpu, mib(r.rssMax), r.pingsPerSec)
+	if withPTY {
+		fmt.Fprintf(cfg.out, ", %.1f fps, %.1f KiB/s drawn", r.fps, r.bytesPerSec/1024)
+	}
+	fmt.Fprintln(cfg.out)
 	return r, nil
+}
+
+// pingCalls is the number of PINGs the servers have executed, all together
+// (INFO commandstats).
+func pingCalls(ctx context.Context, srvs []*testServer) (int64, error) {
+	var sum int64
+	for _, s := range srvs {
+		text, err := s.admin.Info(ctx, "commandstats").Result()
+		if err != nil {
+			return 0, err
+		}
+		sum += parsePingCalls(text)
+	}
+	return sum, nil
+}
+
+// parsePingCalls reads cmdstat_ping's calls from INFO commandstats (0 when
+// no PING ran yet).
+func parsePingCalls(text string) int64 {
+	for _, l := range strings.Split(text, "\n") {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(l), "cmdstat_ping:calls=")
+		if !ok {
+			continue
+		}
+		var n int64
+		for _, ch := range rest {
+			if ch < '0' || ch > '9' {
+				break
+			}
+			n = 10*n + int64(ch-'0')
+		}
+		return n
+	}
+	return 0
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"slices"
 	"strings"
 	"time"
 
@@ -89,15 +87,23 @@ func runLatency(ctx context.Context, cfg config) ([]check, error) {
 	}
 	defer srv.stop()
 	fmt.Fprintf(cfg.out, "idle server %s; each round runs, in rotating order: vkwatch's probe (PING every 2 ms) for %s;\n"+
-		"  %s -t ping -c 1 -n %s; and two plain Go clients as controls: one PINGing every 2 ms like the probe, one back to back\n",
-		srv.Addr, latencyWindow, rb, latencyPings)
+		"  the reference prober (PING every 2 ms) for %s; and %s -t ping -c 1 -n %s (back to back)\n",
+		srv.Addr, latencyWindow, latencyWindow, rb, latencyPings)
 
 	// µs per round
-	var ours, inline, mbulk, paced, hot []float64
+	var ours, ref, inline, mbulk []float64
 	steps := []func() error{
 		func() error {
 			lat, err := probeIdle(ctx, srv.Addr)
 			ours = append(ours, float64(lat.P50)/1e3)
+			return err
+		},
+		func() error {
+			if !cfg.ref.ok() {
+				return nil
+			}
+			p50, err := refIdle(ctx, cfg, srv)
+			ref = append(ref, float64(p50)/1e3)
 			return err
 		},
 		func() error {
@@ -112,16 +118,6 @@ func runLatency(ctx context.Context, cfg config) ([]check, error) {
 			}
 			return err
 		},
-		func() error {
-			p50, err := plainPings(ctx, srv.Addr, int(latencyWindow/probeInterval), probeInterval)
-			paced = append(paced, float64(p50)/1e3)
-			return err
-		},
-		func() error {
-			p50, err := plainPings(ctx, srv.Addr, 50_000, 0)
-			hot = append(hot, float64(p50)/1e3)
-			return err
-		},
 	}
 	for i := 0; i < cfg.pairs; i++ {
 		for j := range steps {
@@ -132,20 +128,33 @@ func runLatency(ctx context.Context, cfg config) ([]check, error) {
 		if len(inline) <= i || len(mbulk) <= i {
 			return nil, errors.New("redis-benchmark printed no PING_INLINE or PING_MBULK line")
 		}
-		fmt.Fprintf(cfg.out, "round %d p50: vkwatch %.1f µs; redis-benchmark PING_INLINE %.1f µs, PING_MBULK %.1f µs; plain client every 2 ms %.1f µs, back to back %.1f µs\n",
-			i+1, ours[i], inline[i], mbulk[i], paced[i], hot[i])
+		refText := "not run"
+		if len(ref) > i {
+			refText = fmt.Sprintf("%.1f µs", ref[i])
+		}
+		fmt.Fprintf(cfg.out, "round %d p50: vkwatch %.1f µs; reference prober %s; redis-benchmark PING_INLINE %.1f µs, PING_MBULK %.1f µs\n",
+			i+1, ours[i], refText, inline[i], mbulk[i])
 	}
-	o, m, in, pc, ht := summarize(ours), summarize(mbulk), summarize(inline), summarize(paced), summarize(hot)
+	o, m, in := summarize(ours), summarize(mbulk), summarize(inline)
+	refRow := check{
+		Target: fmt.Sprintf("Latency: vkwatch's idle PING p50 <= %.1f x the reference prober's, both PINGing every 2 ms", maxP50Ratio),
+	}
+	if cfg.ref.ok() {
+		rs := summarize(ref)
+		refRow.Measured = fmt.Sprintf("%.2f: vkwatch %.1f µs vs reference %.1f µs, medians of %d rounds (vkwatch %.0f-%.0f, reference %.0f-%.0f); "+
+			"vkwatch times a reply by the kernel's receive timestamp, the reference by clock_gettime after read()",
+			o.Median/rs.Median, o.Median, rs.Median, o.N, o.Min, o.Max, rs.Min, rs.Max)
+		refRow.Verdict = verdict(o.Median <= maxP50Ratio*rs.Median)
+	} else {
+		refRow.Measured, refRow.Verdict = "could not run: "+cfg.ref.missing, "MISS"
+	}
 	// vkwatch sends PING as a RESP array, as PING_MBULK does.
-	ref := m.Median
-	diff := o.Median - ref
-	allowed := max(0.10*ref, 20)
-	pdiff := o.Median - pc.Median
-	pallowed := max(0.10*pc.Median, 20)
+	diff := o.Median - m.Median
+	allowed := max(0.10*m.Median, 20)
 	truth := check{
 		Target: "Latency truth: vkwatch PING p50 on an idle server within 10% (or 20 µs) of redis-benchmark -t ping -c 1",
 		Measured: fmt.Sprintf("vkwatch %.1f µs vs PING_MBULK %.1f µs (PING_INLINE %.1f µs): %+.1f µs, allowed ±%.1f µs; medians of %d rounds (vkwatch %.0f-%.0f, PING_MBULK %.0f-%.0f)",
-			o.Median, ref, in.Median, diff, allowed, o.N, o.Min, o.Max, m.Min, m.Max),
+			o.Median, m.Median, in.Median, diff, allowed, o.N, o.Min, o.Max, m.Min, m.Max),
 		Verdict: verdict(diff <= allowed && diff >= -allowed),
 	}
 	// A back-to-back PING on an idle loopback takes the same time every
@@ -154,15 +163,7 @@ func runLatency(ctx context.Context, cfg config) ([]check, error) {
 	if m.Max > 1.5*m.Min {
 		truth.Measured += fmt.Sprintf("; NOISY: the reference itself varied %.1fx across rounds, re-run on a quiet machine", m.Max/m.Min)
 	}
-	checks := []check{
-		truth,
-		{
-			Target: "Latency truth, control: vkwatch p50 vs a plain Go client PINGing at the same 2 ms pace (and back to back)",
-			Measured: fmt.Sprintf("vkwatch %.1f µs vs paced plain client %.1f µs: %+.1f µs (within 10%%/20 µs: %v); back-to-back plain client %.1f µs",
-				o.Median, pc.Median, pdiff, pdiff <= pallowed && pdiff >= -pallowed, ht.Median),
-			Verdict: "INFO",
-		},
-	}
+	checks := []check{refRow, truth}
 
 	worsts, err := stalls(ctx, srv, cfg.pairs)
 	if err != nil {
@@ -183,58 +184,44 @@ func runLatency(ctx context.Context, cfg config) ([]check, error) {
 	return checks, nil
 }
 
-// probeInterval is vkwatch's default --ping-interval.
-const probeInterval = 2 * time.Millisecond
+// maxP50Ratio is how much higher vkwatch's idle p50 may be than the
+// reference prober's.
+const maxP50Ratio = 1.2
 
-// plainPings sends n PINGs on a connection of its own, one every interval
-// (back to back when 0), and returns the median round trip: a control with
-// nothing of vkwatch in it.
-func plainPings(ctx context.Context, addr string, n int, interval time.Duration) (time.Duration, error) {
-	var d net.Dialer
-	dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	c, err := d.DialContext(dctx, "tcp", addr)
+// refIdle runs the reference prober on srv for latencyWindow and returns
+// the median round trip it measured.
+func refIdle(ctx context.Context, cfg config, srv *testServer) (time.Duration, error) {
+	base, err := srv.clients(ctx)
 	if err != nil {
 		return 0, err
 	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(time.Minute))
-	ping := []byte("*1\r\n$4\r\nPING\r\n")
-	buf := make([]byte, 64)
-	rtts := make([]time.Duration, 0, n)
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	next := time.Now()
-	for range n {
-		if interval > 0 {
-			if wait := time.Until(next); wait > 0 {
-				timer.Reset(wait)
-				select {
-				case <-timer.C:
-				case <-ctx.Done():
-					return 0, ctx.Err()
-				}
-			}
-			next = next.Add(interval)
-		}
-		t := time.Now()
-		if _, err := c.Write(ping); err != nil {
-			return 0, err
-		}
-		for {
-			k, err := c.Read(buf)
-			if err != nil {
-				return 0, err
-			}
-			if k > 0 && buf[k-1] == '\n' {
-				break
-			}
-		}
-		rtts = append(rtts, time.Since(t))
+	a, err := startHeadless("reference prober", cfg.ref.argv(probeInterval, []*testServer{srv})...)
+	if err != nil {
+		return 0, err
 	}
-	slices.Sort(rtts)
-	return rtts[len(rtts)/2], nil
+	defer a.stop()
+	if err := srv.waitClients(ctx, base+1, 15*time.Second); err != nil {
+		return 0, err
+	}
+	t := time.NewTimer(latencyWindow)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	if err := a.stop(); err != nil {
+		return 0, err
+	}
+	res, err := parseRefOutput(a.output())
+	if err != nil {
+		return 0, err
+	}
+	return res[0].P50, nil
 }
+
+// probeInterval is vkwatch's default --ping-interval.
+const probeInterval = 2 * time.Millisecond
 
 // probeIdle watches addr for latencyWindow and returns the PING latency of
 // that window, as vkwatch shows it (p50/p99/max over the last 10 s).

@@ -1,18 +1,20 @@
-// Command vkperf measures what vkwatch costs: the server it watches (the
-// observer effect, side by side with redis-cli --stat and --latency), the
-// machine it runs on (its own CPU and memory while drawing in a real
-// pseudo-terminal), how true its PING latency is (against redis-benchmark
-// in the same run) and how fast its writers are (against redis-benchmark at
-// the same concurrency). It also runs the Go benchmarks of the hot paths.
-// It ends with a table of target, measurement and PASS or MISS.
+// Command vkperf measures what vkwatch costs, side by side with a reference
+// in the same run: its CPU against a reference prober (a small C program,
+// cmd/vkperf/refprober/prober.c, built with the system cc: the cheapest
+// PING probe this machine allows) on the same servers at the same PING
+// rate, drawing or recording, on one, two and six servers; its idle PING
+// latency against the same prober's and redis-benchmark's; the observer
+// effect on a SET load beside the prober's own; how fast its writers are;
+// and the Go benchmarks of the hot paths. It ends with a table of target,
+// measurement and PASS or MISS.
 //
-//	go run ./cmd/vkperf                       # everything, about 12 minutes on 2 cores
-//	go run ./cmd/vkperf --only cost --soak 10m  # the flat-memory run
+//	go run ./cmd/vkperf                         # everything, about 12 minutes on 2 cores
+//	go run ./cmd/vkperf --only cost --soak 10m  # with the flat-memory run
 //
 // Everything runs on loopback against redis-server processes it starts
 // itself on free ports (source/server), and is bounded in time. The machine
 // should be otherwise quiet: every figure is a ratio or a share measured in
-// one run, but a busy neighbour still adds noise, which the per-pair
+// one run, but a busy neighbour still adds noise, which the per-round
 // minimum and maximum show.
 package main
 
@@ -38,7 +40,10 @@ type config struct {
 	duration time.Duration
 	requests int
 	soak     time.Duration
+	rounds   int           // alternating rounds of the CPU comparisons with the reference prober
+	span     time.Duration // length of one CPU measurement in those rounds
 	vkwatch  string
+	ref      refProber
 	only     map[string]bool
 	out      io.Writer
 }
@@ -47,15 +52,6 @@ type config struct {
 var phases = []string{"micro", "latency", "writers", "observer", "cost"}
 
 func main() {
-	// vkperf re-executes itself as the control processes of the own-cost
-	// breakdown: vkperf --control MODE ADDR...
-	if len(os.Args) > 2 && os.Args[1] == "--control" {
-		if err := runControl(os.Args[2], os.Args[3:]); err != nil {
-			fmt.Fprintln(os.Stderr, "vkperf --control:", err)
-			os.Exit(1)
-		}
-		return
-	}
 	cfg, err := parseFlags(os.Args[1:])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "vkperf:", err)
@@ -75,7 +71,9 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.pairs, "pairs", 5, "alternating pairs per comparison (observer effect, latency, writers)")
 	fs.DurationVar(&cfg.duration, "duration", 10*time.Second, "about how long one SET load of the observer comparison lasts (its request count is calibrated once from this)")
 	fs.IntVar(&cfg.requests, "requests", 0, "SETs per observer load run; 0 calibrates from --duration")
-	fs.DurationVar(&cfg.soak, "soak", 60*time.Second, "how long vkwatch watches two idle servers in the own-cost run")
+	fs.DurationVar(&cfg.soak, "soak", 0, "also watch two idle servers this long in one run (memory flat over time is judged from 6m); 0: no soak run")
+	fs.IntVar(&cfg.rounds, "rounds", 3, "alternating rounds of the CPU comparisons with the reference prober")
+	fs.DurationVar(&cfg.span, "span", 10*time.Second, "length of one CPU measurement in those rounds")
 	fs.StringVar(&cfg.vkwatch, "vkwatch", "", "vkwatch binary to measure; empty: go build ./cmd/vkwatch into a temporary directory")
 	only := fs.String("only", strings.Join(phases, ","), "phases to run, comma-separated: "+strings.Join(phases, ","))
 	if err := fs.Parse(args); err != nil {
@@ -84,8 +82,9 @@ func parseFlags(args []string) (config, error) {
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	if cfg.pairs < 1 || cfg.duration < time.Second || cfg.soak < 10*time.Second {
-		return cfg, errors.New("--pairs >= 1, --duration >= 1s and --soak >= 10s")
+	if cfg.pairs < 1 || cfg.rounds < 1 || cfg.duration < time.Second || cfg.span < 5*time.Second ||
+		(cfg.soak != 0 && cfg.soak < 10*time.Second) {
+		return cfg, errors.New("--pairs >= 1, --rounds >= 1, --duration >= 1s, --span >= 5s and --soak 0 or >= 10s")
 	}
 	cfg.only = map[string]bool{}
 	for _, p := range strings.Split(*only, ",") {
@@ -126,17 +125,26 @@ func run(ctx context.Context, cfg config) error {
 	var checks []check
 	var errs []error
 	needBin := cfg.only["observer"] || cfg.only["cost"]
+	needRef := needBin || cfg.only["latency"]
+	dir, err := os.MkdirTemp("", "vkperf-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
 	if needBin && cfg.vkwatch == "" {
-		dir, err := os.MkdirTemp("", "vkperf-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
 		bin, err := buildVKWatch(ctx, dir)
 		if err != nil {
 			return err
 		}
 		cfg.vkwatch = bin
+	}
+	if needRef {
+		cfg.ref = buildRefProber(ctx, dir)
+		if cfg.ref.ok() {
+			fmt.Fprintf(cfg.out, "reference prober: cmd/vkperf/refprober/prober.c built with cc (one thread per server, clock_nanosleep to absolute deadlines, blocking write and read of PING)\n")
+		} else {
+			fmt.Fprintf(cfg.out, "reference prober: NOT AVAILABLE: %s; the comparisons with it will say they could not run\n", cfg.ref.missing)
+		}
 	}
 	for _, p := range phases {
 		if !cfg.only[p] {

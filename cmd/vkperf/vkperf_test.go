@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -84,5 +85,34 @@ func TestCPUShare(t *testing.T) {
 	b := usage{at: t0.Add(10 * time.Second), cpu: 1500 * time.Millisecond}
 	if got := cpuShare(a, b); math.Abs(got-0.05) > 1e-9 {
 		t.Errorf("cpuShare = %v, want 0.05", got)
+	}
+}
+
+func TestParseRefOutput(t *testing.T) {
+	res, err := parseRefOutput("127.0.0.1:1 pings 4990 p50_ns 41000 mean_ns 52000 max_ns 900000\n127.0.0.1:2 pings 10 p50_ns 1 mean_ns 2 max_ns 3\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 2 || res[0].Addr != "127.0.0.1:1" || res[0].Pings != 4990 || res[0].P50 != 41*time.Microsecond ||
+		res[0].Mean != 52*time.Microsecond || res[0].Max != 900*time.Microsecond || res[1].Pings != 10 {
+		t.Errorf("got %+v", res)
+	}
+	if _, err := parseRefOutput("127.0.0.1:1 error connection closed\n"); err == nil || !strings.Contains(err.Error(), "connection closed") {
+		t.Errorf("an error line: %v", err)
+	}
+	for _, bad := range []string{"", "usage: prober INTERVAL_US HOST:PORT...\n", "a pings x p50_ns 1 mean_ns 2 max_ns 3\n"} {
+		if _, err := parseRefOutput(bad); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}
+
+func TestParsePingCalls(t *testing.T) {
+	text := "# Commandstats\r\ncmdstat_info:calls=3,usec=90,usec_per_call=30.00\r\ncmdstat_ping:calls=12345,usec=6000,usec_per_call=0.49\r\n"
+	if n := parsePingCalls(text); n != 12345 {
+		t.Errorf("got %d", n)
+	}
+	if n := parsePingCalls("# Commandstats\r\ncmdstat_info:calls=3\r\n"); n != 0 {
+		t.Errorf("no PING yet: got %d", n)
 	}
 }
