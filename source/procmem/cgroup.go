@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/prometheus/procfs"
 )
@@ -35,8 +36,8 @@ import (
 //
 // A cgroup without a memory file (the root cgroup, or a v2 cgroup whose
 // parent did not enable the memory controller) is no memory cgroup: none is
-// reported. The mounts are read once per Reader; /proc/PID/cgroup and the
-// two memory files at each Read, a few microseconds.
+// reported. The mounts are read once per Reader, /proc/PID/cgroup once per
+// cgroupEvery and the two memory files at each Read.
 
 // noLimitV1 is where a cgroup v1 limit stops being a limit: unset, the
 // kernel reports PAGE_COUNTER_MAX pages (9223372036854771712 with 4 KiB
@@ -83,35 +84,87 @@ type memoryCgroup struct {
 	limit int64 // -1: none
 }
 
+// cgroupEvery is how long the place of a process's memory cgroup, found
+// from /proc/PID/cgroup, is trusted before it is looked up again: a
+// process seldom moves to another cgroup, and the two memory files are
+// read at every Read anyway.
+const cgroupEvery = 10 * time.Second
+
+// cgroupPlace is where a process's memory cgroup was found.
+type cgroupPlace struct {
+	at   time.Time
+	dir  string // "" when the process has no memory cgroup vkwatch can read
+	path string
+	v1   bool
+}
+
 // cgroupOf reads the memory cgroup of pid; false when there is none that
 // vkwatch can read.
 func (r *Reader) cgroupOf(pid int) (memoryCgroup, bool) {
+	now := r.now()
+	r.cgMu.Lock()
+	pl, ok := r.cgroups[pid]
+	r.cgMu.Unlock()
+	if ok && now.Sub(pl.at) < cgroupEvery && now.Sub(pl.at) >= 0 {
+		if pl.dir == "" {
+			return memoryCgroup{}, false
+		}
+		if cg, ok := pl.read(); ok {
+			return cg, true
+		}
+		// The cgroup is gone (the process moved): look again.
+	}
+	pl = r.findCgroup(pid)
+	pl.at = now
+	r.cgMu.Lock()
+	for p, v := range r.cgroups {
+		if now.Sub(v.at) > 2*cgroupEvery {
+			delete(r.cgroups, p)
+		}
+	}
+	r.cgroups[pid] = pl
+	r.cgMu.Unlock()
+	if pl.dir == "" {
+		return memoryCgroup{}, false
+	}
+	return pl.read()
+}
+
+func (pl cgroupPlace) read() (memoryCgroup, bool) {
+	if pl.v1 {
+		return readV1(pl.dir, pl.path)
+	}
+	return readV2(pl.dir, pl.path)
+}
+
+// findCgroup finds where the memory cgroup of pid is mounted.
+func (r *Reader) findCgroup(pid int) cgroupPlace {
 	r.mountsOnce.Do(func() { r.mounts = readCgroupMounts(r.fs) })
 	p, err := r.fs.Proc(pid)
 	if err != nil {
-		return memoryCgroup{}, false
+		return cgroupPlace{}
 	}
 	cgs, err := p.Cgroups()
 	if err != nil {
-		return memoryCgroup{}, false
+		return cgroupPlace{}
 	}
 	// v1 first: where a v1 hierarchy holds the memory controller, the v2
 	// one cannot.
 	for _, cg := range cgs {
 		if cg.HierarchyID != 0 && slices.Contains(cg.Controllers, "memory") {
 			if dir, ok := resolve(r.mounts.v1memory, cg.Path); ok {
-				return readV1(dir, cg.Path)
+				return cgroupPlace{dir: dir, path: cg.Path, v1: true}
 			}
 		}
 	}
 	for _, cg := range cgs {
 		if cg.HierarchyID == 0 && len(cg.Controllers) == 0 {
 			if dir, ok := resolve(r.mounts.v2, cg.Path); ok {
-				return readV2(dir, cg.Path)
+				return cgroupPlace{dir: dir, path: cg.Path}
 			}
 		}
 	}
-	return memoryCgroup{}, false
+	return cgroupPlace{}
 }
 
 // resolve finds the directory of cgroup path p in the mount that holds it

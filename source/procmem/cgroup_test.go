@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/server"
@@ -292,5 +293,55 @@ func BenchmarkCgroupOf(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		r.cgroupOf(pid)
+	}
+}
+
+// TestCgroupPlaceRemembered: /proc/PID/cgroup is looked up again only
+// after cgroupEvery, or at once when the remembered cgroup is gone; the
+// memory files are read at every call.
+func TestCgroupPlaceRemembered(t *testing.T) {
+	r, pid := fakeHost(t, []string{mountV2}, "0::/a\n", map[string]string{
+		"fs/cgroup/a/memory.current": "100\n",
+		"fs/cgroup/b/memory.current": "200\n",
+	})
+	now := time.Now()
+	r.now = func() time.Time { return now }
+	// fakeHost's sysfs sits beside its proc.
+	sys := filepath.Join(filepath.Dir(r.mount), "sys", "fs", "cgroup")
+	cgroupFile := filepath.Join(r.mount, strconv.Itoa(pid), "cgroup")
+	get := func() memoryCgroup {
+		t.Helper()
+		cg, ok := r.cgroupOf(pid)
+		if !ok {
+			t.Fatal("no cgroup")
+		}
+		return cg
+	}
+	if cg := get(); cg.name != "v2:/a" || cg.usage != 100 {
+		t.Fatalf("got %+v", cg)
+	}
+	if err := os.WriteFile(filepath.Join(sys, "a", "memory.current"), []byte("150\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cgroupFile, []byte("0::/b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(cgroupEvery - time.Millisecond)
+	if cg := get(); cg.name != "v2:/a" || cg.usage != 150 {
+		t.Errorf("within %s: got %+v, want /a read afresh (150)", cgroupEvery, cg)
+	}
+	now = now.Add(time.Millisecond)
+	if cg := get(); cg.name != "v2:/b" || cg.usage != 200 {
+		t.Errorf("after %s: got %+v, want the move to /b seen", cgroupEvery, cg)
+	}
+	// The process moves back and /b disappears: seen at once.
+	if err := os.WriteFile(cgroupFile, []byte("0::/a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(sys, "b")); err != nil {
+		t.Fatal(err)
+	}
+	if cg := get(); cg.name != "v2:/a" {
+		t.Errorf("after its cgroup was removed: got %+v, want /a", cg)
 	}
 }

@@ -249,3 +249,35 @@ func BenchmarkRead(b *testing.B) {
 		}
 	}
 }
+
+// TestServerPSSAtMostOncePerSecond: the server's smaps_rollup, whose page
+// walk costs milliseconds on a large server, is read again only once
+// serverPSSEvery has passed; RSS is fresh at every Read.
+func TestServerPSSAtMostOncePerSecond(t *testing.T) {
+	r := newReader(t)
+	now := time.Now()
+	r.now = func() time.Time { return now }
+	s := servertest.Start(t, server.Options{})
+	c := servertest.Client(t, s)
+	pid := int64(s.PID())
+	before := r.Read(pid)
+	if !before.PSS.OK || !before.RSS.OK {
+		t.Fatalf("PSS or RSS absent for a local server: %+v", before)
+	}
+	if err := c.Do(context.Background(), "DEBUG", "POPULATE", 100000, "key", 300).Err(); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(serverPSSEvery - time.Millisecond)
+	cached := r.Read(pid)
+	if cached.PSS != before.PSS {
+		t.Errorf("PSS read again within %s: %v, then %v", serverPSSEvery, before.PSS, cached.PSS)
+	}
+	if cached.RSS.V < before.RSS.V+20<<20 {
+		t.Errorf("RSS %d after 100000 keys of 300 bytes, %d before: not read afresh", cached.RSS.V, before.RSS.V)
+	}
+	now = now.Add(time.Millisecond)
+	fresh := r.Read(pid)
+	if !fresh.PSS.OK || fresh.PSS.V < before.PSS.V+20<<20 {
+		t.Errorf("PSS %v after %s, %v before: not read again", fresh.PSS, serverPSSEvery, before.PSS)
+	}
+}
