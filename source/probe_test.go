@@ -2,6 +2,7 @@ package source
 
 import (
 	"context"
+	"math/rand/v2"
 	"runtime"
 	"strconv"
 	"strings"
@@ -222,6 +223,50 @@ func TestProbeRollingWindowForgets(t *testing.T) {
 	_, roll = p.summary()
 	if roll.Count != 1 || roll.Max != 100*time.Microsecond {
 		t.Errorf("rolling summary keeps an interval older than 10 s: %+v", roll)
+	}
+}
+
+// TestProbeRollingMatchesFullMerge: the rolling histogram, kept by adding
+// each finished interval and subtracting it again when it leaves the
+// window or its slot is reused, equals a merge of every interval in the
+// window, stalls (coordinated-omission corrections) and intervals too
+// long to log included.
+func TestProbeRollingMatchesFullMerge(t *testing.T) {
+	p := newProbe(Endpoint{}, nil, 2*time.Millisecond, time.Second, 200*time.Millisecond)
+	rng := rand.New(rand.NewPCG(1, 2))
+	full := newProbeHist()
+	for round := range 3 * len(p.ring) {
+		n := rng.IntN(40)
+		if round%23 == 5 {
+			n = probeSlotLog + 100 // more than a slot logs
+		}
+		for range n {
+			rtt := time.Duration(20+rng.IntN(400)) * time.Microsecond
+			if rng.IntN(50) == 0 {
+				rtt = time.Duration(1+rng.IntN(900)) * time.Millisecond // a stall
+			}
+			p.record(rtt)
+		}
+		// Now and then some intervals age out of the window.
+		if rng.IntN(5) == 0 {
+			for i := range p.ring {
+				if p.ring[i].used && rng.IntN(3) == 0 {
+					p.ring[i].end -= probeWindow + time.Second
+				}
+			}
+		}
+		_, roll := p.summary()
+		full.Reset()
+		from := time.Duration(p.now()) - probeWindow
+		for i := range p.ring {
+			if s := &p.ring[i]; s.used && s.end >= from && i != p.head {
+				full.Merge(s.hist)
+			}
+		}
+		want := latencyOf(full, roll.Min, roll.Max)
+		if roll.Count != want.Count || roll.P50 != want.P50 || roll.P99 != want.P99 {
+			t.Fatalf("round %d: rolling %+v, a merge of the window %+v", round, roll, want)
+		}
 	}
 }
 
