@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -34,13 +35,21 @@ type cpuCase struct {
 	name  string
 	n     int  // servers watched
 	pty   bool // drawing in a 200x50 pseudo-terminal; else --record FILE without a terminal
-	limit float64
-	fleet bool // the reference's interval is taken from vkwatch's own PING rate
+	args  []string
+	limit float64 // 0: no target of its own (see probeCheck)
+	fleet bool    // the reference's interval is taken from vkwatch's own PING rate
 }
+
+// The cases, by index: probeCheck subtracts caseQuiet from caseRecord.
+const (
+	caseRecord = 1
+	caseQuiet  = 2
+)
 
 var cpuCases = []cpuCase{
 	{name: "two idle servers at defaults (PING every 2 ms), drawing 200x50", n: 2, pty: true, limit: 1.3},
 	{name: "two idle servers at defaults, --record FILE without a terminal", n: 2, limit: 1.15},
+	{name: "two idle servers, --record FILE, --ping-interval 100ms (20 PINGs/s)", n: 2, args: []string{"--ping-interval", "100ms"}},
 	{name: "one idle server at defaults, drawing 200x50", n: 1, pty: true, limit: 1.3},
 	{name: fmt.Sprintf("a fleet of %d idle servers (vkwatch A B C D E F, its PING budget), drawing 200x50", fleetSize),
 		n: fleetSize, pty: true, limit: 1.3, fleet: true},
@@ -52,9 +61,8 @@ var costVariants = []struct {
 	pty  bool
 	args []string
 }{
-	{"no UI (--record /dev/null, no terminal)", false, []string{"--record", os.DevNull}},
+	{"--record /dev/null, no terminal", false, []string{"--record", os.DevNull}},
 	{"UI, --ping-interval 100ms", true, []string{"--ping-interval", "100ms"}},
-	{"no UI, --ping-interval 100ms", false, []string{"--record", os.DevNull, "--ping-interval", "100ms"}},
 }
 
 // costRun is what one attached program cost over a measured span.
@@ -218,10 +226,10 @@ func compareCPU(ctx context.Context, cfg config, srvs []*testServer, dir string)
 				interval = fleetInterval
 			}
 			s := srvs[:c.n]
-			args := []string(nil)
+			args := slices.Clone(c.args)
 			if !c.pty {
 				recN++
-				args = []string{"--record", filepath.Join(dir, fmt.Sprintf("rec-%d.jsonl", recN))}
+				args = append(args, "--record", filepath.Join(dir, fmt.Sprintf("rec-%d.jsonl", recN)))
 			}
 			key := fmt.Sprintf("%d/%s", c.n, interval)
 			runRef := func() error {
@@ -256,13 +264,49 @@ func compareCPU(ctx context.Context, cfg config, srvs []*testServer, dir string)
 		}
 	}
 	for ci, c := range cpuCases {
-		if c.fleet && fleetErr != nil {
+		switch {
+		case c.fleet && fleetErr != nil:
 			notRun(c, fleetErr.Error())
-			continue
+		case c.limit > 0:
+			checks = append(checks, cpuCheck(c, pairs[ci]))
 		}
-		checks = append(checks, cpuCheck(c, pairs[ci]))
 	}
+	checks = append(checks, probeCheck(pairs[caseRecord], pairs[caseQuiet]))
 	return checks, rssMax, nil
+}
+
+// probeCheck isolates the PING probe: vkwatch without a terminal at 2 ms
+// less the same at 100 ms (980 fewer PINGs a second, the sampler and the
+// recorder the same), against the reference prober's whole cost.
+func probeCheck(rec, quiet []cpuPair) check {
+	var probe, ref float64
+	var parts []string
+	for i := range min(len(rec), len(quiet)) {
+		d := rec[i].vk.cpu - quiet[i].vk.cpu
+		probe += d
+		ref += rec[i].ref.cpu
+		parts = append(parts, fmt.Sprintf("%.2f", d/rec[i].ref.cpu))
+	}
+	c := check{
+		Target:  "CPU of the PING probe alone, two servers every 2 ms (vkwatch --record FILE at 2 ms less the same at 100 ms), as a multiple of the reference prober's",
+		Verdict: "INFO",
+	}
+	if ref <= 0 {
+		c.Measured = "not measured"
+		return c
+	}
+	n := float64(len(parts))
+	c.Measured = fmt.Sprintf("%.2f (rounds: %s): %.2f%% vs %.2f%% of a core; the rest of vkwatch at 100 ms: %.2f%%",
+		probe/ref, strings.Join(parts, ", "), 100*probe/n, 100*ref/n, 100*summarize(cpuValues(quiet)).Mean)
+	return c
+}
+
+func cpuValues(ps []cpuPair) []float64 {
+	var xs []float64
+	for _, p := range ps {
+		xs = append(xs, p.vk.cpu)
+	}
+	return xs
 }
 
 func cpuTarget(c cpuCase) string {
