@@ -296,7 +296,7 @@ func (l *probeLoop) wake() {
 // events without blocking, and reports false (park on the netpoller) when
 // there are none.
 func (l *probeLoop) poll(fd uintptr) bool {
-	n, _, e := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, fd, uintptr(unsafe.Pointer(&l.events[0])),
+	n, _, e := syscall.RawSyscall6(unix.SYS_EPOLL_PWAIT, fd, uintptr(unsafe.Pointer(&l.events[0])),
 		uintptr(len(l.events)), 0, 0, 0)
 	if e != 0 {
 		l.nev = 0
@@ -424,7 +424,7 @@ func (l *probeLoop) compact() {
 func (l *probeLoop) receive(c *loopConn) {
 	for {
 		l.msg.SetControllen(len(l.cmsg))
-		n, _, e := syscall.RawSyscall(syscall.SYS_RECVMSG, uintptr(c.fd), uintptr(unsafe.Pointer(&l.msg)), 0)
+		n, _, e := syscall.RawSyscall(unix.SYS_RECVMSG, uintptr(c.fd), uintptr(unsafe.Pointer(&l.msg)), 0)
 		switch {
 		case e == syscall.EINTR:
 			continue
