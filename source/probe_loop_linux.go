@@ -536,11 +536,12 @@ func (l *probeLoop) tick(now int64) {
 		case c.sent != 0 && now-c.sent >= int64(probeReadTimeout):
 			l.drop(c, errors.New("no answer to PING for "+probeReadTimeout.String()))
 		case c.sent != 0:
+			// A deferred reply is looked for at the probe's next grid
+			// point; a watched one wakes the loop itself, but the timer
+			// keeps its period all the same (setting it costs more than
+			// a tick that finds nothing to do while a server stalls).
 			soonest(c.sent + int64(probeReadTimeout))
-			if c.deferred.Load() {
-				// Look for the reply at the probe's next grid point.
-				soonest((now/c.interval + 1) * c.interval)
-			}
+			soonest((now/c.interval + 1) * c.interval)
 		default:
 			soonest(c.next)
 		}
