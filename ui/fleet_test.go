@@ -390,7 +390,8 @@ func TestFleetRollingSaveConfirmProgressAndStop(t *testing.T) {
 		t.Fatalf("B B sent %v, want the first replica's BGSAVE alone", got)
 	}
 	if v := view(r.m); !strings.Contains(v, "rolling save 0 of 3 saved · ETA after the first save") ||
-		!strings.Contains(v, "roll 1/3 BGSAVE sent") || !strings.Contains(v, "roll 2/3 waiting") {
+		!strings.Contains(v, "roll 1/3 BGSAVE sent") || !strings.Contains(v, "roll 2/3 waiting") ||
+		!strings.Contains(v, "saving 127.0.0.1:30004 · next 127.0.0.1:30005") {
 		t.Fatalf("running:\n%s", v)
 	}
 	r.answer(4, "")
@@ -543,5 +544,30 @@ func TestFleetReplayShowsTheFleetView(t *testing.T) {
 	nr, _ = r.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("m")})
 	if !strings.Contains(ansi.Strip(nr.(Replay).View()), "▸*") {
 		t.Fatalf("m did not mark in a replay")
+	}
+}
+
+func TestFleetRollingSaveDone(t *testing.T) {
+	r := newRollSim(t, 80, 24)
+	r.key("B")
+	r.key("B")
+	for _, i := range []int{4, 5, 6} {
+		r.answer(i, "")
+		r.save(i, time.Second)
+	}
+	want := []string{fleetAddr(4) + " BGSAVE", fleetAddr(5) + " BGSAVE", fleetAddr(6) + " BGSAVE"}
+	if got := r.log.got(); !slices.Equal(got, want) {
+		t.Fatalf("sent %v, want %v", got, want)
+	}
+	v := view(r.m)
+	if !strings.Contains(v, "rolling save done: 3 of 3 saved in 4.0s") || !strings.Contains(v, "roll 3/3 saved") {
+		t.Fatalf("done:\n%s", v)
+	}
+	// r: one report row per node saved.
+	r.key("r")
+	for _, i := range []int{4, 5, 6} {
+		if n := strings.Count(view(r.m), fleetAddr(i)); n != 1 {
+			t.Errorf("%s in %d report rows, want 1:\n%s", fleetAddr(i), n, view(r.m))
+		}
 	}
 }

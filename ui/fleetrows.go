@@ -648,7 +648,7 @@ func (f *fleetView) rollLines(st *styles) []string {
 		if len(steps) == 0 {
 			return []string{st.warn.r("rolling save: no node to save")}
 		}
-		l1 = st.warn.r(fmt.Sprintf("rolling BGSAVE of %d node%s, one per shard (a replica where there is one), %d at a time, never two on one host:",
+		l1 = st.warn.r(fmt.Sprintf("rolling BGSAVE of %d node%s, one per shard, %d at a time, never 2 on one host:",
 			len(steps), plural(len(steps)), max(f.rollCfg.MaxParallel, 1)))
 		names := make([]string, len(steps))
 		for i, s := range steps {
@@ -657,24 +657,43 @@ func (f *fleetView) rollLines(st *styles) []string {
 		l2 = st.value.r(strings.Join(names, "  "))
 	case fleet.RollRunning, fleet.RollHeld:
 		l1 = st.warn.r("rolling save") + st.value.r(fmt.Sprintf(" %d of %d saved", p.Done, p.Total)) +
-			st.label.r(" · ETA ") + st.value.r(rollETA(p)) + st.dim.r(" · esc cancels the nodes not started")
-		var now []string
+			st.label.r(" · ETA ") + st.value.r(rollETA(p)) + st.dim.r(" · esc cancels the rest")
+		var now, next []string
 		for _, id := range p.Running {
-			now = append(now, addr(id)+" saving")
+			now = append(now, addr(id))
 		}
+		for _, s := range steps {
+			if s.State == fleet.StepWaiting && len(next) == 0 {
+				next = append(next, s.Node.Addr)
+			}
+		}
+		var parts []string
 		switch {
 		case p.State == fleet.RollHeld:
-			l2 = st.err.r("held by the memory check: " + p.Held + " · B: save it anyway, esc: cancel")
-		case p.Waiting != "":
-			l2 = st.label.r("waiting for ") + st.value.r(p.Waiting)
+			parts = append(parts, st.err.r("held by the memory check: "+p.Held+" · B: save it anyway, esc: cancel"))
 		case len(now) > 0:
-			l2 = st.value.r(strings.Join(now, ", "))
+			parts = append(parts, st.label.r("saving ")+st.value.r(strings.Join(now, ", ")))
 		}
+		// What the roll waits for, unless it is its own save (said above).
+		if p.Waiting != "" && (len(now) == 0 || strings.Contains(p.Waiting, "(not vkwatch's)")) && p.State != fleet.RollHeld {
+			parts = append(parts, st.label.r("waiting for ")+st.value.r(p.Waiting))
+		}
+		if len(next) > 0 && p.State != fleet.RollHeld {
+			parts = append(parts, st.label.r("next ")+st.value.r(next[0]))
+		}
+		l2 = strings.Join(parts, st.dim.r(" · "))
 	case fleet.RollCancelling:
 		l1 = st.warn.r(fmt.Sprintf("rolling save cancelled at %d of %d: the save running finishes, the rest are not started", p.Done, p.Total))
 	case fleet.RollDone:
-		l1 = st.ok.r(fmt.Sprintf("rolling save done: %d of %d saved", p.Done, p.Total)) +
-			st.dim.r(" · r: one report per node saved · esc clears this")
+		l1 = st.ok.r(fmt.Sprintf("rolling save done: %d of %d saved", p.Done, p.Total))
+		var last time.Duration
+		for _, s := range steps {
+			last = max(last, s.Ended)
+		}
+		if last > f.rollAt {
+			l1 += st.ok.r(" in " + fmtElapsed(last-f.rollAt))
+		}
+		l1 += st.dim.r(" · r: the reports · esc clears this")
 	case fleet.RollFailed:
 		l1 = st.err.r(fmt.Sprintf("✗ rolling save stopped at %d of %d: %s", p.Done, p.Total, p.Err))
 		l2 = st.dim.r("the nodes after it were not started · esc clears this")
