@@ -571,3 +571,12 @@ func TestFleetRollingSaveDone(t *testing.T) {
 		}
 	}
 }
+
+func TestKeysTypedTogetherAreKeysEach(t *testing.T) {
+	m := feed(t, newFleetModel(120, 40, nil), fleetScenario(10*time.Second))
+	nm, _ := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("jj j")})
+	m = nm.(Model)
+	if got := selected(t, m); got != fleetAddr(5) || !strings.Contains(lineWith(t, m, fleetAddr(2)+" "), "*") {
+		t.Fatalf("jj j: selected %s, want %s with %s marked:\n%s", got, fleetAddr(5), fleetAddr(2), view(m))
+	}
+}

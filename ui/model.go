@@ -253,9 +253,24 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.refresh()
 		return m, m.rollCmds(acts)
 	case tea.KeyMsg:
+		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {
+			return m.onRunes(msg.Runes)
+		}
 		return m.onKey(msg)
 	}
 	return m, nil
+}
+
+// onRunes handles keys typed faster than the terminal was read (bubbletea
+// delivers them as one message, "jjj"): each is a key of its own, in order.
+func (m Model) onRunes(runes []rune) (tea.Model, tea.Cmd) {
+	var cmds []tea.Cmd
+	for _, r := range runes {
+		nm, cmd := m.onKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+		m = nm.(Model)
+		cmds = append(cmds, cmd)
+	}
+	return m, tea.Batch(cmds...)
 }
 
 // View implements tea.Model. It returns the frame Update drew.

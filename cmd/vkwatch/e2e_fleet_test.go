@@ -189,8 +189,7 @@ func TestSessionFiveAddresses(t *testing.T) {
 		return strings.Contains(f.String(), "5 servers, one shard each") && strings.Contains(f.String(), "PING every 5ms per node") &&
 			len(sampledRows(f, ns)) == 5
 	})
-	// One key at a time: a terminal sends keys typed together as one read,
-	// which bubbletea reads as one multi-rune key.
+	// One key at a time, each seen on screen: the selection follows.
 	for i := 1; i <= 4; i++ {
 		s.press("j")
 		s.waitScreen(5*time.Second, fmt.Sprintf("row %d selected", i+1), func(f shot) bool { return strings.HasPrefix(rowOf(f, addrs[i]), "▸") })
