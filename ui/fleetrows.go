@@ -178,6 +178,8 @@ type rowKey struct {
 	roll     string
 	gone     bool
 	node     source.TopologyNode
+	shard    int
+	slots    string // the shard's slots, under a primary's address
 	primAddr string
 }
 
@@ -302,7 +304,10 @@ func (r *fleetRow) drawCharts(st *styles, g *fleetGeo, tops []float64) {
 func (f *fleetView) rowLines(st *styles, prog progress.Model, s *store.Store, r *fleetRow, first bool) []string {
 	v := s.View(r.id)
 	k := rowKey{version: v.Version, gen: r.charts.gen, geo: f.geo.gen, sel: r.id == f.sel, mark: f.marked[r.id],
-		first: first, sort: f.sort, roll: f.rollStep(r.id), gone: r.gone, node: r.node}
+		first: first, sort: f.sort, roll: f.rollStep(r.id), gone: r.gone, node: r.node, shard: r.shard}
+	if r.shard < len(f.top.Shards) {
+		k.slots = slotsText(f.top.Shards[r.shard].Slots)
+	}
 	if p := f.byID[r.node.Primary]; p != nil {
 		k.primAddr = p.addr()
 	}
@@ -435,8 +440,8 @@ func (f *fleetView) rowInfo(st *styles, v store.View, r *fleetRow, k rowKey) str
 	switch {
 	case r.node.Role == source.RoleReplica && k.primAddr != "":
 		return st.dim.r("of " + k.primAddr)
-	case r.node.Role == source.RolePrimary && len(f.top.Shards) > r.shard && len(f.top.Shards[r.shard].Slots) > 0:
-		return st.dim.r("slots " + slotsText(f.top.Shards[r.shard].Slots))
+	case r.node.Role == source.RolePrimary && k.slots != "":
+		return st.dim.r("slots " + k.slots)
 	}
 	if v.Identity != nil {
 		name := v.Identity.ServerName

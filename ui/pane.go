@@ -101,9 +101,10 @@ func formFor(iw, ih int) paneForm {
 
 // pane is one server's state on screen and its cached drawing.
 type pane struct {
-	index int // position on screen
-	id    source.NodeID
-	addr  string
+	index   int // position on screen
+	id      source.NodeID
+	addr    string
+	inFleet bool // opened from the fleet view: B is the rolling save there
 
 	width, height int
 	form          paneForm
@@ -441,7 +442,7 @@ func (p *pane) render(st *styles, prog progress.Model, v store.View, focused boo
 		lines = append(lines, saveLine(st, prog, s, iw, true))
 		lines = append(lines, reportLine(st, v.Report))
 	} else {
-		lines = append(lines, saveLine(st, prog, s, iw, false), saveBar(st, prog, s, iw))
+		lines = append(lines, saveLine(st, prog, s, iw, false), saveBar(st, prog, s, iw, p.inFleet))
 		lines = append(lines, reportLines(st, v.Report)...)
 	}
 	fixed := make([]string, 0, p.height)
