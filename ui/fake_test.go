@@ -249,6 +249,8 @@ func press(m Model, k string) (Model, tea.Cmd) {
 		msg = tea.KeyMsg{Type: tea.KeyUp}
 	case "down":
 		msg = tea.KeyMsg{Type: tea.KeyDown}
+	case "enter":
+		msg = tea.KeyMsg{Type: tea.KeyEnter}
 	default:
 		msg = tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
 	}

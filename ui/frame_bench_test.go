@@ -9,7 +9,9 @@ package ui_test
 //	go test ./ui -run '^$' -bench 'Frame' -benchmem
 
 import (
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,8 +32,9 @@ var benchEpoch = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 // draw is present, and a fork save runs from 60 s to 75 s so that a span,
 // a progress bar and a report are on screen.
 type benchServer struct {
-	idx int
-	seq uint64
+	idx  int
+	seq  uint64
+	node source.NodeID // when set, the node the samples are of (else benchNodes[idx])
 }
 
 func (f *benchServer) sample(off time.Duration) source.Event {
@@ -73,7 +76,11 @@ func (f *benchServer) sample(off time.Duration) source.Event {
 		s.Footprint = source.Some(s.Proc.RSS.V + cow)
 		s.Save.Trigger = source.Trigger{Kind: source.TriggerUser}
 	}
-	return source.Event{Node: benchNodes[f.idx].ID, Kind: source.EventSample, Offset: off, At: s.At, Sample: s}
+	node := f.node
+	if node == "" {
+		node = benchNodes[f.idx].ID
+	}
+	return source.Event{Node: node, Kind: source.EventSample, Offset: off, At: s.At, Sample: s}
 }
 
 // benchNodes are the two servers of the frame benchmarks.
@@ -134,6 +141,71 @@ func BenchmarkFrameView(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
+		if len(m.View()) == 0 {
+			b.Fatal("empty view")
+		}
+	}
+}
+
+// benchFleet is a six-node cluster (three shards of a primary and a
+// replica) in the fleet view at 200x50 with a full history, and the
+// offset of its last samples.
+func benchFleet(b *testing.B) (tea.Model, []*benchServer, time.Duration) {
+	b.Helper()
+	top := source.Topology{Cluster: true, Via: "CLUSTER SHARDS", From: "127.0.0.1:30001", PingInterval: 6 * time.Millisecond}
+	var nodes []ui.Node
+	var srvs []*benchServer
+	for sh := range 3 {
+		var shard source.Shard
+		for k, role := range []string{source.RolePrimary, source.RoleReplica} {
+			i := sh + 3*k
+			id := source.NodeID(fmt.Sprintf("%040x", i+1))
+			addr := fmt.Sprintf("127.0.0.1:%d", 30001+i)
+			shard.Nodes = append(shard.Nodes, source.TopologyNode{ID: id, Addr: addr, IP: "127.0.0.1", Role: role, Health: source.HealthOnline})
+			nodes = append(nodes, ui.Node{ID: id, Addr: addr})
+			srvs = append(srvs, &benchServer{idx: i % 2, node: id})
+		}
+		top.Shards = append(top.Shards, shard)
+	}
+	var m tea.Model = ui.New(ui.Config{
+		Nodes: nodes, Topology: &top, History: benchHistory, Interval: benchInterval,
+		Send: func(source.NodeID, ...string) {}, Now: func() time.Time { return benchEpoch },
+	})
+	m, _ = m.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
+	for _, n := range nodes {
+		m, _ = m.Update(ui.EventMsg{Node: n.ID, Kind: source.EventConnected, At: benchEpoch,
+			Identity: &source.Identity{Addr: n.Addr, ServerName: "redis", Version: "7.0.15", Role: "master", Local: true}})
+	}
+	var off time.Duration
+	for off = 0; off <= benchHistory+10*time.Second; off += benchInterval {
+		m, _ = m.Update(fleetBatch(srvs, off))
+	}
+	if !strings.Contains(m.View(), "cluster: 6 nodes in 3 shards") {
+		b.Fatalf("not the fleet view:\n%s", m.View())
+	}
+	return m, srvs, off
+}
+
+// fleetBatch is one sample of every node.
+func fleetBatch(srvs []*benchServer, off time.Duration) ui.EventsMsg {
+	evs := make(ui.EventsMsg, len(srvs))
+	for i, s := range srvs {
+		evs[i] = s.sample(off)
+	}
+	return evs
+}
+
+// BenchmarkFrameFleet is one frame of the fleet view of six nodes at
+// 200x50, as at defaults: a sample of every node, folded and drawn, then
+// View. The README's Performance section reports it beside BenchmarkFrame
+// (two full panes).
+func BenchmarkFrameFleet(b *testing.B) {
+	m, srvs, off := benchFleet(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		off += benchInterval
+		m, _ = m.Update(fleetBatch(srvs, off))
 		if len(m.View()) == 0 {
 			b.Fatal("empty view")
 		}

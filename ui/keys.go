@@ -25,11 +25,25 @@ type keyMap struct {
 	Help       key.Binding
 	Quit       key.Binding
 
+	// The fleet view's keys (three or more servers, or a cluster).
+	SelUp   key.Binding // select the row above
+	SelDown key.Binding
+	Select  key.Binding // help only: up and down in one entry
+	Open    key.Binding // the selected node's full pane, or two marked side by side
+	Mark    key.Binding // marks a node for enter to compare
+	Sort    key.Binding // cycles the rows' order
+	Back    key.Binding // help only: esc from a node's pane to the fleet view
+
 	tableOpen bool // the reports table is open: its keys come first in the short help
 	costOpen  bool // the cost view is open: likewise
+	fleet     bool // a fleet: B is the rolling save, A is not offered
+	fleetList bool // the fleet view's rows are on screen (not a node's pane)
+	shown     int  // panes on screen, when not the fleet view's rows
 }
 
-func newKeyMap(servers int) keyMap {
+// newKeyMap returns the bindings for servers servers, as a fleet (the
+// fleet view) or not (panes side by side).
+func newKeyMap(servers int, fleet bool) keyMap {
 	k := keyMap{
 		Save:       key.NewBinding(key.WithKeys("b"), key.WithHelp("b", "bgsave")),
 		Rewrite:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "bgrewriteaof")),
@@ -50,6 +64,26 @@ func newKeyMap(servers int) keyMap {
 		Pause:      key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause")),
 		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "more")),
 		Quit:       key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+
+		SelUp:   key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "select up")),
+		SelDown: key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "select down")),
+		Select:  key.NewBinding(key.WithKeys("up", "down", "k", "j"), key.WithHelp("↑/↓", "select")),
+		Open:    key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open")),
+		// space is replay's play/pause: m marks there.
+		Mark: key.NewBinding(key.WithKeys(" ", "m"), key.WithHelp("space/m", "mark")),
+		Sort: key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "sort")),
+		Back: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "fleet")),
+	}
+	k.fleet = fleet
+	if fleet {
+		// B would fork every node at once, a primary and its replicas
+		// together: in a fleet it is the rolling save, one node per shard
+		// (in the fleet view only). A rolling rewrite is not offered.
+		k.SaveAll.SetHelp("B", "rolling save")
+		k.Both.SetEnabled(false)
+		k.setMode(false, false)
+		k.setFleet(true, 0)
+		return k
 	}
 	if servers < 2 {
 		// With one server focus moves mean nothing; B and A still work (they
@@ -60,15 +94,26 @@ func newKeyMap(servers int) keyMap {
 		k.Next.SetEnabled(false)
 		k.Prev.SetEnabled(false)
 	}
-	if servers > 2 {
-		// B and A would fork every server at once, a primary and its
-		// replicas together; the fleet view's rolling save replaces them.
-		k.SaveAll.SetEnabled(false)
-		k.RewriteAll.SetEnabled(false)
-		k.Both.SetEnabled(false)
-	}
 	k.setMode(false, false)
+	k.setFleet(false, servers)
 	return k
+}
+
+// setFleet switches the bindings between the fleet view's rows (list)
+// and the panes on screen (shown of them). Outside a fleet only the
+// fleet's keys are off.
+func (k *keyMap) setFleet(list bool, shown int) {
+	k.fleetList, k.shown = k.fleet && list, shown
+	for _, b := range []*key.Binding{&k.SelUp, &k.SelDown, &k.Select, &k.Open, &k.Mark, &k.Sort} {
+		b.SetEnabled(k.fleetList && !k.tableOpen && !k.costOpen)
+	}
+	k.Back.SetEnabled(k.fleet && !list && !k.tableOpen && !k.costOpen)
+	if k.fleet {
+		// Focus moves only between two nodes shown side by side.
+		k.Next.SetEnabled(!list && shown == 2)
+		k.Prev.SetEnabled(!list && shown == 2)
+		k.SaveAll.SetEnabled(list)
+	}
 }
 
 // setMode switches the bindings that only mean something while the
@@ -76,6 +121,9 @@ func newKeyMap(servers int) keyMap {
 // that open them.
 func (k *keyMap) setMode(table, cost bool) {
 	k.tableOpen, k.costOpen = table, cost
+	if k.fleet {
+		k.setFleet(k.fleetList, k.shown)
+	}
 	k.Up.SetEnabled(table)
 	k.Down.SetEnabled(table)
 	k.Scroll.SetEnabled(table)
@@ -102,12 +150,26 @@ func (k keyMap) ShortHelp() []key.Binding {
 		return []key.Binding{k.Reports, k.Scroll, k.Pause, k.Help, k.Quit, k.Save, k.Rewrite, k.Both, k.Next}
 	case k.costOpen:
 		return []key.Binding{k.Cost, k.CostY, k.Pause, k.Help, k.Quit, k.Save, k.Both, k.Next}
+	case k.fleetList:
+		return []key.Binding{k.Select, k.Open, k.SaveAll, k.Help, k.Quit, k.Save, k.Mark, k.Sort, k.Cost, k.Reports, k.Pause, k.Scale, k.Rewrite, k.Cancel}
+	case k.fleet:
+		return []key.Binding{k.Back, k.Save, k.Cost, k.Reports, k.Help, k.Quit, k.Scale, k.Pause, k.Rewrite, k.Cancel, k.Next}
 	}
 	return []key.Binding{k.Save, k.Both, k.Cost, k.Reports, k.Scale, k.Help, k.Quit, k.Pause, k.Rewrite, k.Cancel, k.Next}
 }
 
-// FullHelp implements help.KeyMap.
+// FullHelp implements help.KeyMap: what works now, by kind. A fleet has
+// no B/A for every node at once (B is the rolling save, in the fleet
+// view), and its own column of keys.
 func (k keyMap) FullHelp() [][]key.Binding {
+	if k.fleet {
+		return [][]key.Binding{
+			{k.Save, k.Rewrite, k.Cancel, k.SaveAll},
+			{k.SelUp, k.SelDown, k.Open, k.Mark, k.Sort, k.Back, k.Next, k.Prev},
+			{k.Cost, k.CostY, k.Reports, k.Up, k.Down},
+			{k.Scale, k.Close, k.Pause, k.Help, k.Quit},
+		}
+	}
 	return [][]key.Binding{
 		{k.Save, k.Rewrite, k.SaveAll, k.RewriteAll, k.Cancel},
 		{k.Next, k.Prev},

@@ -33,6 +33,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/fleet"
 	"github.com/vkwatch/vkwatch/source/store"
 )
 
@@ -51,8 +52,14 @@ type Node struct {
 // Config is everything the UI needs from its caller.
 type Config struct {
 	// Nodes are the servers, one pane each, in order. Events for a node not
-	// listed are ignored.
+	// listed are ignored, unless the UI is a fleet's (below): then every
+	// node of its topology has a row, those that join later included.
 	Nodes []Node
+	// Topology is the fleet the nodes are, as it stood at the start (the
+	// rows' shards and roles, what told them, the PING interval per node);
+	// later ones come as EventTopology. A cluster's, or three or more
+	// nodes, open the fleet view; nil is the list of Nodes.
+	Topology *source.Topology
 	// History is how much time the charts keep (default 2m).
 	History time.Duration
 	// Interval is the sampling interval (default 200ms); with History it
@@ -105,6 +112,7 @@ const (
 	layoutStacked                    // panes one above the other
 	layoutSingle                     // only the focused pane (two do not fit)
 	layoutTooSmall                   // not even one pane fits
+	layoutFleet                      // the fleet view's rows
 )
 
 // sideWidth is the narrowest pane that goes side by side while stacking
@@ -132,8 +140,14 @@ type Model struct {
 	help  help.Model
 	prog  progress.Model
 	store *store.Store // every node's history: what panes and views draw
-	panes []*pane
+	panes []*pane      // every pane made so far (a fleet makes them as nodes are opened)
 	byID  map[source.NodeID]*pane
+	// shown are the panes on screen, focus indexes them: every pane for
+	// one or two servers; in a fleet, the node opened with enter, or the
+	// two marked ones, and none while the fleet view is on (fleetOn).
+	shown   []*pane
+	fleet   *fleetView // nil unless a fleet
+	fleetOn bool
 
 	focus         int
 	width, height int
@@ -170,7 +184,9 @@ type Model struct {
 type helpKey struct {
 	width                             int
 	full, paused, table, cost, scales bool
-	confirm                           string
+	fleetOn                           bool
+	shown                             int
+	confirm, held                     string
 }
 
 // New builds a model for cfg, filling defaults. It draws for an 80x24
@@ -189,7 +205,7 @@ func New(cfg Config) Model {
 	m := Model{
 		cfg:  cfg,
 		st:   &st,
-		keys: newKeyMap(len(cfg.Nodes)),
+		keys: newKeyMap(len(cfg.Nodes), isFleet(cfg)),
 		help: help.New(),
 		// The bar is drawn with ViewAs only: no animation frames to schedule.
 		// Its colour profile follows lipgloss's, so NO_COLOR and tests agree.
@@ -201,10 +217,13 @@ func New(cfg Config) Model {
 	}
 	m.store = store.New(store.Config{Keep: cfg.History})
 	m.byID = make(map[source.NodeID]*pane, len(cfg.Nodes))
-	for i, n := range cfg.Nodes {
-		p := newPane(i, n.ID, n.Addr)
-		m.panes = append(m.panes, p)
-		m.byID[n.ID] = p
+	for _, n := range cfg.Nodes {
+		m.paneFor(n.ID, n.Addr)
+	}
+	if isFleet(cfg) {
+		m.startFleet()
+	} else {
+		m.shown = m.panes
 	}
 	m.relayout()
 	m.refresh()
@@ -223,17 +242,35 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.relayout()
 		m.refresh()
 	case EventMsg:
-		m.fold(source.Event(msg))
+		acts := m.fold(source.Event(msg))
 		m.refresh()
+		return m, m.rollCmds(acts)
 	case EventsMsg:
+		var acts []fleet.Action
 		for _, ev := range msg {
-			m.fold(ev)
+			acts = append(acts, m.fold(ev)...)
 		}
 		m.refresh()
+		return m, m.rollCmds(acts)
 	case tea.KeyMsg:
+		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {
+			return m.onRunes(msg.Runes)
+		}
 		return m.onKey(msg)
 	}
 	return m, nil
+}
+
+// onRunes handles keys typed faster than the terminal was read (bubbletea
+// delivers them as one message, "jjj"): each is a key of its own, in order.
+func (m Model) onRunes(runes []rune) (tea.Model, tea.Cmd) {
+	var cmds []tea.Cmd
+	for _, r := range runes {
+		nm, cmd := m.onKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+		m = nm.(Model)
+		cmds = append(cmds, cmd)
+	}
+	return m, tea.Batch(cmds...)
 }
 
 // View implements tea.Model. It returns the frame Update drew.
@@ -245,30 +282,39 @@ func (m Model) Reports() []source.SaveReport {
 }
 
 // fold applies one event to the state: a command's answer to the footer,
-// anything else to the store. Nothing is drawn here.
-func (m *Model) fold(ev source.Event) {
-	p := m.byID[ev.Node]
-	if p == nil {
-		return // an event for a server this UI was not told about
+// anything else to the store; in a fleet, every event to the fleet view
+// too (its status, topology and rolling save), which returns the commands
+// its rolling save wants sent. Nothing is drawn here.
+func (m *Model) fold(ev source.Event) []fleet.Action {
+	var acts []fleet.Action
+	if m.fleet != nil {
+		acts = m.fleet.observe(ev)
+		if ev.Kind == source.EventTopology {
+			return acts // about the fleet, not about a node
+		}
+	} else if m.byID[ev.Node] == nil {
+		return nil // an event for a server this UI was not told about
 	}
 	if ev.Kind == source.EventCommand {
 		if ev.Command != nil {
-			m.answer(p, ev.Command)
+			m.answer(ev.Node, ev.Command)
 		}
-		return
+		return acts
 	}
 	m.store.Add(ev)
+	return acts
 }
 
 // answer puts a command's answer in the footer, in place of the note or
 // answer it had for that server.
-func (m *Model) answer(p *pane, c *source.CommandResult) {
-	e := footEntry{node: p.id, kind: footOK}
+func (m *Model) answer(node source.NodeID, c *source.CommandResult) {
+	addr := m.addrOf(node)
+	e := footEntry{node: node, kind: footOK}
 	if c.OK() {
-		e.text = fmt.Sprintf("%s on %s: %s", c.Command, p.addr, c.Reply)
+		e.text = fmt.Sprintf("%s on %s: %s", c.Command, addr, c.Reply)
 	} else {
 		e.kind = footErr
-		e.text = fmt.Sprintf("✗ %s on %s: %s", c.Command, p.addr, c.Err)
+		e.text = fmt.Sprintf("✗ %s on %s: %s", c.Command, addr, c.Err)
 	}
 	m.setFooter(e)
 }
@@ -288,8 +334,15 @@ func (m *Model) setFooter(e footEntry) {
 // terminal's columns at one sample each span longer.
 func (m *Model) keepFor() time.Duration {
 	keep := m.cfg.History
-	for _, p := range m.panes {
-		if w := p.form.plotW; w > 0 {
+	widths := []int{}
+	for _, p := range m.shown {
+		widths = append(widths, p.form.plotW)
+	}
+	if m.fleet != nil {
+		widths = append(widths, m.fleet.geo.chartW)
+	}
+	for _, w := range widths {
+		if w > 0 {
 			keep = max(keep, time.Duration(w)*bucketOf(m.cfg.History, m.cfg.Interval, w))
 		}
 	}
@@ -298,18 +351,26 @@ func (m *Model) keepFor() time.Duration {
 
 // refresh brings every pane's charts up to date with the store (frozen
 // while paused), draws what changed and rebuilds the frame.
+//
+// Only what is on screen is brought up to date: the panes shown, or the
+// fleet view's rows. A pane or a row that comes back on screen catches up
+// from the store, which kept its history meanwhile.
 func (m *Model) refresh() {
 	now := m.store.Now()
-	views := make([]store.View, len(m.panes))
-	for i, p := range m.panes {
+	views := make([]store.View, len(m.shown))
+	// Charts hidden behind the reports table or the cost view wait:
+	// closing it draws them.
+	covered := m.table.open || m.cost.open
+	if m.fleetOn && !covered {
+		m.fleet.refresh(m.st, m.store, now, m.cfg.History, m.cfg.Interval, m.perPane)
+	}
+	for i, p := range m.shown {
 		views[i] = m.store.View(p.id)
 		p.sync(views[i], now, m.cfg.History, m.cfg.Interval)
 	}
-	// Charts hidden behind the reports table or the cost view wait:
-	// closing it draws them.
-	if !m.table.open && !m.cost.open {
+	if !covered {
 		tops := m.scaleTops()
-		for i, p := range m.panes {
+		for i, p := range m.shown {
 			if m.lay.mode != layoutSingle || i == m.focus {
 				p.drawCharts(m.st, views[i], now, tops[i])
 			}
@@ -324,14 +385,14 @@ func (m *Model) refresh() {
 // default: the same memory draws at the same height in both panes) or
 // over the pane alone (perPane).
 func (m *Model) scaleTops() [][]float64 {
-	tops := make([][]float64, len(m.panes))
+	tops := make([][]float64, len(m.shown))
 	for i := range tops {
 		tops[i] = make([]float64, len(metrics))
 	}
 	for _, g := range groups() {
 		shared, sharedOK := 0.0, false
-		own := make([]float64, len(m.panes))
-		for i, p := range m.panes {
+		own := make([]float64, len(m.shown))
+		for i, p := range m.shown {
 			for k, mt := range metrics {
 				if mt.group == g && p.peakOK[k] {
 					own[i] = max(own[i], p.peak[k])
@@ -339,7 +400,7 @@ func (m *Model) scaleTops() [][]float64 {
 				}
 			}
 		}
-		for i := range m.panes {
+		for i := range m.shown {
 			top := own[i]
 			if !m.perPane {
 				top = shared
@@ -347,7 +408,7 @@ func (m *Model) scaleTops() [][]float64 {
 			for k, mt := range metrics {
 				switch {
 				case mt.group != g:
-				case !sharedOK || (m.perPane && !m.panes[i].groupOK(g)):
+				case !sharedOK || (m.perPane && !m.shown[i].groupOK(g)):
 					tops[i][k] = math.NaN() // nothing to scale: n/a
 				default:
 					tops[i][k] = max(top, mt.unit.minTop())
@@ -366,12 +427,15 @@ func (m *Model) relayout() {
 		// Full help is a courtesy: drop it before dropping the panes.
 		m.lay = m.pickLayout(false)
 	}
-	for i, p := range m.panes {
+	for i, p := range m.shown {
 		w := minPaneW
 		if i < len(m.lay.widths) {
 			w = m.lay.widths[i]
 		}
 		p.SetSize(w, max(m.lay.height, minPaneH))
+	}
+	if m.fleet != nil {
+		m.fleet.SetSize(m.width, m.bodyHeight())
 	}
 	m.cost.SetSize(m.width, m.bodyHeight())
 	m.store.SetKeep(m.keepFor())
@@ -382,13 +446,21 @@ func (m *Model) relayout() {
 // focused pane alone. Panes take the whole height they are given: their
 // charts grow with it.
 func (m *Model) pickLayout(fullHelp bool) layout {
-	n := len(m.panes)
+	n := len(m.shown)
 	helpH := 1
 	if fullHelp {
 		helpH = lipgloss.Height(m.help.FullHelpView(m.keys.FullHelp()))
 	}
 	avail := m.height - 2 - helpH // title line, footer line, help
 	lay := layout{fullHelp: fullHelp, helpH: helpH, widths: make([]int, n)}
+	if m.fleetOn {
+		// The rows need the width of a pane and room for one row.
+		lay.mode, lay.height = layoutFleet, avail
+		if len(m.fleet.rows) == 0 || m.width < minPaneW || avail < fleetHeadLines+2 {
+			lay.mode = layoutTooSmall
+		}
+		return lay
+	}
 	if n == 0 {
 		lay.mode = layoutTooSmall
 		return lay
@@ -398,13 +470,12 @@ func (m *Model) pickLayout(fullHelp bool) layout {
 		ok    bool
 		share bool // the panes share the width
 	}
-	// Panes side by side or stacked are for comparing one or two servers;
-	// more than two are shown one at a time (tab moves on).
-	few := n <= 2
+	// Panes side by side or stacked compare one or two servers (more are
+	// the fleet view's rows).
 	tries := []try{
-		{layoutSide, few && m.width/n >= sideWidth && avail >= minPaneH, true},
-		{layoutStacked, few && m.width >= minPaneW && avail >= n*minPaneH, false},
-		{layoutSide, few && m.width/n >= minPaneW && avail >= minPaneH, true},
+		{layoutSide, m.width/n >= sideWidth && avail >= minPaneH, true},
+		{layoutStacked, m.width >= minPaneW && avail >= n*minPaneH, false},
+		{layoutSide, m.width/n >= minPaneW && avail >= minPaneH, true},
 		{layoutSingle, m.width >= minPaneW && avail >= minPaneH, false},
 	}
 	for _, t := range tries {
@@ -453,7 +524,9 @@ func (m *Model) compose(views []store.View) {
 		reports := m.store.Reports()[:m.store.ShownReports()]
 		lines = m.table.view(m.st, reports, m.width, tableRows(body))
 	case m.cost.open:
-		lines = m.cost.view(m.st, views)
+		lines = m.cost.view(m.st, m.costViews(views))
+	case m.fleetOn:
+		lines = m.fleet.view(m.st, m.prog, m.store, m.perPane)
 	default:
 		lines = m.paneLines(views)
 	}
@@ -473,7 +546,7 @@ func (m *Model) compose(views []store.View) {
 func (m *Model) tooSmall() string {
 	w, h := minSize()
 	msg := fmt.Sprintf("terminal too small: %dx%d\nvkwatch needs at least %dx%d\n\nq quits", m.width, m.height, w, h)
-	if len(m.panes) == 0 {
+	if len(m.panes) == 0 && (m.fleet == nil || len(m.fleet.rows) == 0) {
 		msg = "vkwatch: no servers to watch\n\nq quits"
 	}
 	// Cut each line to the terminal: Place cannot shrink what is wider.
@@ -487,12 +560,12 @@ func (m *Model) tooSmall() string {
 
 // paneLines lays the panes' boxes out as the layout says.
 func (m *Model) paneLines(views []store.View) []string {
-	boxes := make([][]string, len(m.panes))
-	for i, p := range m.panes {
+	boxes := make([][]string, len(m.shown))
+	for i, p := range m.shown {
 		if m.lay.mode == layoutSingle && i != m.focus {
 			continue // not on screen: leave its cached box alone
 		}
-		k := boxKey{focused: i == m.focus && len(m.panes) > 1}
+		k := boxKey{focused: i == m.focus && len(m.shown) > 1}
 		boxes[i] = p.box(m.st, m.prog, views[i], k, m.cfg.History)
 	}
 	switch m.lay.mode {
@@ -536,14 +609,23 @@ func (m *Model) bodyHeight() int { return m.height - 2 - m.lay.helpH }
 // warning in the footer may be cut short on a narrow terminal.
 func (m *Model) helpView() string {
 	k := helpKey{width: m.width, full: m.lay.fullHelp, paused: m.paused, table: m.table.open,
-		cost: m.cost.open, scales: m.perPane, confirm: m.confirm}
+		cost: m.cost.open, scales: m.perPane, fleetOn: m.fleetOn, shown: len(m.shown), confirm: m.confirm}
+	if m.fleet != nil && m.fleet.roll != nil && m.fleet.roll.State() == fleet.RollHeld {
+		k.held = m.fleet.roll.Progress().Held
+	}
 	if m.helpFor != k || m.helpText == "" {
 		h := m.help
 		h.ShowAll = k.full
-		if k.confirm != "" {
+		switch {
+		case k.held != "" && k.confirm == "" && !k.full:
+			// The roll waits for the user: say how to answer it, however
+			// narrow the terminal (its line may be cut).
+			m.helpText = ansi.Truncate(m.st.warn.r("B: save it anyway")+
+				m.st.dim.r(" • esc: cancel the rolling save"), m.width, "…")
+		case k.confirm != "":
 			m.helpText = ansi.Truncate(m.st.warn.r(k.confirm+" again: "+m.confirmWhat)+
 				m.st.dim.r(" • any other key: "+map[bool]string{true: "keep it", false: "cancel"}[k.confirm == "x"]), m.width, "…")
-		} else {
+		default:
 			// bubbles/help adds an entry that overflows when not even its
 			// "…" fits: cut every line to the terminal here.
 			m.helpText = strings.Join(fitLines(m.width, strings.Split(h.View(m.keys), "\n")...), "\n")
@@ -563,8 +645,8 @@ func (m *Model) setStatus(s string) {
 
 // recompose rebuilds the frame from what is drawn already.
 func (m *Model) recompose() {
-	views := make([]store.View, len(m.panes))
-	for i, p := range m.panes {
+	views := make([]store.View, len(m.shown))
+	for i, p := range m.shown {
 		views[i] = m.store.View(p.id)
 	}
 	m.compose(views)
@@ -574,6 +656,9 @@ func (m *Model) recompose() {
 // mean: paused, or only one of two panes shown.
 func (m *Model) topLine() string {
 	left := m.st.top.r("vkwatch")
+	if m.fleet != nil {
+		left += m.st.dim.r(" · ") + m.st.banner.r(m.fleet.title())
+	}
 	if m.cfg.Banner != "" {
 		left += m.st.dim.r(" · ") + m.st.banner.r(m.cfg.Banner)
 	}
@@ -582,10 +667,12 @@ func (m *Model) topLine() string {
 		right = append(right, m.st.banner.r(m.status))
 	}
 	if !m.table.open && !m.cost.open {
-		if m.lay.mode == layoutSingle && len(m.panes) > 1 {
-			right = append(right, m.st.dim.r(fmt.Sprintf("pane %d/%d, tab switches", m.focus+1, len(m.panes))))
+		if m.lay.mode == layoutSingle && len(m.shown) > 1 {
+			right = append(right, m.st.dim.r(fmt.Sprintf("pane %d/%d, tab switches", m.focus+1, len(m.shown))))
 		}
-		right = append(right, m.scaleMark())
+		if !m.fleetOn {
+			right = append(right, m.scaleMark()) // the fleet view says it in its own line
+		}
 	}
 	if m.paused {
 		right = append(right, m.st.paused.r(" PAUSED at "+m.pausedAt.Format("15:04:05")+" · p resumes "))
@@ -634,9 +721,14 @@ func (m Model) onKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	m.footer = nil
 	confirmed := m.confirm != "" && k.String() == m.confirm
 	m.confirm = ""
+	if m.fleet != nil && !confirmed {
+		m.fleet.dropPlan() // any other key cancels a rolling save not started
+	}
 	switch {
 	case key.Matches(k, m.keys.Quit):
 		return m, tea.Quit
+	case m.fleet != nil && (k.String() == "B" || k.String() == "A"):
+		return m, m.afterKey(m.fleetKey(k.String(), confirmed))
 	case key.Matches(k, m.keys.Save):
 		return m, m.afterKey(m.fork(false, confirmed, "BGSAVE"))
 	case key.Matches(k, m.keys.Rewrite):
@@ -668,22 +760,28 @@ func (m *Model) viewKey(k tea.KeyMsg) {
 	case key.Matches(k, m.keys.CostY):
 		m.cost.switchY()
 	case key.Matches(k, m.keys.Close):
-		if m.help.ShowAll && (m.helpOverTable || (!m.table.open && !m.cost.open)) {
+		switch {
+		case m.help.ShowAll && (m.helpOverTable || (!m.table.open && !m.cost.open)):
 			m.setHelp(false)
 			m.relayout()
-			break
+		case m.table.open || m.cost.open:
+			m.setMode(false, false)
+		case m.fleet != nil && !m.fleetOn:
+			m.showFleet()
+		case m.fleet != nil:
+			m.fleet.escape()
 		}
-		m.setMode(false, false)
+	case m.fleetOn && !m.table.open && !m.cost.open && m.fleetListKey(k):
 	case key.Matches(k, m.keys.Up), key.Matches(k, m.keys.Down):
 		d := 1
 		if key.Matches(k, m.keys.Up) {
 			d = -1
 		}
 		m.table.scroll(d, m.store.ShownReports(), tableRows(m.bodyHeight()))
-	case key.Matches(k, m.keys.Next):
-		m.focus = (m.focus + 1) % len(m.panes)
-	case key.Matches(k, m.keys.Prev):
-		m.focus = (m.focus + len(m.panes) - 1) % len(m.panes)
+	case key.Matches(k, m.keys.Next) && len(m.shown) > 0:
+		m.focus = (m.focus + 1) % len(m.shown)
+	case key.Matches(k, m.keys.Prev) && len(m.shown) > 0:
+		m.focus = (m.focus + len(m.shown) - 1) % len(m.shown)
 	case key.Matches(k, m.keys.Scale):
 		m.perPane = !m.perPane
 	case key.Matches(k, m.keys.Pause):
@@ -724,16 +822,21 @@ func (m *Model) setMode(table, cost bool) {
 	m.keys.setMode(table, cost)
 }
 
-// targets are the servers a command goes to: the focused one, or all.
-func (m *Model) targets(all bool) []int {
-	if !all {
-		return []int{m.focus}
+// targets are the servers a command goes to: the focused one (in the
+// fleet view, the selected row's), or every one shown.
+func (m *Model) targets(all bool) []*pane {
+	switch {
+	case m.fleetOn:
+		if r := m.fleet.row(m.fleet.sel); r != nil {
+			return []*pane{m.paneFor(r.id, r.addr())}
+		}
+		return nil
+	case all:
+		return m.shown
+	case m.focus < len(m.shown):
+		return []*pane{m.shown[m.focus]}
 	}
-	t := make([]int, len(m.panes))
-	for i := range t {
-		t[i] = i
-	}
-	return t
+	return nil
 }
 
 // fork sends BGSAVE (b, or B for all servers) or BGREWRITEAOF (a, A),
@@ -747,8 +850,7 @@ func (m *Model) fork(all, confirmed bool, command string) tea.Cmd {
 	}
 	aof := command == "BGREWRITEAOF"
 	var warned []footEntry
-	for _, i := range m.targets(all) {
-		p := m.panes[i]
+	for _, p := range m.targets(all) {
 		v := m.store.Live(p.id)
 		if text, ok := forkRisk(p.addr, v.Latest, v.Report, aof); ok {
 			warned = append(warned, footEntry{node: p.id, kind: footErr, text: text})
@@ -784,7 +886,11 @@ func (m *Model) cancelSave(confirmed bool) tea.Cmd {
 	if confirmed || !m.canSend() {
 		return m.send(false, "BGSAVE", "CANCEL")
 	}
-	p := m.panes[m.focus]
+	t := m.targets(false)
+	if len(t) == 0 {
+		return nil
+	}
+	p := t[0]
 	what := "no RDB save is running on " + p.addr + " (a scheduled one would be cancelled)"
 	if s := m.store.Live(p.id).Latest; s != nil && s.Save != nil && s.Save.Kind != source.SaveAOF {
 		what = "cancel the " + string(s.Save.Kind) + " running on " + p.addr
@@ -801,14 +907,14 @@ func (m *Model) cancelSave(confirmed bool) tea.Cmd {
 // canSend reports whether a command may be sent at all, without saying why
 // not: send does.
 func (m *Model) canSend() bool {
-	return len(m.panes) > 0 && !m.cfg.ReadOnly && m.cfg.Send != nil
+	return len(m.targets(false)) > 0 && !m.cfg.ReadOnly && m.cfg.Send != nil
 }
 
 // send returns the command that sends args to the focused server, or to
 // every server at once (one Cmd each in a tea.Batch, so they run
 // concurrently rather than one after the other's answer).
 func (m *Model) send(all bool, args ...string) tea.Cmd {
-	if len(m.panes) == 0 {
+	if len(m.targets(all)) == 0 {
 		return nil
 	}
 	name := strings.Join(args, " ")
@@ -823,8 +929,7 @@ func (m *Model) send(all bool, args ...string) tea.Cmd {
 	targets := m.targets(all)
 	send := m.cfg.Send
 	cmds := make([]tea.Cmd, 0, len(targets))
-	for _, i := range targets {
-		p := m.panes[i]
+	for _, p := range targets {
 		m.setFooter(footEntry{node: p.id, kind: footNote, text: fmt.Sprintf("sending %s to %s…", name, p.addr)})
 		cmds = append(cmds, func() tea.Msg {
 			send(p.id, args...)

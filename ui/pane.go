@@ -101,21 +101,15 @@ func formFor(iw, ih int) paneForm {
 
 // pane is one server's state on screen and its cached drawing.
 type pane struct {
-	index int // position on screen
-	id    source.NodeID
-	addr  string
+	index   int // position on screen
+	id      source.NodeID
+	addr    string
+	inFleet bool // opened from the fleet view: B is the rolling save there
 
 	width, height int
 	form          paneForm
 
-	// The chart columns, per metric, from the store's points: two per
-	// cell for braille lines, and one per cell for bars.
-	sub, cells []chart.Series
-	peak       []float64 // the largest value in the window, per metric
-	peakOK     []bool
-	colsFor    colsKey
-	colsOK     bool
-	buckets    buckets
+	columns
 
 	lines  []*chart.Line
 	bars   []*chart.Bars
@@ -123,9 +117,7 @@ type pane struct {
 	marks  string     // styled marker row
 	drawn  chartKey
 	drawOK bool
-	// dirty says a metric's columns changed since its chart was drawn;
-	// drawnTop is the scale top it was drawn at.
-	dirty    []bool
+	// drawnTop is the scale top each metric was drawn at.
 	drawnTop []float64
 	gen      uint64 // counts chart redraws, for the box cache
 
@@ -161,11 +153,30 @@ type boxKey struct {
 
 func newPane(index int, id source.NodeID, addr string) *pane {
 	n := len(metrics)
-	return &pane{index: index, id: id, addr: addr,
-		sub: make([]chart.Series, n), cells: make([]chart.Series, n),
-		peak: make([]float64, n), peakOK: make([]bool, n),
+	return &pane{index: index, id: id, addr: addr, columns: newColumns(),
 		lines: make([]*chart.Line, n), bars: make([]*chart.Bars, n), plots: make([][]string, n),
-		dirty: make([]bool, n), drawnTop: make([]float64, n)}
+		drawnTop: make([]float64, n)}
+}
+
+// columns are a node's chart columns, per metric, from the store's
+// points: two per cell for braille lines, and one per cell for bars,
+// with the largest value in the window. A pane keeps one set, a fleet
+// row another (narrower): both from the same store.
+type columns struct {
+	sub, cells []chart.Series
+	peak       []float64 // the largest value in the window, per metric
+	peakOK     []bool
+	colsFor    colsKey
+	colsOK     bool
+	buckets    buckets
+	// dirty says a metric's columns changed since its chart was drawn.
+	dirty []bool
+}
+
+func newColumns() columns {
+	n := len(metrics)
+	return columns{sub: make([]chart.Series, n), cells: make([]chart.Series, n),
+		peak: make([]float64, n), peakOK: make([]bool, n), dirty: make([]bool, n)}
 }
 
 // SetSize gives the pane its box size and lays it out.
@@ -194,7 +205,12 @@ func (p *pane) sync(v store.View, now, window, interval time.Duration) bool {
 	if !p.form.ok {
 		return false
 	}
-	w := p.form.plotW
+	return p.fill(v, now, window, interval, p.form.plotW)
+}
+
+// fill brings the columns up to date with the view for charts w cells
+// wide (see pane.sync), and reports whether anything changed.
+func (p *columns) fill(v store.View, now, window, interval time.Duration, w int) bool {
 	sub := bucketOf(window, interval, w) / 2
 	k := colsKey{version: v.Version, right: int64(now / sub), plotW: w, sub: sub}
 	if p.colsOK && k == p.colsFor {
@@ -294,7 +310,7 @@ func pairs(dst, src *chart.Series, w int) {
 
 // groupOK reports whether any metric of scale group g has a value in the
 // window.
-func (p *pane) groupOK(g string) bool {
+func (p *columns) groupOK(g string) bool {
 	for k, mt := range metrics {
 		if mt.group == g && p.peakOK[k] {
 			return true
@@ -426,7 +442,7 @@ func (p *pane) render(st *styles, prog progress.Model, v store.View, focused boo
 		lines = append(lines, saveLine(st, prog, s, iw, true))
 		lines = append(lines, reportLine(st, v.Report))
 	} else {
-		lines = append(lines, saveLine(st, prog, s, iw, false), saveBar(st, prog, s, iw))
+		lines = append(lines, saveLine(st, prog, s, iw, false), saveBar(st, prog, s, iw, p.inFleet))
 		lines = append(lines, reportLines(st, v.Report)...)
 	}
 	fixed := make([]string, 0, p.height)

@@ -117,8 +117,11 @@ func saveLine(st *styles, prog progress.Model, s *source.Sample, width int, comp
 
 // saveBar is the running save's progress bar, or, while none runs, how to
 // start one.
-func saveBar(st *styles, prog progress.Model, s *source.Sample, width int) string {
+func saveBar(st *styles, prog progress.Model, s *source.Sample, width int, inFleet bool) string {
 	if s == nil || s.Save == nil {
+		if inFleet {
+			return st.dim.r("  b saves this server; B in the fleet view (esc) saves the fleet node by node; c shows the saves' cost curves")
+		}
 		return st.dim.r("  b saves this server, B every server; c shows the saves' cost curves")
 	}
 	frac, ok := s.Save.Fraction().Get()

@@ -185,6 +185,7 @@ func (r *Replay) seek(pos time.Duration) {
 	if pos < r.pos {
 		old := r.inner
 		r.inner = newReplayModel(r.cfg)
+		r.inner.carryView(&old)
 		r.inner.focus = old.focus
 		r.inner.setHelp(old.help.ShowAll)
 		r.inner.setMode(old.table.open, old.cost.open)

@@ -163,6 +163,11 @@ func run(ctx context.Context, cfg config) error {
 			cs, err = runObserver(ctx, cfg)
 		case "cost":
 			cs, err = runCost(ctx, cfg)
+			if err == nil {
+				var fleet []check
+				fleet, err = runFleetCost(ctx, cfg)
+				cs = append(cs, fleet...)
+			}
 		case "latency":
 			cs, err = runLatency(ctx, cfg)
 		case "writers":

@@ -139,8 +139,11 @@ func (a *app) rootCommand() *cobra.Command {
 memory (used, RSS, copy-on-write), ops/s and PING latency as live charts, a progress
 bar with ETA while a BGSAVE or AOF rewrite runs, and what the last save cost.
 --cluster ADDR watches every node of ADDR's cluster and follows it live; any
-number of addresses can be given. With more than two servers the PINGs are paced
-to about 1,000 a second in all (--ping-interval sets it per server).
+number of addresses can be given. A cluster, or three or more servers, show as
+the fleet view: one row per node, grouped by shard, with small charts; B there
+is a rolling save, one replica per shard, one at a time. With more than two
+servers the PINGs are paced to about 1,000 a second in all (--ping-interval
+sets it per server).
 
 As in valkey-cli, -h HOST -p PORT, -s SOCKET or -u URI name the server; each
 ADDR names one more. ADDR is host:port, host, :port, [::1]:port, a unix socket
@@ -150,7 +153,9 @@ help is --help.
 
 Keys: b BGSAVE, a BGREWRITEAOF (focused server), B / A on both at once (one or two),
 x BGSAVE CANCEL (asks first), tab focus, p pause drawing, r save reports,
-c cost curves, s scales, ? help, q quit.`,
+c cost curves, s scales, ? help, q quit. In the fleet view: up/down (j/k)
+select, enter opens a node (two marked with space: side by side), esc returns,
+o sorts, B rolling save (B again starts it, esc cancels the rest).`,
 		Example: `  vkwatch demo                       # two local servers, side by side, under load
   vkwatch -h 10.0.0.5 -p 6380        # valkey-cli's flags
   vkwatch 127.0.0.1:6379 127.0.0.1:6380

@@ -3,10 +3,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,34 +19,30 @@ import (
 )
 
 // TestSessionCluster: vkwatch --cluster on one node of a real 3x1 cluster
-// watches all six, says so with the PING interval per node, follows a
-// failover into its recording, and the recording replays.
+// opens the fleet view with the six nodes, says so with the PING interval
+// per node, opens a node's full pane and comes back, follows a failover
+// on screen and into its recording, and the recording replays as a fleet.
 func TestSessionCluster(t *testing.T) {
 	c := servertest.StartCluster(t, 3, 1)
 	rec := filepath.Join(t.TempDir(), "fleet.jsonl")
 	s := startSession(t, childEnv(), "--cluster", c.Nodes()[0].Addr, "--record", rec)
-	s.waitScreen(15*time.Second, "the cluster's six nodes", func(f shot) bool {
-		return strings.Contains(f.String(), "cluster: 6 nodes in 3 shards (CLUSTER SHARDS) · PING every 6ms per node") &&
-			strings.Contains(f.String(), "pane 1/6") && sampled(f.String())
+	s.waitScreen(15*time.Second, "the fleet view of the cluster's six nodes", func(f shot) bool {
+		return strings.Contains(f.String(), "cluster: 6 nodes in 3 shards (CLUSTER SHARDS from ") &&
+			strings.Contains(f.String(), "PING every 6ms per node") && len(sampledRows(f, c.Nodes())) == 6
 	})
-	// Every node has its pane (the fleet view will show them as rows).
-	seen := map[string]bool{}
-	for i := 1; i <= 6; i++ {
-		f := s.waitScreen(5*time.Second, fmt.Sprintf("pane %d sampled", i), func(f shot) bool {
-			return strings.Contains(f.String(), fmt.Sprintf("pane %d/6", i)) && sampled(f.String())
-		})
-		for _, n := range c.Nodes() {
-			if strings.Contains(f.String(), n.Addr+" · redis") {
-				seen[n.Addr] = true
-			}
-		}
-		s.press("\t")
-	}
-	if len(seen) != 6 {
-		t.Errorf("panes of %d nodes seen, want 6: %v", len(seen), seen)
-	}
+	// enter: the selected node's full pane, with its history; esc: back.
+	s.press("\r")
+	s.waitScreen(5*time.Second, "a node's pane", func(f shot) bool {
+		return strings.Contains(f.String(), c.Nodes()[0].Addr+" · redis") && sampled(f.String()) && strings.Contains(f.String(), "esc fleet")
+	})
+	s.press("\x1b")
+	s.waitScreen(5*time.Second, "the fleet view again", func(f shot) bool { return len(sampledRows(f, c.Nodes())) == 6 })
+
 	rep := c.Replicas()[0]
 	c.Failover(rep)
+	s.waitScreen(10*time.Second, "the failover on screen", func(f shot) bool {
+		return strings.Contains(rowOf(f, rep.Addr), "primary")
+	})
 	waitRecorded(t, rec, "the failover", func(r *record.Recording) bool {
 		for _, ev := range r.Events {
 			if ev.Kind != source.EventTopology {
@@ -80,39 +78,132 @@ func TestSessionCluster(t *testing.T) {
 	}
 
 	p := startSession(t, childEnv(), "replay", rec, "--speed", "4")
-	p.waitScreen(15*time.Second, "the fleet recording replayed", func(f shot) bool {
-		return strings.Contains(f.String(), "replay of ") && strings.Contains(f.String(), "pane 1/6") && sampled(f.String())
+	p.waitScreen(15*time.Second, "the fleet recording replayed as a fleet", func(f shot) bool {
+		return strings.Contains(f.String(), "replay of ") && strings.Contains(f.String(), "cluster: 6 nodes in 3 shards") &&
+			len(sampledRows(f, c.Nodes())) == 6
 	})
 	p.quit()
 }
 
-// TestSessionFiveAddresses: five explicit addresses are five panes (until
-// the fleet view), PINGed every 5 ms each, and B does not fork them all.
+// TestSessionFleetRollingSave: on a real 3x1 cluster, the fleet view at
+// 80x24 shows six rows; B names the rolling save's nodes, B again starts
+// it, and it saves exactly one replica per shard, one at a time (every
+// node's rdb_bgsave_in_progress polled throughout); r shows one report row
+// per node saved; the recording replays as the fleet view.
+func TestSessionFleetRollingSave(t *testing.T) {
+	c := servertest.StartCluster(t, 3, 1)
+	c.Fill(3000, 100)
+	for _, n := range c.Nodes() {
+		// About 1,000 keys a shard at 400 µs each: saves of ~0.4 s, long
+		// enough to be seen running by the poller and on screen.
+		if err := c.Client(n).ConfigSet(context.Background(), "rdb-key-save-delay", "400").Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec := filepath.Join(t.TempDir(), "roll.jsonl")
+	s := startSessionSized(t, 24, 80, childEnv(), "--cluster", c.Nodes()[0].Addr, "--record", rec)
+	s.waitScreen(15*time.Second, "six rows at 80x24", func(f shot) bool { return len(sampledRows(f, c.Nodes())) == 6 })
+	before := rdbSaves(t, c)
+	p := pollSaves(t, c)
+	s.press("B")
+	f := s.waitScreen(5*time.Second, "the confirmation line", func(f shot) bool {
+		return strings.Contains(f.String(), "rolling BGSAVE of 3 nodes, one per shard") && strings.Contains(f.String(), "B again: start the rolling save")
+	})
+	for _, r := range c.Replicas() {
+		if !strings.Contains(f.String(), r.Addr) {
+			t.Errorf("the confirmation does not name replica %s:\n%s", r.Addr, f)
+		}
+	}
+	if p.sawAny() {
+		t.Fatalf("a save ran before the confirmation")
+	}
+	s.press("B")
+	s.waitScreen(60*time.Second, "the rolling save done", func(f shot) bool {
+		return strings.Contains(f.String(), "rolling save done: 3 of 3 saved")
+	})
+	p.end()
+	after := rdbSaves(t, c)
+	saved := map[string]bool{}
+	for id, v := range after {
+		if before[id] != v {
+			saved[id] = true
+		}
+	}
+	for _, pr := range c.Primaries() {
+		n := 0
+		for _, r := range c.ReplicasOf(pr) {
+			if saved[r.ID] && p.seen(r.Addr) {
+				n++
+			}
+		}
+		if n != 1 || saved[pr.ID] {
+			t.Errorf("shard of %s: %d replicas saved, primary saved %v; want one replica", pr.Addr, n, saved[pr.ID])
+		}
+	}
+	if len(saved) != 3 {
+		t.Errorf("saved %v, want one replica in each of 3 shards", saved)
+	}
+	if p.maxAt != 1 {
+		t.Errorf("at most %d nodes saving at once (%v), want 1", p.maxAt, p.pairs)
+	}
+	// r: one report row per node saved.
+	s.press("r")
+	f = s.waitScreen(5*time.Second, "the reports table", func(f shot) bool { return strings.Contains(f.String(), "save reports · ") })
+	for _, n := range c.Nodes() {
+		rows := 0
+		for _, l := range strings.Split(f.String(), "\n") {
+			if strings.HasPrefix(l, "│") && strings.Contains(l, n.Addr+" ") {
+				rows++
+			}
+		}
+		if want := map[bool]int{true: 1, false: 0}[saved[n.ID]]; rows != want {
+			t.Errorf("%s: %d report rows, want %d:\n%s", n.Addr, rows, want, f)
+		}
+	}
+	s.quit()
+
+	r := startSessionSized(t, 24, 80, childEnv(), "replay", rec, "--speed", "4")
+	r.waitScreen(15*time.Second, "the replay's fleet view", func(f shot) bool {
+		return strings.Contains(f.String(), "replay ") && len(sampledRows(f, c.Nodes())) == 6
+	})
+	r.quit()
+}
+
+// TestSessionFiveAddresses: five explicit addresses are the fleet view's
+// five rows, one shard each, PINGed every 5 ms each; b saves the selected
+// one, and B only plans a rolling save, which any other key cancels: it
+// never forks them all.
 func TestSessionFiveAddresses(t *testing.T) {
-	var args, addrs []string
+	var addrs []string
 	srvs := make([]*server.Server, 5)
 	for i := range srvs {
 		srvs[i] = servertest.Start(t, server.Options{})
 		addrs = append(addrs, srvs[i].Addr)
 	}
-	args = append(args, addrs...)
-	s := startSession(t, childEnv(), args...)
+	s := startSession(t, childEnv(), addrs...)
+	var ns []*servertest.ClusterNode
+	for _, srv := range srvs {
+		ns = append(ns, &servertest.ClusterNode{Server: srv})
+	}
 	s.waitScreen(15*time.Second, "five servers", func(f shot) bool {
-		return strings.Contains(f.String(), "5 servers · PING every 5ms per node") && strings.Contains(f.String(), "pane 1/5") &&
-			strings.Contains(f.String(), addrs[0]) && sampled(f.String())
+		return strings.Contains(f.String(), "5 servers, one shard each") && strings.Contains(f.String(), "PING every 5ms per node") &&
+			len(sampledRows(f, ns)) == 5
 	})
-	s.press("\t\t\t\t")
-	s.waitScreen(5*time.Second, "the fifth pane", func(f shot) bool {
-		return strings.Contains(f.String(), addrs[4]+" · redis") && strings.Contains(f.String(), "pane 5/5")
-	})
+	// One key at a time, each seen on screen: the selection follows.
+	for i := 1; i <= 4; i++ {
+		s.press("j")
+		s.waitScreen(5*time.Second, fmt.Sprintf("row %d selected", i+1), func(f shot) bool { return strings.HasPrefix(rowOf(f, addrs[i]), "▸") })
+	}
 	s.press("b")
 	s.waitScreen(5*time.Second, "b's answer", func(f shot) bool {
 		return strings.Contains(f.String(), "BGSAVE on "+addrs[4]+": Background saving started")
 	})
-	// Every key clears the footer: its answer gone says B was read, and
-	// no "sending BGSAVE to …" in its place says B sent nothing.
 	s.press("B")
-	f := s.waitScreen(5*time.Second, "B read", func(f shot) bool { return !strings.Contains(f.String(), "Background saving started") })
+	s.waitScreen(5*time.Second, "B's plan", func(f shot) bool { return strings.Contains(f.String(), "rolling BGSAVE of 5 nodes") })
+	s.press("o")
+	f := s.waitScreen(5*time.Second, "the plan cancelled", func(f shot) bool {
+		return !strings.Contains(f.String(), "rolling BGSAVE") && strings.Contains(f.String(), "sorted by memory")
+	})
 	if strings.Contains(f.String(), "sending") {
 		t.Errorf("B sent something:\n%s", f)
 	}
@@ -126,6 +217,118 @@ func TestSessionFiveAddresses(t *testing.T) {
 		}
 	}
 	s.quit()
+}
+
+// rowOf is the fleet view's row line of the node at addr ("" when none
+// shows): the line with its address and a role, not a replica's "of".
+func rowOf(f shot, addr string) string {
+	for _, l := range strings.Split(f.String(), "\n") {
+		if !strings.Contains(l, addr+" ") || strings.Contains(l, "of "+addr) {
+			continue
+		}
+		for _, role := range []string{" pri ", " rep ", " primary ", " replica ", " n/a "} {
+			if strings.Contains(l, role) {
+				return l
+			}
+		}
+	}
+	return ""
+}
+
+// sampledRows are the nodes whose row shows a sample (their memory).
+func sampledRows(f shot, nodes []*servertest.ClusterNode) []string {
+	var out []string
+	for _, n := range nodes {
+		if strings.Contains(rowOf(f, n.Addr), "MiB") {
+			out = append(out, n.Addr)
+		}
+	}
+	return out
+}
+
+// poller watches every node's rdb_bgsave_in_progress through clients of
+// the test's own, as fast as they answer, until stopped.
+type poller struct {
+	mu      sync.Mutex
+	maxAt   int               // most nodes seen saving in one pass
+	saw     map[string]bool   // nodes seen saving
+	pairs   map[string]string // a pass with two saving: their addresses
+	stop    chan struct{}
+	stopped chan struct{}
+}
+
+func pollSaves(t *testing.T, c *servertest.Cluster) *poller {
+	p := &poller{saw: map[string]bool{}, pairs: map[string]string{}, stop: make(chan struct{}), stopped: make(chan struct{})}
+	nodes := c.Live()
+	go func() {
+		defer close(p.stopped)
+		for {
+			select {
+			case <-p.stop:
+				return
+			default:
+			}
+			var saving []string
+			for _, n := range nodes {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				info, err := c.Client(n).Info(ctx, "persistence").Result()
+				cancel()
+				if err == nil && strings.Contains(info, "rdb_bgsave_in_progress:1") {
+					saving = append(saving, n.Addr)
+				}
+			}
+			p.mu.Lock()
+			for _, a := range saving {
+				p.saw[a] = true
+			}
+			p.maxAt = max(p.maxAt, len(saving))
+			if len(saving) > 1 {
+				p.pairs[saving[0]] = strings.Join(saving, " ")
+			}
+			p.mu.Unlock()
+		}
+	}()
+	t.Cleanup(p.end)
+	return p
+}
+
+func (p *poller) end() {
+	select {
+	case <-p.stop:
+	default:
+		close(p.stop)
+	}
+	<-p.stopped
+}
+
+func (p *poller) seen(addr string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.saw[addr]
+}
+
+func (p *poller) sawAny() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.saw) > 0
+}
+
+// rdbSaves reads every node's rdb_saves, by node id.
+func rdbSaves(t *testing.T, c *servertest.Cluster) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, n := range c.Live() {
+		info, err := c.Client(n).Info(context.Background(), "persistence").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(info, "\r\n") {
+			if v, ok := strings.CutPrefix(l, "rdb_saves:"); ok {
+				out[n.ID] = v
+			}
+		}
+	}
+	return out
 }
 
 // waitRecorded polls a recording being written until cond holds.

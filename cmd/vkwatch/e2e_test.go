@@ -131,11 +131,17 @@ type session struct {
 // if still running, when the test ends.
 func startSession(t *testing.T, env []string, args ...string) *session {
 	t.Helper()
+	return startSessionSized(t, termRows, termCols, env, args...)
+}
+
+// startSessionSized is startSession in a terminal of rows x cols.
+func startSessionSized(t *testing.T, rows, cols uint16, env []string, args ...string) *session {
+	t.Helper()
 	ptm, tty, err := pty.Open()
 	if err != nil {
 		t.Fatalf("open a pseudo-terminal: %v", err)
 	}
-	if err := pty.Setsize(ptm, &pty.Winsize{Rows: termRows, Cols: termCols}); err != nil {
+	if err := pty.Setsize(ptm, &pty.Winsize{Rows: rows, Cols: cols}); err != nil {
 		t.Fatal(err)
 	}
 	before, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
@@ -143,7 +149,7 @@ func startSession(t *testing.T, env []string, args ...string) *session {
 		t.Fatal(err)
 	}
 	s := &session{
-		t: t, ptm: ptm, tty: tty, before: before, scr: newScreen(termRows, termCols),
+		t: t, ptm: ptm, tty: tty, before: before, scr: newScreen(int(rows), int(cols)),
 		exited: make(chan struct{}), readEnd: make(chan struct{}),
 	}
 	// Answer the terminal queries a real terminal answers.

@@ -426,15 +426,17 @@ func (s *monitorSession) recordHeadless() error {
 }
 
 // runUI runs the terminal UI until the user quits or a signal ends the run.
-// Today's panes show the nodes known at start, in topology order: with
-// three or more the fleet view will take over.
+// One or two servers show as panes side by side; a cluster, or three or
+// more servers, as the fleet view, which follows the topology's changes.
 func (s *monitorSession) runUI() error {
 	nodes := make([]ui.Node, len(s.conns))
 	for i, c := range s.conns {
 		nodes[i] = ui.Node{ID: c.Member.ID, Addr: c.Member.Endpoint.String()}
 	}
+	top := s.top
 	model := ui.New(ui.Config{
 		Nodes:            nodes,
+		Topology:         &top,
 		History:          s.mf.history,
 		Interval:         s.mf.interval,
 		ReadOnly:         s.mf.readOnly,
@@ -456,22 +458,15 @@ func (s *monitorSession) runUI() error {
 	return err
 }
 
-// banner is the title line's note: the demo's, what the fleet is and the
-// PING interval per node when there are more than two, and a hint when a
-// server watched alone is a cluster node.
+// banner is the title line's note: the demo's, and a hint when a server
+// watched alone is a cluster node. (The fleet view says itself what the
+// fleet is and its PING interval per node, as the topology changes.)
 func (s *monitorSession) banner() string {
 	var parts []string
 	if s.run.banner != "" {
 		parts = append(parts, s.run.banner)
 	}
-	n := len(s.conns)
-	switch {
-	case s.run.cluster:
-		parts = append(parts, fmt.Sprintf("cluster: %d nodes in %d shards (%s) · PING every %s per node",
-			n, len(s.top.Shards), s.top.Via, s.top.PingInterval))
-	case n > 2:
-		parts = append(parts, fmt.Sprintf("%d servers · PING every %s per node", n, s.top.PingInterval))
-	default:
+	if !s.run.cluster && len(s.conns) <= 2 {
 		for _, c := range s.conns {
 			if c.Identity != nil && c.Identity.Cluster {
 				parts = append(parts, fmt.Sprintf("%s is a cluster node: try --cluster %s", c.Member.Endpoint, c.Member.Endpoint))

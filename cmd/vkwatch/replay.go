@@ -62,6 +62,7 @@ func (a *app) runReplay(ctx context.Context, path string, speed float64) error {
 	}
 	m := ui.NewReplay(ui.Config{
 		Nodes:    replayNodes(rec),
+		Topology: replayTopology(rec),
 		Interval: interval,
 		Banner:   fmt.Sprintf("replay of %s (recorded %s)", path, rec.Header.Epoch.Format("2006-01-02 15:04:05")),
 		ReadOnly: true,
@@ -110,4 +111,17 @@ func replayNodes(rec *record.Recording) []ui.Node {
 		}
 	}
 	return nodes
+}
+
+// replayTopology is the fleet a recording starts with, its first topology
+// event's (the fleet view opens on it; later ones come as events), nil
+// for a recording without one (one or two servers, or format version 1).
+func replayTopology(rec *record.Recording) *source.Topology {
+	for _, ev := range rec.Events {
+		if ev.Kind == source.EventTopology && ev.Topology != nil {
+			t := *ev.Topology
+			return &t
+		}
+	}
+	return nil
 }

@@ -1,0 +1,228 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/fleet"
+	"github.com/vkwatch/vkwatch/source/store"
+)
+
+// The model's side of the fleet view: when it opens, the keys that move
+// between the rows and a node's pane, and the rolling save's commands.
+
+// isFleet reports whether cfg opens the fleet view: a cluster, whatever
+// its size, or three or more servers.
+func isFleet(cfg Config) bool {
+	if t := cfg.Topology; t != nil && (t.Cluster || len(t.Nodes()) >= 3) {
+		return true
+	}
+	return len(cfg.Nodes) >= 3
+}
+
+// startFleet opens the fleet view on the configured topology (or the list
+// of nodes), with the rolling save's memory check: today's forkRisk, per
+// node, before each fork.
+func (m *Model) startFleet() {
+	top := listTopology(m.cfg.Nodes)
+	if m.cfg.Topology != nil {
+		top = *m.cfg.Topology
+	}
+	m.fleet = newFleetView(top, fleet.RollConfig{
+		MaxParallel: max(m.cfg.MaxParallelSaves, 1),
+		Check: func(n fleet.NodeStatus) (string, bool) {
+			return forkRisk(n.Node.Addr, n.Sample, n.Report, false)
+		},
+	})
+	m.fleetOn = true
+	m.keys.setFleet(true, 0)
+}
+
+// paneFor returns the pane of a node, making it on first use: a fleet's
+// panes are made when a node is opened, and draw its history from the
+// store at once.
+func (m *Model) paneFor(id source.NodeID, addr string) *pane {
+	if p := m.byID[id]; p != nil {
+		return p
+	}
+	p := newPane(len(m.panes), id, addr)
+	p.inFleet = m.fleet != nil || isFleet(m.cfg)
+	m.panes = append(m.panes, p)
+	m.byID[id] = p
+	return p
+}
+
+// addrOf is how a node is named in the footer.
+func (m *Model) addrOf(id source.NodeID) string {
+	if p := m.byID[id]; p != nil {
+		return p.addr
+	}
+	if m.fleet != nil {
+		if r := m.fleet.row(id); r != nil {
+			return r.addr()
+		}
+	}
+	return string(id)
+}
+
+// showFleet goes back from a node's pane (or two) to the fleet view.
+func (m *Model) showFleet() {
+	m.fleetOn, m.shown, m.focus = true, nil, 0
+	m.keys.setFleet(true, 0)
+	m.relayout()
+}
+
+// openSelected opens the two marked nodes side by side, or else the
+// selected node's full pane, in place of the fleet view.
+func (m *Model) openSelected() {
+	f := m.fleet
+	ids := f.markedInOrder()
+	if len(ids) != 2 {
+		if len(ids) > 2 {
+			m.setFooter(footEntry{kind: footNote, text: fmt.Sprintf("%d nodes marked: enter shows two side by side (space unmarks); showing the selected one", len(ids))})
+		}
+		ids = []source.NodeID{f.sel}
+	}
+	var shown []*pane
+	for _, id := range ids {
+		if r := f.row(id); r != nil {
+			shown = append(shown, m.paneFor(id, r.addr()))
+		}
+	}
+	if len(shown) == 0 {
+		return
+	}
+	m.fleetOn, m.shown, m.focus = false, shown, 0
+	m.keys.setFleet(false, len(shown))
+	m.relayout()
+}
+
+// fleetListKey handles the keys of the fleet view's rows; it reports
+// whether k was one.
+func (m *Model) fleetListKey(k tea.KeyMsg) bool {
+	f := m.fleet
+	switch {
+	case key.Matches(k, m.keys.SelUp):
+		f.move(-1)
+	case key.Matches(k, m.keys.SelDown):
+		f.move(1)
+	case key.Matches(k, m.keys.Mark):
+		f.toggleMark()
+		if n := len(f.marked); n > 0 {
+			hint := map[bool]string{true: "enter shows the two side by side", false: "mark two and enter shows them side by side"}[n == 2]
+			m.setFooter(footEntry{kind: footNote, text: fmt.Sprintf("%d marked: %s", n, hint)})
+		}
+	case key.Matches(k, m.keys.Sort):
+		f.nextSort()
+	case key.Matches(k, m.keys.Open):
+		m.openSelected()
+	default:
+		return false
+	}
+	return true
+}
+
+// fleetKey handles B and A in a fleet. B plans the rolling save and
+// shows it for confirmation; B again starts it; while the memory check
+// holds it, B sends that node's save anyway. A rolling AOF rewrite is
+// not offered: a rewrites the selected node.
+func (m *Model) fleetKey(k string, confirmed bool) tea.Cmd {
+	f := m.fleet
+	note := func(kind footKind, text string) tea.Cmd {
+		m.setFooter(footEntry{kind: kind, text: text})
+		return nil
+	}
+	switch {
+	case k == "A":
+		return note(footNote, "A: a rolling AOF rewrite is not offered for a fleet; a rewrites the selected node, B saves the fleet node by node")
+	case !m.fleetOn || m.table.open || m.cost.open:
+		return note(footNote, "B: the rolling save starts from the fleet view (esc goes back to it)")
+	case m.cfg.ReadOnly:
+		return note(footErr, "read-only: rolling save not started ("+m.readOnlyWhy+")")
+	case m.cfg.Send == nil:
+		return note(footErr, "cannot start a rolling save: no command channel")
+	case f.roll != nil && f.roll.State() == fleet.RollHeld:
+		return m.rollCmds(f.roll.Confirm())
+	case f.rollActive():
+		return note(footNote, "a rolling save is running: esc cancels the nodes not started")
+	case confirmed && f.planned():
+		return m.rollCmds(f.start(m.store.Now()))
+	}
+	if len(f.plan()) == 0 {
+		f.roll = nil
+		return note(footErr, "rolling save: no node to save")
+	}
+	m.confirm, m.confirmWhat = "B", "start the rolling save"
+	return nil
+}
+
+// escape is esc in the fleet view: it cancels the rolling save's nodes
+// not started yet (the saves running finish), or clears the line of one
+// that has ended.
+func (f *fleetView) escape() {
+	switch {
+	case f.rollActive():
+		f.roll.Cancel()
+	case f.roll != nil && f.roll.State().Over():
+		f.roll = nil
+	}
+}
+
+// rollCmds turns the rolling save's actions into commands: each a tea.Cmd
+// calling Config.Send, run concurrently by bubbletea; their answers come
+// back as events, which the roll follows.
+func (m *Model) rollCmds(acts []fleet.Action) tea.Cmd {
+	send := m.cfg.Send
+	if len(acts) == 0 || send == nil || m.cfg.ReadOnly {
+		return nil
+	}
+	cmds := make([]tea.Cmd, 0, len(acts))
+	for _, a := range acts {
+		m.setFooter(footEntry{node: a.Node, kind: footNote,
+			text: fmt.Sprintf("rolling save: sending %s to %s…", strings.Join(a.Args, " "), m.addrOf(a.Node))})
+		cmds = append(cmds, func() tea.Msg {
+			send(a.Node, a.Args...)
+			return nil
+		})
+	}
+	m.recompose()
+	return tea.Batch(cmds...)
+}
+
+// costViews are the views the cost curves are drawn from: every node of a
+// fleet (the last saves of all of them), else the panes shown.
+func (m *Model) costViews(shown []store.View) []store.View {
+	if m.fleet == nil {
+		return shown
+	}
+	out := make([]store.View, 0, len(m.fleet.rows))
+	for _, r := range m.fleet.rows {
+		out = append(out, m.store.View(r.id))
+	}
+	return out
+}
+
+// carryView takes over from old what the user chose to look at (the
+// fleet view's selection, order and marks, and the nodes opened): replay
+// rebuilds the model when it seeks back.
+func (m *Model) carryView(old *Model) {
+	if m.fleet == nil || old.fleet == nil {
+		return
+	}
+	m.fleet.sel, m.fleet.sort, m.fleet.scroll = old.fleet.sel, old.fleet.sort, old.fleet.scroll
+	for id := range old.fleet.marked {
+		m.fleet.marked[id] = true
+	}
+	if !old.fleetOn {
+		var shown []*pane
+		for _, p := range old.shown {
+			shown = append(shown, m.paneFor(p.id, p.addr))
+		}
+		m.fleetOn, m.shown = false, shown
+		m.keys.setFleet(false, len(shown))
+	}
+}

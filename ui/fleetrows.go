@@ -1,0 +1,724 @@
+package ui
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/progress"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/fleet"
+	"github.com/vkwatch/vkwatch/source/store"
+	"github.com/vkwatch/vkwatch/ui/chart"
+)
+
+// The fleet view's rows: geometry, the columns, and the drawing of a row.
+//
+// A row is designed for 80 columns first, two lines a node, so that a
+// six-node cluster fits 80x24 with room for the rolling save's lines:
+//
+//	▸* 1 127.0.0.1:30001 pri     used footprint  ops/s    p99 save
+//	                              ⣀⣀⣀⣀⣀⣀    ⣀⣀⣀⣀⣀⣀ ▂▃▂▃▂▂ ⣀⡠⠤⣀⣀⡀
+//
+// the first line the numbers now and the running save (or the last
+// one's cost), the second a small chart of each number over the store's
+// window and the node's state (a badge when it is down). Wider terminals
+// widen the address, the role, the save column and then the charts, and
+// add the rss and cow columns; taller ones give the charts more rows.
+
+// fleetCol is one column of numbers over a chart: an entry of the metric
+// table (its values, unit, scale group and colour), with the number the
+// row shows.
+type fleetCol struct {
+	metric   int    // index in metrics
+	head     string // the column head
+	numW     int    // cells the number takes
+	minWidth int    // the terminal width from which the column shows
+	tagged   bool   // the number has two instruments: say which, where it fits
+	num      func(s *source.Sample) string
+}
+
+// fleetCols are the rows' columns, left to right. A column is one entry
+// here; its chart is the metric table's.
+var fleetCols = []fleetCol{
+	{metric: metricIndex("used"), head: "used", numW: 8,
+		num: func(s *source.Sample) string { return fmtOptBytes(s.Info.UsedMemory) }},
+	{metric: metricIndex("footprint"), head: "footprint", numW: 9, tagged: true,
+		num: func(s *source.Sample) string { return fmtOptBytes(s.Footprint) }},
+	{metric: metricIndex("rss"), head: "rss", numW: 8, minWidth: 140,
+		num: func(s *source.Sample) string { return fmtOptBytes(s.Info.RSS) }},
+	{metric: metricIndex("cow"), head: "cow", numW: 8, minWidth: 170, tagged: true,
+		num: func(s *source.Sample) string { return metrics[metricIndex("cow")].currentText(s) }},
+	{metric: metricIndex("ops"), head: "ops/s", numW: 6,
+		num: func(s *source.Sample) string { return fmtOptRate(s.OpsPerSec) }},
+	// The number is the p99 of the last 10 s; the chart, as in a pane,
+	// the worst PING of each column.
+	{metric: metricIndex("ping"), head: "p99", numW: 6,
+		num: func(s *source.Sample) string {
+			if s.Ping10s.Count == 0 {
+				return na
+			}
+			return fmtLatency(s.Ping10s.P99)
+		}},
+}
+
+// Fleet view geometry.
+const (
+	fleetHeadLines = 2 // the fleet's line and the column heads
+	fleetRollLines = 2 // kept for the rolling save at the bottom, so rows do not jump when one starts
+	maxRowChartH   = 3
+	minRowChartW   = 4
+)
+
+// fleetGeo is how the rows lay out in the view's size.
+type fleetGeo struct {
+	gen                         int // changes with the geometry, for the row caches
+	width                       int
+	shardW, addrW, roleW, saveW int
+	leftW                       int   // cursor, shard, address and role, with their gaps
+	cols                        []int // indexes in fleetCols, left to right
+	colW                        []int // their widths (the gap after each not counted)
+	chartW, chartH              int
+	rowsFit                     int // rows on screen at once
+	rowsFor                     int // rows laid out for
+}
+
+// fleetGeoFor lays rows out in w x h for rows rows of shards shards.
+func fleetGeoFor(w, h, rows, shards int) fleetGeo {
+	g := fleetGeo{width: w, shardW: 2, addrW: 15, roleW: 3, saveW: 23}
+	if shards >= 10 {
+		g.shardW = 3
+	}
+	extra := w - 80
+	if extra < 0 {
+		// Narrower than 80: the save column gives way, then the address.
+		cut := min(-extra, g.saveW-14)
+		g.saveW, extra = g.saveW-cut, extra+cut
+		cut = min(max(-extra, 0), g.addrW-11)
+		g.addrW, extra = g.addrW-cut, extra+cut
+	}
+	grow := func(n *int, by int) {
+		d := min(max(extra, 0), by)
+		*n, extra = *n+d, extra-d
+	}
+	grow(&g.addrW, 6) // 255.255.255.255:65535
+	if extra >= 4 {
+		g.roleW, extra = 7, extra-4
+	}
+	grow(&g.saveW, 13)
+	for i, c := range fleetCols {
+		if w >= c.minWidth {
+			g.cols = append(g.cols, i)
+		}
+	}
+	g.leftW = 2 + g.shardW + g.addrW + 1 + g.roleW + 1
+	avail := w - g.leftW - g.saveW
+	need := func(cw int) int {
+		n := 0
+		for _, i := range g.cols {
+			n += max(fleetCols[i].numW, cw) + 1
+		}
+		return n
+	}
+	g.chartW = minRowChartW
+	for need(g.chartW+1) <= avail {
+		g.chartW++
+	}
+	for _, i := range g.cols {
+		g.colW = append(g.colW, max(fleetCols[i].numW, g.chartW))
+	}
+	g.saveW += max(avail-need(g.chartW), 0)
+	area := h - fleetHeadLines - fleetRollLines
+	g.chartH = min(max(area/max(rows, 1)-1, 1), maxRowChartH)
+	g.rowsFit = max(area/(1+g.chartH), 1)
+	return g
+}
+
+// SetSize gives the view the terminal's width and the body's height.
+func (f *fleetView) SetSize(w, h int) {
+	if f.width == w && f.height == h && f.geo.gen != 0 && len(f.rows) == f.geo.rowsN() {
+		return
+	}
+	f.width, f.height = w, h
+	gen := f.geo.gen + 1
+	f.geo = fleetGeoFor(w, h, len(f.rows), len(f.top.Shards))
+	f.geo.gen = gen
+	f.geo.rowsFor = len(f.rows)
+}
+
+// rowsN is how many rows the geometry was laid out for.
+func (g *fleetGeo) rowsN() int { return g.rowsFor }
+
+// rowCharts are a row's small charts, drawn only when their columns or
+// scale changed.
+type rowCharts struct {
+	lines    []*chart.Line // by metric index
+	bars     []*chart.Bars
+	plots    [][]string // painted rows, by metric index
+	drawnTop []float64
+	w, h     int
+	ok       bool
+	gen      uint64 // counts redraws, for the row's text cache
+}
+
+// rowKey is what a row's cached lines were drawn for.
+type rowKey struct {
+	version  uint64
+	gen      uint64
+	geo      int
+	sel      bool
+	mark     bool
+	first    bool // first of its shard in shard order: shows the shard number
+	sort     sortKey
+	roll     string
+	gone     bool
+	node     source.TopologyNode
+	shard    int
+	slots    string // the shard's slots, under a primary's address
+	primAddr string
+}
+
+// refresh brings every row's columns up to date with the store, sorts
+// the rows and draws the charts of those on screen.
+func (f *fleetView) refresh(st *styles, s *store.Store, now, window, interval time.Duration, perRow bool) {
+	if len(f.rows) != f.geo.rowsN() {
+		f.SetSize(f.width, f.height) // rows joined: the charts' height may change
+	}
+	f.order(s)
+	f.follow()
+	for _, r := range f.rows {
+		r.fill(s.View(r.id), now, window, interval, f.geo.chartW)
+	}
+	tops := f.tops(perRow)
+	for _, r := range f.visible() {
+		r.drawCharts(st, &f.geo, tops[r])
+	}
+}
+
+// visible returns the rows on screen, in display order.
+func (f *fleetView) visible() []*fleetRow {
+	end := min(f.scroll+f.geo.rowsFit, len(f.shown))
+	if f.scroll >= end {
+		return nil
+	}
+	return f.shown[f.scroll:end]
+}
+
+// tops is each row's scale top per metric: by default the largest value
+// of the metric's scale group over every row and every column shown (the
+// same memory is drawn at the same height in every row), or over the row
+// alone (s). NaN where there is nothing to scale.
+func (f *fleetView) tops(perRow bool) map[*fleetRow][]float64 {
+	shown := make([]bool, len(metrics))
+	for _, i := range f.geo.cols {
+		shown[fleetCols[i].metric] = true
+	}
+	groupTop := func(r *fleetRow, g string) (float64, bool) {
+		top, ok := 0.0, false
+		for k, mt := range metrics {
+			if shown[k] && mt.group == g && r.peakOK[k] {
+				top, ok = max(top, r.peak[k]), true
+			}
+		}
+		return top, ok
+	}
+	shared := map[string]float64{}
+	sharedOK := map[string]bool{}
+	for _, g := range groups() {
+		for _, r := range f.rows {
+			if t, ok := groupTop(r, g); ok {
+				shared[g], sharedOK[g] = max(shared[g], t), true
+			}
+		}
+	}
+	out := make(map[*fleetRow][]float64, len(f.rows))
+	for _, r := range f.rows {
+		t := make([]float64, len(metrics))
+		for k, mt := range metrics {
+			top, ok := shared[mt.group], sharedOK[mt.group]
+			if perRow {
+				top, ok = groupTop(r, mt.group)
+			}
+			t[k] = math.NaN()
+			if ok {
+				t[k] = max(top, mt.unit.minTop())
+			}
+		}
+		out[r] = t
+	}
+	return out
+}
+
+// drawCharts draws the row's charts that changed (columns or scale).
+func (r *fleetRow) drawCharts(st *styles, g *fleetGeo, tops []float64) {
+	c := &r.charts
+	if c.plots == nil {
+		n := len(metrics)
+		c.lines, c.bars, c.plots, c.drawnTop = make([]*chart.Line, n), make([]*chart.Bars, n), make([][]string, n), make([]float64, n)
+	}
+	all := !c.ok || c.w != g.chartW || c.h != g.chartH
+	c.ok, c.w, c.h = true, g.chartW, g.chartH
+	changed := false
+	for _, ci := range g.cols {
+		i := fleetCols[ci].metric
+		if !all && !r.dirty[i] && sameTop(c.drawnTop[i], tops[i]) {
+			continue
+		}
+		changed = true
+		r.dirty[i], c.drawnTop[i] = false, tops[i]
+		top := tops[i]
+		if math.IsNaN(top) {
+			top = metrics[i].unit.minTop() // nothing is drawn anyway
+		}
+		var rows []string
+		if metrics[i].draw == drawBars {
+			if c.bars[i] == nil {
+				c.bars[i] = chart.NewBars(g.chartW, g.chartH)
+			}
+			c.bars[i].Resize(g.chartW, g.chartH)
+			rows = c.bars[i].Draw(&r.cells[i], top)
+		} else {
+			if c.lines[i] == nil {
+				c.lines[i] = chart.NewLine(g.chartW, g.chartH)
+			}
+			c.lines[i].Resize(g.chartW, g.chartH)
+			rows = c.lines[i].Draw(&r.sub[i], top)
+		}
+		c.plots[i] = c.plots[i][:0]
+		for _, row := range rows {
+			c.plots[i] = append(c.plots[i], st.series[i].r(row))
+		}
+	}
+	if changed {
+		c.gen++
+	}
+}
+
+// rowLines returns the row's lines, drawing them when anything they show
+// changed.
+func (f *fleetView) rowLines(st *styles, prog progress.Model, s *store.Store, r *fleetRow, first bool) []string {
+	v := s.View(r.id)
+	k := rowKey{version: v.Version, gen: r.charts.gen, geo: f.geo.gen, sel: r.id == f.sel, mark: f.marked[r.id],
+		first: first, sort: f.sort, roll: f.rollStep(r.id), gone: r.gone, node: r.node, shard: r.shard}
+	if r.shard < len(f.top.Shards) {
+		k.slots = slotsText(f.top.Shards[r.shard].Slots)
+	}
+	if p := f.byID[r.node.Primary]; p != nil {
+		k.primAddr = p.addr()
+	}
+	if r.lines != nil && r.key == k {
+		return r.lines
+	}
+	r.key = k
+	r.lines = f.drawRow(st, prog, v, r, k)
+	return r.lines
+}
+
+// drawRow draws a row: its text line, then its chart lines.
+func (f *fleetView) drawRow(st *styles, prog progress.Model, v store.View, r *fleetRow, k rowKey) []string {
+	g := &f.geo
+	s := v.Latest
+	var b strings.Builder
+	cursor, mark := " ", " "
+	if k.sel {
+		cursor = st.top.r("▸")
+	}
+	if k.mark {
+		mark = st.warn.r("*")
+	}
+	b.WriteString(cursor + mark)
+	shard := strconv.Itoa(r.shard + 1)
+	if f.sort == sortShard && !k.first {
+		shard = "└"
+	}
+	b.WriteString(st.dim.r(padRight(shard, g.shardW)))
+	addrPaint := st.addr
+	switch {
+	case r.gone:
+		addrPaint = st.dim
+	case v.State == store.Disconnected:
+		addrPaint = st.err
+	}
+	b.WriteString(addrPaint.r(padRight(ansi.Truncate(r.addr(), g.addrW, "…"), g.addrW)) + " ")
+	b.WriteString(st.value.r(padRight(roleText(r.node.Role, s, g.roleW), g.roleW)) + " ")
+	for j, ci := range g.cols {
+		text := na
+		c := &fleetCols[ci]
+		if s != nil {
+			text = c.num(s)
+			if tag, _ := metrics[c.metric].from(s); c.tagged && tag != "" && text != "idle" && text != na && len(text)+1+len(tag) <= g.colW[j] {
+				text += " " + st.dim.r(tag)
+			}
+		}
+		b.WriteString(st.value.r(fitRight(text, g.colW[j])) + " ")
+	}
+	l1, l2 := rowSave(st, prog, v, g.saveW)
+	b.WriteString(fitTo(l1, g.saveW))
+	out := []string{b.String()}
+	for y := range g.chartH {
+		b.Reset()
+		info := ""
+		if y == 0 {
+			info = f.rowInfo(st, v, r, k)
+		}
+		b.WriteString("  " + fitTo(info, g.leftW-2))
+		for j, ci := range g.cols {
+			i := fleetCols[ci].metric
+			plot := strings.Repeat(" ", g.chartW)
+			if p := r.charts.plots[i]; y < len(p) {
+				plot = p[y]
+			}
+			b.WriteString(strings.Repeat(" ", g.colW[j]-g.chartW) + plot + " ")
+		}
+		if y == 0 {
+			b.WriteString(fitTo(l2, g.saveW))
+		} else {
+			b.WriteString(strings.Repeat(" ", g.saveW))
+		}
+		out = append(out, b.String())
+	}
+	return out
+}
+
+// fitTo cuts or pads s to exactly w cells.
+func fitTo(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	if lipgloss.Width(s) > w {
+		s = ansi.Truncate(s, w, "…")
+	}
+	return padRight(s, w)
+}
+
+// roleText is a node's role in w cells: the topology's, else INFO's.
+func roleText(role string, s *source.Sample, w int) string {
+	if role == "" && s != nil {
+		role = source.RoleOf(s.Info.Role)
+	}
+	switch {
+	case role == "":
+		return na
+	case w < len(role):
+		return role[:min(3, len(role))]
+	}
+	return role
+}
+
+// rowInfo is the note under a node's address: a badge when it is down,
+// not answering, failed in the cluster's eyes or gone; else where it
+// stands in a rolling save, who started the save it runs, or what it is
+// (its slots, its primary, its version).
+func (f *fleetView) rowInfo(st *styles, v store.View, r *fleetRow, k rowKey) string {
+	switch {
+	case r.gone:
+		return st.dim.r("gone: no longer in the fleet")
+	case v.State == store.Disconnected && source.Stalled(v.Reason):
+		return st.err.r("✗ " + v.Reason)
+	case v.State == store.Disconnected:
+		if why := "✗ down: " + badgeReason(v.Reason); len(why) <= f.geo.leftW-2 {
+			return st.err.r(why)
+		}
+		return st.err.r("✗ " + badgeReason(v.Reason))
+	case r.node.Health == source.HealthFailed:
+		return st.err.r("✗ failed (cluster)")
+	case v.State == store.Connecting:
+		return st.warn.r("connecting…")
+	case k.roll != "":
+		return st.warn.r(k.roll)
+	case r.node.Health == source.HealthLoading:
+		return st.warn.r("loading (cluster)")
+	}
+	if s := v.Latest; s != nil && s.Save != nil && s.Save.Trigger.Kind != "" && s.Save.Trigger.Kind != source.TriggerUser {
+		return st.warn.r("▶ by " + fmtTrigger(s.Save.Trigger))
+	}
+	switch {
+	case r.node.Role == source.RoleReplica && k.primAddr != "":
+		return st.dim.r("of " + k.primAddr)
+	case r.node.Role == source.RolePrimary && k.slots != "":
+		return st.dim.r("slots " + k.slots)
+	}
+	if v.Identity != nil {
+		name := v.Identity.ServerName
+		if name == "" {
+			name = "redis"
+		}
+		return st.dim.r(name + " " + v.Identity.Version)
+	}
+	return ""
+}
+
+// slotsText renders slot ranges, "0-5460,10923".
+func slotsText(rs []source.SlotRange) string {
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = strconv.Itoa(r.Start)
+		if r.End != r.Start {
+			parts[i] += "-" + strconv.Itoa(r.End)
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// shortKind names a save in a row's few cells: fork, forkless, aof.
+func shortKind(k source.SaveKind) string {
+	switch k {
+	case source.SaveFork:
+		return "fork"
+	case source.SaveForkless:
+		return "forkless"
+	case source.SaveAOF:
+		return "aof"
+	}
+	return fmtOrNA(string(k))
+}
+
+// badgeReason is the end of an error, what a badge has room for: "connect:
+// connection refused" reads as "connection refused" (the pane and the
+// footer have the whole text).
+func badgeReason(err string) string {
+	if i := strings.LastIndex(err, ": "); i >= 0 && i+2 < len(err) {
+		return err[i+2:]
+	}
+	return fmtOrNA(err)
+}
+
+// rowSave is the save column's two lines: the running save (progress,
+// ETA, the live copy-on-write and its instrument, the bar), or the last
+// save's kind, status, duration and fork pause over its copy-on-write.
+func rowSave(st *styles, prog progress.Model, v store.View, w int) (string, string) {
+	if s := v.Latest; s != nil && s.Save != nil {
+		sv := s.Save
+		frac, fok := sv.Fraction().Get()
+		pct := na
+		if fok {
+			pct = fmt.Sprintf("%.0f%%", frac*100)
+		}
+		l1 := st.warn.r("▶ "+shortKind(sv.Kind)) + " " + st.value.r(pct) + st.label.r(" ETA ") + st.value.r(fmtOptElapsed(sv.ETA))
+		cow := st.label.r("cow ") + st.value.r(fmtOptBytes(s.COW))
+		if tag, _ := metrics[metricIndex("cow")].from(s); tag != "" {
+			cow += " " + st.dim.r(tag)
+		}
+		l2 := cow
+		if room := w - lipgloss.Width(cow) - 1; fok && room >= 4 {
+			prog.Width = room
+			l2 = prog.ViewAs(frac) + " " + cow
+		}
+		return l1, l2
+	}
+	r := v.Report
+	if r == nil {
+		return st.dim.r("no save seen yet"), ""
+	}
+	l1 := st.value.r(shortKind(r.Kind))
+	if r.Status != "ok" {
+		l1 += " " + reportStatus(st, r)
+	}
+	l1 += " " + st.value.r(fmtElapsed(r.Observed))
+	if r.ForkPause.OK {
+		l1 += st.label.r(" pause ") + st.value.r(fmtLatency(r.ForkPause.V))
+	}
+	l2 := st.label.r("cow ") + st.value.r(fmtOptBytes(r.COW))
+	if peak := st.label.r(" peak ") + st.value.r(fmtOptBytes(r.PeakCOW)); r.PeakCOW.OK && lipgloss.Width(l2+peak) <= w {
+		l2 += peak
+	}
+	return l1, l2
+}
+
+// view returns the fleet view's lines: the fleet's line, the column
+// heads, the rows on screen, and the rolling save's lines at the bottom.
+func (f *fleetView) view(st *styles, prog progress.Model, s *store.Store, perRow bool) []string {
+	out := make([]string, 0, f.height)
+	out = append(out, fitTo(f.headLine(st, s, perRow), f.width), f.colHeads(st))
+	for i, r := range f.visible() {
+		at := f.scroll + i
+		first := at == 0 || f.shown[at-1].shard != r.shard
+		out = append(out, f.rowLines(st, prog, s, r, first)...)
+	}
+	roll := f.rollLines(st)
+	for len(out) < f.height-len(roll) {
+		out = append(out, "")
+	}
+	return append(out[:min(len(out), max(f.height-len(roll), 0))], roll...)
+}
+
+// headLine is the fleet's line: the PING interval in force, how many
+// nodes are up, saving, down or gone, the sort, and which rows show.
+func (f *fleetView) headLine(st *styles, s *store.Store, perRow bool) string {
+	var up, down, saving, gone int
+	for _, r := range f.rows {
+		v := s.View(r.id)
+		switch {
+		case r.gone:
+			gone++
+		case v.State == store.Disconnected:
+			down++
+		default:
+			up++
+		}
+		if !r.gone && v.Latest != nil && v.Latest.Save != nil {
+			saving++
+		}
+	}
+	sep := st.dim.r(" · ")
+	counts := st.value.r(fmt.Sprintf("%d up", up))
+	if down > 0 {
+		counts += st.label.r(", ") + st.err.r(fmt.Sprintf("%d down", down))
+	}
+	if saving > 0 {
+		counts += st.label.r(", ") + st.warn.r(fmt.Sprintf("%d saving", saving))
+	}
+	if gone > 0 {
+		counts += st.label.r(", ") + st.dim.r(fmt.Sprintf("%d gone", gone))
+	}
+	// The parts in the order they read, each with a rank: where the line
+	// is short, the least needed go first (a default scale mark before
+	// the sort, before a failed rediscovery).
+	type part struct {
+		text string
+		rank int
+	}
+	parts := []part{{st.value.r(f.pingNote()), 0}, {counts, 0}}
+	if n := len(f.shown); n > f.geo.rowsFit {
+		parts = append(parts, part{st.warn.r(fmt.Sprintf("rows %d-%d of %d", f.scroll+1, min(f.scroll+f.geo.rowsFit, n), n)), 1})
+	}
+	parts = append(parts, part{st.label.r("sorted by ") + st.value.r(sortNames[f.sort]) +
+		st.dim.r(" (o: "+sortNames[(f.sort+1)%sortKey(len(sortNames))]+")"), 3})
+	if perRow {
+		parts = append(parts, part{st.warn.r("scales per row") + st.dim.r(" (s: shared)"), 2})
+	} else {
+		parts = append(parts, part{st.value.r("scales shared") + st.dim.r(" (s: per row)"), 4})
+	}
+	if f.top.Err != "" {
+		parts = append(parts, part{st.err.r("✗ rediscovery: " + f.top.Err), 1})
+	}
+	join := func(maxRank int) string {
+		var keep []string
+		for _, p := range parts {
+			if p.rank <= maxRank {
+				keep = append(keep, p.text)
+			}
+		}
+		return strings.Join(keep, sep)
+	}
+	for r := 4; r > 0; r-- {
+		if out := join(r); lipgloss.Width(out) <= f.width {
+			return out
+		}
+	}
+	return join(0)
+}
+
+// colHeads is the line of column heads; the sorted column is marked ▼.
+func (f *fleetView) colHeads(st *styles) string {
+	g := &f.geo
+	sorted := map[sortKey]string{sortMemory: "footprint", sortOps: "ops/s", sortLatency: "p99", sortSave: "save"}[f.sort]
+	mark := func(h string) string {
+		if h == sorted {
+			return h + "▼"
+		}
+		return h
+	}
+	var b strings.Builder
+	b.WriteString("  " + padRight("#", g.shardW) + padRight("node", g.addrW+1) + padRight("role", g.roleW+1))
+	for j, ci := range g.cols {
+		b.WriteString(fitRight(mark(fleetCols[ci].head), g.colW[j]) + " ")
+	}
+	b.WriteString(mark("save"))
+	return st.label.r(fitTo(b.String(), f.width))
+}
+
+// rollLines are the rolling save's lines: its plan waiting for B again,
+// its progress (n of m, ETA, what it does or waits for), or how it ended.
+func (f *fleetView) rollLines(st *styles) []string {
+	if f.roll == nil {
+		return nil
+	}
+	p := f.roll.Progress()
+	steps := f.roll.Steps()
+	addr := func(id source.NodeID) string {
+		if r := f.byID[id]; r != nil {
+			return r.addr()
+		}
+		return string(id)
+	}
+	var l1, l2 string
+	switch p.State {
+	case fleet.RollPlanned:
+		if len(steps) == 0 {
+			return []string{st.warn.r("rolling save: no node to save")}
+		}
+		l1 = st.warn.r(fmt.Sprintf("rolling BGSAVE of %d node%s, one per shard, %d at a time, never 2 on one host:",
+			len(steps), plural(len(steps)), max(f.rollCfg.MaxParallel, 1)))
+		names := make([]string, len(steps))
+		for i, s := range steps {
+			names[i] = fmt.Sprintf("%d: %s", i+1, s.Node.Addr)
+		}
+		l2 = st.value.r(strings.Join(names, "  "))
+	case fleet.RollRunning, fleet.RollHeld:
+		l1 = st.warn.r("rolling save") + st.value.r(fmt.Sprintf(" %d of %d saved", p.Done, p.Total)) +
+			st.label.r(" · ETA ") + st.value.r(rollETA(p)) + st.dim.r(" · esc cancels the rest")
+		var now, next []string
+		for _, id := range p.Running {
+			now = append(now, addr(id))
+		}
+		for _, s := range steps {
+			if s.State == fleet.StepWaiting && len(next) == 0 {
+				next = append(next, s.Node.Addr)
+			}
+		}
+		var parts []string
+		switch {
+		case p.State == fleet.RollHeld:
+			parts = append(parts, st.err.r("held by the memory check: "+p.Held+" · B: save it anyway, esc: cancel"))
+		case len(now) > 0:
+			parts = append(parts, st.label.r("saving ")+st.value.r(strings.Join(now, ", ")))
+		}
+		// What the roll waits for, unless it is its own save (said above).
+		if p.Waiting != "" && (len(now) == 0 || strings.Contains(p.Waiting, "(not vkwatch's)")) && p.State != fleet.RollHeld {
+			parts = append(parts, st.label.r("waiting for ")+st.value.r(p.Waiting))
+		}
+		if len(next) > 0 && p.State != fleet.RollHeld {
+			parts = append(parts, st.label.r("next ")+st.value.r(next[0]))
+		}
+		l2 = strings.Join(parts, st.dim.r(" · "))
+	case fleet.RollCancelling:
+		l1 = st.warn.r(fmt.Sprintf("rolling save cancelled at %d of %d: the save running finishes, the rest are not started", p.Done, p.Total))
+	case fleet.RollDone:
+		l1 = st.ok.r(fmt.Sprintf("rolling save done: %d of %d saved", p.Done, p.Total))
+		var last time.Duration
+		for _, s := range steps {
+			last = max(last, s.Ended)
+		}
+		if last > f.rollAt {
+			l1 += st.ok.r(" in " + fmtElapsed(last-f.rollAt))
+		}
+		l1 += st.dim.r(" · r: the reports · esc clears this")
+	case fleet.RollFailed:
+		l1 = st.err.r(fmt.Sprintf("✗ rolling save stopped at %d of %d: %s", p.Done, p.Total, p.Err))
+		l2 = st.dim.r("the nodes after it were not started · esc clears this")
+	case fleet.RollCancelled:
+		l1 = st.warn.r(fmt.Sprintf("rolling save cancelled after %d of %d saved", p.Done, p.Total)) + st.dim.r(" · esc clears this")
+	}
+	return fitLines(f.width, l1, l2)
+}
+
+// rollETA renders the roll's ETA; none before the first save is done.
+func rollETA(p fleet.Progress) string {
+	if d, ok := p.ETA.Get(); ok {
+		return fmtElapsed(d)
+	}
+	return "after the first save"
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

@@ -1,0 +1,349 @@
+package ui
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/fleet"
+	"github.com/vkwatch/vkwatch/source/store"
+)
+
+// The fleet view: three or more servers, or a cluster of any size, as one
+// row per node, grouped by shard (its primary first, replicas under it),
+// each with its memory, ops/s and PING p99 and a small chart of each, and
+// what its running or last save costs. It reads the same history store as
+// the panes, so enter opens a node's full pane with its history, and esc
+// comes back to the rows with theirs.
+//
+// It also drives the rolling save (B): a source/fleet.Roll fed every event
+// after a source/fleet.Status, whose Actions the model sends as tea.Cmds.
+// It decides nothing itself: the planner does, and the view shows it.
+//
+// Like a pane and the cost view it follows soft-serve's component
+// contract: SetSize, then refresh and view from the store; the model
+// routes its keys (select, mark, sort, open) to it.
+
+// sortKey is the rows' order.
+type sortKey int
+
+const (
+	sortShard   sortKey = iota // topology order: shard by shard, primary first
+	sortMemory                 // footprint (used where footprint is absent), largest first
+	sortOps                    // ops/s, busiest first
+	sortLatency                // PING p99 of the last 10 s, slowest first
+	sortSave                   // the last save's copy-on-write, costliest first
+)
+
+var sortNames = [...]string{"shard", "memory", "ops/s", "latency", "last save cost"}
+
+// fleetRow is one node's row and its cached drawing.
+type fleetRow struct {
+	id    source.NodeID
+	node  source.TopologyNode // as the latest topology that had it says
+	shard int
+	order int  // position in topology order; a gone node keeps its last
+	gone  bool // no longer in the topology: kept, marked, never deleted mid-view
+
+	columns
+	charts rowCharts
+	lines  []string // the row's text and chart lines, cached
+	key    rowKey
+}
+
+// fleetView is the state of the fleet view.
+type fleetView struct {
+	top    source.Topology
+	status *fleet.Status
+	// roll is the rolling save: planned (waiting for B again), running, or
+	// over (its last line stays until esc or the next B).
+	roll    *fleet.Roll
+	rollCfg fleet.RollConfig
+	rollAt  time.Duration // when it started, for the time it took
+
+	rows   []*fleetRow // topology order, gone nodes after their shard
+	byID   map[source.NodeID]*fleetRow
+	shown  []*fleetRow // display order
+	sel    source.NodeID
+	scroll int // first shown row on screen
+	marked map[source.NodeID]bool
+	sort   sortKey
+
+	width, height int
+	geo           fleetGeo
+}
+
+// newFleetView returns the fleet view of top. rollCfg is the rolling
+// save's configuration (its memory check, how many at once).
+func newFleetView(top source.Topology, rollCfg fleet.RollConfig) *fleetView {
+	f := &fleetView{status: fleet.NewStatus(top), rollCfg: rollCfg,
+		byID: map[source.NodeID]*fleetRow{}, marked: map[source.NodeID]bool{}}
+	f.setTopology(top)
+	if len(f.rows) > 0 {
+		f.sel = f.rows[0].id
+	}
+	return f
+}
+
+// listTopology is the topology of servers given one by one: one shard
+// each, in order.
+func listTopology(nodes []Node) source.Topology {
+	top := source.Topology{Shards: make([]source.Shard, len(nodes))}
+	for i, n := range nodes {
+		top.Shards[i] = source.Shard{Nodes: []source.TopologyNode{{ID: n.ID, Addr: n.Addr}}}
+	}
+	return top
+}
+
+// observe folds one event in: the status first, then the roll, as the
+// planner wants; a topology adds rows for nodes that joined and marks
+// those that left. It returns the commands the roll wants sent now.
+func (f *fleetView) observe(ev source.Event) []fleet.Action {
+	f.status.Observe(ev)
+	if ev.Kind == source.EventTopology && ev.Topology != nil {
+		f.setTopology(*ev.Topology)
+	}
+	if f.roll == nil {
+		return nil
+	}
+	return f.roll.Observe(ev)
+}
+
+// setTopology takes a new topology: rows for its nodes in its order, the
+// nodes it no longer has marked gone, after the last shard they were in.
+func (f *fleetView) setTopology(top source.Topology) {
+	f.top = top
+	seen := map[source.NodeID]bool{}
+	k := 0
+	for i, sh := range top.Shards {
+		for _, n := range sh.Nodes {
+			r := f.byID[n.ID]
+			if r == nil {
+				r = &fleetRow{id: n.ID, columns: newColumns()}
+				f.byID[n.ID] = r
+				f.rows = append(f.rows, r)
+			}
+			r.node, r.shard, r.order, r.gone = n, i, k, false
+			seen[n.ID] = true
+			k++
+		}
+	}
+	for _, r := range f.rows {
+		// A node that left keeps its last shard and place: it shows after
+		// the nodes that shard has now.
+		r.gone = !seen[r.id]
+	}
+	slices.SortStableFunc(f.rows, func(a, b *fleetRow) int {
+		if c := cmp.Compare(a.shard, b.shard); c != 0 {
+			return c
+		}
+		if a.gone != b.gone {
+			return map[bool]int{true: 1, false: -1}[a.gone]
+		}
+		return cmp.Compare(a.order, b.order)
+	})
+	for i, r := range f.rows {
+		r.order = i
+	}
+	f.shown = nil // sorted again at the next refresh
+}
+
+// addr is how a node is named on screen.
+func (r *fleetRow) addr() string {
+	if r.node.Addr != "" {
+		return r.node.Addr
+	}
+	return string(r.id)
+}
+
+// row returns the row of a node, nil when it has none.
+func (f *fleetView) row(id source.NodeID) *fleetRow { return f.byID[id] }
+
+// order sorts the rows for display by the sort key, from what the store
+// holds now; ties and absent values keep topology order (absent last).
+func (f *fleetView) order(st *store.Store) {
+	f.shown = append(f.shown[:0], f.rows...)
+	if f.sort == sortShard {
+		return
+	}
+	vals := make(map[source.NodeID]float64, len(f.rows))
+	has := make(map[source.NodeID]bool, len(f.rows))
+	for _, r := range f.rows {
+		vals[r.id], has[r.id] = sortValue(f.sort, st.View(r.id))
+	}
+	slices.SortStableFunc(f.shown, func(a, b *fleetRow) int {
+		switch {
+		case has[a.id] != has[b.id]:
+			return map[bool]int{true: -1, false: 1}[has[a.id]]
+		case vals[a.id] != vals[b.id]:
+			return cmp.Compare(vals[b.id], vals[a.id]) // largest first
+		}
+		return cmp.Compare(a.order, b.order)
+	})
+}
+
+// sortValue is what a node is sorted by, and whether it has it.
+func sortValue(k sortKey, v store.View) (float64, bool) {
+	s := v.Latest
+	switch k {
+	case sortSave:
+		if r := v.Report; r != nil && (r.COW.OK || r.PeakCOW.OK) {
+			return float64(max(r.COW.Or(0), r.PeakCOW.Or(0))), true
+		}
+		return 0, false
+	case sortMemory:
+		if s != nil && s.Footprint.OK {
+			return float64(s.Footprint.V), true
+		}
+		if s != nil && s.Info.UsedMemory.OK {
+			return float64(s.Info.UsedMemory.V), true
+		}
+	case sortOps:
+		if s != nil && s.OpsPerSec.OK {
+			return s.OpsPerSec.V, true
+		}
+	case sortLatency:
+		if s != nil && s.Ping10s.Count > 0 {
+			return float64(s.Ping10s.P99), true
+		}
+	}
+	return 0, false
+}
+
+// selIndex is the position of the selected row in display order (0 when
+// it is not there).
+func (f *fleetView) selIndex() int {
+	for i, r := range f.shown {
+		if r.id == f.sel {
+			return i
+		}
+	}
+	return 0
+}
+
+// move moves the selection by d rows, within the rows.
+func (f *fleetView) move(d int) {
+	if len(f.shown) == 0 {
+		return
+	}
+	i := min(max(f.selIndex()+d, 0), len(f.shown)-1)
+	f.sel = f.shown[i].id
+	f.follow()
+}
+
+// follow scrolls so that the selected row is on screen.
+func (f *fleetView) follow() {
+	fit := max(f.geo.rowsFit, 1)
+	i := f.selIndex()
+	f.scroll = min(max(f.scroll, i-fit+1), i)
+	f.scroll = max(min(f.scroll, len(f.shown)-fit), 0)
+}
+
+// toggleMark marks or unmarks the selected node.
+func (f *fleetView) toggleMark() {
+	if f.marked[f.sel] {
+		delete(f.marked, f.sel)
+	} else if f.byID[f.sel] != nil {
+		f.marked[f.sel] = true
+	}
+}
+
+// markedInOrder returns the marked nodes in display order.
+func (f *fleetView) markedInOrder() []source.NodeID {
+	var out []source.NodeID
+	for _, r := range f.shown {
+		if f.marked[r.id] {
+			out = append(out, r.id)
+		}
+	}
+	return out
+}
+
+// nextSort cycles the sort key.
+func (f *fleetView) nextSort() {
+	f.sort = (f.sort + 1) % sortKey(len(sortNames))
+	f.shown = nil
+}
+
+// plan plans a rolling save on what the status knows now, for the
+// confirmation line; nothing is sent until start.
+func (f *fleetView) plan() []fleet.Step {
+	f.roll = fleet.NewRoll(f.status, f.rollCfg)
+	return f.roll.Steps()
+}
+
+// planned reports whether a roll waits for its confirmation.
+func (f *fleetView) planned() bool {
+	return f.roll != nil && f.roll.State() == fleet.RollPlanned
+}
+
+// dropPlan forgets a roll that was planned and not confirmed.
+func (f *fleetView) dropPlan() {
+	if f.planned() {
+		f.roll = nil
+	}
+}
+
+// start starts the planned roll and returns its first commands.
+func (f *fleetView) start(now time.Duration) []fleet.Action {
+	f.rollAt = now
+	return f.roll.Start()
+}
+
+// rollActive reports whether a roll runs (or is held, or is finishing
+// after a cancel).
+func (f *fleetView) rollActive() bool {
+	return f.roll != nil && f.roll.State() != fleet.RollPlanned && !f.roll.State().Over()
+}
+
+// rollStep is where a node stands in the roll, for its row: "" when it
+// is not part of one.
+func (f *fleetView) rollStep(id source.NodeID) string {
+	if f.roll == nil {
+		return ""
+	}
+	steps := f.roll.Steps()
+	p := f.roll.Progress()
+	for i, st := range steps {
+		if st.Node.ID != id {
+			continue
+		}
+		n := fmt.Sprintf("roll %d/%d ", i+1, len(steps))
+		switch {
+		case f.roll.State() == fleet.RollPlanned:
+			return n + "planned"
+		case p.State == fleet.RollHeld && st.State == fleet.StepWaiting && strings.HasPrefix(p.Held, st.Node.Addr+":"):
+			return n + "held: memory check"
+		}
+		return n + map[fleet.StepState]string{
+			fleet.StepWaiting: "waiting", fleet.StepSent: "BGSAVE sent", fleet.StepSaving: "saving",
+			fleet.StepDone: "saved", fleet.StepFailed: "failed", fleet.StepCancelled: "not started",
+		}[st.State]
+	}
+	return ""
+}
+
+// title says what the fleet is, for the title line: the cluster, its
+// shards and nodes and what told them, or the list of servers.
+func (f *fleetView) title() string {
+	nodes := len(f.top.Nodes())
+	if !f.top.Cluster {
+		return fmt.Sprintf("%d servers, one shard each", nodes)
+	}
+	from := f.top.Via
+	if f.top.From != "" {
+		from += " from " + f.top.From
+	}
+	return fmt.Sprintf("cluster: %d nodes in %d shards (%s)", nodes, len(f.top.Shards), strings.TrimSpace(from))
+}
+
+// pingNote says the per-node PING interval in force, as the fleet set it.
+func (f *fleetView) pingNote() string {
+	if f.top.PingInterval <= 0 {
+		return "PING interval n/a"
+	}
+	return "PING every " + f.top.PingInterval.String() + " per node"
+}
