@@ -10,6 +10,10 @@ package source
 //   - the child's Private_Dirty from /proc (FromProc) while /proc shows a
 //     save child: read at every sample, where INFO's current_cow_size is
 //     refreshed by the server only about once a second;
+//   - absent while /proc still lists the child but cannot read its
+//     smaps_rollup although it reads the server's (the same user's): the
+//     child is exiting. INFO's figure, up to a second old, would draw a
+//     drop that never happened between the last /proc reading and 0;
 //   - else, while a save runs, current_cow_size (FromInfo): a remote
 //     server, a child /proc does not show yet or any more, a child whose
 //     smaps_rollup vkwatch may not read, and a forkless save (no child: 0);
@@ -22,6 +26,7 @@ package source
 //   - /proc: the server's RSS plus the child's Private_Dirty (FromProc);
 //     with no child in /proc, the RSS alone: there is nothing else to pay
 //     (no save, a forkless save, or a child that has just exited);
+//   - absent for an exiting child, as for COW;
 //   - else used_memory_rss + current_cow_size while a save runs, RSS
 //     otherwise (FromInfo): the server's own estimate, for a remote server
 //     or a child whose smaps_rollup vkwatch may not read;
@@ -30,11 +35,15 @@ func FillInstruments(s *Sample) {
 	in, p := &s.Info, &s.Proc
 	_, running := saveKind(in)
 	procOK := p.RSS.OK && p.PSS.OK // smaps_rollup of the server is readable
+	// A child /proc lists whose smaps_rollup it cannot read, while it
+	// reads the server's: the child is exiting, its memory going.
+	exiting := procOK && p.ChildPID.OK && !p.ChildPrivateDirty.OK
 
 	s.COW, s.COWFrom = Opt[int64]{}, ""
 	switch {
 	case p.ChildPrivateDirty.OK:
 		s.COW, s.COWFrom = p.ChildPrivateDirty, FromProc
+	case exiting:
 	case running && in.CurrentCOW.OK:
 		s.COW, s.COWFrom = in.CurrentCOW, FromInfo
 	case running:
@@ -50,6 +59,7 @@ func FillInstruments(s *Sample) {
 		s.Footprint, s.FootprintFrom = Some(p.RSS.V+p.ChildPrivateDirty.V), FromProc
 	case p.RSS.OK && !p.ChildPID.OK:
 		s.Footprint, s.FootprintFrom = p.RSS, FromProc
+	case exiting:
 	case in.RSS.OK && !running:
 		s.Footprint, s.FootprintFrom = in.RSS, FromInfo
 	case in.RSS.OK && in.CurrentCOW.OK:

@@ -377,6 +377,8 @@ func TestFillInstruments(t *testing.T) {
 			some(30), FromInfo, some(900), FromProc},
 		{"local, the child's smaps_rollup unreadable", running, ProcMem{RSS: some(900), ChildPID: some(2)},
 			some(30), FromInfo, some(1030), FromInfo},
+		{"local, the child exiting (listed, its smaps_rollup gone)", running, ProcMem{RSS: some(900), PSS: some(800), ChildPID: some(2)},
+			none, "", none, ""},
 		{"local idle", idle, ProcMem{RSS: some(900), PSS: some(800)},
 			some(0), FromProc, some(900), FromProc},
 		{"local idle, smaps_rollup unreadable", idle, ProcMem{RSS: some(900)},
