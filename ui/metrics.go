@@ -181,9 +181,9 @@ func footprintNotes(st *styles, s *source.Sample) []string {
 	if !ok {
 		return nil
 	}
-	limit := "/none"
+	limit := ", no limit"
 	if l, ok := s.Proc.CgroupLimit.Get(); ok {
-		limit = "/" + fmtBytes(l)
+		limit = " of " + fmtBytes(l)
 	}
 	return []string{st.label.r("cgroup ") + st.value.r(fmtBytes(u)) + st.label.r(limit)}
 }
