@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"strings"
+	"unicode/utf8"
 
 	uv "github.com/charmbracelet/ultraviolet"
 )
@@ -65,7 +66,10 @@ type span struct {
 }
 
 // spans cuts a row into spans of one look; a wide character spans its
-// cells.
+// cells. A span never mixes spaces with characters beyond ASCII (braille,
+// blocks): each span is stretched to its cells as a whole, and a fallback
+// font's braille is wider or narrower than a space, so a chart row such as
+// "⢸      ⠸⡄" would have its glyphs after the spaces drawn off their cells.
 func spans(row []uv.Cell) []span {
 	var out []span
 	for x := 0; x < len(row); {
@@ -76,7 +80,7 @@ func spans(row []uv.Cell) []span {
 			content = " "
 		}
 		l := lookOf(c)
-		if n := len(out); n > 0 && out[n-1].look == l && out[n-1].x+out[n-1].w == x {
+		if n := len(out); n > 0 && out[n-1].look == l && out[n-1].x+out[n-1].w == x && !mixes(out[n-1].text, content) {
 			out[n-1].text += content
 			out[n-1].w += w
 		} else {
@@ -85,6 +89,14 @@ func spans(row []uv.Cell) []span {
 		x += w
 	}
 	return out
+}
+
+// mixes reports whether appending next to text would put a space beside a
+// character beyond ASCII.
+func mixes(text, next string) bool {
+	last, _ := utf8.DecodeLastRuneInString(text)
+	first, _ := utf8.DecodeRuneInString(next)
+	return last == ' ' && first >= utf8.RuneSelf || last >= utf8.RuneSelf && first == ' '
 }
 
 // escape makes text safe inside an SVG element.

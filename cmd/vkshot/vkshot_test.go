@@ -35,7 +35,11 @@ func TestRenderKeepsColours(t *testing.T) {
 		`>a&amp;&lt;b&gt;</text>`,
 		`>vkwatch demo</text>`,
 		`x="91.6" y="57.5" textLength="42.0" lengthAdjust="spacingAndGlyphs" fill="#cdd6f4">a&amp;`, // after "red bold ", 5 cells
-		`x="16.0" y="75.5" textLength="84.0"`,                                                       // "╔══╗ ⣿ 42%": 10 cells from column 0 of row 1
+		// "╔══╗ ⣿ 42%" on row 1: no run stretches spaces beside braille or
+		// box drawing, whose fallback font's advance is not a space's.
+		`x="16.0" y="75.5" textLength="33.6" lengthAdjust="spacingAndGlyphs" fill="#cdd6f4">╔══╗</text>`,
+		`x="58.0" y="75.5" textLength="8.4" lengthAdjust="spacingAndGlyphs" fill="#cdd6f4">⣿</text>`,
+		`x="74.8" y="75.5" textLength="25.2" lengthAdjust="spacingAndGlyphs" fill="#cdd6f4">42%</text>`,
 	} {
 		if !bytes.Contains(svg, []byte(want)) {
 			t.Errorf("SVG lacks %s:\n%s", want, svg)
