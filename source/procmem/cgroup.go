@@ -36,8 +36,8 @@ import (
 //
 // A cgroup without a memory file (the root cgroup, or a v2 cgroup whose
 // parent did not enable the memory controller) is no memory cgroup: none is
-// reported. The mounts are read once per Reader, /proc/PID/cgroup once per
-// cgroupEvery and the two memory files at each Read.
+// reported. The mounts are read once per Reader, /proc/PID/cgroup and the
+// limit once per cgroupEvery, the usage at each Read.
 
 // noLimitV1 is where a cgroup v1 limit stops being a limit: unset, the
 // kernel reports PAGE_COUNTER_MAX pages (9223372036854771712 with 4 KiB
@@ -85,9 +85,10 @@ type memoryCgroup struct {
 }
 
 // cgroupEvery is how long the place of a process's memory cgroup, found
-// from /proc/PID/cgroup, is trusted before it is looked up again: a
-// process seldom moves to another cgroup, and the two memory files are
-// read at every Read anyway.
+// from /proc/PID/cgroup, and its limit are trusted before they are read
+// again: a process seldom moves to another cgroup, and a limit seldom
+// changes (`docker update --memory` shows within cgroupEvery). The usage
+// is read at every Read.
 const cgroupEvery = 10 * time.Second
 
 // cgroupPlace is where a process's memory cgroup was found.
@@ -96,6 +97,8 @@ type cgroupPlace struct {
 	dir  string // "" when the process has no memory cgroup vkwatch can read
 	path string
 	v1   bool
+	// limit was read with the place: -1 when there is none.
+	limit int64
 }
 
 // cgroupOf reads the memory cgroup of pid; false when there is none that
@@ -116,6 +119,9 @@ func (r *Reader) cgroupOf(pid int) (memoryCgroup, bool) {
 	}
 	pl = r.findCgroup(pid)
 	pl.at = now
+	if pl.dir != "" {
+		pl.readLimit()
+	}
 	r.cgMu.Lock()
 	for p, v := range r.cgroups {
 		if now.Sub(v.at) > 2*cgroupEvery {
@@ -130,11 +136,32 @@ func (r *Reader) cgroupOf(pid int) (memoryCgroup, bool) {
 	return pl.read()
 }
 
+// read reads the cgroup's usage; its limit is the one read with the place.
 func (pl cgroupPlace) read() (memoryCgroup, bool) {
+	file, name := "memory.current", "v2:"+pl.path
 	if pl.v1 {
-		return readV1(pl.dir, pl.path)
+		file, name = "memory.usage_in_bytes", "v1:"+pl.path
 	}
-	return readV2(pl.dir, pl.path)
+	usage, ok := readInt(filepath.Join(pl.dir, file))
+	if !ok {
+		return memoryCgroup{}, false
+	}
+	return memoryCgroup{name: name, usage: usage, limit: pl.limit}, true
+}
+
+// readLimit reads the cgroup's limit: v2's "max", or a v1 limit of about
+// 4 EiB (unset), is none.
+func (pl *cgroupPlace) readLimit() {
+	pl.limit = -1
+	if pl.v1 {
+		if l, ok := readInt(filepath.Join(pl.dir, "memory.limit_in_bytes")); ok && l < noLimitV1 {
+			pl.limit = l
+		}
+		return
+	}
+	if l, ok := readInt(filepath.Join(pl.dir, "memory.max")); ok {
+		pl.limit = l
+	}
 }
 
 // findCgroup finds where the memory cgroup of pid is mounted.
@@ -195,31 +222,6 @@ func resolve(mounts []cgroupMount, p string) (string, bool) {
 		return "", false
 	}
 	return filepath.Join(mounts[best].point, rel), true
-}
-
-func readV1(dir, path string) (memoryCgroup, bool) {
-	usage, ok := readInt(filepath.Join(dir, "memory.usage_in_bytes"))
-	if !ok {
-		return memoryCgroup{}, false
-	}
-	cg := memoryCgroup{name: "v1:" + path, usage: usage, limit: -1}
-	if l, ok := readInt(filepath.Join(dir, "memory.limit_in_bytes")); ok && l < noLimitV1 {
-		cg.limit = l
-	}
-	return cg, true
-}
-
-func readV2(dir, path string) (memoryCgroup, bool) {
-	usage, ok := readInt(filepath.Join(dir, "memory.current"))
-	if !ok {
-		return memoryCgroup{}, false
-	}
-	cg := memoryCgroup{name: "v2:" + path, usage: usage, limit: -1}
-	// "max" is no limit; a number is one.
-	if l, ok := readInt(filepath.Join(dir, "memory.max")); ok {
-		cg.limit = l
-	}
-	return cg, true
 }
 
 // readInt reads a file holding one decimal number.

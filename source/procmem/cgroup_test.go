@@ -345,3 +345,72 @@ func TestCgroupPlaceRemembered(t *testing.T) {
 		t.Errorf("after its cgroup was removed: got %+v, want /a", cg)
 	}
 }
+
+// TestCgroupLimitRemembered: the limit is read with the cgroup's place, so
+// a new limit shows after cgroupEvery, while the usage is read at every
+// call.
+func TestCgroupLimitRemembered(t *testing.T) {
+	r, pid := fakeHost(t, []string{mountV2}, "0::/a\n", map[string]string{
+		"fs/cgroup/a/memory.current": "100\n",
+		"fs/cgroup/a/memory.max":     "1000\n",
+	})
+	now := time.Now()
+	r.now = func() time.Time { return now }
+	dir := filepath.Join(filepath.Dir(r.mount), "sys", "fs", "cgroup", "a")
+	get := func() memoryCgroup {
+		t.Helper()
+		cg, ok := r.cgroupOf(pid)
+		if !ok {
+			t.Fatal("no cgroup")
+		}
+		return cg
+	}
+	if cg := get(); cg.usage != 100 || cg.limit != 1000 {
+		t.Fatalf("got %+v, want usage 100 limit 1000", cg)
+	}
+	for name, v := range map[string]string{"memory.current": "150\n", "memory.max": "max\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now = now.Add(cgroupEvery - time.Millisecond)
+	if cg := get(); cg.usage != 150 || cg.limit != 1000 {
+		t.Errorf("within %s: got %+v, want usage 150 read afresh, limit 1000 remembered", cgroupEvery, cg)
+	}
+	now = now.Add(time.Millisecond)
+	if cg := get(); cg.usage != 150 || cg.limit != -1 {
+		t.Errorf("after %s: got %+v, want the limit lifted (-1)", cgroupEvery, cg)
+	}
+}
+
+// TestHostMemAvailableShared: one read of /proc/meminfo serves every
+// server for hostMemEvery; a host without it gives none.
+func TestHostMemAvailableShared(t *testing.T) {
+	r, _ := fakeHost(t, []string{mountV2}, "0::/a\n", nil)
+	now := time.Now()
+	r.now = func() time.Time { return now }
+	meminfo := filepath.Join(r.mount, "meminfo")
+	if got := r.hostMemAvailable(); got.OK {
+		t.Fatalf("no /proc/meminfo: got %v, want absent", got)
+	}
+	write := func(kb string) {
+		t.Helper()
+		if err := os.WriteFile(meminfo, []byte("MemTotal: 4000 kB\nMemFree: 100 kB\nMemAvailable: "+kb+" kB\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("1000")
+	now = now.Add(hostMemEvery)
+	if got := r.hostMemAvailable(); got.V != 1000<<10 || !got.OK {
+		t.Fatalf("got %v, want %d", got, 1000<<10)
+	}
+	write("2000")
+	now = now.Add(hostMemEvery - time.Millisecond)
+	if got := r.hostMemAvailable(); got.V != 1000<<10 {
+		t.Errorf("within %s: got %v, want the last read (%d)", hostMemEvery, got, 1000<<10)
+	}
+	now = now.Add(time.Millisecond)
+	if got := r.hostMemAvailable(); got.V != 2000<<10 {
+		t.Errorf("after %s: got %v, want %d", hostMemEvery, got, 2000<<10)
+	}
+}

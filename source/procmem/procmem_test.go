@@ -250,6 +250,21 @@ func BenchmarkRead(b *testing.B) {
 	}
 }
 
+// BenchmarkReadIdle is what every sample of an idle local server costs:
+// the read between the server's once-a-second smaps_rollup, with no child.
+func BenchmarkReadIdle(b *testing.B) {
+	r := newReader(b)
+	s := servertest.Start(b, server.Options{})
+	pid := int64(s.PID())
+	if m := r.Read(pid); !m.RSS.OK || !m.PSS.OK || m.ChildPID.OK {
+		b.Fatalf("want RSS and PSS and no child: %+v", m)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		r.Read(pid)
+	}
+}
+
 // TestServerPSSAtMostOncePerSecond: the server's smaps_rollup, whose page
 // walk costs milliseconds on a large server, is read again only once
 // serverPSSEvery has passed; RSS is fresh at every Read.
