@@ -432,8 +432,8 @@ type sampling struct {
 
 func (s *sampling) loop(ctx context.Context, wg *sync.WaitGroup) {
 	w := s.w
-	ticker := time.NewTicker(w.cfg.Interval)
-	defer ticker.Stop()
+	tick := time.NewTimer(time.Hour)
+	defer tick.Stop()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	backoff := backoffMin
@@ -474,10 +474,13 @@ func (s *sampling) loop(ctx context.Context, wg *sync.WaitGroup) {
 				}()
 			}
 			s.sample(ctx, text, at)
-			ticker.Reset(w.cfg.Interval)
+			tick.Reset(sampleWait(probeNow(), w.cfg.Interval, w.cfg.PingInterval))
 		}
 		select {
-		case <-ticker.C:
+		case <-tick.C:
+			// Armed before the INFO: a reply slower than the interval
+			// is followed by the next sample at once, as a ticker would.
+			tick.Reset(sampleWait(probeNow(), w.cfg.Interval, w.cfg.PingInterval))
 		case <-w.answered:
 			s.answers()
 			continue
@@ -515,6 +518,22 @@ func (s *sampling) loop(ctx context.Context, wg *sync.WaitGroup) {
 		}
 		s.sample(ctx, text, at)
 	}
+}
+
+// sampleWait is how long after now (probeNow) the sampler's next grid
+// point is: a multiple of the interval from probeEpoch, put half a PING
+// interval after the probe's own grid points. Every sampler of the process
+// with the same intervals wakes at the same moment (a fleet's samplers cost
+// one wake-up between them, not one each), and an INFO never reaches a
+// server together with this process's PING, which would wait behind it and
+// show vkwatch's own INFO as latency.
+func sampleWait(now int64, interval, ping time.Duration) time.Duration {
+	iv := int64(interval)
+	phase := int64(ping/2) % iv
+	if now < phase {
+		return time.Duration(phase - now)
+	}
+	return time.Duration(((now-phase)/iv+1)*iv + phase - now)
 }
 
 // sample turns one INFO reply, received at offset at, into a Sample and

@@ -650,3 +650,28 @@ func TestIdentityCluster(t *testing.T) {
 		}
 	}
 }
+
+// TestSampleWaitOnGrid: the sampler's next wake-up is the next point of its
+// grid (multiples of the interval, half a PING interval after the probe's),
+// strictly after now and at most one interval away, the same for every
+// sampler of the process with the same intervals.
+func TestSampleWaitOnGrid(t *testing.T) {
+	const iv, ping = 200 * time.Millisecond, 2 * time.Millisecond
+	phase := int64(ping / 2)
+	for _, now := range []int64{0, 1, phase - 1, phase, phase + 1, int64(iv) + phase, 7*int64(iv) + 12345, 1e12 + 3} {
+		d := sampleWait(now, iv, ping)
+		at := now + int64(d)
+		if d <= 0 || d > iv {
+			t.Errorf("now %d: wait %v, want in (0, %v]", now, d, iv)
+		}
+		if (at-phase)%int64(iv) != 0 {
+			t.Errorf("now %d: wakes at %d, off the grid (%d + k*%d)", now, at, phase, int64(iv))
+		}
+		if (at-phase)/int64(iv) != (now-phase+int64(iv))/int64(iv) && now >= phase {
+			t.Errorf("now %d: wakes at %d, not the first grid point after now", now, at)
+		}
+	}
+	if d := sampleWait(5, iv, 0); d != iv-5 {
+		t.Errorf("no probe: wait %v, want %v", d, iv-5)
+	}
+}
