@@ -25,13 +25,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/vkwatch/vkwatch/cmd/internal/gobuild"
 )
 
 // config is the command line.
@@ -132,7 +132,7 @@ func run(ctx context.Context, cfg config) error {
 	}
 	defer os.RemoveAll(dir)
 	if needBin && cfg.vkwatch == "" {
-		bin, err := buildVKWatch(ctx, dir)
+		bin, err := gobuild.VKWatch(ctx, dir, "vkperf")
 		if err != nil {
 			return err
 		}
@@ -191,25 +191,6 @@ func printTable(w io.Writer, checks []check) {
 	for _, c := range checks {
 		fmt.Fprintf(w, "| %s | %s | %s |\n", c.Target, c.Measured, c.Verdict)
 	}
-}
-
-// buildVKWatch builds ./cmd/vkwatch of the module vkperf runs in.
-func buildVKWatch(ctx context.Context, dir string) (string, error) {
-	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %w", err)
-	}
-	gomod := strings.TrimSpace(string(out))
-	if gomod == "" || gomod == os.DevNull {
-		return "", errors.New("not inside the vkwatch module: run vkperf from the checkout, or pass --vkwatch")
-	}
-	bin := filepath.Join(dir, "vkwatch")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/vkwatch")
-	cmd.Dir = filepath.Dir(gomod)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/vkwatch: %w\n%s", err, out)
-	}
-	return bin, nil
 }
 
 func nproc() int { return runtime.NumCPU() }

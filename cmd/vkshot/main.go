@@ -18,16 +18,16 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/vkwatch/vkwatch/cmd/internal/gobuild"
 )
 
 // config is what the command line says.
@@ -168,7 +168,7 @@ func run(c config) error {
 			return err
 		}
 		defer os.RemoveAll(dir)
-		if bin, err = build(dir); err != nil {
+		if bin, err = buildVKWatch(dir); err != nil {
 			return err
 		}
 	}
@@ -215,23 +215,9 @@ func (c config) demoArgs() []string {
 	return []string{"demo", "--keys", strconv.Itoa(c.keys), "--save-delay", strconv.Itoa(c.saveDelay), "--history", c.history}
 }
 
-// build builds ./cmd/vkwatch of the module vkshot runs in into dir.
-func build(dir string) (string, error) {
+// buildVKWatch builds ./cmd/vkwatch of the module vkshot runs in.
+func buildVKWatch(dir string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %w", err)
-	}
-	gomod := strings.TrimSpace(string(out))
-	if gomod == "" || gomod == os.DevNull {
-		return "", errors.New("not inside the vkwatch module: run vkshot from the checkout, or pass --vkwatch")
-	}
-	bin := filepath.Join(dir, "vkwatch")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/vkwatch")
-	cmd.Dir = filepath.Dir(gomod)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/vkwatch: %w\n%s", err, out)
-	}
-	return bin, nil
+	return gobuild.VKWatch(ctx, dir, "vkshot")
 }
