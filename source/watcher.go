@@ -521,19 +521,32 @@ func (s *sampling) loop(ctx context.Context, wg *sync.WaitGroup) {
 }
 
 // sampleWait is how long after now (probeNow) the sampler's next grid
-// point is: a multiple of the interval from probeEpoch, put half a PING
-// interval after the probe's own grid points. Every sampler of the process
-// with the same intervals wakes at the same moment (a fleet's samplers cost
-// one wake-up between them, not one each), and an INFO never reaches a
-// server together with this process's PING, which would wait behind it and
-// show vkwatch's own INFO as latency.
+// point is: a multiple of the interval from probeEpoch, shifted by half the
+// greatest common divisor of the interval and the PING interval. Every
+// sampler of the process with the same intervals wakes at the same moment
+// (a fleet's samplers cost one wake-up between them, not one each), and no
+// sample falls on a PING of the probe's grid (multiples of the PING
+// interval from the same epoch): the two stay at least half that divisor
+// apart (1 ms at the defaults, 2 ms and 200 ms; 4 ms for a fleet PINGing
+// every 16 ms). An INFO arriving with vkwatch's own PING would delay it and
+// show vkwatch's INFO as the server's latency.
 func sampleWait(now int64, interval, ping time.Duration) time.Duration {
 	iv := int64(interval)
-	phase := int64(ping/2) % iv
+	phase := int64(0)
+	if ping > 0 {
+		phase = gcd(iv, int64(ping)) / 2
+	}
 	if now < phase {
 		return time.Duration(phase - now)
 	}
 	return time.Duration(((now-phase)/iv+1)*iv + phase - now)
+}
+
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }
 
 // sample turns one INFO reply, received at offset at, into a Sample and
