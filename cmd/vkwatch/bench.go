@@ -158,9 +158,11 @@ func (a *app) benchTargets(ctx context.Context, cf *connFlags, bf *benchFlags, a
 			targets[i] = bench.Target{Save: ep}
 		}
 		return targets, nil
-	case len(args) > 0 || cf.named():
-		return nil, usageErr("--cluster %s finds the nodes itself: name no other server (ADDR, -h, -p, -s or -u)", bf.cluster)
-	case bf.parallel:
+	}
+	if err := cf.clusterAlone(bf.cluster, args); err != nil {
+		return nil, err
+	}
+	if bf.parallel {
 		// Several forks at once on a cluster's hosts is what bench on a
 		// cluster must not do.
 		return nil, usageErr("--parallel does not go with --cluster: the nodes run one after the other")

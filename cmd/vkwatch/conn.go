@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -73,6 +74,22 @@ func (f *connFlags) given(name string) bool { return f.fs != nil && f.fs.Changed
 // named reports whether -h, -p, -s or -u named a server.
 func (f *connFlags) named() bool {
 	return f.given("host") || f.given("port") || f.given("socket") || f.given("uri")
+}
+
+// clusterAlone refuses any other server beside --cluster SEED: the nodes
+// come from discovery, and an ADDR or -h, -p, -s, -u would name a server
+// the run then ignores or takes for the seed.
+func (f *connFlags) clusterAlone(seed string, addrs []string) error {
+	got := slices.Clone(addrs)
+	for _, name := range []string{"host", "port", "socket", "uri"} {
+		if f.given(name) {
+			got = append(got, "--"+name)
+		}
+	}
+	if len(got) == 0 {
+		return nil
+	}
+	return usageErr("--cluster %s finds the nodes itself: give no other address, -h, -p, -s or -u (got %s)", seed, strings.Join(got, " "))
 }
 
 // first is the server that -h, -p, -s or -u name, as the user wrote it

@@ -90,6 +90,8 @@ func TestBadInput(t *testing.T) {
 			[]string{"vkwatch: " + plain.Addr + " is given twice"}},
 		{"--cluster and addresses", nil, []string{"--cluster", plain.Addr, locked.Addr}, exitUsage,
 			[]string{"vkwatch: --cluster " + plain.Addr + " finds the nodes itself: give no other address"}},
+		{"--cluster and -p", nil, []string{"--cluster", plain.Addr, "-p", "7000"}, exitUsage,
+			[]string{"vkwatch: --cluster " + plain.Addr + " finds the nodes itself: give no other address, -h, -p, -s or -u (got --port)"}},
 		{"--cluster of a plain server", nil, []string{"--cluster", plain.Addr}, exitConnect,
 			[]string{"vkwatch: " + plain.Addr + " is not a cluster node (cluster_enabled:0): watch it without --cluster"}},
 		{"--cluster of nothing", nil, []string{"--cluster", "127.0.0.1:1"}, exitConnect,

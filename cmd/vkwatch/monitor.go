@@ -89,8 +89,8 @@ func (a *app) runMonitor(ctx context.Context, cf *connFlags, mf *monitorFlags, a
 	}
 	run := monitorRun{flags: mf}
 	if mf.cluster != "" {
-		if len(addrs) > 0 {
-			return usageErr("--cluster %s finds the nodes itself: give no other address (got %s)", mf.cluster, strings.Join(addrs, " "))
+		if err := cf.clusterAlone(mf.cluster, addrs); err != nil {
+			return err
 		}
 		addrs, run.cluster = []string{mf.cluster}, true
 	}
