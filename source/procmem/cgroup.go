@@ -108,7 +108,7 @@ func (r *Reader) cgroupOf(pid int) (memoryCgroup, bool) {
 	r.cgMu.Lock()
 	pl, ok := r.cgroups[pid]
 	r.cgMu.Unlock()
-	if ok && now.Sub(pl.at) < cgroupEvery && now.Sub(pl.at) >= 0 {
+	if ok && fresh(pl.at, now, cgroupEvery) {
 		if pl.dir == "" {
 			return memoryCgroup{}, false
 		}

@@ -25,8 +25,10 @@ import (
 )
 
 // Reader reads the memory of a local server process, of its save child and
-// of its memory cgroup. It holds no state between calls but the cgroup
-// mounts (read once) and is safe for concurrent use.
+// of its memory cgroup. Between calls it keeps the cgroup mounts (read
+// once) and the readings it repeats for a while rather than read at every
+// call: each server's PSS and cgroup place and limit, and the host's
+// MemAvailable. It is safe for concurrent use.
 type Reader struct {
 	mount  string
 	fs     procfs.FS
@@ -130,6 +132,13 @@ func (r *Reader) Read(pid int64) source.ProcMem {
 	return m
 }
 
+// fresh reports whether a reading taken at `at` still serves at now: less
+// than every ago, and not in the future (a clock that stepped back).
+func fresh(at, now time.Time, every time.Duration) bool {
+	d := now.Sub(at)
+	return d >= 0 && d < every
+}
+
 // hostMemAvailable is the host's MemAvailable, read again once
 // hostMemEvery has passed. The process is on this host, so /proc/meminfo is
 // its host's. In a container it is still the whole machine's, not the
@@ -138,7 +147,7 @@ func (r *Reader) hostMemAvailable() source.Opt[int64] {
 	now := r.now()
 	r.memMu.Lock()
 	defer r.memMu.Unlock()
-	if d := now.Sub(r.memAt); !r.memAt.IsZero() && d >= 0 && d < hostMemEvery {
+	if !r.memAt.IsZero() && fresh(r.memAt, now, hostMemEvery) {
 		return r.memAvl
 	}
 	r.memAt, r.memAvl = now, source.Opt[int64]{}
@@ -155,7 +164,7 @@ func (r *Reader) serverPSS(p procfs.Proc) (int64, bool) {
 	r.pssMu.Lock()
 	last, ok := r.pss[p.PID]
 	r.pssMu.Unlock()
-	if ok && now.Sub(last.at) < serverPSSEvery && now.Sub(last.at) >= 0 {
+	if ok && fresh(last.at, now, serverPSSEvery) {
 		return last.pss, true
 	}
 	sm, ok := r.smapsRollup(p)
