@@ -458,13 +458,11 @@ func (l *probeLoop) receive(c *loopConn) {
 		c.p.sentAt.Store(0)
 		c.p.answered.Add(1)
 		c.p.record(time.Duration(rtt))
-		// The next PING stays due one interval after this one was due.
-		// A reply that came after that (an overrun) moves it to the first
-		// grid point after the reply: the PINGs missed are counted by the
-		// correction in record.
-		if arrived := c.sent + rtt; arrived > c.next {
-			c.next = (arrived/c.interval + 1) * c.interval
-		}
+		// The next PING stays due one interval after this one was due. A
+		// reply that came after that (an overrun) leaves it due: the next
+		// tick sends it at once, as the goroutine probe does, and send
+		// puts the one after back on the grid; the PINGs missed are
+		// counted by the correction in record.
 		return
 	}
 }
