@@ -198,7 +198,6 @@ func (t *SaveTracker) Observe(s *Sample) (started bool, ended *SaveReport) {
 // and a new one began between two samples that both show one running (a
 // replica's full sync right after a user's save, say).
 func anotherJob(kind SaveKind, a, b *Info) bool {
-	grew := func(x, y Opt[int64]) bool { return x.OK && y.OK && y.V > x.V }
 	switch kind {
 	case SaveFork:
 		return grew(a.RDBSaves, b.RDBSaves) || grew(a.TotalForks, b.TotalForks)
@@ -365,14 +364,10 @@ func (t *SaveTracker) finish(s *Sample, restart bool) *SaveReport {
 	rep := t.report(r.kind, s)
 	rep.Started, rep.StartedAt = r.started, r.startedAt
 	rep.Observed = rep.Ended - rep.Started
-	switch {
-	case restart:
+	if restart {
 		rep.Status = "lost (server restarted)"
 		rep.ServerSeconds, rep.COW = Opt[int64]{}, Opt[int64]{}
-	case t.cancelled && r.kind != SaveAOF:
-		rep.Status = StatusCancelled
 	}
-	t.cancelled = false
 	rep.Trigger = r.trigger
 	rep.PeakCOW, rep.PeakAtProgress = r.peakCOW, r.peakAt
 	rep.PeakFootprintDelta = deltaOpt(r.peakFoot, r.baseFoot)
@@ -393,7 +388,6 @@ func (t *SaveTracker) finish(s *Sample, restart bool) *SaveReport {
 // counters show one.
 func (t *SaveTracker) missed(prev, s *Sample, justEnded bool) *SaveReport {
 	a, b := &prev.Info, &s.Info
-	grew := func(x, y Opt[int64]) bool { return x.OK && y.OK && y.V > x.V }
 	changed := func(x, y Opt[int64]) bool { return !justEnded && x.OK && y.OK && y.V != x.V }
 	var kind SaveKind
 	switch {
@@ -410,10 +404,6 @@ func (t *SaveTracker) missed(prev, s *Sample, justEnded bool) *SaveReport {
 		return nil
 	}
 	rep := t.report(kind, s)
-	if t.cancelled && kind != SaveAOF {
-		rep.Status = StatusCancelled
-	}
-	t.cancelled = false
 	rep.Trigger = t.triggerOf(kind, prev, s, true)
 	rep.ForkPause = forkPause(kind, a, b)
 	rep.Started, rep.StartedAt = s.Offset, s.At
@@ -422,7 +412,12 @@ func (t *SaveTracker) missed(prev, s *Sample, justEnded bool) *SaveReport {
 	return rep
 }
 
-// report fills what the end sample s says about the last save of kind.
+// grew reports whether a counter read in both samples went up.
+func grew(x, y Opt[int64]) bool { return x.OK && y.OK && y.V > x.V }
+
+// report fills what the end sample s says about the last save of kind; an
+// RDB save the server confirmed cancelling is "cancelled", whatever its
+// rdb_last_bgsave_status says. The cancel is forgotten with every report.
 func (t *SaveTracker) report(kind SaveKind, s *Sample) *SaveReport {
 	in := &s.Info
 	rep := &SaveReport{Node: t.node, Addr: t.addr, Kind: kind, Ended: s.Offset}
@@ -440,7 +435,11 @@ func (t *SaveTracker) report(kind SaveKind, s *Sample) *SaveReport {
 		rep.Status = in.RDBLastStatus
 		rep.ServerSeconds = nonNeg(in.RDBLastTime)
 		rep.COW = in.RDBLastCOW
+		if t.cancelled {
+			rep.Status = StatusCancelled
+		}
 	}
+	t.cancelled = false
 	return rep
 }
 
