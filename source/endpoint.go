@@ -330,13 +330,13 @@ func maskAddress(s string) string {
 	return s[:i+3] + user + rest[at:]
 }
 
-// String is the display form of the endpoint: the address, with the user
-// name, the database and TLS when they are not the defaults. It never
-// contains the password.
 // Node is the node id of a server known only by its address: its display
 // address (a cluster node's id replaces it once vkwatch learns it).
 func (e Endpoint) Node() NodeID { return NodeID(e.String()) }
 
+// String is the display form of the endpoint: the address, with the user
+// name, the database and TLS when they are not the defaults. It never
+// contains the password.
 func (e Endpoint) String() string {
 	var b strings.Builder
 	if e.Network == "unix" {
