@@ -1,9 +1,8 @@
 package source
 
 import (
-	"context"
+	"fmt"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -11,41 +10,14 @@ import (
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
 
-// runProbe runs a probe of ep every interval until the returned stop is
-// called (or the test ends).
-func runProbe(t *testing.T, ep Endpoint, interval time.Duration) (*probe, func()) {
-	t.Helper()
-	p := newProbe(ep, nil, interval, 3*time.Second, 100*time.Millisecond)
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		p.run(ctx)
-	}()
-	var once sync.Once
-	stop := func() { once.Do(func() { cancel(); wg.Wait() }) }
-	t.Cleanup(stop)
-	return p, stop
-}
-
-func endpointOf(t *testing.T, srv *server.Server) Endpoint {
-	t.Helper()
-	ep, err := ParseAddress(srv.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ep
-}
-
-// sharedConn waits until p is served by the shared loop and returns its
-// connection there.
-func sharedConn(t *testing.T, p *probe) *loopConn {
+// sharedConn waits until p is served by the shared loop and has answered
+// at least answered PINGs there, and returns its connection.
+func sharedConn(t *testing.T, p *probe, answered uint64) *loopConn {
 	t.Helper()
 	var c *loopConn
-	servertest.WaitFor(t, 10*time.Second, "the probe on the shared loop", func() bool {
+	servertest.WaitFor(t, 10*time.Second, fmt.Sprintf("the probe on the shared loop, %d PINGs answered", answered), func() bool {
 		c = p.shared.Load()
-		return c != nil && p.answered.Load() >= 5
+		return c != nil && p.answered.Load() >= answered
 	})
 	return c
 }
@@ -65,7 +37,7 @@ func TestProbeLoopStalledServerDelaysNoOther(t *testing.T) {
 	stalled := servertest.Start(t, server.Options{})
 	ph, _ := runProbe(t, endpointOf(t, healthy), 2*time.Millisecond)
 	ps, _ := runProbe(t, endpointOf(t, stalled), 2*time.Millisecond)
-	if sharedConn(t, ph).l != sharedConn(t, ps).l {
+	if sharedConn(t, ph, 5).l != sharedConn(t, ps, 5).l {
 		t.Fatal("the two probes are not on the same loop")
 	}
 	ph.summary()
@@ -121,9 +93,9 @@ func TestProbeLoopAddRemove(t *testing.T) {
 	a := servertest.Start(t, server.Options{})
 	b := servertest.Start(t, server.Options{})
 	pa, stopA := runProbe(t, endpointOf(t, a), 2*time.Millisecond)
-	ca := sharedConn(t, pa)
+	ca := sharedConn(t, pa, 5)
 	pb, stopB := runProbe(t, endpointOf(t, b), 2*time.Millisecond)
-	if sharedConn(t, pb).l != ca.l {
+	if sharedConn(t, pb, 5).l != ca.l {
 		t.Fatal("the second probe did not join the running loop")
 	}
 	stopA()
@@ -134,7 +106,7 @@ func TestProbeLoopAddRemove(t *testing.T) {
 	servertest.WaitFor(t, 10*time.Second, "PINGs of the remaining probe", func() bool { return pb.answered.Load() >= n+50 })
 	// A third joins, on the same loop.
 	pc, stopC := runProbe(t, endpointOf(t, a), 2*time.Millisecond)
-	if sharedConn(t, pc).l != ca.l {
+	if sharedConn(t, pc, 5).l != ca.l {
 		t.Error("a probe started later is not on the running loop")
 	}
 	stopB()
@@ -144,7 +116,7 @@ func TestProbeLoopAddRemove(t *testing.T) {
 	}
 	// A probe after that starts a new loop.
 	pd, _ := runProbe(t, endpointOf(t, b), 2*time.Millisecond)
-	if sharedConn(t, pd).l == ca.l {
+	if sharedConn(t, pd, 5).l == ca.l {
 		t.Error("a probe after the last one left joined the stopped loop")
 	}
 }
@@ -160,9 +132,9 @@ func TestProbeLoopIntervals(t *testing.T) {
 		p, _ := runProbe(t, endpointOf(t, srvs[i%2]), 4*time.Millisecond)
 		many = append(many, p)
 	}
-	l := sharedConn(t, fast).l
+	l := sharedConn(t, fast, 5).l
 	for _, p := range append(many, slow) {
-		if sharedConn(t, p).l != l {
+		if sharedConn(t, p, 5).l != l {
 			t.Fatal("probes on different loops")
 		}
 	}
@@ -193,7 +165,7 @@ func TestProbeLoopKernelTimestamps(t *testing.T) {
 	srv := servertest.Start(t, server.Options{Args: []string{"--unixsocket", sock, "--unixsocketperm", "700"}})
 	for _, ep := range []Endpoint{endpointOf(t, srv), {Network: "unix", Addr: sock}} {
 		p, stop := runProbe(t, ep, 2*time.Millisecond)
-		c := sharedConn(t, p)
+		c := sharedConn(t, p, 5)
 		p.summary()
 		servertest.WaitFor(t, 10*time.Second, "100 PINGs on "+ep.Network, func() bool { return p.answered.Load() >= 105 })
 		iv, _ := p.summary()
@@ -216,7 +188,7 @@ func TestProbeSummarySeesAnswers(t *testing.T) {
 	// shows the replies carry timestamps; from the second on they wait
 	// for the tick that sends the next PING.
 	p, _ := runProbe(t, endpointOf(t, srv), 2*time.Second)
-	c := sharedConn1(t, p)
+	c := sharedConn(t, p, 1)
 	servertest.WaitFor(t, 10*time.Second, "replies with kernel timestamps", c.deferred.Load)
 	p.summary()
 	// Without the summary's request to read, the second answer would be
@@ -225,15 +197,4 @@ func TestProbeSummarySeesAnswers(t *testing.T) {
 		iv, _ := p.summary()
 		return iv.Count > 0 && iv.InFlight == 0 && p.answered.Load() == 2
 	})
-}
-
-// sharedConn1 is sharedConn for a probe that has answered one PING.
-func sharedConn1(t *testing.T, p *probe) *loopConn {
-	t.Helper()
-	var c *loopConn
-	servertest.WaitFor(t, 10*time.Second, "the probe's first PING on the shared loop", func() bool {
-		c = p.shared.Load()
-		return c != nil && p.answered.Load() >= 1
-	})
-	return c
 }

@@ -16,15 +16,11 @@ import (
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
 
-// startProbe runs a probe of srv until the returned stop is called (or the
-// test ends).
-func startProbe(t *testing.T, srv *server.Server) (*probe, func()) {
+// runProbe runs a probe of ep every interval until the returned stop is
+// called (or the test ends).
+func runProbe(t *testing.T, ep Endpoint, interval time.Duration) (*probe, func()) {
 	t.Helper()
-	ep, err := ParseAddress(srv.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := newProbe(ep, nil, 2*time.Millisecond, 3*time.Second, 100*time.Millisecond)
+	p := newProbe(ep, nil, interval, 3*time.Second, 100*time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -36,6 +32,22 @@ func startProbe(t *testing.T, srv *server.Server) (*probe, func()) {
 	stop := func() { once.Do(func() { cancel(); wg.Wait() }) }
 	t.Cleanup(stop)
 	return p, stop
+}
+
+func endpointOf(t *testing.T, srv *server.Server) Endpoint {
+	t.Helper()
+	ep, err := ParseAddress(srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ep
+}
+
+// startProbe runs a probe of srv every 2 ms until the returned stop is
+// called (or the test ends).
+func startProbe(t *testing.T, srv *server.Server) (*probe, func()) {
+	t.Helper()
+	return runProbe(t, endpointOf(t, srv), 2*time.Millisecond)
 }
 
 // pingCalls reads how many PINGs the server executed.
