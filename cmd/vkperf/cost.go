@@ -337,8 +337,10 @@ func cpuCheck(c cpuCase, ps []cpuPair) check {
 
 // fleetPingInterval starts vkwatch on the fleet without a terminal, reads
 // how often it PINGs each server (INFO commandstats over a few seconds) and
-// returns that interval, or why vkwatch cannot watch the fleet (today's
-// vkwatch takes at most two addresses).
+// returns that interval, or why vkwatch cannot watch the fleet (a binary
+// given with --vkwatch from before fleets took at most two addresses). It
+// is measured, not taken from fleet.PingInterval, so that the reference
+// probes at the rate the binary under test really uses.
 func fleetPingInterval(ctx context.Context, cfg config, srvs []*testServer) (time.Duration, error) {
 	argv := []string{cfg.vkwatch}
 	for _, s := range srvs {

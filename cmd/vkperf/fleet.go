@@ -93,10 +93,7 @@ func startLocalCluster(ctx context.Context) ([]*testServer, func(), error) {
 		nodes = append(nodes, &testServer{Server: s, admin: redis.NewClient(&redis.Options{Addr: s.Addr, PoolSize: 1, MaxRetries: -1})})
 		addrs = append(addrs, s.Addr)
 	}
-	cli, err := exec.LookPath("redis-cli")
-	if err != nil {
-		cli, err = exec.LookPath("valkey-cli")
-	}
+	cli, err := toolPath("redis-cli", "valkey-cli")
 	if err != nil {
 		return nodes, stop, fmt.Errorf("redis-cli or valkey-cli is needed to create the cluster: %w", err)
 	}

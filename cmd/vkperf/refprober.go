@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -59,9 +58,6 @@ func (r refProber) argv(interval time.Duration, srvs []*testServer) []string {
 	}
 	return a
 }
-
-// errNoRef is the reason a comparison with the reference could not run.
-func (r refProber) errNoRef() error { return errors.New("could not run: " + r.missing) }
 
 // refResult is the reference prober's summary of one server.
 type refResult struct {
