@@ -349,6 +349,7 @@ func (s *monitorSession) openRecording() error {
 		servers[i] = record.ServerInfo{Node: c.Member.ID, Addr: c.Member.Endpoint.String(), Identity: c.Identity}
 	}
 	settings := s.mf.settings()
+	// The PING interval in force: --ping-interval, or the fleet's budget.
 	settings["ping_interval"] = s.top.PingInterval.String()
 	if s.run.cluster {
 		settings["cluster"] = s.run.endpoints[0].String()
@@ -497,7 +498,6 @@ func newProgram(ctx context.Context, m tea.Model, a *app) *tea.Program {
 func (f *monitorFlags) settings() map[string]string {
 	return map[string]string{
 		"interval":           f.interval.String(),
-		"ping_interval":      f.pingInterval.String(),
 		"history":            f.history.String(),
 		"writers":            fmt.Sprint(f.writers),
 		"keys":               fmt.Sprint(f.keys),
