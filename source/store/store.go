@@ -151,9 +151,6 @@ func (s *Store) SetKeep(d time.Duration) {
 	}
 }
 
-// Keep returns how far back history is kept.
-func (s *Store) Keep() time.Duration { return s.cfg.Keep }
-
 // Nodes returns the node ids seen, in the order their first event came.
 func (s *Store) Nodes() []source.NodeID { return slices.Clone(s.order) }
 
@@ -165,9 +162,6 @@ func (s *Store) Now() time.Duration {
 	}
 	return s.now
 }
-
-// Frozen reports whether Freeze is in force.
-func (s *Store) Frozen() bool { return s.frozen }
 
 // Freeze makes View, Now and ShownReports return what they return now,
 // until Thaw, while Add goes on folding events (collection never pauses).
@@ -271,7 +265,7 @@ func (s *Store) Add(ev source.Event) bool {
 	}
 	if s.now-s.pruned >= time.Second {
 		s.prune()
-	} else if cut := s.edge() - s.cfg.Keep; cut > 0 {
+	} else if cut := s.Now() - s.cfg.Keep; cut > 0 {
 		n.prune(cut)
 	}
 	return changed
@@ -292,21 +286,13 @@ func (s *Store) node(id source.NodeID) *node {
 // frozen view shows.
 func (s *Store) prune() {
 	s.pruned = s.now
-	cut := s.edge() - s.cfg.Keep
+	cut := s.Now() - s.cfg.Keep
 	if cut <= 0 {
 		return
 	}
 	for _, n := range s.nodes {
 		n.prune(cut)
 	}
-}
-
-// edge is the newest offset a view shows: now, or the freeze's.
-func (s *Store) edge() time.Duration {
-	if s.frozen {
-		return s.frozenAt
-	}
-	return s.now
 }
 
 // freeze keeps the node's view as it is now. Its slices are copied where
