@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -183,7 +184,7 @@ func shardNode(v any, tls bool) (source.TopologyNode, error) {
 		case "tls-port":
 			tlsPort, haveTLS = integer(f.value)
 		case "role":
-			n.Role = normRole(text(f.value))
+			n.Role = source.RoleOf(text(f.value))
 		case "health":
 			n.Health = normHealth(text(f.value))
 		}
@@ -202,16 +203,6 @@ func shardNode(v any, tls bool) (source.TopologyNode, error) {
 		n.Addr = net.JoinHostPort(host, strconv.FormatInt(port, 10))
 	}
 	return n, nil
-}
-
-func normRole(r string) string {
-	switch r {
-	case "master", "primary":
-		return source.RolePrimary
-	case "slave", "replica":
-		return source.RoleReplica
-	}
-	return r
 }
 
 func normHealth(h string) string {
@@ -236,16 +227,6 @@ type NodeLine struct {
 	Master   source.NodeID // "-" in the reply: empty
 	Link     string        // connected / disconnected
 	Slots    []source.SlotRange
-}
-
-// Has reports whether the line carries flag f.
-func (l NodeLine) Has(f string) bool {
-	for _, x := range l.Flags {
-		if x == f {
-			return true
-		}
-	}
-	return false
 }
 
 // ParseNodesLine reads one line of CLUSTER NODES:
@@ -327,23 +308,23 @@ func ParseNodes(reply string) ([]source.Shard, error) {
 		if err != nil {
 			return nil, err
 		}
-		if l.Has("handshake") || l.Has("noaddr") {
+		if slices.Contains(l.Flags, "handshake") || slices.Contains(l.Flags, "noaddr") {
 			continue
 		}
 		n := source.TopologyNode{ID: l.ID, IP: l.IP, Hostname: l.Hostname, Health: source.HealthOnline}
 		if l.IP != "" && l.Port > 0 {
 			n.Addr = net.JoinHostPort(l.IP, strconv.Itoa(l.Port))
 		}
-		if l.Has("fail") {
+		if slices.Contains(l.Flags, "fail") {
 			n.Health = source.HealthFailed
 		}
 		switch {
-		case l.Has("master"):
+		case slices.Contains(l.Flags, "master"):
 			n.Role = source.RolePrimary
 			sh := shardOf(n.ID)
 			sh.Slots = l.Slots
 			sh.Nodes = append([]source.TopologyNode{n}, sh.Nodes...)
-		case l.Has("slave"):
+		case slices.Contains(l.Flags, "slave"):
 			n.Role = source.RoleReplica
 			n.Primary = l.Master
 			replicas = append(replicas, n)

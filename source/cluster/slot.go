@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/vkwatch/vkwatch/source"
 )
@@ -10,21 +11,12 @@ import (
 // of the key, or of its hash tag (the text between the first '{' and the
 // next '}', when not empty), modulo 16384.
 func Slot(key string) int {
-	if i := indexByte(key, '{'); i >= 0 {
-		if j := indexByte(key[i+1:], '}'); j > 0 {
+	if i := strings.IndexByte(key, '{'); i >= 0 {
+		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
 			key = key[i+1 : i+1+j]
 		}
 	}
 	return int(crc16(key) % 16384)
-}
-
-func indexByte(s string, c byte) int {
-	for i := 0; i < len(s); i++ {
-		if s[i] == c {
-			return i
-		}
-	}
-	return -1
 }
 
 // crc16 is CRC-16/XMODEM (polynomial 0x1021, initial 0), the cluster's.
