@@ -284,13 +284,6 @@ func (f *Fleet) Connect(ctx context.Context) []Connected {
 	return out
 }
 
-// Topology returns the fleet's topology now.
-func (f *Fleet) Topology() source.Topology {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.topo
-}
-
 // PingInterval returns the per-node PING interval in force.
 func (f *Fleet) PingInterval() time.Duration {
 	f.mu.Lock()
@@ -540,19 +533,6 @@ func (f *Fleet) Member(id source.NodeID) (Member, bool) {
 	defer f.mu.Unlock()
 	m, ok := f.members[id]
 	return m, ok
-}
-
-// Members returns the watched nodes in topology order.
-func (f *Fleet) Members() []Member {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []Member
-	for _, m := range f.membersOf(f.topo) {
-		if _, ok := f.members[m.ID]; ok {
-			out = append(out, m)
-		}
-	}
-	return out
 }
 
 // Close closes every watcher and the discovery's connection. Run, if it

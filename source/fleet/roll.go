@@ -77,6 +77,10 @@ func (s StepState) String() string {
 	return [...]string{"waiting", "sent", "saving", "done", "failed", "cancelled"}[s]
 }
 
+// active reports whether the step's command is out and its save not over
+// (Sent or Saving).
+func (s StepState) active() bool { return s == StepSent || s == StepSaving }
+
 // Step is one node of the roll.
 type Step struct {
 	Node  source.TopologyNode
@@ -143,16 +147,27 @@ func NewRoll(status *Status, cfg RollConfig) *Roll {
 		cfg.Command = []string{"BGSAVE"}
 	}
 	r := &Roll{cfg: cfg, status: status, held: -1, now: status.Now()}
+	for _, n := range perShard(status) {
+		r.steps = append(r.steps, Step{Node: n.Node, Shard: n.Shard, Host: n.Host})
+	}
+	return r
+}
+
+// perShard returns the node to save in each shard of the status's
+// topology (pick's choice), in shard order; a shard without nodes has
+// none.
+func perShard(status *Status) []NodeStatus {
 	byShard := map[int][]NodeStatus{}
 	for _, n := range status.Nodes() {
 		byShard[n.Shard] = append(byShard[n.Shard], n)
 	}
+	var out []NodeStatus
 	for i := range status.Topology().Shards {
 		if n, ok := pick(byShard[i]); ok {
-			r.steps = append(r.steps, Step{Node: n.Node, Shard: i, Host: n.Host})
+			out = append(out, n)
 		}
 	}
-	return r
+	return out
 }
 
 // pick chooses the node of a shard to save: a healthy replica (online
@@ -268,7 +283,7 @@ func (r *Roll) stepOf(node source.NodeID) int {
 // follow applies an event about a step's node.
 func (r *Roll) follow(i int, ev source.Event) {
 	st := &r.steps[i]
-	if st.State != StepSent && st.State != StepSaving {
+	if !st.State.active() {
 		return
 	}
 	name := st.Node.Addr
@@ -323,7 +338,7 @@ func (r *Roll) settle() {
 		return
 	}
 	for _, st := range r.steps {
-		if st.State == StepSent || st.State == StepSaving {
+		if st.State.active() {
 			return
 		}
 	}
@@ -392,7 +407,7 @@ func (r *Roll) advance() []Action {
 // finish ends a roll whose steps have all left the waiting state.
 func (r *Roll) finish() {
 	for _, st := range r.steps {
-		if st.State == StepSent || st.State == StepSaving {
+		if st.State.active() {
 			return
 		}
 	}
@@ -406,7 +421,7 @@ func (r *Roll) load() (running int, hosts map[string]string, why string) {
 	hosts = map[string]string{}
 	ours := map[source.NodeID]bool{}
 	for _, st := range r.steps {
-		if st.State == StepSent || st.State == StepSaving {
+		if st.State.active() {
 			ours[st.Node.ID] = true
 			running++
 			b := "a save of vkwatch's on " + st.Node.Addr
@@ -479,16 +494,9 @@ func (r *Roll) Progress() Progress {
 // top, judging by the topology alone (a replica not failed, else the
 // primary), in shard order: what bench --per-shard runs on.
 func OnePerShard(top source.Topology) []source.TopologyNode {
-	st := NewStatus(top)
-	byShard := map[int][]NodeStatus{}
-	for _, n := range st.Nodes() {
-		byShard[n.Shard] = append(byShard[n.Shard], n)
-	}
 	var out []source.TopologyNode
-	for i := range top.Shards {
-		if n, ok := pick(byShard[i]); ok {
-			out = append(out, n.Node)
-		}
+	for _, n := range perShard(NewStatus(top)) {
+		out = append(out, n.Node)
 	}
 	return out
 }
