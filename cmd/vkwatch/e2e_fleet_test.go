@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -103,8 +102,8 @@ func TestSessionFleetRollingSave(t *testing.T) {
 	rec := filepath.Join(t.TempDir(), "roll.jsonl")
 	s := startSessionSized(t, 24, 80, childEnv(), "--cluster", c.Nodes()[0].Addr, "--record", rec)
 	s.waitScreen(15*time.Second, "six rows at 80x24", func(f shot) bool { return len(sampledRows(f, c.Nodes())) == 6 })
-	before := rdbSaves(t, c)
-	p := pollSaves(t, c)
+	before := c.RDBSaves(t)
+	p := c.WatchSaves(t)
 	s.press("B")
 	f := s.waitScreen(5*time.Second, "the confirmation line", func(f shot) bool {
 		return strings.Contains(f.String(), "rolling BGSAVE of 3 nodes, one per shard") && strings.Contains(f.String(), "B again: start the rolling save")
@@ -114,15 +113,15 @@ func TestSessionFleetRollingSave(t *testing.T) {
 			t.Errorf("the confirmation does not name replica %s:\n%s", r.Addr, f)
 		}
 	}
-	if p.sawAny() {
+	if p.SawAny() {
 		t.Fatalf("a save ran before the confirmation")
 	}
 	s.press("B")
 	s.waitScreen(60*time.Second, "the rolling save done", func(f shot) bool {
 		return strings.Contains(f.String(), "rolling save done: 3 of 3 saved")
 	})
-	p.end()
-	after := rdbSaves(t, c)
+	p.Stop()
+	after := c.RDBSaves(t)
 	saved := map[string]bool{}
 	for id, v := range after {
 		if before[id] != v {
@@ -132,7 +131,7 @@ func TestSessionFleetRollingSave(t *testing.T) {
 	for _, pr := range c.Primaries() {
 		n := 0
 		for _, r := range c.ReplicasOf(pr) {
-			if saved[r.ID] && p.seen(r.Addr) {
+			if saved[r.ID] && p.Seen(r.Addr) {
 				n++
 			}
 		}
@@ -143,8 +142,8 @@ func TestSessionFleetRollingSave(t *testing.T) {
 	if len(saved) != 3 {
 		t.Errorf("saved %v, want one replica in each of 3 shards", saved)
 	}
-	if p.maxAt != 1 {
-		t.Errorf("at most %d nodes saving at once (%v), want 1", p.maxAt, p.pairs)
+	if n := p.MaxAtOnce(); n != 1 {
+		t.Errorf("at most %d nodes saving at once (%v), want 1", n, p.Pairs())
 	}
 	// r: one report row per node saved.
 	s.press("r")
@@ -241,91 +240,6 @@ func sampledRows(f shot, nodes []*servertest.ClusterNode) []string {
 	for _, n := range nodes {
 		if strings.Contains(rowOf(f, n.Addr), "MiB") {
 			out = append(out, n.Addr)
-		}
-	}
-	return out
-}
-
-// poller watches every node's rdb_bgsave_in_progress through clients of
-// the test's own, as fast as they answer, until stopped.
-type poller struct {
-	mu      sync.Mutex
-	maxAt   int               // most nodes seen saving in one pass
-	saw     map[string]bool   // nodes seen saving
-	pairs   map[string]string // a pass with two saving: their addresses
-	stop    chan struct{}
-	stopped chan struct{}
-}
-
-func pollSaves(t *testing.T, c *servertest.Cluster) *poller {
-	p := &poller{saw: map[string]bool{}, pairs: map[string]string{}, stop: make(chan struct{}), stopped: make(chan struct{})}
-	nodes := c.Live()
-	go func() {
-		defer close(p.stopped)
-		for {
-			select {
-			case <-p.stop:
-				return
-			default:
-			}
-			var saving []string
-			for _, n := range nodes {
-				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-				info, err := c.Client(n).Info(ctx, "persistence").Result()
-				cancel()
-				if err == nil && strings.Contains(info, "rdb_bgsave_in_progress:1") {
-					saving = append(saving, n.Addr)
-				}
-			}
-			p.mu.Lock()
-			for _, a := range saving {
-				p.saw[a] = true
-			}
-			p.maxAt = max(p.maxAt, len(saving))
-			if len(saving) > 1 {
-				p.pairs[saving[0]] = strings.Join(saving, " ")
-			}
-			p.mu.Unlock()
-		}
-	}()
-	t.Cleanup(p.end)
-	return p
-}
-
-func (p *poller) end() {
-	select {
-	case <-p.stop:
-	default:
-		close(p.stop)
-	}
-	<-p.stopped
-}
-
-func (p *poller) seen(addr string) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.saw[addr]
-}
-
-func (p *poller) sawAny() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.saw) > 0
-}
-
-// rdbSaves reads every node's rdb_saves, by node id.
-func rdbSaves(t *testing.T, c *servertest.Cluster) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	for _, n := range c.Live() {
-		info, err := c.Client(n).Info(context.Background(), "persistence").Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, l := range strings.Split(info, "\r\n") {
-			if v, ok := strings.CutPrefix(l, "rdb_saves:"); ok {
-				out[n.ID] = v
-			}
 		}
 	}
 	return out

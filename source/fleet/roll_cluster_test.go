@@ -85,87 +85,6 @@ func (d *driver) ready() bool {
 	return true
 }
 
-// poller watches every node's rdb_bgsave_in_progress through clients of
-// the test's own, as fast as they answer, until stopped.
-type poller struct {
-	mu      sync.Mutex
-	maxAt   int               // most nodes seen saving in one pass
-	saw     map[string]bool   // nodes seen saving
-	pairs   map[string]string // a pass with two saving: their addresses
-	stop    chan struct{}
-	stopped chan struct{}
-}
-
-func pollSaves(t *testing.T, c *servertest.Cluster) *poller {
-	p := &poller{saw: map[string]bool{}, pairs: map[string]string{}, stop: make(chan struct{}), stopped: make(chan struct{})}
-	nodes := c.Live()
-	go func() {
-		defer close(p.stopped)
-		for {
-			select {
-			case <-p.stop:
-				return
-			default:
-			}
-			var saving []string
-			for _, n := range nodes {
-				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-				info, err := c.Client(n).Info(ctx, "persistence").Result()
-				cancel()
-				if err == nil && strings.Contains(info, "rdb_bgsave_in_progress:1") {
-					saving = append(saving, n.Addr)
-				}
-			}
-			p.mu.Lock()
-			for _, a := range saving {
-				p.saw[a] = true
-			}
-			if len(saving) > p.maxAt {
-				p.maxAt = len(saving)
-			}
-			if len(saving) > 1 {
-				p.pairs[saving[0]] = strings.Join(saving, " ")
-			}
-			p.mu.Unlock()
-		}
-	}()
-	t.Cleanup(p.end)
-	return p
-}
-
-func (p *poller) end() {
-	select {
-	case <-p.stop:
-	default:
-		close(p.stop)
-	}
-	<-p.stopped
-}
-
-func (p *poller) seen(addr string) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.saw[addr]
-}
-
-// rdbSaves reads every node's rdb_saves.
-func rdbSaves(t *testing.T, c *servertest.Cluster) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	for _, n := range c.Live() {
-		info, err := c.Client(n).Info(context.Background(), "persistence").Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, l := range strings.Split(info, "\r\n") {
-			if v, ok := strings.CutPrefix(l, "rdb_saves:"); ok {
-				out[n.ID] = v
-			}
-		}
-	}
-	return out
-}
-
 // TestRollOnARealCluster: on a real 3x1 cluster, the rolling save saves
 // exactly one node per shard, a replica each, never two at once (every
 // node's rdb_bgsave_in_progress polled throughout); it stops with the
@@ -197,14 +116,14 @@ func TestRollOnARealCluster(t *testing.T) {
 	d := newDriver(t, f, top)
 	servertest.WaitFor(t, 10*time.Second, "every node sampled", d.ready)
 
-	roll := func(t *testing.T) ([]Step, Progress, *poller, map[string]string) {
+	roll := func(t *testing.T) ([]Step, Progress, *servertest.SaveWatcher, map[string]string) {
 		t.Helper()
-		before := rdbSaves(t, c)
-		p := pollSaves(t, c)
+		before := c.RDBSaves(t)
+		p := c.WatchSaves(t)
 		steps := d.start(RollConfig{})
 		servertest.WaitFor(t, 30*time.Second, "the roll to end", func() bool { return d.progress().State.Over() })
-		p.end()
-		after := rdbSaves(t, c)
+		p.Stop()
+		after := c.RDBSaves(t)
 		saved := map[string]string{}
 		for id, v := range after {
 			if before[id] != v {
@@ -225,15 +144,15 @@ func TestRollOnARealCluster(t *testing.T) {
 			if st.Node.Role != source.RoleReplica {
 				t.Errorf("%s (%s) planned: not a replica", st.Node.Addr, st.Node.Role)
 			}
-			if _, ok := saved[string(st.Node.ID)]; !ok || !p.seen(st.Node.Addr) {
-				t.Errorf("%s: rdb_saves %q, seen saving %v", st.Node.Addr, saved[string(st.Node.ID)], p.seen(st.Node.Addr))
+			if _, ok := saved[string(st.Node.ID)]; !ok || !p.Seen(st.Node.Addr) {
+				t.Errorf("%s: rdb_saves %q, seen saving %v", st.Node.Addr, saved[string(st.Node.ID)], p.Seen(st.Node.Addr))
 			}
 		}
 		if len(shards) != 3 || len(saved) != 3 {
 			t.Errorf("saved %v on shards %v, want one node of each of 3 shards", saved, shards)
 		}
-		if p.maxAt != 1 {
-			t.Errorf("at most %d nodes saving at once (%v), want 1", p.maxAt, p.pairs)
+		if n := p.MaxAtOnce(); n != 1 {
+			t.Errorf("at most %d nodes saving at once (%v), want 1", n, p.Pairs())
 		}
 	})
 
@@ -253,19 +172,19 @@ func TestRollOnARealCluster(t *testing.T) {
 	})
 
 	t.Run("stops when the node saving dies", func(t *testing.T) {
-		before := rdbSaves(t, c)
-		p := pollSaves(t, c)
+		before := c.RDBSaves(t)
+		p := c.WatchSaves(t)
 		steps := d.start(RollConfig{})
 		first := c.Node(string(steps[0].Node.ID))
-		servertest.WaitFor(t, 10*time.Second, first.Addr+" saving", func() bool { return p.seen(first.Addr) })
+		servertest.WaitFor(t, 10*time.Second, first.Addr+" saving", func() bool { return p.Seen(first.Addr) })
 		c.Kill(first)
 		servertest.WaitFor(t, 10*time.Second, "the roll to end", func() bool { return d.progress().State.Over() })
-		p.end()
+		p.Stop()
 		prog := d.progress()
 		if prog.State != RollFailed || !strings.HasPrefix(prog.Err, first.Addr+" went down during its save: ") {
 			t.Fatalf("roll ended %+v, want %s gone down", prog, first.Addr)
 		}
-		after := rdbSaves(t, c)
+		after := c.RDBSaves(t)
 		for _, st := range steps[1:] {
 			if after[string(st.Node.ID)] != before[string(st.Node.ID)] {
 				t.Errorf("%s saved after the roll stopped", st.Node.Addr)

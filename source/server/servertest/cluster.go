@@ -3,6 +3,7 @@ package servertest
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"sync"
@@ -382,17 +383,8 @@ func (c *Cluster) settled() string {
 func (c *Cluster) WaitOK() {
 	c.t.Helper()
 	var why string
-	deadline := time.Now().Add(c.opts.Within)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if why = c.settled(); why == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("cluster did not settle within %s: %s", c.opts.Within, why)
-		}
-		<-tick.C
+	if !poll(c.opts.Within, 20*time.Millisecond, func() bool { why = c.settled(); return why == "" }) {
+		c.t.Fatalf("cluster did not settle within %s: %s", c.opts.Within, why)
 	}
 }
 
@@ -529,4 +521,110 @@ func field(info, name string) string {
 		}
 	}
 	return ""
+}
+
+// SaveWatcher watches every node's rdb_bgsave_in_progress through clients
+// of the test's own, as fast as they answer, until stopped (see
+// WatchSaves).
+type SaveWatcher struct {
+	mu      sync.Mutex
+	maxAt   int               // most nodes seen saving in one pass
+	saw     map[string]bool   // nodes seen saving
+	pairs   map[string]string // a pass with two saving: their addresses
+	stop    chan struct{}
+	stopped chan struct{}
+}
+
+// WatchSaves starts watching the nodes live now, polling each in turn,
+// until Stop or the end of t.
+func (c *Cluster) WatchSaves(t testing.TB) *SaveWatcher {
+	w := &SaveWatcher{saw: map[string]bool{}, pairs: map[string]string{}, stop: make(chan struct{}), stopped: make(chan struct{})}
+	nodes := c.Live()
+	go func() {
+		defer close(w.stopped)
+		for {
+			select {
+			case <-w.stop:
+				return
+			default:
+			}
+			var saving []string
+			for _, n := range nodes {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				info, err := c.Client(n).Info(ctx, "persistence").Result()
+				cancel()
+				if err == nil && strings.Contains(info, "rdb_bgsave_in_progress:1") {
+					saving = append(saving, n.Addr)
+				}
+			}
+			w.mu.Lock()
+			for _, a := range saving {
+				w.saw[a] = true
+			}
+			w.maxAt = max(w.maxAt, len(saving))
+			if len(saving) > 1 {
+				w.pairs[saving[0]] = strings.Join(saving, " ")
+			}
+			w.mu.Unlock()
+		}
+	}()
+	t.Cleanup(w.Stop)
+	return w
+}
+
+// Stop stops the watch and returns once its last pass is over. It may be
+// called more than once.
+func (w *SaveWatcher) Stop() {
+	select {
+	case <-w.stop:
+	default:
+		close(w.stop)
+	}
+	<-w.stopped
+}
+
+// Seen reports whether the node at addr was seen saving.
+func (w *SaveWatcher) Seen(addr string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.saw[addr]
+}
+
+// SawAny reports whether any node was seen saving.
+func (w *SaveWatcher) SawAny() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.saw) > 0
+}
+
+// MaxAtOnce is the most nodes seen saving in one pass.
+func (w *SaveWatcher) MaxAtOnce() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.maxAt
+}
+
+// Pairs are the passes that saw more than one node saving: the first
+// node's address -> every saving node's, space-separated.
+func (w *SaveWatcher) Pairs() map[string]string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return maps.Clone(w.pairs)
+}
+
+// RDBSaves reads every live node's rdb_saves (INFO persistence), by node
+// id; a node whose reply has none is left out.
+func (c *Cluster) RDBSaves(t testing.TB) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, n := range c.Live() {
+		info, err := c.Client(n).Info(context.Background(), "persistence").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := field(info, "rdb_saves"); v != "" {
+			out[n.ID] = v
+		}
+	}
+	return out
 }

@@ -45,13 +45,22 @@ func Client(t testing.TB, s *server.Server) *redis.Client {
 // fixed time.
 func WaitFor(t testing.TB, within time.Duration, what string, cond func() bool) {
 	t.Helper()
+	if !poll(within, 10*time.Millisecond, cond) {
+		t.Fatalf("timed out after %s waiting for %s", within, what)
+	}
+}
+
+// poll calls cond every tick until it holds or within has passed, and
+// reports whether it held.
+func poll(within, every time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(within)
-	tick := time.NewTicker(10 * time.Millisecond)
+	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", within, what)
+			return false
 		}
 		<-tick.C
 	}
+	return true
 }
