@@ -168,15 +168,3 @@ func fmtOrNA(s string) string {
 	}
 	return s
 }
-
-// fmtWindow renders the chart window compactly for the axis label, e.g. "2m".
-func fmtWindow(d time.Duration) string {
-	switch {
-	case d >= time.Hour && d%time.Hour == 0:
-		return strconv.FormatInt(int64(d/time.Hour), 10) + "h"
-	case d >= time.Minute && d%time.Minute == 0:
-		return strconv.FormatInt(int64(d/time.Minute), 10) + "m"
-	default:
-		return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
-	}
-}

@@ -49,9 +49,6 @@ func TestFormat(t *testing.T) {
 		{fmtCount(-1234567), "-1,234,567"},
 		{fmtOptCount(source.Opt[int64]{}), "n/a"},
 		{fmtOrNA(""), "n/a"},
-		{fmtWindow(2 * time.Minute), "2m"},
-		{fmtWindow(90 * time.Second), "90s"},
-		{fmtWindow(time.Hour), "1h"},
 		{fitRight("abc", 5), "  abc"},
 		{fitRight("abcdef", 4), "abc…"},
 	}

@@ -530,8 +530,7 @@ func (m *Model) compose(views []store.View) {
 	default:
 		lines = m.paneLines(views)
 	}
-	for i, l := range lines[:min(len(lines), body)] {
-		_ = i
+	for _, l := range lines[:min(len(lines), body)] {
 		b.WriteByte('\n')
 		b.WriteString(l)
 	}
@@ -566,7 +565,7 @@ func (m *Model) paneLines(views []store.View) []string {
 			continue // not on screen: leave its cached box alone
 		}
 		k := boxKey{focused: i == m.focus && len(m.shown) > 1}
-		boxes[i] = p.box(m.st, m.prog, views[i], k, m.cfg.History)
+		boxes[i] = p.box(m.st, m.prog, views[i], k)
 	}
 	switch m.lay.mode {
 	case layoutSide:

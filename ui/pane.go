@@ -138,7 +138,6 @@ type colsKey struct {
 type chartKey struct {
 	cols colsKey
 	tops string // the scale tops, joined
-	form string
 }
 
 // boxKey is what a cached box was drawn for.
@@ -148,7 +147,6 @@ type boxKey struct {
 	width   int
 	height  int
 	focused bool
-	state   string // the model's marks that change a box (scale mode)
 }
 
 func newPane(index int, id source.NodeID, addr string) *pane {
@@ -200,21 +198,21 @@ func bucketOf(window, interval time.Duration, plotW int) time.Duration {
 // sync brings the chart columns up to date with the view, and the
 // largest value in the window of each metric. When only new samples came
 // (the right edge is in the same column), only they are added; otherwise
-// every column is computed again. It reports whether anything changed.
-func (p *pane) sync(v store.View, now, window, interval time.Duration) bool {
+// every column is computed again.
+func (p *pane) sync(v store.View, now, window, interval time.Duration) {
 	if !p.form.ok {
-		return false
+		return
 	}
-	return p.fill(v, now, window, interval, p.form.plotW)
+	p.fill(v, now, window, interval, p.form.plotW)
 }
 
 // fill brings the columns up to date with the view for charts w cells
-// wide (see pane.sync), and reports whether anything changed.
-func (p *columns) fill(v store.View, now, window, interval time.Duration, w int) bool {
+// wide (see pane.sync).
+func (p *columns) fill(v store.View, now, window, interval time.Duration, w int) {
 	sub := bucketOf(window, interval, w) / 2
 	k := colsKey{version: v.Version, right: int64(now / sub), plotW: w, sub: sub}
 	if p.colsOK && k == p.colsFor {
-		return false
+		return
 	}
 	b := &p.buckets
 	if p.colsOK && k.right == p.colsFor.right && k.plotW == p.colsFor.plotW && k.sub == p.colsFor.sub {
@@ -245,7 +243,6 @@ func (p *columns) fill(v store.View, now, window, interval time.Duration, w int)
 		}
 		p.peak[i], p.peakOK[i] = p.sub[i].Max()
 	}
-	return true
 }
 
 // buckets puts samples into n columns of dt each, the last one ending at
@@ -264,7 +261,7 @@ type buckets struct {
 // add puts one sample, newer than the last one added, into out, and
 // marks the metrics whose columns it changed.
 func (b *buckets) add(out []chart.Series, dirty []bool, s *source.Sample, now time.Duration) {
-	col := b.n - 1 - int(int64(now/b.dt)-int64(s.Offset/b.dt))
+	col := column(s.Offset, now, b.dt, b.n)
 	if col >= b.n || s.Offset > now {
 		// Newer than a frozen (paused) right edge: the edge's column
 		// spans past now, and samples after the pause stay out.
@@ -293,6 +290,13 @@ func (b *buckets) add(out []chart.Series, dirty []bool, s *source.Sample, now ti
 		}
 	}
 	b.prev, b.prevCol = s, col
+}
+
+// column is the column time t falls in, of n columns of dt each, the last
+// one ending at now: n-1 at now, negative before the first, n or more
+// after now.
+func column(t, now, dt time.Duration, n int) int {
+	return n - 1 - int(int64(now/dt)-int64(t/dt))
 }
 
 // pairs folds two braille columns per cell into one column per cell for
@@ -325,11 +329,12 @@ func (p *pane) drawCharts(st *styles, v store.View, now time.Duration, tops []fl
 	if !p.form.ok {
 		return
 	}
-	k := chartKey{cols: p.colsFor, tops: topsKey(tops), form: formKey(p.form)}
+	k := chartKey{cols: p.colsFor, tops: topsKey(tops)}
 	if p.drawOK && k == p.drawn {
 		return
 	}
-	redrawAll := !p.drawOK || k.form != p.drawn.form
+	// SetSize, the only place the form changes, clears drawOK.
+	redrawAll := !p.drawOK
 	p.drawn, p.drawOK = k, true
 	p.gen++
 	w := p.form.plotW
@@ -400,7 +405,7 @@ func scaled(st *styles, i int, plot []string, top float64, out []string) []strin
 	return out
 }
 
-// topsKey and formKey make cache keys of slices.
+// topsKey makes a cache key of the scale tops.
 func topsKey(tops []float64) string {
 	var b strings.Builder
 	for _, t := range tops {
@@ -410,29 +415,20 @@ func topsKey(tops []float64) string {
 	return b.String()
 }
 
-func formKey(f paneForm) string {
-	var b strings.Builder
-	for j, i := range f.charts {
-		b.WriteString(metrics[i].id)
-		b.WriteByte(byte('0' + min(f.rows[j], 60)))
-	}
-	return b.String()
-}
-
 // box returns the pane's bordered box as lines, drawing it only when the
 // view, the charts or the geometry changed since the last time.
-func (p *pane) box(st *styles, prog progress.Model, v store.View, k boxKey, window time.Duration) []string {
+func (p *pane) box(st *styles, prog progress.Model, v store.View, k boxKey) []string {
 	k.version, k.gen, k.width, k.height = v.Version, p.gen, p.width, p.height
 	if p.boxOK && p.boxFor == k {
 		return p.boxLines
 	}
-	p.boxLines = p.render(st, prog, v, k.focused, window)
+	p.boxLines = p.render(st, prog, v, k.focused)
 	p.boxFor, p.boxOK = k, true
 	return p.boxLines
 }
 
 // render draws the whole pane box from the cached charts.
-func (p *pane) render(st *styles, prog progress.Model, v store.View, focused bool, window time.Duration) []string {
+func (p *pane) render(st *styles, prog progress.Model, v store.View, focused bool) []string {
 	f := &p.form
 	iw := p.width - paneChrome
 	s := v.Latest
@@ -562,7 +558,7 @@ func drawMarks(st *styles, now, dt time.Duration, w int, spans []store.Span, gap
 	if dt <= 0 || w <= 0 {
 		return ""
 	}
-	column := func(off time.Duration) int { return w - 1 - int(int64(now/dt)-int64(off/dt)) }
+	col := func(t time.Duration) int { return column(t, now, dt, w) }
 	row := make([]rune, w)
 	for i := range row {
 		row[i] = markNone
@@ -577,10 +573,10 @@ func drawMarks(st *styles, now, dt time.Duration, w int, spans []store.Span, gap
 		if g.Open {
 			to = now
 		}
-		fill(column(g.From), column(to), markGap)
+		fill(col(g.From), col(to), markGap)
 	}
 	for _, s := range spans {
-		a, b := column(s.Start), column(s.End)
+		a, b := col(s.Start), col(s.End)
 		fill(a, b, markRun)
 		if s.Ended && b >= 0 && b < w && b != a {
 			row[b] = markEnd

@@ -91,9 +91,6 @@ func (l *Line) dot(p canvas.Point) {
 	l.set = append(l.set, p)
 }
 
-// Size returns the chart's width and rows.
-func (l *Line) Size() (int, int) { return l.width, l.rows }
-
 // Draw plots s (2*width columns, the newest at the right) on a scale
 // from 0 to top and returns the rows, top first, as runes with a space
 // where nothing is drawn. Each present value is a dot; dots of
@@ -188,9 +185,6 @@ func (b *Bars) Resize(width, rows int) {
 	b.height = make([]float64, width)
 	b.out = make([]string, rows)
 }
-
-// Size returns the chart's width and rows.
-func (b *Bars) Size() (int, int) { return b.w, b.h }
 
 // Draw plots s (width columns) on a scale from 0 to top and returns the
 // rows, top first. A present value too small to fill an eighth of a row

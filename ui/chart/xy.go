@@ -46,9 +46,6 @@ func (c *XY) Resize(width, rows int) {
 	}
 }
 
-// Size returns the plot's width and rows.
-func (c *XY) Size() (int, int) { return c.width, c.rows }
-
 // Draw plots curves on the ranges x0..x1 and y0..y1 and returns the
 // plot's cells, top row first (a space where nothing is drawn), and which
 // curve owns each cell (-1: none), for the caller to paint. A later curve
