@@ -2,6 +2,7 @@ package source
 
 import (
 	"net"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -42,6 +43,20 @@ type Shard struct {
 // SlotRange is the hash slots Start..End, both included.
 type SlotRange struct {
 	Start, End int
+}
+
+// SlotsText renders slot ranges as "0-5460,10923": each range as
+// Start-End, or Start alone when it is one slot, joined by commas; empty
+// for no ranges.
+func SlotsText(rs []SlotRange) string {
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = strconv.Itoa(r.Start)
+		if r.End != r.Start {
+			parts[i] += "-" + strconv.Itoa(r.End)
+		}
+	}
+	return strings.Join(parts, ",")
 }
 
 // Node roles in a Topology (CLUSTER NODES says master / slave, CLUSTER

@@ -40,25 +40,35 @@ type fleetCol struct {
 	numW     int    // cells the number takes
 	minWidth int    // the terminal width from which the column shows
 	tagged   bool   // the number has two instruments: say which, where it fits
-	num      func(s *source.Sample) string
+	// num is the number the row shows, where it is not the metric's
+	// current text (nil: it is).
+	num func(s *source.Sample) string
+}
+
+// text is the column's number for s.
+func (c *fleetCol) text(s *source.Sample) string {
+	if c.num != nil {
+		return c.num(s)
+	}
+	return metrics[c.metric].currentText(s)
 }
 
 // fleetCols are the rows' columns, left to right. A column is one entry
 // here; its chart is the metric table's.
 var fleetCols = []fleetCol{
+	// The byte columns format the int64 itself: the metric's current text
+	// goes through its float64 value, which overflows from 2^63-512 bytes.
 	{metric: metricIndex("used"), head: "used", numW: 8,
 		num: func(s *source.Sample) string { return fmtOptBytes(s.Info.UsedMemory) }},
 	{metric: metricIndex("footprint"), head: "footprint", numW: 9, tagged: true,
 		num: func(s *source.Sample) string { return fmtOptBytes(s.Footprint) }},
 	{metric: metricIndex("rss"), head: "rss", numW: 8, minWidth: 140,
 		num: func(s *source.Sample) string { return fmtOptBytes(s.Info.RSS) }},
-	{metric: metricIndex("cow"), head: "cow", numW: 8, minWidth: 170, tagged: true,
-		num: func(s *source.Sample) string { return metrics[metricIndex("cow")].currentText(s) }},
-	{metric: metricIndex("ops"), head: "ops/s", numW: 6,
-		num: func(s *source.Sample) string { return fmtOptRate(s.OpsPerSec) }},
+	{metric: cowMetric, head: "cow", numW: 8, minWidth: 170, tagged: true},
+	{metric: metricIndex("ops"), head: "ops/s", numW: 6},
 	// The number is the p99 of the last 10 s; the chart, as in a pane,
 	// the worst PING of each column.
-	{metric: metricIndex("ping"), head: "p99", numW: 6,
+	{metric: pingMetric, head: "p99", numW: 6,
 		num: func(s *source.Sample) string {
 			if s.Ping10s.Count == 0 {
 				return na
@@ -141,7 +151,7 @@ func fleetGeoFor(w, h, rows, shards int) fleetGeo {
 
 // SetSize gives the view the terminal's width and the body's height.
 func (f *fleetView) SetSize(w, h int) {
-	if f.width == w && f.height == h && f.geo.gen != 0 && len(f.rows) == f.geo.rowsN() {
+	if f.width == w && f.height == h && f.geo.gen != 0 && len(f.rows) == f.geo.rowsFor {
 		return
 	}
 	f.width, f.height = w, h
@@ -150,9 +160,6 @@ func (f *fleetView) SetSize(w, h int) {
 	f.geo.gen = gen
 	f.geo.rowsFor = len(f.rows)
 }
-
-// rowsN is how many rows the geometry was laid out for.
-func (g *fleetGeo) rowsN() int { return g.rowsFor }
 
 // rowCharts are a row's small charts, drawn only when their columns or
 // scale changed.
@@ -186,7 +193,7 @@ type rowKey struct {
 // refresh brings every row's columns up to date with the store, sorts
 // the rows and draws the charts of those on screen.
 func (f *fleetView) refresh(st *styles, s *store.Store, now, window, interval time.Duration, perRow bool) {
-	if len(f.rows) != f.geo.rowsN() {
+	if len(f.rows) != f.geo.rowsFor {
 		f.SetSize(f.width, f.height) // rows joined: the charts' height may change
 	}
 	f.order(s)
@@ -306,7 +313,7 @@ func (f *fleetView) rowLines(st *styles, prog progress.Model, s *store.Store, r 
 	k := rowKey{version: v.Version, gen: r.charts.gen, geo: f.geo.gen, sel: r.id == f.sel, mark: f.marked[r.id],
 		first: first, sort: f.sort, roll: f.rollStep(r.id), gone: r.gone, node: r.node, shard: r.shard}
 	if r.shard < len(f.top.Shards) {
-		k.slots = slotsText(f.top.Shards[r.shard].Slots)
+		k.slots = source.SlotsText(f.top.Shards[r.shard].Slots)
 	}
 	if p := f.byID[r.node.Primary]; p != nil {
 		k.primAddr = p.addr()
@@ -350,7 +357,7 @@ func (f *fleetView) drawRow(st *styles, prog progress.Model, v store.View, r *fl
 		text := na
 		c := &fleetCols[ci]
 		if s != nil {
-			text = c.num(s)
+			text = c.text(s)
 			if tag, _ := metrics[c.metric].from(s); c.tagged && tag != "" && text != "idle" && text != na && len(text)+1+len(tag) <= g.colW[j] {
 				text += " " + st.dim.r(tag)
 			}
@@ -385,15 +392,22 @@ func (f *fleetView) drawRow(st *styles, prog progress.Model, v store.View, r *fl
 	return out
 }
 
-// fitTo cuts or pads s to exactly w cells.
+// fitTo cuts or pads s to exactly w cells. s is measured once; a cut s
+// is measured again, as a wide character at the cut leaves it a cell
+// short of w.
 func fitTo(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
-	if lipgloss.Width(s) > w {
+	n := lipgloss.Width(s)
+	if n > w {
 		s = ansi.Truncate(s, w, "…")
+		n = lipgloss.Width(s)
 	}
-	return padRight(s, w)
+	if n < w {
+		s += strings.Repeat(" ", w-n)
+	}
+	return s
 }
 
 // roleText is a node's role in w cells: the topology's, else INFO's.
@@ -453,18 +467,6 @@ func (f *fleetView) rowInfo(st *styles, v store.View, r *fleetRow, k rowKey) str
 	return ""
 }
 
-// slotsText renders slot ranges, "0-5460,10923".
-func slotsText(rs []source.SlotRange) string {
-	parts := make([]string, len(rs))
-	for i, r := range rs {
-		parts[i] = strconv.Itoa(r.Start)
-		if r.End != r.Start {
-			parts[i] += "-" + strconv.Itoa(r.End)
-		}
-	}
-	return strings.Join(parts, ",")
-}
-
 // shortKind names a save in a row's few cells: fork, forkless, aof.
 func shortKind(k source.SaveKind) string {
 	switch k {
@@ -501,7 +503,7 @@ func rowSave(st *styles, prog progress.Model, v store.View, w int) (string, stri
 		}
 		l1 := st.warn.r("▶ "+shortKind(sv.Kind)) + " " + st.value.r(pct) + st.label.r(" ETA ") + st.value.r(fmtOptElapsed(sv.ETA))
 		cow := st.label.r("cow ") + st.value.r(fmtOptBytes(s.COW))
-		if tag, _ := metrics[metricIndex("cow")].from(s); tag != "" {
+		if tag, _ := metrics[cowMetric].from(s); tag != "" {
 			cow += " " + st.dim.r(tag)
 		}
 		l2 := cow

@@ -50,7 +50,7 @@ func saveMethod(st *styles, s *source.Sample) string {
 
 // pingStats summarises the last 10 s of PINGs.
 func pingStats(st *styles, s *source.Sample) string {
-	head := st.series[metricIndex("ping")].r("ping 10s ")
+	head := st.series[pingMetric].r("ping 10s ")
 	if s == nil || s.Ping10s.Count == 0 {
 		out := head + st.value.r(na)
 		if s != nil && s.Ping10s.InFlight > 0 {

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/cluster"
@@ -52,21 +51,9 @@ func ClusterTargets(seed source.Endpoint, top source.Topology, perShard bool) (t
 				Write:  cluster.NodeEndpoint(seed, *primary),
 				Prefix: load.DefaultPrefix + "{" + tag + "}:",
 				Node:   n.ID,
-				Label:  label + ", slots " + slotText(sh.Slots),
+				Label:  label + ", slots " + source.SlotsText(sh.Slots),
 			})
 		}
 	}
 	return targets, skipped
-}
-
-// slotText writes slot ranges as CLUSTER NODES does: 0-5460,5462.
-func slotText(rs []source.SlotRange) string {
-	parts := make([]string, len(rs))
-	for i, r := range rs {
-		parts[i] = fmt.Sprint(r.Start)
-		if r.End != r.Start {
-			parts[i] += fmt.Sprintf("-%d", r.End)
-		}
-	}
-	return strings.Join(parts, ",")
 }
