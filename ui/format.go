@@ -33,10 +33,16 @@ var byteUnits = [...]string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}
 // fmtBytes renders a byte count in binary units, e.g. "12.3 MiB".
 func fmtBytes(n int64) string {
 	if n < 0 {
-		return "-" + fmtBytes(-n)
+		// As uint64, -n is the magnitude even for math.MinInt64, which is
+		// its own negation as an int64 (and recursed without end here).
+		return "-" + fmtMagnitude(uint64(-n))
 	}
+	return fmtMagnitude(uint64(n))
+}
+
+func fmtMagnitude(n uint64) string {
 	if n < 1024 {
-		return strconv.FormatInt(n, 10) + " B"
+		return strconv.FormatUint(n, 10) + " B"
 	}
 	v := float64(n)
 	u := 0

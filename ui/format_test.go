@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -10,6 +11,9 @@ import (
 func TestFormat(t *testing.T) {
 	cases := []struct{ got, want string }{
 		{fmtBytes(0), "0 B"},
+		{fmtBytes(math.MinInt64), "-8192 PiB"},
+		{fmtBytes(math.MaxInt64), "8192 PiB"},
+		{fmtBytes(-1536), "-1.50 KiB"},
 		{fmtBytes(1023), "1023 B"},
 		{fmtBytes(1024), "1.00 KiB"},
 		{fmtBytes(1536), "1.50 KiB"},
