@@ -129,16 +129,17 @@ type TopologyChange struct {
 	From, To string
 }
 
-// RoleOf reads INFO's role field ("master", "slave") as a Topology role;
-// empty when the field is.
-func RoleOf(infoRole string) string {
-	switch infoRole {
+// RoleOf reads a role as INFO ("master", "slave"), CLUSTER NODES or
+// CLUSTER SHARDS ("master", "replica") write it, as a Topology role; any
+// other text (empty, "primary", an unknown one) is kept.
+func RoleOf(role string) string {
+	switch role {
 	case "master":
 		return RolePrimary
 	case "slave", "replica":
 		return RoleReplica
 	}
-	return infoRole
+	return role
 }
 
 // HostKey is what decides that two nodes share a host: their IP address as
