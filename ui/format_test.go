@@ -62,3 +62,30 @@ func TestFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestFitCellsWide: a line cut where a wide character stood is padded to
+// the full width (the border after it stays in its column), and so is a
+// right-aligned one.
+func TestFitCellsWide(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		w    int
+		want string
+	}{
+		{"abc世界", 5, "abc… "},
+		{"abc世界", 7, "abc世界"},
+		{"abc", 5, "abc  "},
+		{"abcdef", 4, "abc…"},
+		{"x", 0, ""},
+	} {
+		if got := fitCells(tt.in, tt.w); got != tt.want {
+			t.Errorf("fitCells(%q, %d) = %q, want %q", tt.in, tt.w, got, tt.want)
+		}
+	}
+	if got := fitRight("abc世界", 5); got != " abc…" {
+		t.Errorf("fitRight(%q, 5) = %q, want %q", "abc世界", got, " abc…")
+	}
+	if got := fitRight("ab", 4); got != "  ab" {
+		t.Errorf("fitRight(%q, 4) = %q", "ab", got)
+	}
+}

@@ -243,11 +243,7 @@ func frame(st *styles, lines, fixed []string, width, height int, focused bool, t
 	out = append(out, paint.r(edge.TopLeft+edge.Top)+" "+title+" "+
 		paint.r(strings.Repeat(edge.Top, max(iw-tw-1, 0))+edge.TopRight))
 	for _, l := range lines[:min(len(lines), max(height-2, 0))] {
-		n := ansi.StringWidth(l)
-		if n > iw {
-			l, n = ansi.Truncate(l, iw, "…"), iw
-		}
-		out = append(out, left+l+strings.Repeat(" ", iw-n)+right)
+		out = append(out, left+fitCells(l, iw)+right)
 	}
 	// The chart lines are iw cells wide by construction: measuring each
 	// (braille runes, through a grapheme iterator) would cost more than
@@ -293,9 +289,28 @@ func padRight(s string, width int) string {
 
 // fitRight right-aligns s in width cells, cutting it when longer.
 func fitRight(s string, width int) string {
-	n := lipgloss.Width(s)
-	if n > width {
-		return ansi.Truncate(s, max(width, 0), "…")
+	s, n := cut(s, lipgloss.Width(s), width)
+	return strings.Repeat(" ", max(width-n, 0)) + s
+}
+
+// fitCells cuts s to w cells, ending in "…", or pads it with spaces to
+// exactly w; a line of one row. It measures s once, and again only after
+// a cut.
+func fitCells(s string, w int) string {
+	if w <= 0 {
+		return ""
 	}
-	return strings.Repeat(" ", width-n) + s
+	s, n := cut(s, ansi.StringWidth(s), w)
+	return s + strings.Repeat(" ", w-n)
+}
+
+// cut cuts s, n cells wide, to at most w cells, ending in "…", and says
+// how wide it is then: a wide character at the cut leaves it a cell short
+// of w, which a caller padding to w must count.
+func cut(s string, n, w int) (string, int) {
+	if n <= w {
+		return s, n
+	}
+	s = ansi.Truncate(s, max(w, 0), "…")
+	return s, ansi.StringWidth(s)
 }
