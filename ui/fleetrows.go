@@ -2,7 +2,6 @@ package ui
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -14,7 +13,6 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/fleet"
 	"github.com/vkwatch/vkwatch/source/store"
-	"github.com/vkwatch/vkwatch/ui/chart"
 )
 
 // The fleet view's rows: geometry, the columns, and the drawing of a row.
@@ -164,13 +162,11 @@ func (f *fleetView) SetSize(w, h int) {
 // rowCharts are a row's small charts, drawn only when their columns or
 // scale changed.
 type rowCharts struct {
-	lines    []*chart.Line // by metric index
-	bars     []*chart.Bars
-	plots    [][]string // painted rows, by metric index
-	drawnTop []float64
-	w, h     int
-	ok       bool
-	gen      uint64 // counts redraws, for the row's text cache
+	plotSet
+	plots [][]string // painted rows, by metric index
+	w, h  int
+	ok    bool
+	gen   uint64 // counts redraws, for the row's text cache
 }
 
 // rowKey is what a row's cached lines were drawn for.
@@ -225,38 +221,14 @@ func (f *fleetView) tops(perRow bool) map[*fleetRow][]float64 {
 	for _, i := range f.geo.cols {
 		shown[fleetCols[i].metric] = true
 	}
-	groupTop := func(r *fleetRow, g string) (float64, bool) {
-		top, ok := 0.0, false
-		for k, mt := range metrics {
-			if shown[k] && mt.group == g && r.peakOK[k] {
-				top, ok = max(top, r.peak[k]), true
-			}
-		}
-		return top, ok
+	cols := make([]*columns, len(f.rows))
+	for j, r := range f.rows {
+		cols[j] = &r.columns
 	}
-	shared := map[string]float64{}
-	sharedOK := map[string]bool{}
-	for _, g := range groups() {
-		for _, r := range f.rows {
-			if t, ok := groupTop(r, g); ok {
-				shared[g], sharedOK[g] = max(shared[g], t), true
-			}
-		}
-	}
+	tops := scaleTops(cols, shown, perRow)
 	out := make(map[*fleetRow][]float64, len(f.rows))
-	for _, r := range f.rows {
-		t := make([]float64, len(metrics))
-		for k, mt := range metrics {
-			top, ok := shared[mt.group], sharedOK[mt.group]
-			if perRow {
-				top, ok = groupTop(r, mt.group)
-			}
-			t[k] = math.NaN()
-			if ok {
-				t[k] = max(top, mt.unit.minTop())
-			}
-		}
-		out[r] = t
+	for j, r := range f.rows {
+		out[r] = tops[j]
 	}
 	return out
 }
@@ -265,37 +237,18 @@ func (f *fleetView) tops(perRow bool) map[*fleetRow][]float64 {
 func (r *fleetRow) drawCharts(st *styles, g *fleetGeo, tops []float64) {
 	c := &r.charts
 	if c.plots == nil {
-		n := len(metrics)
-		c.lines, c.bars, c.plots, c.drawnTop = make([]*chart.Line, n), make([]*chart.Bars, n), make([][]string, n), make([]float64, n)
+		c.plots = make([][]string, len(metrics))
 	}
 	all := !c.ok || c.w != g.chartW || c.h != g.chartH
 	c.ok, c.w, c.h = true, g.chartW, g.chartH
 	changed := false
 	for _, ci := range g.cols {
 		i := fleetCols[ci].metric
-		if !all && !r.dirty[i] && sameTop(c.drawnTop[i], tops[i]) {
+		rows, ok := c.plotSet.draw(&r.columns, i, g.chartW, g.chartH, tops[i], all)
+		if !ok {
 			continue
 		}
 		changed = true
-		r.dirty[i], c.drawnTop[i] = false, tops[i]
-		top := tops[i]
-		if math.IsNaN(top) {
-			top = metrics[i].unit.minTop() // nothing is drawn anyway
-		}
-		var rows []string
-		if metrics[i].draw == drawBars {
-			if c.bars[i] == nil {
-				c.bars[i] = chart.NewBars(g.chartW, g.chartH)
-			}
-			c.bars[i].Resize(g.chartW, g.chartH)
-			rows = c.bars[i].Draw(&r.cells[i], top)
-		} else {
-			if c.lines[i] == nil {
-				c.lines[i] = chart.NewLine(g.chartW, g.chartH)
-			}
-			c.lines[i].Resize(g.chartW, g.chartH)
-			rows = c.lines[i].Draw(&r.sub[i], top)
-		}
 		c.plots[i] = c.plots[i][:0]
 		for _, row := range rows {
 			c.plots[i] = append(c.plots[i], st.series[i].r(row))

@@ -21,7 +21,6 @@ package ui
 
 import (
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
@@ -364,12 +363,16 @@ func (m *Model) refresh() {
 	if m.fleetOn && !covered {
 		m.fleet.refresh(m.st, m.store, now, m.cfg.History, m.cfg.Interval, m.perPane)
 	}
+	cols := make([]*columns, len(m.shown))
 	for i, p := range m.shown {
 		views[i] = m.store.View(p.id)
 		p.sync(views[i], now, m.cfg.History, m.cfg.Interval)
+		cols[i] = &p.columns
 	}
 	if !covered {
-		tops := m.scaleTops()
+		// Each pane's scale tops, shared by the panes unless per pane:
+		// the same memory draws at the same height in every pane.
+		tops := scaleTops(cols, nil, m.perPane)
 		for i, p := range m.shown {
 			if m.lay.mode != layoutSingle || i == m.focus {
 				p.drawCharts(m.st, views[i], now, tops[i])
@@ -377,46 +380,6 @@ func (m *Model) refresh() {
 		}
 	}
 	m.compose(views)
-}
-
-// scaleTops is the top of each pane's scale of each metric (NaN where
-// there is nothing to scale): the largest
-// value in the window of the metric's scale group, over every pane (by
-// default: the same memory draws at the same height in both panes) or
-// over the pane alone (perPane).
-func (m *Model) scaleTops() [][]float64 {
-	tops := make([][]float64, len(m.shown))
-	for i := range tops {
-		tops[i] = make([]float64, len(metrics))
-	}
-	for _, g := range groups() {
-		shared, sharedOK := 0.0, false
-		own := make([]float64, len(m.shown))
-		for i, p := range m.shown {
-			for k, mt := range metrics {
-				if mt.group == g && p.peakOK[k] {
-					own[i] = max(own[i], p.peak[k])
-					shared, sharedOK = max(shared, p.peak[k]), true
-				}
-			}
-		}
-		for i := range m.shown {
-			top := own[i]
-			if !m.perPane {
-				top = shared
-			}
-			for k, mt := range metrics {
-				switch {
-				case mt.group != g:
-				case !sharedOK || (m.perPane && !m.shown[i].groupOK(g)):
-					tops[i][k] = math.NaN() // nothing to scale: n/a
-				default:
-					tops[i][k] = max(top, mt.unit.minTop())
-				}
-			}
-		}
-	}
-	return tops
 }
 
 // relayout picks the layout for the terminal size and sizes the panes.

@@ -111,15 +111,12 @@ type pane struct {
 
 	columns
 
-	lines  []*chart.Line
-	bars   []*chart.Bars
+	plotSet
 	plots  [][]string // per metric: styled plot and scale, one per row
 	marks  string     // styled marker row
 	drawn  chartKey
 	drawOK bool
-	// drawnTop is the scale top each metric was drawn at.
-	drawnTop []float64
-	gen      uint64 // counts chart redraws, for the box cache
+	gen    uint64 // counts chart redraws, for the box cache
 
 	boxLines []string
 	boxFor   boxKey
@@ -151,9 +148,7 @@ type boxKey struct {
 
 func newPane(index int, id source.NodeID, addr string) *pane {
 	n := len(metrics)
-	return &pane{index: index, id: id, addr: addr, columns: newColumns(),
-		lines: make([]*chart.Line, n), bars: make([]*chart.Bars, n), plots: make([][]string, n),
-		drawnTop: make([]float64, n)}
+	return &pane{index: index, id: id, addr: addr, columns: newColumns(), plots: make([][]string, n)}
 }
 
 // columns are a node's chart columns, per metric, from the store's
@@ -312,17 +307,6 @@ func pairs(dst, src *chart.Series, w int) {
 	}
 }
 
-// groupOK reports whether any metric of scale group g has a value in the
-// window.
-func (p *columns) groupOK(g string) bool {
-	for k, mt := range metrics {
-		if mt.group == g && p.peakOK[k] {
-			return true
-		}
-	}
-	return false
-}
-
 // drawCharts draws the shown charts with their scales (tops per metric)
 // and the marker row, when anything they show changed.
 func (p *pane) drawCharts(st *styles, v store.View, now time.Duration, tops []float64) {
@@ -339,42 +323,12 @@ func (p *pane) drawCharts(st *styles, v store.View, now time.Duration, tops []fl
 	p.gen++
 	w := p.form.plotW
 	for j, i := range p.form.charts {
-		// A chart whose columns and scale did not change keeps its rows:
-		// most samples land in a column that already held a larger value.
-		if !redrawAll && !p.dirty[i] && sameTop(p.drawnTop[i], tops[i]) {
-			continue
+		if plot, ok := p.plotSet.draw(&p.columns, i, w, p.form.rows[j], tops[i], redrawAll); ok {
+			p.plots[i] = scaled(st, i, plot, tops[i], p.plots[i])
 		}
-		p.dirty[i], p.drawnTop[i] = false, tops[i]
-		p.plots[i] = p.drawChart(st, i, w, p.form.rows[j], tops[i])
 	}
 	p.marks = drawMarks(st, now, 2*p.colsFor.sub, w, v.Spans, v.Gaps)
 }
-
-// drawChart draws metric i's chart, w x rows, on a scale to top.
-func (p *pane) drawChart(st *styles, i, w, rows int, top float64) []string {
-	drawTop := top
-	if math.IsNaN(top) {
-		drawTop = metrics[i].unit.minTop() // nothing is drawn anyway
-	}
-	var plot []string
-	if metrics[i].draw == drawBars {
-		if p.bars[i] == nil {
-			p.bars[i] = chart.NewBars(w, rows)
-		}
-		p.bars[i].Resize(w, rows)
-		plot = p.bars[i].Draw(&p.cells[i], drawTop)
-	} else {
-		if p.lines[i] == nil {
-			p.lines[i] = chart.NewLine(w, rows)
-		}
-		p.lines[i].Resize(w, rows)
-		plot = p.lines[i].Draw(&p.sub[i], drawTop)
-	}
-	return scaled(st, i, plot, top, p.plots[i])
-}
-
-// sameTop reports whether two scale tops are the same (NaN: none).
-func sameTop(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) }
 
 // scaled paints a chart's rows and puts its scale at their right: the
 // top value on the first row, 0 on the last, half way in the middle of a

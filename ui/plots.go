@@ -1,0 +1,97 @@
+package ui
+
+import (
+	"math"
+
+	"github.com/vkwatch/vkwatch/ui/chart"
+)
+
+// What a pane and a fleet row draw alike: their scale tops and their
+// charts, from their columns. Each wraps the rows in its own way (a
+// pane's scale, a row's colour).
+
+// plotSet is one pane's or one row's charts, by metric index, made on
+// first use, and the scale top each was last drawn at.
+type plotSet struct {
+	lines    []*chart.Line
+	bars     []*chart.Bars
+	drawnTop []float64
+}
+
+// draw draws metric i's chart from c, w x rows, on a scale to top (NaN:
+// none), when all is set or its columns or its top changed since it was
+// last drawn; it reports whether it drew. A chart that did not change
+// keeps its rows: most samples land in a column that already held a
+// larger value.
+func (s *plotSet) draw(c *columns, i, w, rows int, top float64, all bool) ([]string, bool) {
+	if s.drawnTop == nil {
+		n := len(metrics)
+		s.lines, s.bars, s.drawnTop = make([]*chart.Line, n), make([]*chart.Bars, n), make([]float64, n)
+	}
+	if !all && !c.dirty[i] && sameTop(s.drawnTop[i], top) {
+		return nil, false
+	}
+	c.dirty[i], s.drawnTop[i] = false, top
+	if math.IsNaN(top) {
+		top = metrics[i].unit.minTop() // nothing is drawn anyway
+	}
+	if metrics[i].draw == drawBars {
+		if s.bars[i] == nil {
+			s.bars[i] = chart.NewBars(w, rows)
+		}
+		s.bars[i].Resize(w, rows)
+		return s.bars[i].Draw(&c.cells[i], top), true
+	}
+	if s.lines[i] == nil {
+		s.lines[i] = chart.NewLine(w, rows)
+	}
+	s.lines[i].Resize(w, rows)
+	return s.lines[i].Draw(&c.sub[i], top), true
+}
+
+// sameTop reports whether two scale tops are the same (NaN: none).
+func sameTop(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) }
+
+// scaleTops is the top of each member's scale of each metric (the
+// members are panes' or fleet rows' columns; NaN where there is nothing
+// to scale): the largest value in the window of the metric's scale
+// group, over every member (the same memory draws at the same height in
+// each) or over each alone (own). Only the metrics counted says count
+// (nil: all).
+func scaleTops(cols []*columns, counted []bool, own bool) [][]float64 {
+	n := len(metrics)
+	tops, all := make([][]float64, len(cols)), make([]float64, len(cols)*n)
+	for i := range tops {
+		tops[i] = all[i*n : (i+1)*n : (i+1)*n]
+	}
+	mine := make([]float64, len(cols))
+	mineOK := make([]bool, len(cols))
+	for _, g := range groups() {
+		shared, sharedOK := 0.0, false
+		for i, c := range cols {
+			mine[i], mineOK[i] = 0, false
+			for k, mt := range metrics {
+				if mt.group == g && c.peakOK[k] && (counted == nil || counted[k]) {
+					mine[i], mineOK[i] = max(mine[i], c.peak[k]), true
+					shared, sharedOK = max(shared, c.peak[k]), true
+				}
+			}
+		}
+		for i := range cols {
+			top, ok := shared, sharedOK
+			if own {
+				top, ok = mine[i], mineOK[i]
+			}
+			for k, mt := range metrics {
+				switch {
+				case mt.group != g:
+				case !ok:
+					tops[i][k] = math.NaN() // nothing to scale: n/a
+				default:
+					tops[i][k] = max(top, mt.unit.minTop())
+				}
+			}
+		}
+	}
+	return tops
+}
