@@ -318,7 +318,7 @@ func (f *fleetView) drawRow(st *styles, prog progress.Model, v store.View, r *fl
 		b.WriteString(st.value.r(fitRight(text, g.colW[j])) + " ")
 	}
 	l1, l2 := rowSave(st, prog, v, g.saveW)
-	b.WriteString(fitTo(l1, g.saveW))
+	b.WriteString(fitCells(l1, g.saveW))
 	out := []string{b.String()}
 	for y := range g.chartH {
 		b.Reset()
@@ -326,7 +326,7 @@ func (f *fleetView) drawRow(st *styles, prog progress.Model, v store.View, r *fl
 		if y == 0 {
 			info = f.rowInfo(st, v, r, k)
 		}
-		b.WriteString("  " + fitTo(info, g.leftW-2))
+		b.WriteString("  " + fitCells(info, g.leftW-2))
 		for j, ci := range g.cols {
 			i := fleetCols[ci].metric
 			plot := strings.Repeat(" ", g.chartW)
@@ -336,31 +336,13 @@ func (f *fleetView) drawRow(st *styles, prog progress.Model, v store.View, r *fl
 			b.WriteString(strings.Repeat(" ", g.colW[j]-g.chartW) + plot + " ")
 		}
 		if y == 0 {
-			b.WriteString(fitTo(l2, g.saveW))
+			b.WriteString(fitCells(l2, g.saveW))
 		} else {
 			b.WriteString(strings.Repeat(" ", g.saveW))
 		}
 		out = append(out, b.String())
 	}
 	return out
-}
-
-// fitTo cuts or pads s to exactly w cells. s is measured once; a cut s
-// is measured again, as a wide character at the cut leaves it a cell
-// short of w.
-func fitTo(s string, w int) string {
-	if w <= 0 {
-		return ""
-	}
-	n := lipgloss.Width(s)
-	if n > w {
-		s = ansi.Truncate(s, w, "…")
-		n = lipgloss.Width(s)
-	}
-	if n < w {
-		s += strings.Repeat(" ", w-n)
-	}
-	return s
 }
 
 // roleText is a node's role in w cells: the topology's, else INFO's.
@@ -489,7 +471,7 @@ func rowSave(st *styles, prog progress.Model, v store.View, w int) (string, stri
 // heads, the rows on screen, and the rolling save's lines at the bottom.
 func (f *fleetView) view(st *styles, prog progress.Model, s *store.Store, perRow bool) []string {
 	out := make([]string, 0, f.height)
-	out = append(out, fitTo(f.headLine(st, s, perRow), f.width), f.colHeads(st))
+	out = append(out, fitCells(f.headLine(st, s, perRow), f.width), f.colHeads(st))
 	for i, r := range f.visible() {
 		at := f.scroll + i
 		first := at == 0 || f.shown[at-1].shard != r.shard
@@ -585,7 +567,7 @@ func (f *fleetView) colHeads(st *styles) string {
 		b.WriteString(fitRight(mark(fleetCols[ci].head), g.colW[j]) + " ")
 	}
 	b.WriteString(mark("save"))
-	return st.label.r(fitTo(b.String(), f.width))
+	return st.label.r(fitCells(b.String(), f.width))
 }
 
 // rollLines are the rolling save's lines: its plan waiting for B again,

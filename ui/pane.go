@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/charmbracelet/bubbles/progress"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/store"
@@ -468,13 +467,10 @@ func chartLabels(st *styles, i int, s *source.Sample, rows, width int, peak floa
 	}
 	out = out[:rows]
 	// Every label is cut to its column, one cell short of the plot, and
-	// measured once: this runs for every row of every chart per frame.
+	// measured once (again only when cut): this runs for every row of
+	// every chart per frame.
 	for y, l := range out {
-		n := ansi.StringWidth(l)
-		if n > width-1 {
-			l, n = ansi.Truncate(l, width-1, "…"), width-1
-		}
-		out[y] = l + strings.Repeat(" ", width-n)
+		out[y] = fitCells(l, width-1) + " "
 	}
 	return out
 }
