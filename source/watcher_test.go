@@ -3,6 +3,7 @@ package source
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -152,7 +153,12 @@ func TestWatcherSamples(t *testing.T) {
 	}
 	// ~500 PINGs/s and 5 INFO/s hit the server; all are vkwatch's own.
 	if mean := idle / float64(len(samples)-1); mean > 15 {
-		t.Errorf("idle server shows %.1f ops/s: vkwatch's own commands are not subtracted", mean)
+		rates := make([]string, 0, len(samples))
+		for _, s := range samples[1:] {
+			rates = append(rates, fmt.Sprintf("%.0f", s.OpsPerSec.V))
+		}
+		t.Errorf("idle server shows %.1f ops/s (samples: %s): vkwatch's own commands are not subtracted",
+			mean, strings.Join(rates, " "))
 	}
 	if procCalls.Load() < int64(len(samples)) {
 		t.Errorf("Proc called %d times for %d samples", procCalls.Load(), len(samples))
