@@ -34,7 +34,6 @@ const maxCurves = 8
 // a pane it is sized by SetSize and draws from the store's views; its keys
 // (c, y, esc) are in the model's keyMap, which the help renders.
 type costView struct {
-	open          bool
 	y             costY
 	width, height int
 	plot          *chart.XY

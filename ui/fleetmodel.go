@@ -38,8 +38,8 @@ func (m *Model) startFleet() {
 			return forkRisk(n.Node.Addr, n.Sample, n.Report, false)
 		},
 	})
-	m.fleetOn = true
-	m.keys.setFleet(true, 0)
+	m.stack = viewStack{viewFleet}
+	m.keys.sync(m.stack, 0)
 }
 
 // paneFor returns the pane of a node, making it on first use: a fleet's
@@ -71,9 +71,8 @@ func (m *Model) addrOf(id source.NodeID) string {
 
 // showFleet goes back from a node's pane (or two) to the fleet view.
 func (m *Model) showFleet() {
-	m.fleetOn, m.shown, m.focus = true, nil, 0
-	m.keys.setFleet(true, 0)
-	m.relayout()
+	m.shown, m.focus = nil, 0
+	m.setStack(m.stack.withBase(viewFleet))
 }
 
 // openSelected opens the two marked nodes side by side, or else the
@@ -96,9 +95,8 @@ func (m *Model) openSelected() {
 	if len(shown) == 0 {
 		return
 	}
-	m.fleetOn, m.shown, m.focus = false, shown, 0
-	m.keys.setFleet(false, len(shown))
-	m.relayout()
+	m.shown, m.focus = shown, 0
+	m.setStack(m.stack.withBase(viewPanes))
 }
 
 // fleetListKey handles the keys of the fleet view's rows; it reports
@@ -139,7 +137,7 @@ func (m *Model) fleetKey(k string, confirmed bool) tea.Cmd {
 	switch {
 	case k == "A":
 		return note(footNote, "A: a rolling AOF rewrite is not offered for a fleet; a rewrites the selected node, B saves the fleet node by node")
-	case !m.fleetOn || m.table.open || m.cost.open:
+	case m.stack.body() != viewFleet:
 		return note(footNote, "B: the rolling save starts from the fleet view (esc goes back to it)")
 	case m.cfg.ReadOnly:
 		return note(footErr, "read-only: rolling save not started ("+m.readOnlyWhy+")")
@@ -206,23 +204,25 @@ func (m *Model) costViews(shown []store.View) []store.View {
 	return out
 }
 
-// carryView takes over from old what the user chose to look at (the
-// fleet view's selection, order and marks, and the nodes opened): replay
-// rebuilds the model when it seeks back.
+// carryView takes over from old what the user chose to look at: the
+// views open, focus, the scales, where the table was scrolled, the cost
+// view's figure, and a fleet's selection, order and marks and the nodes
+// opened. Replay rebuilds the model when it seeks back.
 func (m *Model) carryView(old *Model) {
-	if m.fleet == nil || old.fleet == nil {
-		return
-	}
-	m.fleet.sel, m.fleet.sort, m.fleet.scroll = old.fleet.sel, old.fleet.sort, old.fleet.scroll
-	for id := range old.fleet.marked {
-		m.fleet.marked[id] = true
-	}
-	if !old.fleetOn {
-		var shown []*pane
-		for _, p := range old.shown {
-			shown = append(shown, m.paneFor(p.id, p.addr))
+	m.focus, m.perPane = old.focus, old.perPane
+	m.table.top, m.cost.y = old.table.top, old.cost.y
+	if m.fleet != nil && old.fleet != nil {
+		m.fleet.sel, m.fleet.sort, m.fleet.scroll = old.fleet.sel, old.fleet.sort, old.fleet.scroll
+		for id := range old.fleet.marked {
+			m.fleet.marked[id] = true
 		}
-		m.fleetOn, m.shown = false, shown
-		m.keys.setFleet(false, len(shown))
+		if old.stack.base() == viewPanes {
+			m.shown = nil
+			for _, p := range old.shown {
+				m.shown = append(m.shown, m.paneFor(p.id, p.addr))
+			}
+		}
 	}
+	m.setStack(old.stack)
+	m.table.follow = old.table.follow
 }

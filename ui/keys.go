@@ -81,8 +81,7 @@ func newKeyMap(servers int, fleet bool) keyMap {
 		// (in the fleet view only). A rolling rewrite is not offered.
 		k.SaveAll.SetHelp("B", "rolling save")
 		k.Both.SetEnabled(false)
-		k.setMode(false, false)
-		k.setFleet(true, 0)
+		k.sync(viewStack{viewFleet}, 0)
 		return k
 	}
 	if servers < 2 {
@@ -94,36 +93,29 @@ func newKeyMap(servers int, fleet bool) keyMap {
 		k.Next.SetEnabled(false)
 		k.Prev.SetEnabled(false)
 	}
-	k.setMode(false, false)
-	k.setFleet(false, servers)
+	k.sync(viewStack{viewPanes}, servers)
 	return k
 }
 
-// setFleet switches the bindings between the fleet view's rows (list)
-// and the panes on screen (shown of them). Outside a fleet only the
-// fleet's keys are off.
-func (k *keyMap) setFleet(list bool, shown int) {
+// sync switches the bindings to the views open (s) and the panes on
+// screen (shown of them): a view's keys work only while it fills the
+// body, and the keys that open a view say "close" while it is open.
+func (k *keyMap) sync(s viewStack, shown int) {
+	table, cost := s.body() == viewTable, s.body() == viewCost
+	list := s.base() == viewFleet
+	k.tableOpen, k.costOpen = table, cost
 	k.fleetList, k.shown = k.fleet && list, shown
 	for _, b := range []*key.Binding{&k.SelUp, &k.SelDown, &k.Select, &k.Open, &k.Mark, &k.Sort} {
-		b.SetEnabled(k.fleetList && !k.tableOpen && !k.costOpen)
+		b.SetEnabled(k.fleetList && !table && !cost)
 	}
-	k.Back.SetEnabled(k.fleet && !list && !k.tableOpen && !k.costOpen)
+	k.Back.SetEnabled(k.fleet && !list && !table && !cost)
 	if k.fleet {
 		// Focus moves only between two nodes shown side by side.
 		k.Next.SetEnabled(!list && shown == 2)
 		k.Prev.SetEnabled(!list && shown == 2)
 		k.SaveAll.SetEnabled(list)
 	}
-}
-
-// setMode switches the bindings that only mean something while the
-// reports table or the cost view is open, and the labels of the keys
-// that open them.
-func (k *keyMap) setMode(table, cost bool) {
-	k.tableOpen, k.costOpen = table, cost
-	if k.fleet {
-		k.setFleet(k.fleetList, k.shown)
-	}
+	k.Help.SetHelp("?", map[bool]string{true: "less", false: "more"}[s.has(viewHelp)])
 	k.Up.SetEnabled(table)
 	k.Down.SetEnabled(table)
 	k.Scroll.SetEnabled(table)

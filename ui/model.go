@@ -143,10 +143,12 @@ type Model struct {
 	byID  map[source.NodeID]*pane
 	// shown are the panes on screen, focus indexes them: every pane for
 	// one or two servers; in a fleet, the node opened with enter, or the
-	// two marked ones, and none while the fleet view is on (fleetOn).
-	shown   []*pane
-	fleet   *fleetView // nil unless a fleet
-	fleetOn bool
+	// two marked ones, and none while the fleet's rows are the base.
+	shown []*pane
+	fleet *fleetView // nil unless a fleet
+	// stack is which views are open (views.go): the base, panes or the
+	// fleet's rows, and what was opened over it.
+	stack viewStack
 
 	focus         int
 	width, height int
@@ -160,9 +162,6 @@ type Model struct {
 
 	table reportTable
 	cost  costView
-	// helpOverTable says the full help was opened while the table or the
-	// cost view was open, so esc closes the help first.
-	helpOverTable bool
 	// confirm is the key ("b", "B", "a", "A") whose fork was held back by a
 	// memory warning, or "x" for a save cancel waiting to be confirmed:
 	// pressing it again as the very next key sends it. confirmWhat is what
@@ -181,11 +180,11 @@ type Model struct {
 
 // helpKey is what a cached help view was drawn for.
 type helpKey struct {
-	width                             int
-	full, paused, table, cost, scales bool
-	fleetOn                           bool
-	shown                             int
-	confirm, held                     string
+	width                int
+	full, paused, scales bool
+	base, body           viewID
+	shown                int
+	confirm, held        string
 }
 
 // New builds a model for cfg, filling defaults. It draws for an 80x24
@@ -213,6 +212,7 @@ func New(cfg Config) Model {
 		width:       80,
 		height:      24,
 		readOnlyWhy: "--read-only",
+		stack:       viewStack{viewPanes},
 	}
 	m.store = store.New(store.Config{Keep: cfg.History})
 	m.byID = make(map[source.NodeID]*pane, len(cfg.Nodes))
@@ -359,8 +359,8 @@ func (m *Model) refresh() {
 	views := make([]store.View, len(m.shown))
 	// Charts hidden behind the reports table or the cost view wait:
 	// closing it draws them.
-	covered := m.table.open || m.cost.open
-	if m.fleetOn && !covered {
+	covered := m.stack.covered()
+	if m.stack.base() == viewFleet && !covered {
 		m.fleet.refresh(m.st, m.store, now, m.cfg.History, m.cfg.Interval, m.perPane)
 	}
 	cols := make([]*columns, len(m.shown))
@@ -385,6 +385,7 @@ func (m *Model) refresh() {
 // relayout picks the layout for the terminal size and sizes the panes.
 func (m *Model) relayout() {
 	m.help.Width = m.width
+	m.help.ShowAll = m.stack.has(viewHelp)
 	m.lay = m.pickLayout(m.help.ShowAll)
 	if m.lay.mode == layoutTooSmall && m.help.ShowAll {
 		// Full help is a courtesy: drop it before dropping the panes.
@@ -416,7 +417,7 @@ func (m *Model) pickLayout(fullHelp bool) layout {
 	}
 	avail := m.height - 2 - helpH // title line, footer line, help
 	lay := layout{fullHelp: fullHelp, helpH: helpH, widths: make([]int, n)}
-	if m.fleetOn {
+	if m.stack.base() == viewFleet {
 		// The rows need the width of a pane and room for one row.
 		lay.mode, lay.height = layoutFleet, avail
 		if len(m.fleet.rows) == 0 || m.width < minPaneW || avail < fleetHeadLines+2 {
@@ -481,14 +482,14 @@ func (m *Model) compose(views []store.View) {
 	b.WriteString(m.topLine())
 	body := m.bodyHeight()
 	var lines []string
-	switch {
-	case m.table.open:
+	switch m.stack.body() {
+	case viewTable:
 		// The table takes the panes' place; they are not drawn meanwhile.
 		reports := m.store.Reports()[:m.store.ShownReports()]
 		lines = m.table.view(m.st, reports, m.width, tableRows(body))
-	case m.cost.open:
+	case viewCost:
 		lines = m.cost.view(m.st, m.costViews(views))
-	case m.fleetOn:
+	case viewFleet:
 		lines = m.fleet.view(m.st, m.prog, m.store, m.perPane)
 	default:
 		lines = m.paneLines(views)
@@ -570,8 +571,8 @@ func (m *Model) bodyHeight() int { return m.height - 2 - m.lay.helpH }
 // save waits for confirmation the line says how to give it instead: the
 // warning in the footer may be cut short on a narrow terminal.
 func (m *Model) helpView() string {
-	k := helpKey{width: m.width, full: m.lay.fullHelp, paused: m.paused, table: m.table.open,
-		cost: m.cost.open, scales: m.perPane, fleetOn: m.fleetOn, shown: len(m.shown), confirm: m.confirm}
+	k := helpKey{width: m.width, full: m.lay.fullHelp, paused: m.paused, scales: m.perPane,
+		base: m.stack.base(), body: m.stack.body(), shown: len(m.shown), confirm: m.confirm}
 	if m.fleet != nil && m.fleet.roll != nil && m.fleet.roll.State() == fleet.RollHeld {
 		k.held = m.fleet.roll.Progress().Held
 	}
@@ -628,11 +629,11 @@ func (m *Model) topLine() string {
 	if m.status != "" {
 		right = append(right, m.st.banner.r(m.status))
 	}
-	if !m.table.open && !m.cost.open {
+	if !m.stack.covered() {
 		if m.lay.mode == layoutSingle && len(m.shown) > 1 {
 			right = append(right, m.st.dim.r(fmt.Sprintf("pane %d/%d, tab switches", m.focus+1, len(m.shown))))
 		}
-		if !m.fleetOn {
+		if m.stack.base() == viewPanes {
 			right = append(right, m.scaleMark()) // the fleet view says it in its own line
 		}
 	}
@@ -716,24 +717,21 @@ func (m *Model) afterKey(cmd tea.Cmd) tea.Cmd {
 func (m *Model) viewKey(k tea.KeyMsg) {
 	switch {
 	case key.Matches(k, m.keys.Reports):
-		m.setMode(!m.table.open, false)
+		m.setStack(m.stack.toggle(viewTable))
 	case key.Matches(k, m.keys.Cost):
-		m.setMode(false, !m.cost.open)
+		m.setStack(m.stack.toggle(viewCost))
 	case key.Matches(k, m.keys.CostY):
 		m.cost.switchY()
 	case key.Matches(k, m.keys.Close):
-		switch {
-		case m.help.ShowAll && (m.helpOverTable || (!m.table.open && !m.cost.open)):
-			m.setHelp(false)
-			m.relayout()
-		case m.table.open || m.cost.open:
-			m.setMode(false, false)
-		case m.fleet != nil && !m.fleetOn:
+		switch top := m.stack.top(); {
+		case top != m.stack.base():
+			m.setStack(m.stack.without(top))
+		case m.fleet != nil && top == viewPanes:
 			m.showFleet()
 		case m.fleet != nil:
 			m.fleet.escape()
 		}
-	case m.fleetOn && !m.table.open && !m.cost.open && m.fleetListKey(k):
+	case m.stack.body() == viewFleet && m.fleetListKey(k):
 	case key.Matches(k, m.keys.Up), key.Matches(k, m.keys.Down):
 		d := 1
 		if key.Matches(k, m.keys.Up) {
@@ -749,8 +747,7 @@ func (m *Model) viewKey(k tea.KeyMsg) {
 	case key.Matches(k, m.keys.Pause):
 		m.setPaused(!m.paused)
 	case key.Matches(k, m.keys.Help):
-		m.setHelp(!m.help.ShowAll)
-		m.relayout()
+		m.setStack(m.stack.toggle(viewHelp))
 	}
 	m.refresh()
 }
@@ -767,28 +764,26 @@ func (m *Model) setPaused(paused bool) {
 	}
 }
 
-// setHelp shows or hides the full help and relabels its key.
-func (m *Model) setHelp(full bool) {
-	m.help.ShowAll = full
-	m.helpOverTable = full && (m.table.open || m.cost.open)
-	m.keys.Help.SetHelp("?", map[bool]string{true: "less", false: "more"}[full])
-}
-
-// setMode opens the reports table or the cost view in the panes' place
-// (at most one of them), or closes both. The table opens on the newest
-// reports and follows them as more arrive.
-func (m *Model) setMode(table, cost bool) {
-	m.table.open, m.cost.open = table, cost
-	m.table.follow = true
-	m.helpOverTable = false
-	m.keys.setMode(table, cost)
+// setStack makes s the views open: the keys follow, and the layout when
+// the full help opened or closed. The table opens on the newest reports
+// and follows them as more arrive.
+func (m *Model) setStack(s viewStack) {
+	old := m.stack
+	m.stack = s
+	if s.has(viewTable) && !old.has(viewTable) {
+		m.table.follow = true
+	}
+	m.keys.sync(s, len(m.shown))
+	if s.has(viewHelp) != old.has(viewHelp) || s.base() != old.base() {
+		m.relayout()
+	}
 }
 
 // targets are the servers a command goes to: the focused one (in the
 // fleet view, the selected row's), or every one shown.
 func (m *Model) targets(all bool) []*pane {
 	switch {
-	case m.fleetOn:
+	case m.stack.base() == viewFleet:
 		if r := m.fleet.row(m.fleet.sel); r != nil {
 			return []*pane{m.paneFor(r.id, r.addr())}
 		}

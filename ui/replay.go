@@ -186,12 +186,6 @@ func (r *Replay) seek(pos time.Duration) {
 		old := r.inner
 		r.inner = newReplayModel(r.cfg)
 		r.inner.carryView(&old)
-		r.inner.focus = old.focus
-		r.inner.setHelp(old.help.ShowAll)
-		r.inner.setMode(old.table.open, old.cost.open)
-		r.inner.table.top, r.inner.table.follow = old.table.top, old.table.follow
-		r.inner.cost.y, r.inner.perPane = old.cost.y, old.perPane
-		r.inner.helpOverTable = old.helpOverTable
 		if r.sized {
 			m, _ := r.inner.Update(tea.WindowSizeMsg{Width: r.width, Height: r.height})
 			r.inner = m.(Model)

@@ -109,10 +109,9 @@ func pingPair(before, during source.Latency, f func(source.Latency) string) stri
 	return side(before) + " → " + side(during)
 }
 
-// reportTable is the state of the reports view: whether it is open, where
-// it is scrolled, and its drawing, cached like a pane's box.
+// reportTable is the state of the reports view: where it is scrolled,
+// and its drawing, cached like a pane's box.
 type reportTable struct {
-	open bool
 	// top is the first report shown; follow keeps the newest in view as
 	// reports arrive, until the user scrolls up.
 	top    int
