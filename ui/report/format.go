@@ -1,0 +1,151 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/vkwatch/vkwatch/source"
+)
+
+// cell is a table cell: the text a reader sees and, in data-v, the exact
+// value it stands for (bytes, seconds, ops/s, ms) for scripts and tests.
+type cell struct {
+	Text string
+	Raw  string
+}
+
+var na = cell{Text: "n/a"}
+
+func bytesText(v float64) string {
+	neg := v < 0
+	v = math.Abs(v)
+	u, name := unitOf(v)
+	sign := ""
+	if neg {
+		sign = "-"
+	}
+	if u == 1 {
+		return fmt.Sprintf("%s%.0f B", sign, v)
+	}
+	return fmt.Sprintf("%s%.1f %s", sign, v/u, name)
+}
+
+func bytesCell(o source.Opt[int64]) cell {
+	v, ok := o.Get()
+	if !ok {
+		return na
+	}
+	return cell{bytesText(float64(v)), strconv.FormatInt(v, 10)}
+}
+
+func secsCell(d time.Duration) cell {
+	return cell{strconv.FormatFloat(d.Seconds(), 'f', 2, 64) + " s", strconv.FormatFloat(d.Seconds(), 'f', -1, 64)}
+}
+
+func optSecsCell(o source.Opt[int64]) cell {
+	v, ok := o.Get()
+	if !ok {
+		return na
+	}
+	return cell{strconv.FormatInt(v, 10) + " s", strconv.FormatInt(v, 10)}
+}
+
+func pauseCell(o source.Opt[time.Duration]) cell {
+	d, ok := o.Get()
+	if !ok {
+		return na
+	}
+	return cell{msText(float64(d) / 1e6), strconv.FormatFloat(float64(d)/1e6, 'f', -1, 64)}
+}
+
+func msText(v float64) string {
+	if v < 10 {
+		return strconv.FormatFloat(v, 'f', 2, 64) + " ms"
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64) + " ms"
+}
+
+func latencyMs(d time.Duration) cell {
+	v := float64(d) / 1e6
+	return cell{msText(v), strconv.FormatFloat(v, 'f', -1, 64)}
+}
+
+func countText(v float64) string {
+	s := strconv.FormatInt(int64(math.Round(math.Abs(v))), 10)
+	var b strings.Builder
+	if v < 0 {
+		b.WriteByte('-')
+	}
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+func opsCell(o source.Opt[float64]) cell {
+	v, ok := o.Get()
+	if !ok {
+		return na
+	}
+	return cell{countText(v), strconv.FormatFloat(v, 'f', -1, 64)}
+}
+
+func pctCell(o source.Opt[float64]) cell {
+	v, ok := o.Get()
+	if !ok {
+		return na
+	}
+	return cell{fmt.Sprintf("%.0f %%", v*100), strconv.FormatFloat(v, 'f', -1, 64)}
+}
+
+// orNA is s, or n/a when empty.
+func orNA(s string) string {
+	if s == "" {
+		return "n/a"
+	}
+	return s
+}
+
+// maxText bounds any text from a file that reaches a figure or the page.
+const maxText = 200
+
+// clean makes text from a file inert for a figure and the page: control
+// and format characters (an escape sequence, a bidi override, a NUL that
+// an SVG file may not hold) become U+FFFD, and it is cut at maxText runes.
+// html/template and gonum's SVG writer escape markup on top of this.
+func clean(s string) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range s {
+		if n == maxText {
+			b.WriteString("…")
+			break
+		}
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == utf8Bad {
+			r = '\uFFFD'
+		}
+		b.WriteRune(r)
+		n++
+	}
+	return b.String()
+}
+
+const utf8Bad = '\uFFFD'
+
+// triggerText says who started a save.
+func triggerText(t source.Trigger) string {
+	switch {
+	case t.Kind == "":
+		return "n/a"
+	case t.Detail == "":
+		return string(t.Kind)
+	}
+	return string(t.Kind) + " (" + t.Detail + ")"
+}
