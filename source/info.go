@@ -71,6 +71,8 @@ func ParseInfoInto(dst *Info, text string) {
 			dst.RSS = optInt(val)
 		case "maxmemory":
 			dst.MaxMemory = optInt(val)
+		case "total_system_memory":
+			dst.TotalSystemMemory = optInt(val)
 		// stats
 		case "total_commands_processed":
 			dst.TotalCommands = optInt(val)

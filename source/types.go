@@ -61,6 +61,9 @@ type Info struct {
 	UsedMemory Opt[int64]
 	RSS        Opt[int64] // used_memory_rss
 	MaxMemory  Opt[int64]
+	// TotalSystemMemory is total_system_memory: the RAM of the server's
+	// host as the server reads it, the one host figure a remote server gives.
+	TotalSystemMemory Opt[int64]
 
 	// stats
 	TotalCommands  Opt[int64] // total_commands_processed

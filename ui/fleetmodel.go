@@ -25,19 +25,14 @@ func isFleet(cfg Config) bool {
 }
 
 // startFleet opens the fleet view on the configured topology (or the list
-// of nodes), with the rolling save's memory check: today's forkRisk, per
-// node, before each fork.
+// of nodes). The rolling save checks each node's memory itself
+// (source/risk); the view writes its warning (heldWarning).
 func (m *Model) startFleet() {
 	top := listTopology(m.cfg.Nodes)
 	if m.cfg.Topology != nil {
 		top = *m.cfg.Topology
 	}
-	m.fleet = newFleetView(top, fleet.RollConfig{
-		MaxParallel: max(m.cfg.MaxParallelSaves, 1),
-		Check: func(n fleet.NodeStatus) (string, bool) {
-			return forkRisk(n.Node.Addr, n.Sample, n.Report, false)
-		},
-	})
+	m.fleet = newFleetView(top, fleet.RollConfig{MaxParallel: max(m.cfg.MaxParallelSaves, 1)})
 	m.stack = viewStack{viewFleet}
 	m.keys.sync(m.stack, 0)
 }
@@ -156,6 +151,18 @@ func (m *Model) fleetKey(k string, confirmed bool) tea.Cmd {
 	}
 	m.confirm, m.confirmWhat = "B", "start the rolling save"
 	return nil
+}
+
+// heldWarning is the warning of the node whose memory check holds the
+// rolling save, empty when none does.
+func (f *fleetView) heldWarning() string {
+	if f.roll == nil {
+		return ""
+	}
+	if h := f.roll.Progress().Held; h != nil {
+		return ForkWarning(h.Node.Addr, h.Risk)
+	}
+	return ""
 }
 
 // escape is esc in the fleet view: it cancels the rolling save's nodes

@@ -612,7 +612,7 @@ func (f *fleetView) rollLines(st *styles) []string {
 		var parts []string
 		switch {
 		case p.State == fleet.RollHeld:
-			parts = append(parts, st.err.r("held by the memory check: "+p.Held+" · B: save it anyway, esc: cancel"))
+			parts = append(parts, st.err.r("held by the memory check: "+f.heldWarning()+" · B: save it anyway, esc: cancel"))
 		case len(now) > 0:
 			parts = append(parts, st.label.r("saving ")+st.value.r(strings.Join(now, ", ")))
 		}

@@ -315,7 +315,7 @@ func (f *fleetView) rollStep(id source.NodeID) string {
 		switch {
 		case f.roll.State() == fleet.RollPlanned:
 			return n + "planned"
-		case p.State == fleet.RollHeld && st.State == fleet.StepWaiting && strings.HasPrefix(p.Held, st.Node.Addr+":"):
+		case p.Held != nil && p.Held.Node.ID == st.Node.ID:
 			return n + "held: memory check"
 		}
 		return n + map[fleet.StepState]string{

@@ -574,7 +574,7 @@ func (m *Model) helpView() string {
 	k := helpKey{width: m.width, full: m.lay.fullHelp, paused: m.paused, scales: m.perPane,
 		base: m.stack.base(), body: m.stack.body(), shown: len(m.shown), confirm: m.confirm}
 	if m.fleet != nil && m.fleet.roll != nil && m.fleet.roll.State() == fleet.RollHeld {
-		k.held = m.fleet.roll.Progress().Held
+		k.held = m.fleet.heldWarning()
 	}
 	if m.helpFor != k || m.helpText == "" {
 		h := m.help

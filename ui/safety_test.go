@@ -92,6 +92,12 @@ func TestForkRiskCgroup(t *testing.T) {
 			}
 		})
 	}
+	// A remote server: its RSS + the COW against total_system_memory.
+	remote := &source.Sample{Info: source.Info{UsedMemory: some(600 * mib), RSS: some(700 * mib), RDBLastCOW: some(300 * mib),
+		TotalSystemMemory: some(960 * mib)}}
+	if got, _ := forkRisk("10.0.0.7:6379", remote, nil, false); got != "10.0.0.7:6379: a fork save may need 0.98 GiB (RSS 700 MiB + last COW 300 MiB) but the host has 960 MiB in all (total_system_memory)" {
+		t.Errorf("total_system_memory: %q", got)
+	}
 	// An AOF rewrite is checked against the cgroup too.
 	if got, _ := forkRisk("127.0.0.1:6379", sample(some(800*mib), some(1024*mib), none, none), nil, true); !strings.HasPrefix(got, "127.0.0.1:6379: an AOF rewrite (a fork) may need 1.07 GiB (cgroup usage") {
 		t.Errorf("AOF rewrite: %q", got)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/risk"
 )
 
 // The rolling save: one save per shard, across a fleet, without forking
@@ -23,7 +24,8 @@ import (
 //     cluster every node is 127.0.0.1, so the roll goes one by one): a
 //     save, AOF rewrite or load running on any node of a host, whoever
 //     started it (a replica's full sync), makes the roll wait for it;
-//   - the memory check (RollConfig.Check) before each node: a warning
+//   - the memory check before each node (source/risk, from the node's
+//     latest sample and save report): a fork that would exceed a limit
 //     holds the roll until Confirm (send anyway) or Cancel;
 //   - the first refused command, failed save or node lost during its save
 //     stops the roll, saying which node and the server's own words;
@@ -33,10 +35,9 @@ import (
 type RollConfig struct {
 	// MaxParallel is how many saves may run at once in the fleet; default 1.
 	MaxParallel int
-	// Check is the memory check before a node's fork: given the node's
-	// status (its latest sample and save report), it returns a warning
-	// and true when the fork may not fit. nil checks nothing.
-	Check func(n NodeStatus) (warning string, risky bool)
+	// Force sends every node without holding at the memory check (the
+	// verdict is still kept in the step, for the record).
+	Force bool
 	// Command is what is sent to each node; default BGSAVE.
 	Command []string
 }
@@ -92,6 +93,15 @@ type Step struct {
 	Sent, Ended time.Duration
 	Report      *source.SaveReport // the save's report, once done
 	Err         string             // why it failed
+	// Risk is the memory check's verdict on the node's fork, as it stood
+	// when the step was about to be sent (Level Unknown before).
+	Risk risk.Fork
+}
+
+// Held is a node the memory check holds the roll before, and why.
+type Held struct {
+	Node source.TopologyNode
+	Risk risk.Fork
 }
 
 // Action is a command the roll wants sent: the UI sends Args to Node (and
@@ -114,8 +124,9 @@ type Progress struct {
 	ETA source.Opt[time.Duration]
 	// Err names the node and what stopped the roll (RollFailed).
 	Err string
-	// Held is the memory warning that holds the roll (RollHeld).
-	Held string
+	// Held is the node whose memory check holds the roll (RollHeld), nil
+	// otherwise: the caller writes the warning from its numbers.
+	Held *Held
 	// Waiting says what the roll waits for when it can start nothing
 	// ("a save running on 10.0.0.7:6380 (not vkwatch's)"), empty otherwise.
 	Waiting string
@@ -129,8 +140,7 @@ type Roll struct {
 	steps  []Step
 	state  RollState
 	err    string
-	held   int // index of the step a memory warning holds, -1 when none
-	heldW  string
+	held   int  // index of the step a memory warning holds, -1 when none
 	force  bool // Confirm: send the held step anyway
 	wait   string
 	now    time.Duration
@@ -246,7 +256,7 @@ func (r *Roll) Cancel() {
 			r.steps[i].State = StepCancelled
 		}
 	}
-	r.held, r.heldW, r.wait = -1, "", ""
+	r.held, r.wait = -1, ""
 	r.state = RollCancelling
 	r.settle()
 }
@@ -328,7 +338,7 @@ func (r *Roll) fail(i int, why string) {
 			r.steps[j].State = StepCancelled
 		}
 	}
-	r.held, r.heldW = -1, ""
+	r.held = -1
 	r.state = RollFailed
 }
 
@@ -386,13 +396,12 @@ func (r *Roll) advance() []Action {
 			r.fail(i, fmt.Sprintf("%s is down: %s", st.Node.Addr, err))
 			return nil
 		}
-		if r.cfg.Check != nil && !(r.force && r.held == i) {
-			if w, risky := r.cfg.Check(n); risky {
-				r.state, r.held, r.heldW = RollHeld, i, w
-				return out
-			}
+		st.Risk = riskOf(n)
+		if st.Risk.Exceeds() && !r.cfg.Force && !(r.force && r.held == i) {
+			r.state, r.held = RollHeld, i
+			return out
 		}
-		r.force, r.held, r.heldW = false, -1, ""
+		r.force, r.held = false, -1
 		st.State, st.Sent = StepSent, r.now
 		out = append(out, Action{Node: st.Node.ID, Addr: st.Node.Addr, Args: append([]string(nil), r.cfg.Command...)})
 		running++
@@ -463,7 +472,11 @@ func busyWhat(n NodeStatus) string {
 
 // Progress returns where the roll stands.
 func (r *Roll) Progress() Progress {
-	p := Progress{State: r.state, Total: len(r.steps), Err: r.err, Held: r.heldW, Waiting: r.wait}
+	p := Progress{State: r.state, Total: len(r.steps), Err: r.err, Waiting: r.wait}
+	if r.state == RollHeld && r.held >= 0 {
+		st := r.steps[r.held]
+		p.Held = &Held{Node: st.Node, Risk: st.Risk}
+	}
 	var took time.Duration
 	left := 0
 	hosts := map[string]bool{}
@@ -488,6 +501,12 @@ func (r *Roll) Progress() Progress {
 		p.ETA = source.Some(mean * time.Duration((left+slots-1)/slots))
 	}
 	return p
+}
+
+// riskOf is the memory check of a node's fork: what source/risk says of
+// its latest sample and save report.
+func riskOf(n NodeStatus) risk.Fork {
+	return risk.Assess(risk.Input{Sample: n.Sample, Last: n.Report})
 }
 
 // OnePerShard returns the node a rolling save would save in each shard of

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/risk"
 )
 
 // sim drives a Status and a Roll with synthetic events, as the UI does.
@@ -275,26 +276,39 @@ func TestRollCancel(t *testing.T) {
 	}
 }
 
-// The memory check holds the roll before a risky node; Confirm sends it,
-// the next node is checked again.
+// The memory check (source/risk, from the node's latest sample) holds the
+// roll before a risky node; Confirm sends it, the next node is checked
+// again. Force sends every node without holding, keeping the verdict.
 func TestRollMemoryCheck(t *testing.T) {
-	var checked []string
-	s := newSim(t, threeShards(), RollConfig{Check: func(n NodeStatus) (string, bool) {
-		checked = append(checked, string(n.Node.ID))
-		if n.Node.ID == "r2" && n.Sample != nil {
-			return "r2: a fork save may need 3 GiB more", true
-		}
-		return "", false
-	}})
+	const mib = 1 << 20
+	risky := source.Info{RDBInProgress: source.Some[int64](0), UsedMemory: source.Some[int64](900 * mib),
+		MaxMemory: source.Some[int64](1024 * mib), RDBLastCOW: source.Some[int64](200 * mib)}
+	s := newSim(t, threeShards(), RollConfig{})
+	s.sample("r2", risky, nil)
 	want(t, "start", s.r.Start(), "r1")
 	want(t, "r1 saved", s.save("r1"))
-	if p := s.r.Progress(); p.State != RollHeld || p.Held != "r2: a fork save may need 3 GiB more" {
+	p := s.r.Progress()
+	if p.State != RollHeld || p.Held == nil || p.Held.Node.ID != "r2" || !p.Held.Risk.Exceeds() {
 		t.Fatalf("%+v", p)
+	}
+	if c, _ := p.Held.Risk.Decisive(); c.Limit != risk.LimitMaxMemory || c.Need != 1100*mib {
+		t.Errorf("held by %+v", c)
 	}
 	want(t, "events while held", s.idle("r3"))
 	want(t, "confirm", s.r.Confirm(), "r2")
-	want(t, "r2 saved", s.save("r2"), "r3")
-	if !reflect.DeepEqual(checked, []string{"r1", "r2", "r3"}) {
-		t.Errorf("checked %v, want each node once", checked)
+	if p := s.r.Progress(); p.Held != nil {
+		t.Errorf("still held after Confirm: %+v", p.Held)
+	}
+	s.sample("r3", risky, nil)
+	want(t, "r2 saved: r3 is risky too", s.save("r2"))
+	if p := s.r.Progress(); p.State != RollHeld || p.Held.Node.ID != "r3" {
+		t.Fatalf("r3 not held: %+v", p)
+	}
+
+	s = newSim(t, threeShards(), RollConfig{Force: true})
+	s.sample("r1", risky, nil)
+	want(t, "forced start", s.r.Start(), "r1")
+	if st := s.r.Steps()[0]; !st.Risk.Exceeds() {
+		t.Errorf("forced step keeps no verdict: %+v", st.Risk)
 	}
 }
