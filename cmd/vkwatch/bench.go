@@ -65,7 +65,7 @@ slots, and reach the replica by replication.`,
 	fs.BoolVar(&bf.json, "json", false, "print JSON instead of the table")
 	fs.DurationVar(&bf.interval, "interval", 150*time.Millisecond, "INFO sampling interval")
 	fs.DurationVar(&bf.pingInterval, "ping-interval", 2*time.Millisecond, "PING probe interval")
-	fs.StringVar(&bf.record, "record", "", "record every sample and event to FILE (JSON Lines)")
+	fs.StringVar(&bf.record, "record", "", "record every sample and event to FILE (JSON Lines; FILE.zst or FILE.gz is compressed)")
 	fs.StringVar(&bf.cluster, "cluster", "", "run on every node of the cluster ADDR is a node of, one after the other")
 	fs.BoolVar(&bf.perShard, "per-shard", false, "with --cluster: one node per shard (a replica where there is one)")
 	return cmd

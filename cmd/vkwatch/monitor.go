@@ -49,7 +49,7 @@ func (f *monitorFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.writers, "writers", 0, "run W writers per watched server, overwriting random existing keys under the vkwatch: prefix (0: write nothing)")
 	fs.IntVar(&f.keys, "keys", 1_000_000, "keyspace the writers overwrite (vkwatch:0 .. vkwatch:N-1; it must exist: see vkwatch load)")
 	fs.IntVar(&f.valueSize, "value-size", 300, "bytes per value the writers SET")
-	fs.StringVar(&f.record, "record", "", "record every sample and event to FILE (JSON Lines; see --record-format)")
+	fs.StringVar(&f.record, "record", "", "record every sample and event to FILE (JSON Lines; see --record-format; FILE.zst or FILE.gz is compressed)")
 	fs.StringVar(&f.recordFormat, "record-format", "jsonl", "recording format: jsonl or csv")
 	fs.StringVar(&f.report, "report", "", "write the save reports to FILE as JSON at exit")
 	fs.BoolVar(&f.readOnly, "read-only", false, "send nothing that changes a server: b, a, B, A and --writers are disabled")

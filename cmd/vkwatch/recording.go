@@ -23,7 +23,8 @@ func openRecording(path, format string, epoch time.Time, settings map[string]str
 	if err != nil {
 		return nil, fmt.Errorf("--record: %w", err)
 	}
-	w, err := record.NewWriter(f, format, record.Header{
+	// The name chooses the compression: night.jsonl.zst is zstd.
+	w, err := record.NewCompressedWriter(f, format, record.CompressionFor(path), record.Header{
 		Format:   record.FormatName,
 		Version:  record.Version,
 		VKWatch:  vkwatchVersion(),

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -39,17 +38,12 @@ replays up to its last whole line.`,
 }
 
 func (a *app) runReplay(ctx context.Context, path string, speed float64) error {
-	f, err := os.Open(path)
+	rec, err := record.ReadFile(path)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	rec, err := record.Read(f)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
 	if rec.Truncated {
-		fmt.Fprintf(a.stderr, "vkwatch: %s ends in a partial line (cut short?); replaying up to its last whole line\n", path)
+		fmt.Fprintf(a.stderr, "vkwatch: %s: %s; replaying up to its last whole line\n", path, rec.Why)
 	}
 	if !a.isTTY() {
 		return withCode(exitNoTTY, errors.New("standard output is not a terminal: replay needs one"))

@@ -19,8 +19,11 @@ type Recording struct {
 	Header Header
 	Events []source.Event
 	// Truncated is set when the last line was cut short or unreadable (the
-	// writer crashed mid-line); Events holds everything before it.
+	// writer crashed mid-line, or a compressed file ends inside a frame);
+	// Events holds everything before it.
 	Truncated bool
+	// Why says how it was cut short, for the note a reader shows.
+	Why string
 }
 
 // ErrNotRecording is wrapped by Read's error when the input is not a
@@ -38,9 +41,24 @@ func init() {
 // Read parses a JSONL recording up to its last whole line. A line cut short
 // at the end sets Truncated; a bad line before the end is an error, as is
 // input that is not a recording or was written by a newer format version.
+//
+// A compressed recording (zstd or gzip, told by its first bytes) is read
+// through its decompressor; one cut short inside a frame reads up to its
+// last whole block and sets Truncated.
 func Read(r io.Reader) (*Recording, error) {
-	br := bufio.NewReaderSize(r, 64*1024)
+	dr, _, done, err := decompress(r)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	br := bufio.NewReaderSize(dr, 64*1024)
 	first, err := br.ReadBytes('\n')
+	if errors.Is(err, errCutShort) {
+		if len(bytes.TrimSpace(first)) == 0 {
+			return nil, fmt.Errorf("recording cut short inside its header line")
+		}
+		err = io.EOF
+	}
 	if err != nil && err != io.EOF {
 		return nil, err
 	}
@@ -51,6 +69,12 @@ func Read(r io.Reader) (*Recording, error) {
 	rec := &Recording{Header: h}
 	for lineNo := 2; ; lineNo++ {
 		line, rerr := br.ReadBytes('\n')
+		if errors.Is(rerr, errCutShort) {
+			// Everything up to the last whole compressed block is in;
+			// a line it ends inside was never finished.
+			rec.Truncated, rec.Why = true, "it ends inside a compressed frame (cut short?)"
+			return rec, nil
+		}
 		if rerr != nil && rerr != io.EOF {
 			return rec, rerr
 		}
@@ -58,13 +82,13 @@ func Read(r io.Reader) (*Recording, error) {
 		if len(bytes.TrimSpace(line)) > 0 {
 			if !whole {
 				// No newline: the writer never finished this line.
-				rec.Truncated = true
+				rec.Truncated, rec.Why = true, "it ends in a partial line (cut short?)"
 				return rec, nil
 			}
 			ev, err := decodeEvent(line, &h)
 			if err != nil {
 				if _, perr := br.Peek(1); perr == io.EOF {
-					rec.Truncated = true
+					rec.Truncated, rec.Why = true, "its last line is unreadable (cut short?)"
 					return rec, nil
 				}
 				return rec, fmt.Errorf("recording line %d: %w", lineNo, err)

@@ -66,6 +66,8 @@ type Writer struct {
 	mu        sync.Mutex
 	bw        *bufio.Writer
 	csv       *csv.Writer // nil for JSONL
+	comp      compressor  // nil for a plain recording
+	frameT    time.Duration
 	epoch     time.Time
 	lastFlush time.Time
 	err       error // first write error; sticky
@@ -81,11 +83,25 @@ type Writer struct {
 //
 // Format and Version in h are filled in by NewWriter.
 func NewWriter(w io.Writer, format string, h Header) (*Writer, error) {
+	return NewCompressedWriter(w, format, Plain, h)
+}
+
+// NewCompressedWriter is NewWriter writing through compression c (see
+// compress.go for how it flushes and where its frames start).
+func NewCompressedWriter(w io.Writer, format string, c Compression, h Header) (*Writer, error) {
+	comp, err := newCompressor(c, w)
+	if err != nil {
+		return nil, err
+	}
 	rw := &Writer{
 		bw:    bufio.NewWriterSize(w, 64*1024),
+		comp:  comp,
 		epoch: h.Epoch,
 		stop:  make(chan struct{}),
 		done:  make(chan struct{}),
+	}
+	if comp != nil {
+		rw.bw = bufio.NewWriterSize(comp, 64*1024)
 	}
 	h = cleanHeader(h)
 	line := encodeHeader(h)
@@ -105,7 +121,7 @@ func NewWriter(w io.Writer, format string, h Header) (*Writer, error) {
 	default:
 		return nil, fmt.Errorf("unknown recording format %q (use jsonl or csv)", format)
 	}
-	if err := rw.bw.Flush(); err != nil {
+	if err := rw.flushOut(); err != nil {
 		return nil, fmt.Errorf("write recording header: %w", err)
 	}
 	rw.lastFlush = time.Now()
@@ -140,10 +156,42 @@ func (rw *Writer) flushLocked() {
 			rw.err = err
 		}
 	}
-	if err := rw.bw.Flush(); err != nil && rw.err == nil {
+	if err := rw.flushOut(); err != nil && rw.err == nil {
 		rw.err = err
 	}
 	rw.lastFlush = time.Now()
+}
+
+// flushOut writes what is buffered through to the underlying writer: for a
+// compressed recording, to the end of a compressed block.
+func (rw *Writer) flushOut() error {
+	if err := rw.bw.Flush(); err != nil {
+		return err
+	}
+	if rw.comp != nil {
+		return rw.comp.Flush()
+	}
+	return nil
+}
+
+// startFrame begins a new compressed frame at the event at offset t when
+// the current one holds frameEvery of recording: a reader can start
+// decoding at any frame start.
+func (rw *Writer) startFrame(t time.Duration) {
+	if rw.comp == nil || t-rw.frameT < frameEvery || rw.err != nil {
+		return
+	}
+	if rw.csv != nil {
+		rw.csv.Flush()
+	}
+	if err := rw.bw.Flush(); err != nil {
+		rw.err = err
+		return
+	}
+	if err := rw.comp.newFrame(t); err != nil {
+		rw.err = err
+	}
+	rw.frameT = t
 }
 
 // ErrClosed is returned by Write after Close.
@@ -162,6 +210,7 @@ func (rw *Writer) Write(ev source.Event) error {
 	if rw.closed {
 		return ErrClosed
 	}
+	rw.startFrame(ev.Offset)
 	if rw.err != nil {
 		return rw.err
 	}
@@ -193,6 +242,11 @@ func (rw *Writer) Close() error {
 	}
 	rw.closed = true
 	rw.flushLocked()
+	if rw.comp != nil {
+		if err := rw.comp.Close(); err != nil && rw.err == nil {
+			rw.err = err
+		}
+	}
 	err := rw.err
 	rw.mu.Unlock()
 	close(rw.stop)

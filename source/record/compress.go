@@ -1,0 +1,260 @@
+package record
+
+import (
+	"bufio"
+	"compress/gzip"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// A recording may be compressed, chosen by its file name: NAME.zst is
+// zstd, NAME.gz is gzip, anything else is plain. Inside is the very JSON
+// Lines (or CSV) a plain recording holds, so `zstdcat night.jsonl.zst | jq`
+// and `zcat night.jsonl.gz | jq` read it.
+//
+// Crash safety: the Writer flushes at least once a second. For zstd a flush
+// ends a compressed block, which a decoder can read on its own terms up to
+// that point; for gzip it is a deflate sync flush. A kill -9 therefore
+// loses at most about the last second, and a reader reads a file cut short
+// up to its last whole block, then says it was cut short.
+//
+// Seeking: every frameEvery (of the recording's own clock) the Writer ends
+// the compressed frame (a gzip member) and starts a new one, so a reader can
+// start decoding at any frame start. For zstd each data frame is preceded
+// by a small skippable frame (which zstd and zstdcat ignore) that says the
+// offset of the frame's first event: a reader builds its index of time to
+// file position by walking frame and block headers, without decompressing.
+
+// Compression is how a recording's bytes are stored.
+type Compression int
+
+const (
+	Plain Compression = iota
+	Zstd
+	Gzip
+)
+
+func (c Compression) String() string {
+	switch c {
+	case Zstd:
+		return "zstd"
+	case Gzip:
+		return "gzip"
+	}
+	return "plain"
+}
+
+// CompressionFor is the compression a recording named path is written
+// with: by its last extension, .zst or .gz.
+func CompressionFor(path string) Compression {
+	switch {
+	case strings.HasSuffix(path, ".zst"):
+		return Zstd
+	case strings.HasSuffix(path, ".gz"):
+		return Gzip
+	}
+	return Plain
+}
+
+// frameEvery is how much recording time one compressed frame holds: the
+// granularity of a seek. Longer frames compress better (the history of a
+// frame is what zstd and deflate find repeats in); ten seconds keeps a seek
+// to decoding at most ten seconds of samples before the one asked for.
+var frameEvery = 10 * time.Second
+
+// skippableMagic is the zstd skippable frame magic this package uses for
+// its frame marks (0x184D2A50 + 0xB: any of 16 is allowed; one marks ours).
+const skippableMagic = 0x184D2A5B
+
+// frameMark is the payload of the skippable frame before each data frame.
+type frameMark struct {
+	T float64 `json:"t"` // offset of the frame's first event, seconds
+}
+
+// compressor is a compressed stream the Writer writes through.
+type compressor interface {
+	io.Writer
+	Flush() error
+	// newFrame ends the current frame (if any) and starts a new one, whose
+	// first event is at offset t.
+	newFrame(t time.Duration) error
+	Close() error
+}
+
+func newCompressor(c Compression, w io.Writer) (compressor, error) {
+	switch c {
+	case Zstd:
+		// One goroutine: the writer's CPU stays inline with the watcher's,
+		// and a flush writes what was written, in order.
+		enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault))
+		if err != nil {
+			return nil, err
+		}
+		return &zstdStream{w: w, enc: enc}, nil
+	case Gzip:
+		return &gzipStream{w: w}, nil
+	}
+	return nil, nil
+}
+
+type zstdStream struct {
+	w     io.Writer
+	enc   *zstd.Encoder
+	begun bool
+}
+
+func (z *zstdStream) Write(p []byte) (int, error) {
+	if !z.begun {
+		if err := z.newFrame(0); err != nil {
+			return 0, err
+		}
+	}
+	return z.enc.Write(p)
+}
+
+func (z *zstdStream) Flush() error {
+	if !z.begun {
+		return nil
+	}
+	return z.enc.Flush()
+}
+
+func (z *zstdStream) newFrame(t time.Duration) error {
+	if z.begun {
+		if err := z.enc.Close(); err != nil {
+			return err
+		}
+	}
+	mark, _ := json.Marshal(frameMark{T: t.Seconds()})
+	var hdr [8]byte
+	binary.LittleEndian.PutUint32(hdr[:4], skippableMagic)
+	binary.LittleEndian.PutUint32(hdr[4:], uint32(len(mark)))
+	if _, err := z.w.Write(append(hdr[:], mark...)); err != nil {
+		return err
+	}
+	z.enc.Reset(z.w)
+	z.begun = true
+	return nil
+}
+
+func (z *zstdStream) Close() error {
+	if !z.begun {
+		return nil
+	}
+	return z.enc.Close()
+}
+
+type gzipStream struct {
+	w  io.Writer
+	gz *gzip.Writer
+}
+
+func (g *gzipStream) Write(p []byte) (int, error) {
+	if g.gz == nil {
+		g.newFrame(0)
+	}
+	return g.gz.Write(p)
+}
+
+func (g *gzipStream) Flush() error {
+	if g.gz == nil {
+		return nil
+	}
+	return g.gz.Flush()
+}
+
+func (g *gzipStream) newFrame(time.Duration) error {
+	if g.gz != nil {
+		if err := g.gz.Close(); err != nil {
+			return err
+		}
+		g.gz.Reset(g.w)
+		return nil
+	}
+	g.gz = gzip.NewWriter(g.w)
+	return nil
+}
+
+func (g *gzipStream) Close() error {
+	if g.gz == nil {
+		return nil
+	}
+	return g.gz.Close()
+}
+
+// errCutShort is what a decompressor says about a file that ends inside a
+// frame: everything before it was read.
+var errCutShort = errors.New("compressed recording cut short")
+
+// sniff tells a stream's compression from its first bytes: by content, so
+// a renamed file still reads.
+func sniff(head []byte) Compression {
+	switch {
+	case len(head) >= 4 && (binary.LittleEndian.Uint32(head) == 0xFD2FB528 || binary.LittleEndian.Uint32(head)&0xFFFFFFF0 == 0x184D2A50):
+		return Zstd
+	case len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b:
+		return Gzip
+	}
+	return Plain
+}
+
+// decompress returns r's content, decompressed as its first bytes say. A
+// stream cut short inside a frame ends with errCutShort after every whole
+// block before the cut.
+func decompress(r io.Reader) (io.Reader, Compression, func(), error) {
+	br := bufio.NewReaderSize(r, 64*1024)
+	head, _ := br.Peek(4)
+	c := sniff(head)
+	switch c {
+	case Zstd:
+		dec, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(1<<30))
+		if err != nil {
+			return nil, c, nil, err
+		}
+		return cutShort{dec}, c, dec.Close, nil
+	case Gzip:
+		gz, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, c, nil, fmt.Errorf("gzip: %w", err)
+		}
+		return cutShort{gz}, c, func() { gz.Close() }, nil
+	}
+	return br, c, func() {}, nil
+}
+
+// cutShort turns a decompressor's unexpected end into errCutShort.
+type cutShort struct{ r io.Reader }
+
+func (c cutShort) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if err != nil && err != io.EOF {
+		if errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "unexpected EOF") {
+			err = errCutShort
+		} else {
+			err = fmt.Errorf("%w: %v", errCutShort, err)
+		}
+	}
+	return n, err
+}
+
+// ReadFile reads the recording at path, compressed or not.
+func ReadFile(path string) (*Recording, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rec, err := Read(f)
+	if err != nil {
+		return rec, fmt.Errorf("%s: %w", path, err)
+	}
+	return rec, nil
+}

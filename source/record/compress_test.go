@@ -1,0 +1,137 @@
+package record
+
+import (
+	"bytes"
+	"os/exec"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/vkwatch/vkwatch/source"
+)
+
+func writeCompressed(t *testing.T, c Compression, h Header, evs []source.Event, flushEach bool) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := NewCompressedWriter(&buf, "jsonl", c, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range evs {
+		if err := w.Write(ev); err != nil {
+			t.Fatal(err)
+		}
+		if flushEach {
+			w.mu.Lock()
+			w.flushLocked()
+			w.mu.Unlock()
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// spread is events spaced so that they span several compressed frames.
+func spread(t *testing.T, epoch time.Time) []source.Event {
+	var evs []source.Event
+	for seed := int64(1); seed <= 6; seed++ {
+		for _, ev := range fullEvents(t, epoch, seed) {
+			ev.Offset += time.Duration(seed) * 7 * time.Second
+			ev.At = epoch.Add(ev.Offset)
+			if ev.Sample != nil && ev.Kind == source.EventSample {
+				ev.Sample.Offset, ev.Sample.At = ev.Offset, ev.At
+			}
+			evs = append(evs, ev)
+		}
+	}
+	return evs
+}
+
+func TestCompressedRoundTrip(t *testing.T) {
+	epoch := time.Now().Round(0)
+	evs := spread(t, epoch)
+	for _, c := range []Compression{Zstd, Gzip} {
+		data := writeCompressed(t, c, testHeader(epoch), evs, false)
+		if sniff(data) != c {
+			t.Fatalf("%s recording starts %x", c, data[:8])
+		}
+		rec, err := Read(bytes.NewReader(data))
+		if err != nil {
+			t.Fatalf("%s: %v", c, err)
+		}
+		if rec.Truncated || len(rec.Events) != len(evs) {
+			t.Fatalf("%s: read %d of %d events, truncated %v", c, len(rec.Events), len(evs), rec.Truncated)
+		}
+		for i := range evs {
+			if !reflect.DeepEqual(norm(evs[i]), norm(rec.Events[i])) {
+				t.Fatalf("%s: event %d differs after the round trip", c, i)
+			}
+		}
+	}
+}
+
+// TestCompressedCutShort cuts a compressed recording, flushed after every
+// event, at many lengths: each prefix reads without error, as a prefix of
+// the events, truncated when it is short of the whole.
+func TestCompressedCutShort(t *testing.T) {
+	epoch := time.Now().Round(0)
+	evs := spread(t, epoch)
+	for _, c := range []Compression{Zstd, Gzip} {
+		data := writeCompressed(t, c, testHeader(epoch), evs, true)
+		most := 0
+		for n := 64; n < len(data); n += 97 {
+			rec, err := Read(bytes.NewReader(data[:n]))
+			if err != nil {
+				// Only a cut inside the header line may fail, and says so.
+				if most > 0 || !bytes.Contains([]byte(err.Error()), []byte("header")) {
+					t.Fatalf("%s cut at %d of %d: %v", c, n, len(data), err)
+				}
+				continue
+			}
+			if !rec.Truncated {
+				t.Fatalf("%s cut at %d of %d reads as whole", c, n, len(data))
+			}
+			if len(rec.Events) < most {
+				t.Fatalf("%s cut at %d reads %d events, a shorter cut read %d", c, n, len(rec.Events), most)
+			}
+			most = len(rec.Events)
+			for i := range rec.Events {
+				if !reflect.DeepEqual(norm(evs[i]), norm(rec.Events[i])) {
+					t.Fatalf("%s cut at %d: event %d differs", c, n, i)
+				}
+			}
+		}
+		// Flushed after every event: a cut loses at most the events of the
+		// last block, so most were read by the last cut.
+		if most < len(evs)-2 {
+			t.Errorf("%s: the longest cut read %d of %d events", c, most, len(evs))
+		}
+	}
+}
+
+// TestZstdCLIReads: the zstd command line tool reads a recording as JSON
+// Lines, skipping the frame marks.
+func TestZstdCLIReads(t *testing.T) {
+	zstdcat, err := exec.LookPath("zstdcat")
+	if err != nil {
+		t.Fatal("zstdcat is not installed (apt-get install zstd): the test needs it")
+	}
+	epoch := time.Now().Round(0)
+	evs := spread(t, epoch)
+	data := writeCompressed(t, Zstd, testHeader(epoch), evs, false)
+	cmd := exec.Command(zstdcat)
+	cmd.Stdin = bytes.NewReader(data)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := writeAll(t, "jsonl", testHeader(epoch), evs)
+	if !bytes.Equal(out, plain) {
+		t.Errorf("zstdcat gives %d bytes, the plain recording is %d", len(out), len(plain))
+	}
+	if n := bytes.Count(data, []byte{0x5b, 0x2a, 0x4d, 0x18}); n < 4 {
+		t.Errorf("%d frame marks in %d events over %s, want one every %s", n, len(evs), evs[len(evs)-1].Offset, frameEvery)
+	}
+}
