@@ -12,6 +12,7 @@ import (
 	"math"
 	"os"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
@@ -103,7 +104,8 @@ func Load(path string, allowTruncated bool) (Input, error) {
 	if errors.Is(berr, bench.ErrNotBenchJSON) {
 		// Neither: say what it was not, from the recording reader's look
 		// at its first line.
-		return in, fmt.Errorf("%s: %w, nor bench --json output", path, rerr)
+		why := strings.TrimPrefix(rerr.Error(), record.ErrNotRecording.Error()+": ")
+		return in, fmt.Errorf("%s: neither a vkwatch recording nor bench --json output: %s", path, why)
 	}
 	return in, fmt.Errorf("%s: %w", path, berr)
 }

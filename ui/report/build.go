@@ -224,7 +224,6 @@ func Build(ins []src.Input) (*Report, error) {
 			p.X.Min, p.X.Max = 0, 100
 			p.X.Tick.Marker = pctTicks{}
 			p.Y.Tick.Marker = bytesTicks{}
-			p.Y.Min = 0
 			// The curves rise to the top left: the legend goes below.
 			p.Legend.Top = false
 		}
@@ -272,6 +271,9 @@ func Build(ins []src.Input) (*Report, error) {
 				peakMarks(foot, []src.Point{pk.foot}, []string{"peak " + bytesText(pk.foot.Y)}, serverColour(k))
 			}
 		}
+		// Copy-on-write starts at none; the footprint at the server's
+		// size, so its own range shows the rise.
+		cow.Y.Min = 0
 		r.Costs = []*Figure{
 			{Name: "cost-cow", Title: "Copy-on-write against save progress", plot: cow, w: figW, h: costH},
 			{Name: "cost-footprint", Title: "Footprint against save progress", plot: foot, w: figW, h: costH},

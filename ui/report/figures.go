@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -266,10 +267,10 @@ func (bytesTicks) Ticks(lo, hi float64) []plot.Tick {
 	unit, name := unitOf(math.Max(math.Abs(lo), math.Abs(hi)))
 	ts := plot.DefaultTicks{}.Ticks(lo/unit, hi/unit)
 	for i := range ts {
-		ts[i].Value *= unit
 		if ts[i].Label != "" {
-			ts[i].Label += " " + name
+			ts[i].Label = strconv.FormatFloat(ts[i].Value, 'g', 4, 64) + " " + name
 		}
+		ts[i].Value *= unit
 	}
 	return ts
 }
