@@ -72,8 +72,8 @@ func (a *app) runDemo(ctx context.Context, df *demoFlags, mf *monitorFlags) (err
 		return usageErr("--save-delay must not be negative")
 	}
 	// Check for a terminal before starting anything.
-	if !a.isTTY() && mf.record == "" {
-		return withCode(exitNoTTY, errors.New("standard output is not a terminal: the demo needs one (or --record FILE to record it headless)"))
+	if (mf.headless || !a.isTTY()) && mf.record == "" && mf.metrics == "" {
+		return withCode(exitNoTTY, errors.New("standard output is not a terminal: the demo needs one (or --record FILE or --metrics ADDR to run it headless)"))
 	}
 	d, err := demo.Start(ctx, demo.Config{
 		ServerBin: df.serverBin,

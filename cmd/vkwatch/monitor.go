@@ -18,6 +18,7 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/fleet"
 	"github.com/vkwatch/vkwatch/source/load"
+	"github.com/vkwatch/vkwatch/source/metrics"
 	"github.com/vkwatch/vkwatch/source/procmem"
 	"github.com/vkwatch/vkwatch/source/record"
 	"github.com/vkwatch/vkwatch/ui"
@@ -38,6 +39,8 @@ type monitorFlags struct {
 	readOnly         bool
 	cluster          string
 	maxParallelSaves int
+	metrics          string
+	headless         bool
 }
 
 func (f *monitorFlags) register(fs *pflag.FlagSet) {
@@ -54,6 +57,8 @@ func (f *monitorFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.report, "report", "", "write the save reports to FILE as JSON at exit")
 	fs.BoolVar(&f.readOnly, "read-only", false, "send nothing that changes a server: b, a, B, A and --writers are disabled")
 	fs.StringVar(&f.cluster, "cluster", "", "watch every node of the cluster ADDR is a node of (found by CLUSTER SHARDS, followed live)")
+	fs.StringVar(&f.metrics, "metrics", "", "serve what vkwatch measures as OpenMetrics for Prometheus at http://ADDR/metrics (e.g. 127.0.0.1:9470)")
+	fs.BoolVar(&f.headless, "headless", false, "run without the UI even on a terminal (with --metrics or --record)")
 	fs.IntVar(&f.maxParallelSaves, "max-parallel-saves", 1, "how many saves a rolling save runs at once in the fleet (never two on one host)")
 }
 
@@ -121,9 +126,12 @@ type monitorRun struct {
 // step owns what it opens and leaves its clean-up to the session, which
 // runs them last first.
 func (a *app) monitor(ctx context.Context, run monitorRun) (err error) {
-	headless := !a.isTTY()
-	if headless && run.flags.record == "" {
-		return withCode(exitNoTTY, errors.New("standard output is not a terminal: use `vkwatch bench` for a headless experiment, or --record FILE to record samples without the UI"))
+	headless := run.flags.headless || !a.isTTY()
+	if headless && run.flags.record == "" && run.flags.metrics == "" {
+		if run.flags.headless {
+			return usageErr("--headless needs --metrics ADDR or --record FILE: without the UI there is nothing else to show")
+		}
+		return withCode(exitNoTTY, errors.New("standard output is not a terminal: use `vkwatch bench` for a headless experiment, --record FILE to record samples, or --metrics ADDR to export them, without the UI"))
 	}
 	s := newMonitorSession(ctx, a, run)
 	if headless {
@@ -136,7 +144,7 @@ func (a *app) monitor(ctx context.Context, run monitorRun) (err error) {
 			err = cerr
 		}
 	}()
-	for _, step := range []func() error{s.connect, s.startWriters, s.openRecording, s.keepReports, s.startWatchers} {
+	for _, step := range []func() error{s.serveMetrics, s.connect, s.startWriters, s.openRecording, s.keepReports, s.startWatchers} {
 		if err := step(); err != nil {
 			return err
 		}
@@ -164,11 +172,14 @@ type monitorSession struct {
 	// without an entry get none.
 	writers map[source.NodeID]*atomic.Pointer[load.Writers]
 
-	rec     *recording
-	repMu   sync.Mutex
-	reports []source.SaveReport
-	batch   *batcher
-	crash   crashBox
+	rec *recording
+	// metricsAddr is where --metrics listens, once it does.
+	metricsAddr string
+	exp         *metrics.Exporter // nil without --metrics
+	repMu       sync.Mutex
+	reports     []source.SaveReport
+	batch       *batcher
+	crash       crashBox
 
 	cleanups []func() error
 }
@@ -384,6 +395,9 @@ func (s *monitorSession) emit(ev source.Event) {
 	if s.rec != nil {
 		s.rec.Write(ev)
 	}
+	if s.exp != nil {
+		s.exp.Observe(ev)
+	}
 	if ev.Kind == source.EventSaveEnded && ev.Report != nil {
 		s.repMu.Lock()
 		s.reports = append(s.reports, *ev.Report)
@@ -419,10 +433,34 @@ func (s *monitorSession) startWatchers() error {
 	return nil
 }
 
-// recordHeadless records until ctrl+c or SIGTERM.
+// recordHeadless records, exports or both until ctrl+c or SIGTERM.
 func (s *monitorSession) recordHeadless() error {
-	fmt.Fprintf(s.a.stderr, "vkwatch: recording %d server(s) to %s without a terminal; stop with ctrl+c or SIGTERM\n", len(s.conns), s.mf.record)
+	var what []string
+	if s.mf.record != "" {
+		what = append(what, "recording to "+s.mf.record)
+	}
+	if s.metricsAddr != "" {
+		what = append(what, "serving metrics at http://"+s.metricsAddr+"/metrics")
+	}
+	fmt.Fprintf(s.a.stderr, "vkwatch: watching %d server(s) without the UI, %s; stop with ctrl+c or SIGTERM\n", len(s.conns), strings.Join(what, " and "))
 	<-s.ctx.Done()
+	return nil
+}
+
+// serveMetrics starts --metrics: an OpenMetrics endpoint fed by the same
+// events as the UI and the recording. It listens before the watchers run,
+// so a port already taken is an error at start, not a silent gap.
+func (s *monitorSession) serveMetrics() error {
+	if s.mf.metrics == "" {
+		return nil
+	}
+	s.exp = metrics.New()
+	srv, err := metrics.Listen(s.mf.metrics, s.exp)
+	if err != nil {
+		return fmt.Errorf("--metrics: %w", err)
+	}
+	s.metricsAddr = srv.Addr()
+	s.onExit(srv.Close)
 	return nil
 }
 

@@ -1,0 +1,106 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vkwatch/vkwatch/source/server"
+	"github.com/vkwatch/vkwatch/source/server/servertest"
+)
+
+// TestHeadlessMetrics runs vkwatch as an exporter, without a terminal and
+// with only --metrics: it serves OpenMetrics with the server's footprint
+// and PING latency on loopback, and ends cleanly on SIGTERM.
+func TestHeadlessMetrics(t *testing.T) {
+	srv := servertest.Start(t, server.Options{})
+	port, err := server.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	cmd := exec.Command(vkwatchBin, "--metrics", addr, srv.Addr)
+	cmd.Env = childEnv()
+	var stderr lockedBuffer
+	cmd.Stderr = &stderr // stdout is /dev/null: headless
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+		}
+	}()
+	var body string
+	servertest.WaitFor(t, 15*time.Second, "the footprint and PING at /metrics", func() bool {
+		req, _ := http.NewRequest("GET", "http://"+addr+"/metrics", nil)
+		req.Header.Set("Accept", "application/openmetrics-text;version=1.0.0")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		body = string(b)
+		return strings.HasPrefix(resp.Header.Get("Content-Type"), "application/openmetrics-text") &&
+			strings.Contains(body, `vkwatch_footprint_bytes{addr="`+srv.Addr+`",instrument="proc"`) &&
+			strings.Contains(body, `vkwatch_ping_seconds{`)
+	})
+	for _, want := range []string{`instrument="proc"`, "vkwatch_save_in_progress{", "# EOF"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s:\n%s", want, body)
+		}
+	}
+	// It adds to INFO and re-exports none of it, nor Go's runtime
+	// figures: every series is vkwatch's own.
+	for _, line := range strings.Split(body, "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if !strings.HasPrefix(line, "vkwatch_") {
+			t.Errorf("/metrics serves %q, which is not vkwatch's to export", line)
+		}
+	}
+	if !strings.Contains(stderr.String(), "serving metrics at http://"+addr+"/metrics") {
+		t.Errorf("stderr does not say where the metrics are: %q", stderr.String())
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("headless exporter: %v (%s)", err, stderr.String())
+		}
+	case <-time.After(exitMargin):
+		cmd.Process.Kill()
+		t.Fatal("the headless exporter did not end on SIGTERM")
+	}
+}
+
+// TestMetricsPortTaken: a --metrics address already in use is a one-line
+// error at start, before any server is watched.
+func TestMetricsPortTaken(t *testing.T) {
+	srv := servertest.Start(t, server.Options{})
+	// The server's own port is taken for sure.
+	cmd := exec.Command(vkwatchBin, "--metrics", srv.Addr, srv.Addr)
+	cmd.Env = childEnv()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if err == nil {
+		t.Fatal("vkwatch ran with its --metrics port taken")
+	}
+	msg := strings.TrimSpace(stderr.String())
+	if !strings.Contains(msg, "--metrics") || !strings.Contains(msg, "address already in use") || strings.Count(msg, "\n") > 0 {
+		t.Errorf("stderr %q: want one line about --metrics and the address in use", msg)
+	}
+}
