@@ -152,7 +152,10 @@ func FromRecording(rec *record.Recording) *Recording {
 				s.Identity = ev.Identity
 			}
 		case ev.Kind == source.EventSaveEnded && ev.Report != nil:
-			reports = append(reports, *ev.Report)
+			// The event names the server; a version 1 report does not.
+			r := *ev.Report
+			r.Node = ev.Node
+			reports = append(reports, r)
 		}
 	}
 	if len(reports) == 0 {

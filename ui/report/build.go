@@ -453,11 +453,18 @@ func identityText(s *src.Server) string {
 			parts = append(parts, id.Role)
 		}
 	}
-	parts = append(parts, fmt.Sprintf("%d samples", len(s.T)), fmt.Sprintf("%d saves", len(s.Saves)))
+	parts = append(parts, plural(len(s.T), "sample"), plural(len(s.Saves), "save"))
 	if s.FootprintFrom != "" {
 		parts = append(parts, "footprint from "+string(s.FootprintFrom))
 	}
 	return clean(strings.Join(parts, " · "))
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
 }
 
 func settingsText(m map[string]string) string {

@@ -1,0 +1,196 @@
+package report
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/procmem"
+	"github.com/vkwatch/vkwatch/source/record"
+	"github.com/vkwatch/vkwatch/source/server"
+	"github.com/vkwatch/vkwatch/source/server/servertest"
+)
+
+// TestLoadRealSave records a real server through a real BGSAVE into a
+// zstd recording, as --record run.jsonl.zst does, and loads it: one save,
+// whose copy-on-write is the server's rdb_last_cow_size and whose duration
+// is the report the watcher emitted live; the series hold every sample,
+// the footprint read from /proc, and the save's cost curve.
+func TestLoadRealSave(t *testing.T) {
+	s := servertest.Start(t, server.Options{Args: []string{"--save", "", "--rdb-key-save-delay", "50"}})
+	c := servertest.Client(t, s)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := c.Do(ctx, "DEBUG", "POPULATE", "20000", "key", "300").Err(); err != nil {
+		t.Fatal(err)
+	}
+	ep, err := source.ParseAddress(s.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, err := procmem.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := source.NewClock()
+	w := source.NewWatcher(ep.Node(), ep, clock, source.WatchConfig{Interval: 100 * time.Millisecond, Proc: pr.Read})
+	defer w.Close()
+	id, err := w.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "run.jsonl.zst")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw, err := record.NewCompressedWriter(f, "jsonl", record.Zstd, record.Header{
+		VKWatch: "test", Epoch: clock.Epoch(), Settings: map[string]string{"interval": "100ms"},
+		Servers: []record.ServerInfo{{Node: ep.Node(), Addr: ep.String(), Identity: &id}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		samples int
+		mu      sync.Mutex
+		first   = make(chan struct{})
+		once    sync.Once
+		ended   = make(chan source.SaveReport, 1)
+	)
+	runCtx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		w.Run(runCtx, func(ev source.Event) {
+			if err := rw.Write(ev); err != nil {
+				t.Errorf("write: %v", err)
+			}
+			if ev.Kind == source.EventSample {
+				mu.Lock()
+				samples++
+				mu.Unlock()
+				once.Do(func() { close(first) })
+			}
+			if ev.Kind == source.EventSaveEnded && ev.Report != nil {
+				select {
+				case ended <- *ev.Report:
+				default:
+				}
+			}
+		})
+	})
+	<-first
+	if res := w.Do(ctx, "BGSAVE"); !res.OK() {
+		t.Fatalf("BGSAVE: %s", res.Err)
+	}
+	var live source.SaveReport
+	select {
+	case live = <-ended:
+	case <-ctx.Done():
+		t.Fatal("no save ended within 60 s of BGSAVE")
+	}
+	stop()
+	wg.Wait()
+	if err := rw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	info := c.Info(ctx, "persistence").Val()
+	serverCOW := infoInt(t, info, "rdb_last_cow_size")
+
+	in, err := Load(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Recording == nil || len(in.Recording.Servers) != 1 {
+		t.Fatalf("loaded %+v, want a recording of one server", in)
+	}
+	srv := in.Recording.Servers[0]
+	if len(srv.Saves) != 1 {
+		t.Fatalf("%d saves, want the one BGSAVE", len(srv.Saves))
+	}
+	sv := srv.Saves[0]
+	if v, ok := sv.COW.Get(); !ok || v != serverCOW {
+		t.Errorf("save's copy-on-write %v, the server's rdb_last_cow_size %d", sv.COW, serverCOW)
+	}
+	if sv.Observed != live.Observed || sv.Started != live.Started || sv.Kind != source.SaveFork {
+		t.Errorf("save %s from %v for %v; live it was %s from %v for %v", sv.Kind, sv.Started, sv.Observed, live.Kind, live.Started, live.Observed)
+	}
+	mu.Lock()
+	n := samples
+	mu.Unlock()
+	if len(srv.T) != n || len(srv.Footprint) != n || len(srv.PingMax) != n {
+		t.Errorf("series of %d/%d/%d points, %d samples recorded", len(srv.T), len(srv.Footprint), len(srv.PingMax), n)
+	}
+	if srv.FootprintFrom != source.FromProc {
+		t.Errorf("footprint from %q, want proc for a local server", srv.FootprintFrom)
+	}
+	if sv.Method != "" {
+		t.Errorf("method %q: redis 7 has no bgsave-default-method, want none (n/a)", sv.Method)
+	}
+	cc := sv.CostCurve(100)
+	if !cc.HaveCOW || cc.PeakCOW.Y != float64(sv.PeakCOW.V) || len(cc.COW) == 0 {
+		t.Errorf("cost curve %+v of save with peak %v", cc, sv.PeakCOW)
+	}
+	if _, hi, ok := Extent(srv.Footprint); !ok || math.IsNaN(hi) || hi <= 0 {
+		t.Errorf("no footprint in the series")
+	}
+}
+
+func infoInt(t *testing.T, info, field string) int64 {
+	t.Helper()
+	for _, line := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("INFO has no %s", field)
+	return 0
+}
+
+// TestLoadBadInput: each kind of bad input is an error that names the
+// file and says what is wrong, and a recording cut short is one unless
+// asked for.
+func TestLoadBadInput(t *testing.T) {
+	dir := t.TempDir()
+	good, err := os.ReadFile(filepath.Join("..", "record", "testdata", "v1-two-servers.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := good[:len(good)-40]
+	for _, tt := range []struct {
+		name, data, says string
+	}{
+		{"empty", "", "empty file"},
+		{"text", "hello\n", "neither a vkwatch recording nor bench --json output"},
+		{"json", `{"a": 1}`, "neither a vkwatch recording nor bench --json output"},
+		{"cut", string(cut), "recording cut short"},
+		{"bench cut", `{"servers": [`, "bench output cut short"},
+	} {
+		p := filepath.Join(dir, tt.name)
+		if err := os.WriteFile(p, []byte(tt.data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(p, false)
+		if err == nil || !strings.Contains(err.Error(), tt.says) || !strings.Contains(err.Error(), p) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v, want one line naming the file and saying %q", tt.name, err, tt.says)
+		}
+	}
+	in, err := Load(filepath.Join(dir, "cut"), true)
+	if err != nil || in.Recording == nil || len(in.Recording.Servers) != 2 {
+		t.Errorf("a cut recording with allowTruncated: %v, %+v", err, in.Recording)
+	}
+}
