@@ -138,15 +138,15 @@ func (m *Model) fleetKey(k string, confirmed bool) tea.Cmd {
 		return note(footErr, "read-only: rolling save not started ("+m.readOnlyWhy+")")
 	case m.cfg.Send == nil:
 		return note(footErr, "cannot start a rolling save: no command channel")
-	case f.roll != nil && f.roll.State() == fleet.RollHeld:
-		return m.rollCmds(f.roll.Confirm())
+	case f.roll() != nil && f.roll().State() == fleet.RollHeld:
+		return m.rollCmds(f.roll().Confirm())
 	case f.rollActive():
 		return note(footNote, "a rolling save is running: esc cancels the nodes not started")
 	case confirmed && f.planned():
-		return m.rollCmds(f.start(m.store.Now()))
+		return m.rollCmds(f.start())
 	}
 	if len(f.plan()) == 0 {
-		f.roll = nil
+		f.drive.Drop()
 		return note(footErr, "rolling save: no node to save")
 	}
 	m.confirm, m.confirmWhat = "B", "start the rolling save"
@@ -156,10 +156,10 @@ func (m *Model) fleetKey(k string, confirmed bool) tea.Cmd {
 // heldWarning is the warning of the node whose memory check holds the
 // rolling save, empty when none does.
 func (f *fleetView) heldWarning() string {
-	if f.roll == nil {
+	if f.roll() == nil {
 		return ""
 	}
-	if h := f.roll.Progress().Held; h != nil {
+	if h := f.roll().Progress().Held; h != nil {
 		return ForkWarning(h.Node.Addr, h.Risk)
 	}
 	return ""
@@ -171,9 +171,9 @@ func (f *fleetView) heldWarning() string {
 func (f *fleetView) escape() {
 	switch {
 	case f.rollActive():
-		f.roll.Cancel()
-	case f.roll != nil && f.roll.State().Over():
-		f.roll = nil
+		f.roll().Cancel()
+	case f.roll() != nil && f.roll().State().Over():
+		f.drive.Drop()
 	}
 }
 

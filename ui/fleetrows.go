@@ -573,11 +573,11 @@ func (f *fleetView) colHeads(st *styles) string {
 // rollLines are the rolling save's lines: its plan waiting for B again,
 // its progress (n of m, ETA, what it does or waits for), or how it ended.
 func (f *fleetView) rollLines(st *styles) []string {
-	if f.roll == nil {
+	if f.roll() == nil {
 		return nil
 	}
-	p := f.roll.Progress()
-	steps := f.roll.Steps()
+	p := f.roll().Progress()
+	steps := f.roll().Steps()
 	addr := func(id source.NodeID) string {
 		if r := f.byID[id]; r != nil {
 			return r.addr()
@@ -591,7 +591,7 @@ func (f *fleetView) rollLines(st *styles) []string {
 			return []string{st.warn.r("rolling save: no node to save")}
 		}
 		l1 = st.warn.r(fmt.Sprintf("rolling BGSAVE of %d node%s, one per shard, %d at a time, never 2 on one host:",
-			len(steps), plural(len(steps)), max(f.rollCfg.MaxParallel, 1)))
+			len(steps), plural(len(steps)), max(f.drive.Config().MaxParallel, 1)))
 		names := make([]string, len(steps))
 		for i, s := range steps {
 			names[i] = fmt.Sprintf("%d: %s", i+1, s.Node.Addr)
@@ -632,8 +632,8 @@ func (f *fleetView) rollLines(st *styles) []string {
 		for _, s := range steps {
 			last = max(last, s.Ended)
 		}
-		if last > f.rollAt {
-			l1 += st.ok.r(" in " + fmtElapsed(last-f.rollAt))
+		if last > f.drive.Started() {
+			l1 += st.ok.r(" in " + fmtElapsed(last-f.drive.Started()))
 		}
 		l1 += st.dim.r(" · r: the reports · esc clears this")
 	case fleet.RollFailed:

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/fleet"
@@ -56,13 +55,12 @@ type fleetRow struct {
 
 // fleetView is the state of the fleet view.
 type fleetView struct {
-	top    source.Topology
-	status *fleet.Status
-	// roll is the rolling save: planned (waiting for B again), running, or
-	// over (its last line stays until esc or the next B).
-	roll    *fleet.Roll
-	rollCfg fleet.RollConfig
-	rollAt  time.Duration // when it started, for the time it took
+	top source.Topology
+	// drive is the rolling save and the fleet's status it is planned
+	// from (source/fleet's Driver, the one the save command runs headless):
+	// its roll is planned (waiting for B again), running, or over (its
+	// last line stays until esc or the next B).
+	drive *fleet.Driver
 
 	rows   []*fleetRow // topology order, gone nodes after their shard
 	byID   map[source.NodeID]*fleetRow
@@ -79,7 +77,7 @@ type fleetView struct {
 // newFleetView returns the fleet view of top. rollCfg is the rolling
 // save's configuration (its memory check, how many at once).
 func newFleetView(top source.Topology, rollCfg fleet.RollConfig) *fleetView {
-	f := &fleetView{status: fleet.NewStatus(top), rollCfg: rollCfg,
+	f := &fleetView{drive: fleet.NewDriver(top, rollCfg),
 		byID: map[source.NodeID]*fleetRow{}, marked: map[source.NodeID]bool{}}
 	f.setTopology(top)
 	if len(f.rows) > 0 {
@@ -102,15 +100,15 @@ func listTopology(nodes []Node) source.Topology {
 // planner wants; a topology adds rows for nodes that joined and marks
 // those that left. It returns the commands the roll wants sent now.
 func (f *fleetView) observe(ev source.Event) []fleet.Action {
-	f.status.Observe(ev)
+	acts := f.drive.Observe(ev)
 	if ev.Kind == source.EventTopology && ev.Topology != nil {
 		f.setTopology(*ev.Topology)
 	}
-	if f.roll == nil {
-		return nil
-	}
-	return f.roll.Observe(ev)
+	return acts
 }
+
+// roll is the rolling save planned, running or over; nil when none.
+func (f *fleetView) roll() *fleet.Roll { return f.drive.Roll() }
 
 // setTopology takes a new topology: rows for its nodes in its order, the
 // nodes it no longer has marked gone, after the last shard they were in.
@@ -270,50 +268,40 @@ func (f *fleetView) nextSort() {
 
 // plan plans a rolling save on what the status knows now, for the
 // confirmation line; nothing is sent until start.
-func (f *fleetView) plan() []fleet.Step {
-	f.roll = fleet.NewRoll(f.status, f.rollCfg)
-	return f.roll.Steps()
-}
+func (f *fleetView) plan() []fleet.Step { return f.drive.Plan() }
 
 // planned reports whether a roll waits for its confirmation.
-func (f *fleetView) planned() bool {
-	return f.roll != nil && f.roll.State() == fleet.RollPlanned
-}
+func (f *fleetView) planned() bool { return f.drive.Planned() }
 
 // dropPlan forgets a roll that was planned and not confirmed.
 func (f *fleetView) dropPlan() {
 	if f.planned() {
-		f.roll = nil
+		f.drive.Drop()
 	}
 }
 
 // start starts the planned roll and returns its first commands.
-func (f *fleetView) start(now time.Duration) []fleet.Action {
-	f.rollAt = now
-	return f.roll.Start()
-}
+func (f *fleetView) start() []fleet.Action { return f.drive.Start() }
 
 // rollActive reports whether a roll runs (or is held, or is finishing
 // after a cancel).
-func (f *fleetView) rollActive() bool {
-	return f.roll != nil && f.roll.State() != fleet.RollPlanned && !f.roll.State().Over()
-}
+func (f *fleetView) rollActive() bool { return f.drive.Active() }
 
 // rollStep is where a node stands in the roll, for its row: "" when it
 // is not part of one.
 func (f *fleetView) rollStep(id source.NodeID) string {
-	if f.roll == nil {
+	if f.roll() == nil {
 		return ""
 	}
-	steps := f.roll.Steps()
-	p := f.roll.Progress()
+	steps := f.roll().Steps()
+	p := f.roll().Progress()
 	for i, st := range steps {
 		if st.Node.ID != id {
 			continue
 		}
 		n := fmt.Sprintf("roll %d/%d ", i+1, len(steps))
 		switch {
-		case f.roll.State() == fleet.RollPlanned:
+		case f.roll().State() == fleet.RollPlanned:
 			return n + "planned"
 		case p.Held != nil && p.Held.Node.ID == st.Node.ID:
 			return n + "held: memory check"

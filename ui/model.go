@@ -573,7 +573,7 @@ func (m *Model) bodyHeight() int { return m.height - 2 - m.lay.helpH }
 func (m *Model) helpView() string {
 	k := helpKey{width: m.width, full: m.lay.fullHelp, paused: m.paused, scales: m.perPane,
 		base: m.stack.base(), body: m.stack.body(), shown: len(m.shown), confirm: m.confirm}
-	if m.fleet != nil && m.fleet.roll != nil && m.fleet.roll.State() == fleet.RollHeld {
+	if m.fleet != nil && m.fleet.roll() != nil && m.fleet.roll().State() == fleet.RollHeld {
 		k.held = m.fleet.heldWarning()
 	}
 	if m.helpFor != k || m.helpText == "" {

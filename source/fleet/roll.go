@@ -38,6 +38,12 @@ type RollConfig struct {
 	// Force sends every node without holding at the memory check (the
 	// verdict is still kept in the step, for the record).
 	Force bool
+	// IgnoreBusy sends each node's command even while saves run in the
+	// fleet or on its host: the server decides, and a refusal ("ERR
+	// Background save already in progress") stops the roll with its
+	// words. For a save of one server asked for by name (vkwatch save
+	// ADDR); a rolling save waits instead.
+	IgnoreBusy bool
 	// Command is what is sent to each node; default BGSAVE.
 	Command []string
 }
@@ -441,6 +447,9 @@ func (r *Roll) load() (running int, hosts map[string]string, why string) {
 		}
 	}
 	for _, n := range r.status.Nodes() {
+		if r.cfg.IgnoreBusy {
+			break
+		}
 		if ours[n.Node.ID] || !n.Busy() {
 			continue
 		}

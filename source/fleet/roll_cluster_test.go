@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -11,18 +12,19 @@ import (
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
 
-// driver plays the UI's part for a rolling save on a real fleet: every
-// event goes to a Status, then to the Roll, and the Roll's actions are
-// sent through the fleet, each on a goroutine of its own like a tea.Cmd.
+// driver plays the UI's part for a rolling save on a real fleet: a
+// Driver fed every event, whose actions are sent through the fleet, each
+// on a goroutine of its own like a tea.Cmd.
 type driver struct {
-	f    *Fleet
-	mu   sync.Mutex
-	st   *Status
-	roll *Roll
+	f  *Fleet
+	mu sync.Mutex
+	d  *Driver
+	st *Status
 }
 
 func newDriver(t *testing.T, f *Fleet, top source.Topology) *driver {
-	d := &driver{f: f, st: NewStatus(top)}
+	d := &driver{f: f, d: NewDriver(top, RollConfig{})}
+	d.st = d.d.Status()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { f.Run(ctx, d.emit) })
@@ -37,10 +39,7 @@ func newDriver(t *testing.T, f *Fleet, top source.Topology) *driver {
 func (d *driver) emit(ev source.Event) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.st.Observe(ev)
-	if d.roll != nil {
-		d.send(d.roll.Observe(ev))
-	}
+	d.send(d.d.Observe(ev))
 }
 
 func (d *driver) send(as []Action) {
@@ -54,8 +53,8 @@ func (d *driver) send(as []Action) {
 func (d *driver) plan(cfg RollConfig) []Step {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.roll = NewRoll(d.st, cfg)
-	return d.roll.Steps()
+	d.d.cfg = cfg
+	return d.d.Plan()
 }
 
 // start plans a roll and starts it.
@@ -63,14 +62,14 @@ func (d *driver) start(cfg RollConfig) []Step {
 	steps := d.plan(cfg)
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.send(d.roll.Start())
+	d.send(d.d.Start())
 	return steps
 }
 
 func (d *driver) progress() Progress {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.roll.Progress()
+	return d.d.Roll().Progress()
 }
 
 // ready reports whether every node of the status is connected and sampled.
@@ -189,6 +188,100 @@ func TestRollOnARealCluster(t *testing.T) {
 			if after[string(st.Node.ID)] != before[string(st.Node.ID)] {
 				t.Errorf("%s saved after the roll stopped", st.Node.Addr)
 			}
+		}
+	})
+}
+
+// TestDriveOnARealCluster: the headless rolling save (Drive, what vkwatch
+// save --cluster --rolling runs) on a real 3x1 cluster saves one replica
+// per shard, one at a time, telling its progress as it goes; with an ACL
+// user lacking +bgsave on the second node it stops there with the
+// server's words, having saved the first only.
+func TestDriveOnARealCluster(t *testing.T) {
+	noLeaks(t)
+	c := servertest.StartCluster(t, 3, 1)
+	c.Fill(3000, 100)
+	ctx := context.Background()
+	for _, n := range c.Nodes() {
+		cl := c.Client(n)
+		if err := cl.ConfigSet(ctx, "rdb-key-save-delay", "300").Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := cl.Do(ctx, "ACL", "SETUSER", "roller", "on", ">rollpass", "+@all", "~*", "&*").Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seed := endpoint(t, c.Nodes()[0].Addr)
+	seed.Username, seed.Password = "roller", "rollpass"
+	drive := func(t *testing.T) (*Roll, error, []string, *servertest.SaveWatcher, map[string]string) {
+		t.Helper()
+		f := NewCluster(seed, Config{Watch: source.WatchConfig{Interval: 50 * time.Millisecond}})
+		defer f.Close()
+		top, err := f.Start(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns := f.Connect(ctx)
+		before := c.RDBSaves(t)
+		p := c.WatchSaves(t)
+		var seen []string // each step's state as Progress told it, when it changed
+		last := map[source.NodeID]StepState{}
+		r, err := Drive(ctx, f, top, conns, DriveConfig{Progress: func(r *Roll, _ *Status) {
+			for _, st := range r.Steps() {
+				if s, ok := last[st.Node.ID]; !ok || s != st.State {
+					last[st.Node.ID] = st.State
+					seen = append(seen, st.Node.Addr+" "+st.State.String())
+				}
+			}
+		}})
+		p.Stop()
+		saved := map[string]string{}
+		for id, v := range c.RDBSaves(t) {
+			if before[id] != v {
+				saved[id] = before[id] + " -> " + v
+			}
+		}
+		return r, err, seen, p, saved
+	}
+
+	t.Run("one replica per shard, one at a time", func(t *testing.T) {
+		r, err, seen, p, saved := drive(t)
+		if err != nil || r.State() != RollDone {
+			t.Fatalf("Drive: %v, %s", err, r.State())
+		}
+		for _, st := range r.Steps() {
+			if st.Node.Role != source.RoleReplica || st.State != StepDone || st.Report == nil || !p.Seen(st.Node.Addr) {
+				t.Errorf("%s (%s): %s, report %v, seen saving %v", st.Node.Addr, st.Node.Role, st.State, st.Report != nil, p.Seen(st.Node.Addr))
+			}
+			if !slices.Contains(seen, st.Node.Addr+" saving") && !slices.Contains(seen, st.Node.Addr+" sent") {
+				t.Errorf("progress never told %s going: %v", st.Node.Addr, seen)
+			}
+		}
+		if len(saved) != 3 || p.MaxAtOnce() != 1 {
+			t.Errorf("saved %v, at most %d at once (%v)", saved, p.MaxAtOnce(), p.Pairs())
+		}
+	})
+
+	t.Run("stops at the first refusal", func(t *testing.T) {
+		// Plan as Drive will: the first node of the plan refuses.
+		f0 := NewCluster(seed, Config{})
+		defer f0.Close()
+		top, err := f0.Start(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		second := c.Node(string(OnePerShard(top)[1].ID))
+		if err := c.Client(second).Do(ctx, "ACL", "SETUSER", "roller", "-bgsave").Err(); err != nil {
+			t.Fatal(err)
+		}
+		defer c.Client(second).Do(ctx, "ACL", "SETUSER", "roller", "+bgsave")
+		r, err, _, _, saved := drive(t)
+		if r.State() != RollFailed || err == nil || !strings.Contains(err.Error(), "BGSAVE on "+second.Addr+": NOPERM") {
+			t.Fatalf("Drive: %v, %s", err, r.State())
+		}
+		steps := r.Steps()
+		if len(saved) != 1 || saved[string(steps[0].Node.ID)] == "" || steps[2].State != StepCancelled {
+			t.Errorf("saved %v, steps %v %v %v", saved, steps[0].State, steps[1].State, steps[2].State)
 		}
 	})
 }

@@ -1,0 +1,276 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/vkwatch/vkwatch/source"
+)
+
+// Driver holds a rolling save and what it is planned from: a Status and,
+// once planned, a Roll, fed every event in the order the planner wants
+// (the status first). It does no I/O: it returns the Actions to send. The
+// UI holds one in its fleet view, calls it from Update and sends the
+// Actions as tea.Cmds; Drive holds one on a goroutine of its own and sends
+// them itself. Not safe for concurrent use.
+type Driver struct {
+	status  *Status
+	cfg     RollConfig
+	roll    *Roll
+	started time.Duration // the run clock when the roll started
+}
+
+// NewDriver returns a driver for the fleet of top, whose rolls use cfg.
+func NewDriver(top source.Topology, cfg RollConfig) *Driver {
+	return &Driver{status: NewStatus(top), cfg: cfg}
+}
+
+// Observe folds one event in (the status, then the roll) and returns the
+// commands the roll wants sent now.
+func (d *Driver) Observe(ev source.Event) []Action {
+	d.status.Observe(ev)
+	if d.roll == nil {
+		return nil
+	}
+	return d.roll.Observe(ev)
+}
+
+// Status is the fleet as the driver knows it.
+func (d *Driver) Status() *Status { return d.status }
+
+// Config is the configuration of the driver's rolls.
+func (d *Driver) Config() RollConfig { return d.cfg }
+
+// Roll is the roll planned, running or over; nil when none.
+func (d *Driver) Roll() *Roll { return d.roll }
+
+// Plan plans a roll on what the status knows now, in place of any roll
+// that is not running, and returns its steps; nothing is sent until Start.
+func (d *Driver) Plan() []Step {
+	if d.Active() {
+		return d.roll.Steps()
+	}
+	d.roll = NewRoll(d.status, d.cfg)
+	return d.roll.Steps()
+}
+
+// Planned reports whether a roll waits to be started.
+func (d *Driver) Planned() bool { return d.roll != nil && d.roll.State() == RollPlanned }
+
+// Active reports whether a roll runs (or is held, or finishes after a
+// cancel).
+func (d *Driver) Active() bool {
+	return d.roll != nil && d.roll.State() != RollPlanned && !d.roll.State().Over()
+}
+
+// Start starts the planned roll and returns its first commands.
+func (d *Driver) Start() []Action {
+	if !d.Planned() {
+		return nil
+	}
+	d.started = d.status.Now()
+	return d.roll.Start()
+}
+
+// Started is the run clock's offset when the roll started.
+func (d *Driver) Started() time.Duration { return d.started }
+
+// Confirm sends the node the memory check holds anyway.
+func (d *Driver) Confirm() []Action {
+	if d.roll == nil {
+		return nil
+	}
+	return d.roll.Confirm()
+}
+
+// Cancel drops the nodes of a running roll not started yet.
+func (d *Driver) Cancel() {
+	if d.Active() {
+		d.roll.Cancel()
+	}
+}
+
+// Drop forgets a roll that is planned or over (a running one stays).
+func (d *Driver) Drop() {
+	if !d.Active() {
+		d.roll = nil
+	}
+}
+
+// DriveConfig tunes Drive.
+type DriveConfig struct {
+	Roll RollConfig
+	// Ready bounds how long the roll waits for every node to be sampled
+	// (or to have failed to connect) before it is planned on what is
+	// known; default 10 s.
+	Ready time.Duration
+	// Emit, when set, gets every event before the driver (a recording,
+	// the reports); called from one goroutine.
+	Emit func(source.Event)
+	// Progress, when set, is called with the roll once it is planned and
+	// after every batch of events (a save's progress moves with the
+	// samples); from the same goroutine.
+	Progress func(r *Roll, st *Status)
+}
+
+// ErrHeld is why Drive stops at a node the memory check holds (and
+// RollConfig.Force is not set): a script has nobody to ask.
+var ErrHeld = errors.New("held by the memory check")
+
+// Drive runs one rolling save on f, headless: f must be started (Start,
+// and Connect, whose results conns are); Drive runs it until the roll is
+// over, then stops it. The roll is planned once every node is sampled or
+// known to be down (within cfg.Ready) and sent through f.Do, each command
+// on a goroutine of its own. A roll held by the memory check is
+// cancelled: the error is ErrHeld, and HeldAt names the node. A roll that
+// stopped (a refusal, a failed save, a node lost) returns its Progress.Err
+// (the node and the server's own words) as the error. When ctx ends, the roll is cancelled
+// and Drive returns at once (saves already started run on in the servers).
+// It returns the roll as it ended.
+func Drive(ctx context.Context, f *Fleet, top source.Topology, conns []Connected, cfg DriveConfig) (*Roll, error) {
+	if cfg.Ready <= 0 {
+		cfg.Ready = 10 * time.Second
+	}
+	d := NewDriver(top, cfg.Roll)
+	q := newEventQueue()
+	runCtx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer func() {
+		stop()
+		wg.Wait()
+	}()
+	for _, c := range conns {
+		if c.Err != nil {
+			off, at := f.clock.Now()
+			q.push(source.Event{Node: c.Member.ID, Kind: source.EventDisconnected, Offset: off, At: at, Err: c.Err.Error()})
+		}
+	}
+	wg.Go(func() { f.Run(runCtx, q.push) })
+	send := func(acts []Action) {
+		for _, a := range acts {
+			wg.Go(func() {
+				res := f.Do(runCtx, a.Node, a.Args...)
+				// The answer reaches the roll as an event when the node's
+				// watcher runs; one that left the fleet says nothing, so
+				// its answer is handed over too (twice is harmless).
+				off, at := f.clock.Now()
+				q.pushOwn(source.Event{Node: a.Node, Kind: source.EventCommand, Offset: off, At: at, Command: &res})
+			})
+		}
+	}
+	ready := time.NewTimer(cfg.Ready)
+	defer ready.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			d.Cancel()
+			return d.Roll(), fmt.Errorf("interrupted: %w", ctx.Err())
+		case <-ready.C:
+			if d.Roll() == nil {
+				d.Plan()
+				send(d.Start())
+				cfg.progress(d)
+			}
+		case <-q.signal:
+		}
+		for _, it := range q.take() {
+			if !it.own && cfg.Emit != nil {
+				cfg.Emit(it.ev)
+			}
+			send(d.Observe(it.ev))
+		}
+		if d.Roll() == nil && allKnown(d.Status()) {
+			d.Plan()
+			send(d.Start())
+		}
+		cfg.progress(d)
+		r := d.Roll()
+		if r == nil {
+			continue
+		}
+		if r.State() == RollHeld {
+			d.Cancel()
+			cfg.progress(d)
+		}
+		if r.State().Over() {
+			switch p := r.Progress(); {
+			case p.State == RollFailed:
+				return r, errors.New(p.Err)
+			case p.State == RollCancelled:
+				if _, held := HeldAt(r); held {
+					return r, ErrHeld
+				}
+				return r, errors.New("cancelled")
+			}
+			return r, nil
+		}
+	}
+}
+
+func (c DriveConfig) progress(d *Driver) {
+	if c.Progress != nil && d.Roll() != nil {
+		c.Progress(d.Roll(), d.Status())
+	}
+}
+
+// HeldAt returns the step of a roll Drive stopped at the memory check:
+// the first step left unsent whose verdict exceeds a limit.
+func HeldAt(r *Roll) (Step, bool) {
+	for _, st := range r.Steps() {
+		if st.State == StepCancelled && st.Risk.Exceeds() {
+			return st, true
+		}
+	}
+	return Step{}, false
+}
+
+// allKnown reports whether every node of st is sampled or known to be
+// down: what a roll is planned on.
+func allKnown(st *Status) bool {
+	for _, n := range st.Nodes() {
+		if n.Sample == nil && n.Err == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// eventQueue hands events from the fleet's goroutines to Drive's one,
+// unbounded (a roll lasts minutes; Drive takes them as fast as they come)
+// and in order per node.
+type eventQueue struct {
+	mu     sync.Mutex
+	items  []queued
+	signal chan struct{}
+}
+
+type queued struct {
+	ev  source.Event
+	own bool // Drive's own copy of a command's answer: not emitted
+}
+
+func newEventQueue() *eventQueue { return &eventQueue{signal: make(chan struct{}, 1)} }
+
+func (q *eventQueue) push(ev source.Event)    { q.add(queued{ev: ev}) }
+func (q *eventQueue) pushOwn(ev source.Event) { q.add(queued{ev: ev, own: true}) }
+
+func (q *eventQueue) add(it queued) {
+	q.mu.Lock()
+	q.items = append(q.items, it)
+	q.mu.Unlock()
+	select {
+	case q.signal <- struct{}{}:
+	default:
+	}
+}
+
+func (q *eventQueue) take() []queued {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := q.items
+	q.items = nil
+	return out
+}
