@@ -74,7 +74,9 @@ type saveRun struct {
 	trigger Trigger
 	// The instruments (Sample.COW, Sample.Footprint) over the save.
 	peakCOW      Opt[int64]
+	peakCOWFrom  Instrument
 	peakAt       Opt[float64]
+	keysTotal    Opt[int64]
 	baseFoot     Opt[int64] // Footprint of the sample before the save
 	baseFootFrom Instrument
 	peakFoot     Opt[int64] // of the samples by baseFootFrom's instrument
@@ -344,7 +346,10 @@ func (t *SaveTracker) progress(s *Sample) {
 
 	frac := p.Fraction()
 	if c, ok := s.COW.Get(); ok && (!r.peakCOW.OK || c > r.peakCOW.V) {
-		r.peakCOW, r.peakAt = s.COW, frac
+		r.peakCOW, r.peakAt, r.peakCOWFrom = s.COW, frac, s.COWFrom
+	}
+	if in.KeysTotal.OK {
+		r.keysTotal = in.KeysTotal
 	}
 	// A delta between two instruments would measure their difference, not
 	// the save: only samples read like the baseline count.
@@ -369,11 +374,17 @@ func (t *SaveTracker) finish(s *Sample, restart bool) *SaveReport {
 		rep.ServerSeconds, rep.COW = Opt[int64]{}, Opt[int64]{}
 	}
 	rep.Trigger = r.trigger
-	rep.PeakCOW, rep.PeakAtProgress = r.peakCOW, r.peakAt
+	rep.PeakCOW, rep.PeakAtProgress, rep.PeakCOWFrom = r.peakCOW, r.peakAt, r.peakCOWFrom
+	rep.KeysTotal = r.keysTotal
 	rep.PeakFootprintDelta = deltaOpt(r.peakFoot, r.baseFoot)
 	rep.ForkPause = r.forkPause
 	rep.Curve = r.curve
 	rep.PeakLiveCOW = r.peakLiveCOW
+	if rep.PeakLiveCOW.OK && rep.PeakLiveCOW.V == 0 && rep.COW.V > 0 {
+		// current_cow_size never refreshed during the save (a save of
+		// about a second or less): its 0 is no reading.
+		rep.PeakLiveCOW = Opt[int64]{}
+	}
 	rep.BaseUsed, rep.BaseRSS = r.baseUsed, r.baseRSS
 	rep.PeakUsedDelta = deltaOpt(r.peakUsed, r.baseUsed)
 	rep.PeakRSSDelta = deltaOpt(r.peakRSS, r.baseRSS)

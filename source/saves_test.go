@@ -113,7 +113,8 @@ func TestSaveTrackerForkSave(t *testing.T) {
 		Observed: 2 * time.Second, ServerSeconds: Some[int64](2), COW: Some[int64](777), PeakLiveCOW: Some(peakCOW),
 		// The last sample has the most COW, at 90 % of the keys; the
 		// footprint peaks there too: RSS up 9 pages, COW 9000 bytes.
-		PeakCOW: Some(peakCOW), PeakAtProgress: Some(0.9), PeakFootprintDelta: Some[int64](9*4096 + 9000),
+		PeakCOW: Some(peakCOW), PeakCOWFrom: FromInfo, PeakAtProgress: Some(0.9), PeakFootprintDelta: Some[int64](9*4096 + 9000),
+		KeysTotal: Some[int64](5000),
 		ForkPause: Some(1234 * time.Microsecond), Curve: curve,
 		BaseUsed: base.UsedMemory, BaseRSS: base.RSS, PeakUsedDelta: Some[int64](300), PeakRSSDelta: Some[int64](9 * 4096),
 		// The last 5 s before the start: samples 24..49 (offsets 5 s..10 s
@@ -399,5 +400,32 @@ func TestSaveTrackerCancel(t *testing.T) {
 	tr.ObserveCommand(&CommandResult{Command: "BGSAVE CANCEL", Reply: "Background saving cancelled"})
 	if _, rep := tr.Observe(q.next(func(in *Info) { in.RDBSaves, in.RDBLastStatus = Some[int64](1), "err" }, 1, Latency{})); rep == nil || rep.Status != StatusCancelled {
 		t.Fatalf("unseen cancelled save: %+v", rep)
+	}
+}
+
+// A save shorter than INFO's refresh of current_cow_size ends with the
+// field still 0 while rdb_last_cow_size says pages were copied: the peak
+// live figure is then absent, never a false 0. A save that copied
+// nothing keeps its true 0.
+func TestSaveTrackerLiveCOWNeverAFalseZero(t *testing.T) {
+	for _, copied := range []int64{31_700_000, 0} {
+		q := newSeq()
+		tr := NewSaveTracker("h:1", "h:1")
+		calm := lat(40*time.Microsecond, 60*time.Microsecond, 90*time.Microsecond, 120*time.Microsecond, 100)
+		tr.Observe(q.next(nil, 100, calm))
+		for range 2 {
+			tr.Observe(q.next(func(in *Info) { in.RDBInProgress, in.RDBSaves = Some[int64](1), Some[int64](1) }, 100, calm))
+		}
+		_, rep := tr.Observe(q.next(func(in *Info) { in.RDBInProgress, in.RDBLastCOW = Some[int64](0), Some(copied) }, 100, calm))
+		if rep == nil {
+			t.Fatal("no report")
+		}
+		want := Some[int64](0)
+		if copied > 0 {
+			want = Opt[int64]{}
+		}
+		if rep.PeakLiveCOW != want {
+			t.Errorf("copied %d: peak live COW %+v, want %+v", copied, rep.PeakLiveCOW, want)
+		}
 	}
 }

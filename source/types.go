@@ -358,12 +358,23 @@ type SaveReport struct {
 	Observed      time.Duration // Ended - Started as seen by sampling
 	ServerSeconds Opt[int64]    // rdb_last_bgsave_time_sec / aof_last_rewrite_time_sec
 
-	COW         Opt[int64] // rdb_last_cow_size / aof_last_cow_size
-	PeakLiveCOW Opt[int64] // max current_cow_size seen during the save
-	// PeakCOW is the largest Sample.COW seen during the save, and
-	// PeakAtProgress the save's progress (0..1) when it was seen.
+	COW Opt[int64] // rdb_last_cow_size / aof_last_cow_size
+	// PeakLiveCOW is the largest current_cow_size seen during the save.
+	// The server refreshes that field about once a second, so a short save
+	// can end with it still 0 while the child copied megabytes: a 0 that
+	// the server's own rdb_last_cow_size / aof_last_cow_size contradicts is
+	// absent, not zero.
+	PeakLiveCOW Opt[int64]
+	// PeakCOW is the largest Sample.COW seen during the save, PeakCOWFrom
+	// its instrument, and PeakAtProgress the save's progress (0..1) when it
+	// was seen.
 	PeakCOW        Opt[int64]
+	PeakCOWFrom    Instrument
 	PeakAtProgress Opt[float64]
+	// KeysTotal is current_save_keys_total as the save last reported it:
+	// the keys it had to write (a forecast's keys per second). Absent
+	// when no sample during the save carried it.
+	KeysTotal Opt[int64]
 	// PeakFootprintDelta is the largest Sample.Footprint during the save
 	// above its level in the sample just before, counting only samples read
 	// by the same instrument as that one (a delta across instruments would
@@ -395,6 +406,14 @@ type SaveReport struct {
 
 	PingBefore Latency
 	PingDuring Latency
+
+	// ForecastCOW is the copy-on-write forecast for this save from the
+	// last sample before it (source/forecast), ForecastBasis what the
+	// forecast rested on ("calibrated", "uniform bound", "worst case");
+	// absent and empty where no forecast was made. Set by whoever keeps
+	// the forecast (source/store), not by the SaveTracker.
+	ForecastCOW   Opt[int64]
+	ForecastBasis string
 }
 
 // CommandResult is the answer to a command the user sent (BGSAVE, BGREWRITEAOF).

@@ -24,6 +24,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/forecast"
 	"github.com/vkwatch/vkwatch/source/load"
 )
 
@@ -113,6 +114,13 @@ type Run struct {
 	// save child's copy-on-write, at the worst sample. Absent when the
 	// watcher saw no memory figures during the save.
 	MemDelta source.Opt[int64]
+	// Forecast is what the runs before this one forecast its save to
+	// copy (forecast.Predict on the dataset and write rate of this run
+	// before its BGSAVE, calibrated on the runs before; the first run
+	// has the uniform bound), and ForecastErr its signed error against
+	// ServerCOW.
+	Forecast    forecast.Forecast
+	ForecastErr source.Opt[float64]
 }
 
 // Stat is mean / min / max over the runs that had the value; N counts them
@@ -135,6 +143,9 @@ type Summary struct {
 	COW, MemDelta, SaveTime, WriterOps, WorstPing, P99Ping Stat
 	// DatasetKeys and UsedMemory are the runs' datasets as each began.
 	DatasetKeys, UsedMemory Stat
+	// ForecastErr is the signed relative error of the calibrated runs'
+	// forecast copy-on-write (Run.ForecastErr).
+	ForecastErr Stat
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -334,11 +345,13 @@ func (b *bencher) preload(ctx context.Context, srv int) error {
 }
 
 func (b *bencher) runAll(ctx context.Context, srv int) error {
+	var cals []forecast.Calibration
 	for n := 1; n <= b.cfg.Runs; n++ {
 		r, err := b.run(ctx, srv, n)
 		if err != nil {
 			return fmt.Errorf("%s run %d/%d: %w", b.names[srv], n, b.cfg.Runs, err)
 		}
+		cals = r.judge(cals)
 		b.summary[srv].Runs = append(b.summary[srv].Runs, r)
 		b.progress("%s run %d/%d: %s", b.names[srv], n, b.cfg.Runs, runLine(r))
 	}
@@ -571,6 +584,36 @@ func (b *bencher) run(ctx context.Context, srv, runNo int) (Run, error) {
 	return r, nil
 }
 
+// judge fills the run's forecast from the calibrations of the runs
+// before it (only what was known before its BGSAVE: the dataset at run
+// start, the server's ops/s in the seconds before the save) and returns
+// them with this run's own added.
+func (r *Run) judge(cals []forecast.Calibration) []forecast.Calibration {
+	now := forecast.Now{
+		Used: source.Some(r.UsedMemory), RSS: r.Report.BaseRSS,
+		Rate: r.Report.OpsBefore, Keys: source.Some(r.DatasetKeys),
+	}
+	if !now.Rate.OK {
+		now.Rate = r.Report.WriterOpsBefore
+	}
+	var cal *forecast.Calibration
+	if c, ok := forecast.Mean(cals); ok {
+		cal = &c
+	}
+	if f, ok := forecast.Predict(now, cal); ok {
+		r.Forecast = f
+		if e, ok := forecast.Error(f.COW, r.ServerCOW); ok {
+			r.ForecastErr = source.Some(e)
+		}
+	}
+	rep := r.Report
+	rep.COW = source.Some(r.ServerCOW)
+	if c, ok := forecast.Calibrate(&rep); ok {
+		cals = append(cals, c)
+	}
+	return cals
+}
+
 func isRDB(k source.SaveKind) bool { return k == source.SaveFork || k == source.SaveForkless }
 
 // collector keeps a run's samples.
@@ -704,7 +747,7 @@ func pieceCDF(l source.Latency, v float64) float64 {
 
 // summarise fills in the statistics from the runs.
 func (s *Summary) summarise() {
-	var cow, mem, save, ops, worst, p99, keys, used []float64
+	var cow, mem, save, ops, worst, p99, keys, used, ferr []float64
 	kinds := map[string]bool{}
 	var kindList []string
 	for _, r := range s.Runs {
@@ -722,6 +765,9 @@ func (s *Summary) summarise() {
 		ops = append(ops, r.WriterOps)
 		worst = append(worst, ms(r.WorstPing))
 		p99 = append(p99, ms(r.P99Ping))
+		if e, ok := r.ForecastErr.Get(); ok && r.Forecast.Basis == forecast.Calibrated {
+			ferr = append(ferr, e)
+		}
 		keys = append(keys, float64(r.DatasetKeys))
 		used = append(used, float64(r.UsedMemory))
 	}
@@ -729,6 +775,7 @@ func (s *Summary) summarise() {
 	s.COW, s.MemDelta, s.SaveTime = stat(cow), stat(mem), stat(save)
 	s.WriterOps, s.WorstPing, s.P99Ping = stat(ops), stat(worst), stat(p99)
 	s.DatasetKeys, s.UsedMemory = stat(keys), stat(used)
+	s.ForecastErr = stat(ferr)
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

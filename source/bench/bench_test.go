@@ -16,7 +16,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/forecast"
 	"github.com/vkwatch/vkwatch/source/load"
+	"github.com/vkwatch/vkwatch/source/procmem"
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
@@ -119,6 +121,12 @@ func TestBenchTwoServers(t *testing.T) {
 			if !r.MemDelta.OK {
 				t.Errorf("server %d run %d: no memory delta", i, j)
 			}
+			switch b := r.Forecast.Basis; {
+			case j == 0 && b != forecast.Bound:
+				t.Errorf("server %d run 1: forecast basis %q, want the uniform bound (no run before it)", i, b)
+			case j > 0 && (b != forecast.Calibrated || !r.ForecastErr.OK):
+				t.Errorf("server %d run %d: forecast basis %q, error %+v; want one calibrated on run 1", i, j+1, b, r.ForecastErr)
+			}
 			if r.DatasetKeys != 20000 || r.UsedMemory < 20000*300 || r.WriterMisses != 0 {
 				t.Errorf("server %d run %d: dataset %d keys, used_memory %d, %d misses; want the 20000 keys of 300 B, none missed",
 					i, j, r.DatasetKeys, r.UsedMemory, r.WriterMisses)
@@ -142,7 +150,8 @@ func TestBenchTwoServers(t *testing.T) {
 	if err := WriteTable(&tab, sums); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{a.Addr, b.Addr, "copy-on-write", "worst PING", "BGSAVE fork", "dataset keys at run start (DBSIZE)", "20,000 / 20,000 / 20,000", "used_memory at run start"} {
+	for _, want := range []string{a.Addr, b.Addr, "copy-on-write", "worst PING", "BGSAVE fork", "dataset keys at run start (DBSIZE)", "20,000 / 20,000 / 20,000", "used_memory at run start",
+		"forecast COW", "uniform bound", "calibrated", "forecast COW error, calibrated runs"} {
 		if !strings.Contains(tab.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, tab.String())
 		}
@@ -354,4 +363,71 @@ func TestBenchParallel(t *testing.T) {
 			t.Errorf("server %d: report COW %v, server %d", i, r.Report.COW, r.ServerCOW)
 		}
 	}
+}
+
+// The issue's case: a save of well under a second, which INFO's
+// current_cow_size (refreshed about once a second) never sees, read 0 as
+// bench's peak live copy-on-write. With /proc it is the child's dirty
+// pages; without, it is absent: never a false 0.
+func TestBenchPeakLiveNeverAFalseZero(t *testing.T) {
+	s := servertest.Start(t, server.Options{})
+	proc, err := procmem.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cfg := Config{
+		Endpoints: []source.Endpoint{endpoint(t, s)}, Runs: 1, Window: 2 * time.Second, TriggerAt: 500 * time.Millisecond,
+		Writers: 2, Keys: 100_000, Preload: true, Interval: 50 * time.Millisecond,
+	}
+	for _, withProc := range []bool{false, true} {
+		cfg.Proc = nil
+		if withProc {
+			cfg.Proc = proc.Read
+		}
+		sums, err := Bench(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Preload = false
+		r := sums[0].Runs[0]
+		var js bytes.Buffer
+		if err := WriteJSON(&js, sums); err != nil {
+			t.Fatal(err)
+		}
+		var back struct {
+			Servers []struct {
+				Runs []struct {
+					PeakLive     *int64 `json:"peak_live_cow_bytes"`
+					PeakLiveFrom string `json:"peak_live_cow_from"`
+					PeakInfo     *int64 `json:"peak_current_cow_size_bytes"`
+				}
+			}
+		}
+		if err := json.Unmarshal(js.Bytes(), &back); err != nil {
+			t.Fatal(err)
+		}
+		got := back.Servers[0].Runs[0]
+		t.Logf("/proc %v: save %s, server COW %d, peak live %v from %q, INFO's %v", withProc, r.Report.Observed, r.ServerCOW,
+			deref(got.PeakLive), got.PeakLiveFrom, deref(got.PeakInfo))
+		if r.ServerCOW == 0 {
+			t.Fatal("the save copied nothing under two writers: nothing to check")
+		}
+		for name, v := range map[string]*int64{"peak_live_cow_bytes": got.PeakLive, "peak_current_cow_size_bytes": got.PeakInfo} {
+			if v != nil && *v == 0 {
+				t.Errorf("/proc %v: %s is 0 for a save that copied %d bytes", withProc, name, r.ServerCOW)
+			}
+		}
+		if withProc && (got.PeakLive == nil || got.PeakLiveFrom != "proc") {
+			t.Errorf("with /proc: peak live %v from %q, want the child's dirty pages", deref(got.PeakLive), got.PeakLiveFrom)
+		}
+	}
+}
+
+func deref(p *int64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }

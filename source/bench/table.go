@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/forecast"
 )
 
 // WriteTable prints the seed article's table: one column per server, one
@@ -41,6 +42,7 @@ func WriteTable(w io.Writer, s []Summary) error {
 		{"p99 PING (estimated)", func(x Summary) Stat { return x.P99Ping }, millis},
 		{"dataset keys at run start (DBSIZE)", func(x Summary) Stat { return x.DatasetKeys }, count},
 		{"used_memory at run start", func(x Summary) Stat { return x.UsedMemory }, size},
+		{"forecast COW error, calibrated runs", func(x Summary) Stat { return x.ForecastErr }, func(v float64) string { return fmt.Sprintf("%+.1f%%", 100*v) }},
 	}
 	for _, m := range measures {
 		cells := []string{m.name}
@@ -55,17 +57,43 @@ func WriteTable(w io.Writer, s []Summary) error {
 
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	row("server", "run", "keys", "used", "kind", "status", "COW", "server COW", "mem delta", "save", "server s", "writers ops/s", "worst PING", "p99 PING")
+	row("server", "run", "keys", "used", "kind", "status", "COW", "server COW", "mem delta", "save", "server s", "writers ops/s", "worst PING", "p99 PING",
+		"forecast COW", "basis", "error", "bound", "forecast s")
 	for _, x := range s {
 		for i, r := range x.Runs {
+			f := r.Forecast
 			row(x.Addr, strconv.Itoa(i+1), count(float64(r.DatasetKeys)), size(float64(r.UsedMemory)),
 				orNA(string(r.Report.Kind)), orNA(r.Report.Status),
 				optBytes(r.Report.COW), size(float64(r.ServerCOW)), optBytes(r.MemDelta),
 				secs(r.Report.Observed.Seconds()), strconv.FormatInt(r.ServerSeconds, 10),
-				count(r.WriterOps), millis(ms(r.WorstPing)), millis(ms(r.P99Ping)))
+				count(r.WriterOps), millis(ms(r.WorstPing)), millis(ms(r.P99Ping)),
+				forecastCOW(f), orNA(string(f.Basis)), pct(r.ForecastErr), optBytes(f.Bound), forecastSecs(f))
 		}
 	}
 	return tw.Flush()
+}
+
+// forecastCOW is a run's forecast copy-on-write, n/a when there was none.
+func forecastCOW(f forecast.Forecast) string {
+	if f.Basis == "" {
+		return "n/a"
+	}
+	return size(float64(f.COW))
+}
+
+func forecastSecs(f forecast.Forecast) string {
+	if f.Basis == "" || f.Basis == forecast.Forkless {
+		return "n/a"
+	}
+	return secs(f.Duration.Seconds())
+}
+
+// pct prints a signed relative error: +12.3%.
+func pct(o source.Opt[float64]) string {
+	if v, ok := o.Get(); ok {
+		return fmt.Sprintf("%+.1f%%", 100*v)
+	}
+	return "n/a"
 }
 
 // WriteTables prints WriteTable for each server on its own, one after the
@@ -184,24 +212,51 @@ func optJSON(o source.Opt[int64]) *int64 {
 }
 
 type jsonRun struct {
-	Run            int       `json:"run"`
-	DatasetKeys    int64     `json:"dataset_keys"`
-	UsedMemory     int64     `json:"used_memory_bytes"`
-	WriterMisses   uint64    `json:"writer_misses"`
-	Kind           string    `json:"kind"`
-	Status         string    `json:"status"`
-	StartedAt      time.Time `json:"started_at"`
-	COW            *int64    `json:"cow_bytes"`
-	ServerCOW      int64     `json:"server_cow_bytes"`
-	MemDelta       *int64    `json:"mem_delta_bytes"`
-	PeakUsedDelta  *int64    `json:"peak_used_memory_delta_bytes"`
-	SaveSeconds    float64   `json:"save_seconds_observed"`
-	ServerSeconds  int64     `json:"server_seconds"`
-	WriterOps      float64   `json:"writer_ops_per_sec"`
-	WorstPingMs    float64   `json:"worst_ping_ms"`
-	P99PingMs      float64   `json:"p99_ping_ms"`
-	ReportServerS  *int64    `json:"report_server_seconds"`
-	ReportPeakLive *int64    `json:"peak_live_cow_bytes"`
+	Run           int       `json:"run"`
+	DatasetKeys   int64     `json:"dataset_keys"`
+	UsedMemory    int64     `json:"used_memory_bytes"`
+	WriterMisses  uint64    `json:"writer_misses"`
+	Kind          string    `json:"kind"`
+	Status        string    `json:"status"`
+	StartedAt     time.Time `json:"started_at"`
+	COW           *int64    `json:"cow_bytes"`
+	ServerCOW     int64     `json:"server_cow_bytes"`
+	MemDelta      *int64    `json:"mem_delta_bytes"`
+	PeakUsedDelta *int64    `json:"peak_used_memory_delta_bytes"`
+	SaveSeconds   float64   `json:"save_seconds_observed"`
+	ServerSeconds int64     `json:"server_seconds"`
+	WriterOps     float64   `json:"writer_ops_per_sec"`
+	WorstPingMs   float64   `json:"worst_ping_ms"`
+	P99PingMs     float64   `json:"p99_ping_ms"`
+	ReportServerS *int64    `json:"report_server_seconds"`
+	// The peak of the fastest copy-on-write instrument during the save
+	// (the child's Private_Dirty from /proc for a local server, else
+	// INFO's current_cow_size) and its name; null when it never read.
+	ReportPeakLive     *int64 `json:"peak_live_cow_bytes"`
+	ReportPeakLiveFrom string `json:"peak_live_cow_from,omitempty"`
+	// INFO's current_cow_size peak alone, null when the server never
+	// refreshed it during the save (see source.SaveReport.PeakLiveCOW).
+	PeakInfoCOW *int64 `json:"peak_current_cow_size_bytes"`
+
+	ForecastCOW     *int64   `json:"forecast_cow_bytes"`
+	ForecastBasis   string   `json:"forecast_basis,omitempty"`
+	ForecastError   *float64 `json:"forecast_error"`
+	ForecastBound   *int64   `json:"forecast_bound_bytes"`
+	ForecastSeconds *float64 `json:"forecast_seconds"`
+	ForecastFrom    string   `json:"forecast_duration_from,omitempty"`
+}
+
+// peakLive is the report's live copy-on-write peak from the fastest
+// instrument: Sample.COW's, unless that was INFO's figure and read 0
+// while the server's own rdb_last_cow_size says the save copied pages
+// (INFO refreshes current_cow_size about once a second: a short save
+// ends before it does). Absent then: never a false 0.
+func peakLive(r *source.SaveReport) (source.Opt[int64], source.Instrument) {
+	v, ok := r.PeakCOW.Get()
+	if !ok || (v == 0 && r.PeakCOWFrom != source.FromProc && r.COW.V > 0) {
+		return source.Opt[int64]{}, ""
+	}
+	return r.PeakCOW, r.PeakCOWFrom
 }
 
 type jsonSummary struct {
@@ -218,6 +273,9 @@ type jsonSummary struct {
 	P99Ping   *jsonStat `json:"p99_ping_ms"`
 	Keys      *jsonStat `json:"dataset_keys"`
 	Used      *jsonStat `json:"used_memory_bytes"`
+	// ForecastErr is the signed relative error of the calibrated runs'
+	// forecasts (the first run of a server has none to calibrate on).
+	ForecastErr *jsonStat `json:"forecast_error"`
 }
 
 // WriteJSON writes the summaries as JSON for scripts: sizes in bytes, times
@@ -231,7 +289,7 @@ func WriteJSON(w io.Writer, s []Summary) error {
 			Server: x.Server, Addr: x.Addr, Label: x.Label, Kind: x.Kind, Runs: []jsonRun{},
 			COW: toJSONStat(x.COW), MemDelta: toJSONStat(x.MemDelta), SaveTime: toJSONStat(x.SaveTime),
 			WriterOps: toJSONStat(x.WriterOps), WorstPing: toJSONStat(x.WorstPing), P99Ping: toJSONStat(x.P99Ping),
-			Keys: toJSONStat(x.DatasetKeys), Used: toJSONStat(x.UsedMemory),
+			Keys: toJSONStat(x.DatasetKeys), Used: toJSONStat(x.UsedMemory), ForecastErr: toJSONStat(x.ForecastErr),
 		}
 		for i, r := range x.Runs {
 			js.Runs = append(js.Runs, jsonRun{
@@ -241,8 +299,19 @@ func WriteJSON(w io.Writer, s []Summary) error {
 				PeakUsedDelta: optJSON(r.Report.PeakUsedDelta),
 				SaveSeconds:   r.Report.Observed.Seconds(), ServerSeconds: r.ServerSeconds,
 				WriterOps: r.WriterOps, WorstPingMs: ms(r.WorstPing), P99PingMs: ms(r.P99Ping),
-				ReportServerS: optJSON(r.Report.ServerSeconds), ReportPeakLive: optJSON(r.Report.PeakLiveCOW),
+				ReportServerS: optJSON(r.Report.ServerSeconds), PeakInfoCOW: optJSON(r.Report.PeakLiveCOW),
 			})
+			jr := &js.Runs[len(js.Runs)-1]
+			live, from := peakLive(&r.Report)
+			jr.ReportPeakLive, jr.ReportPeakLiveFrom = optJSON(live), string(from)
+			if f := r.Forecast; f.Basis != "" {
+				cow, secs := f.COW, f.Duration.Seconds()
+				jr.ForecastCOW, jr.ForecastBasis, jr.ForecastBound = &cow, string(f.Basis), optJSON(f.Bound)
+				jr.ForecastSeconds, jr.ForecastFrom = &secs, f.DurationFrom
+				if e, ok := r.ForecastErr.Get(); ok {
+					jr.ForecastError = &e
+				}
+			}
 		}
 		out.Servers = append(out.Servers, js)
 	}

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -97,8 +98,15 @@ func TestStoreHoldsARealSave(t *testing.T) {
 			t.Fatalf("point %d is not the watcher's sample %d", i, i)
 		}
 	}
-	if v.State != store.Connected || v.Latest != samples[len(samples)-1] || v.Report != rep {
-		t.Errorf("state %v, latest %v, report %+v", v.State, v.Latest.Offset, v.Report)
+	if v.State != store.Connected || v.Latest != samples[len(samples)-1] || v.Report == nil {
+		t.Fatalf("state %v, latest %v, report %+v", v.State, v.Latest.Offset, v.Report)
+	}
+	// The store's report is the watcher's with the forecast made before
+	// the save beside it.
+	if r := *v.Report; !r.ForecastCOW.OK || r.ForecastBasis == "" {
+		t.Errorf("report without its forecast: %+v %q", r.ForecastCOW, r.ForecastBasis)
+	} else if r.ForecastCOW, r.ForecastBasis = rep.ForecastCOW, rep.ForecastBasis; !reflect.DeepEqual(r, *rep) {
+		t.Errorf("store's report %+v, watcher's %+v", r, *rep)
 	}
 	if got := st.Reports(); len(got) != 1 || got[0].Started != rep.Started {
 		t.Errorf("reports %+v", got)

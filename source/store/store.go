@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/forecast"
 )
 
 // Defaults for Config fields left zero.
@@ -89,6 +90,12 @@ type View struct {
 	Reason   string         // why the connection dropped
 	Latest   *source.Sample // the newest sample, nil before one
 	Report   *source.SaveReport
+	// Forecast is the next fork save's forecast from the latest sample
+	// and the node's own saves (source/forecast); absent before a sample
+	// with used_memory. Stuck says why the running save looks stuck
+	// (forecast.Node.Stuck), empty when it does not or none runs.
+	Forecast source.Opt[forecast.Forecast]
+	Stuck    string
 	// Points are the node's samples within the retention window, oldest
 	// first, one per Seq.
 	Points []*source.Sample
@@ -115,6 +122,7 @@ type node struct {
 	frozen   View
 	frozenN  uint64 // dropped + len(Points) at the freeze
 	hasFroze bool
+	fc       forecast.Node
 }
 
 // Store holds every node's history. The zero value is not usable: New.
@@ -254,8 +262,9 @@ func (s *Store) Add(ev source.Event) bool {
 	case source.EventSaveEnded:
 		changed = ev.Report != nil
 		if changed {
-			s.reports = append(s.reports, *ev.Report)
-			n.endSave(ev.Report, s.cfg.Saves)
+			rep := n.judge(ev.Report)
+			s.reports = append(s.reports, *rep)
+			n.endSave(rep, s.cfg.Saves)
 		}
 	default:
 		changed = false
@@ -341,6 +350,10 @@ func (n *node) addSample(smp *source.Sample, started bool) bool {
 	}
 	l.Points = append(l.Points, smp)
 	n.lastSeq, n.pushed = smp.Seq, true
+	n.fc.Observe(smp)
+	f, ok := n.fc.Forecast()
+	l.Forecast = source.Opt[forecast.Forecast]{V: f, OK: ok}
+	l.Stuck, _ = n.fc.Stuck()
 	if l.Latest == nil || smp.Offset >= l.Latest.Offset {
 		l.Latest = smp
 	}
@@ -446,6 +459,21 @@ func (n *node) setRunning(c *Curve) {
 // endSave closes the save a report describes: its span, and its curve,
 // which takes the report's own curve when it has one. At most keep ended
 // curves stay.
+// judge returns a copy of an ended save's report with the forecast made
+// before it (an RDB save's: the forecast is of a BGSAVE), and lets the
+// save calibrate the node's next forecasts.
+func (n *node) judge(r *source.SaveReport) *source.SaveReport {
+	rep := *r
+	before := n.fc.Learn(&rep)
+	if f := before.V; before.OK && (rep.Kind == source.SaveFork && f.Basis != forecast.Forkless ||
+		rep.Kind == source.SaveForkless && f.Basis == forecast.Forkless) {
+		rep.ForecastCOW, rep.ForecastBasis = source.Some(f.COW), string(f.Basis)
+	}
+	f, ok := n.fc.Forecast()
+	n.live.Forecast = source.Opt[forecast.Forecast]{V: f, OK: ok}
+	return &rep
+}
+
 func (n *node) endSave(r *source.SaveReport, keep int) {
 	l := &n.live
 	l.Report = r

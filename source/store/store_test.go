@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/forecast"
 )
 
 const (
@@ -300,5 +301,38 @@ func TestFreeze(t *testing.T) {
 	}
 	if first := v.Points[0].Offset; first < 49800*time.Millisecond {
 		t.Errorf("thaw did not apply retention: oldest %v", first)
+	}
+}
+
+// The store keeps each node's forecast: the uniform bound before any
+// save, the forecast made before a save on its report, a calibrated one
+// after it.
+func TestForecastAndReportSideBySide(t *testing.T) {
+	s := New(Config{})
+	f := &feeder{id: nodeA}
+	if v := s.View(nodeA); v.Forecast.OK {
+		t.Fatalf("a forecast before any sample: %+v", v.Forecast)
+	}
+	ops := func(off time.Duration) {} // the feeder's samples carry no ops/s
+	f.run(s, 0, 2*time.Second, ops)
+	v := s.View(nodeA)
+	if !v.Forecast.OK || v.Forecast.V.Basis != forecast.Worst {
+		t.Fatalf("no write rate: %+v", v.Forecast)
+	}
+	f.save = &source.SaveProgress{Kind: source.SaveFork, Started: 2 * time.Second}
+	f.run(s, 2*time.Second, 4*time.Second, nil)
+	ev := f.report(4*time.Second, nil)
+	ev.Report.BaseUsed, ev.Report.COW = source.Some[int64](100*mib), source.Some[int64](30*mib)
+	ev.Report.Observed, ev.Report.OpsBefore, ev.Report.KeysTotal = 2*time.Second, source.Some(1000.0), source.Some[int64](10000)
+	s.Add(ev)
+	rep := s.Reports()[0]
+	if rep.ForecastCOW != source.Some[int64](100*mib) || rep.ForecastBasis != string(forecast.Worst) {
+		t.Errorf("report's forecast %+v %q, want the worst case made before it", rep.ForecastCOW, rep.ForecastBasis)
+	}
+	if ev.Report.ForecastCOW.OK {
+		t.Error("the watcher's report was changed")
+	}
+	if c := s.View(nodeA).Report; c.ForecastCOW != rep.ForecastCOW {
+		t.Errorf("view's report %+v", c.ForecastCOW)
 	}
 }

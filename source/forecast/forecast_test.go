@@ -1,0 +1,145 @@
+package forecast
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/vkwatch/vkwatch/source"
+)
+
+// report is a fork save's report of cow copied out of used in secs at
+// rate ops/s before it, of keys keys.
+func report(used, cow int64, secs float64, rate float64, keys int64) *source.SaveReport {
+	return &source.SaveReport{
+		Kind: source.SaveFork, Status: "ok",
+		BaseUsed: source.Some(used), COW: source.Some(cow),
+		Observed:  time.Duration(secs * float64(time.Second)),
+		OpsBefore: source.Some(rate), KeysTotal: source.Some(keys),
+	}
+}
+
+func TestCalibrateThenPredictGivesTheSaveBack(t *testing.T) {
+	const used = 400 << 20
+	c, ok := Calibrate(report(used, 100<<20, 4, 5000, 1_000_000))
+	if !ok || c.Saturated {
+		t.Fatalf("%+v %v", c, ok)
+	}
+	pages := float64(used) / PageSize
+	if want := -math.Log(0.75) * pages / (5000 * 4); math.Abs(c.K-want) > 1e-9 {
+		t.Errorf("k %v, want %v", c.K, want)
+	}
+	if c.KeysPerSec != 250_000 {
+		t.Errorf("keys/s %v", c.KeysPerSec)
+	}
+	// The same node, the same load: the same copy-on-write.
+	now := Now{Used: source.Some[int64](used), RSS: source.Some[int64](used + 10<<20), Rate: source.Some(5000.0), Keys: source.Some[int64](1_000_000)}
+	f, ok := Predict(now, &c)
+	if !ok || f.Basis != Calibrated || f.Duration != 4*time.Second {
+		t.Fatalf("%+v", f)
+	}
+	if d := f.COW - 100<<20; d < -1<<10 || d > 1<<10 {
+		t.Errorf("COW %d, want %d", f.COW, 100<<20)
+	}
+	if f.Footprint != source.Some(used+10<<20+f.COW) {
+		t.Errorf("footprint %+v", f.Footprint)
+	}
+	// Twice the keys take twice as long; twice the writes copy more,
+	// never more than every page.
+	now.Keys, now.Rate = source.Some[int64](2_000_000), source.Some(10000.0)
+	g, _ := Predict(now, &c)
+	if g.Duration != 8*time.Second || g.COW <= f.COW || g.COW > used {
+		t.Errorf("twice keys and writes: %+v", g)
+	}
+	if !g.Bound.OK || g.Bound.V < g.COW {
+		t.Errorf("bound %+v below the calibrated %d", g.Bound, g.COW)
+	}
+	// No key count: the last save's, scaled by used_memory.
+	now.Keys = source.Opt[int64]{}
+	if h, _ := Predict(now, &c); h.Duration != 4*time.Second {
+		t.Errorf("keys scaled by used: %v (%s)", h.Duration, h.DurationFrom)
+	}
+}
+
+func TestCalibrateSaturated(t *testing.T) {
+	c, ok := Calibrate(report(100<<20, 100<<20, 2, 50000, 1000))
+	if !ok || !c.Saturated || c.K <= 0 {
+		t.Fatalf("%+v", c)
+	}
+	// A slower load still copies at least what the saturated save did:
+	// its k is only a lower bound.
+	f, _ := Predict(Now{Used: source.Some[int64](100 << 20), Rate: source.Some(1.0)}, &c)
+	if f.COW < 100<<20 {
+		t.Errorf("COW %d after a save that copied everything", f.COW)
+	}
+}
+
+func TestCalibrateRefuses(t *testing.T) {
+	for name, r := range map[string]*source.SaveReport{
+		"nil":      nil,
+		"aof":      {Kind: source.SaveAOF, Status: "ok", BaseUsed: source.Some[int64](1), COW: source.Some[int64](1)},
+		"forkless": {Kind: source.SaveForkless, Status: "ok", BaseUsed: source.Some[int64](1), COW: source.Some[int64](1)},
+		"err":      {Kind: source.SaveFork, Status: "err", BaseUsed: source.Some[int64](1), COW: source.Some[int64](1)},
+		"no used":  {Kind: source.SaveFork, Status: "ok", COW: source.Some[int64](1)},
+		"no cow":   {Kind: source.SaveFork, Status: "ok", BaseUsed: source.Some[int64](1)},
+	} {
+		if c, ok := Calibrate(r); ok {
+			t.Errorf("%s: calibrated %+v", name, c)
+		}
+	}
+	// No writes before: the speed, no k.
+	r := report(1<<20, 1<<10, 1, 0, 1000)
+	r.OpsBefore = source.Opt[float64]{}
+	if c, ok := Calibrate(r); !ok || c.K != 0 || c.KeysPerSec != 1000 {
+		t.Errorf("idle save: %+v %v", c, ok)
+	}
+}
+
+func TestPredictWithoutCalibration(t *testing.T) {
+	used := int64(64 << 20)
+	if _, ok := Predict(Now{}, nil); ok {
+		t.Error("a forecast without used_memory")
+	}
+	f, _ := Predict(Now{Used: source.Some(used)}, nil)
+	if f.Basis != Worst || f.COW != used || f.Bound.OK {
+		t.Errorf("no rate: %+v", f)
+	}
+	f, _ = Predict(Now{Used: source.Some(used), Rate: source.Some(1000.0)}, nil)
+	if f.Basis != Bound || f.Duration != 2*time.Second || f.DurationFrom != "estimated: 32 MiB/s assumed" {
+		t.Errorf("bound: %+v", f)
+	}
+	pages := float64(used) / PageSize
+	if want := int64(pages * (1 - math.Exp(-PagesPerWrite*1000*2/pages)) * PageSize); f.COW != want {
+		t.Errorf("bound %d, want %d", f.COW, want)
+	}
+	f, _ = Predict(Now{Used: source.Some(used), Rate: source.Some(1000.0), LastSaveSeconds: source.Some[int64](0)}, nil)
+	if f.Duration != time.Second || f.DurationFrom != "estimated: rdb_last_bgsave_time_sec" {
+		t.Errorf("last save 0 s: %+v", f)
+	}
+	f, _ = Predict(Now{Used: source.Some(used), Rate: source.Some(1000.0), SaveDelay: source.Some[int64](100), Keys: source.Some[int64](100_000)}, nil)
+	if f.Duration != 10*time.Second {
+		t.Errorf("save delay: %+v", f)
+	}
+	f, _ = Predict(Now{Used: source.Some(used), RSS: source.Some(used), Forkless: true}, nil)
+	if f.Basis != Forkless || f.COW != 0 || f.Footprint != source.Some(used) {
+		t.Errorf("forkless: %+v", f)
+	}
+}
+
+func TestMean(t *testing.T) {
+	if _, ok := Mean(nil); ok {
+		t.Error("mean of none")
+	}
+	m, _ := Mean([]Calibration{{K: 1, KeysPerSec: 100}, {K: 0, KeysPerSec: 300, Saturated: true}, {K: 2}})
+	if m.K != 1.5 || m.KeysPerSec != 200 || !m.Saturated {
+		t.Errorf("%+v", m)
+	}
+}
+
+func TestCount(t *testing.T) {
+	for v, want := range map[float64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -1234: "-1,234"} {
+		if got := count(v); got != want {
+			t.Errorf("count(%v) = %q, want %q", v, got, want)
+		}
+	}
+}

@@ -1,0 +1,157 @@
+package forecast
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/vkwatch/vkwatch/source"
+)
+
+// RateWindow is how far back the write rate of a forecast looks: long
+// enough to smooth the sampler's 200 ms steps, short enough to follow a
+// load that changes.
+const RateWindow = 5 * time.Second
+
+// StallAfter is how long a save's keys processed may stand still, below
+// the total, before the save is called stuck. The child reports its
+// progress about once a second and every 1024 keys, so five reports in a
+// row have been missed; a single huge key (a hash of millions of fields)
+// can take that long too, which is why the badge says what it saw rather
+// than that the save is dead.
+const StallAfter = 5 * time.Second
+
+// overrun is how far past the forecast duration a save must run to be
+// called stuck for its time alone: three times as long, and at least
+// overrunSlack more.
+const (
+	overrun      = 3
+	overrunSlack = 10 * time.Second
+)
+
+// Node keeps what one node's forecast needs across its samples: the write
+// rate of the last RateWindow while no save ran, the calibration of its
+// last fork save and, while a save runs, when its progress last moved.
+// Feed it every sample (Observe) and every report (Learn), in order.
+type Node struct {
+	last  *source.Sample
+	rates []ratePoint
+	cal   *Calibration
+
+	// The running save's progress: the last value of keys processed and
+	// the offset of the sample where it last changed.
+	saveStarted time.Duration
+	processed   source.Opt[int64]
+	movedAt     time.Duration
+	// before is the forecast made from the last sample before the
+	// running save: what the save's report is compared with; pending is
+	// the latest sample's, which becomes before when a save starts.
+	before, pending source.Opt[Forecast]
+}
+
+type ratePoint struct {
+	off time.Duration
+	ops float64
+}
+
+// Observe takes a node's next sample (after the save tracker has set its
+// Save).
+func (n *Node) Observe(s *source.Sample) {
+	if s == nil {
+		return
+	}
+	if s.Save == nil {
+		if v, ok := s.OpsPerSec.Get(); ok {
+			n.rates = append(n.rates, ratePoint{s.Offset, v})
+		}
+		cut := 0
+		for cut < len(n.rates) && n.rates[cut].off < s.Offset-RateWindow {
+			cut++
+		}
+		n.rates = append(n.rates[:0], n.rates[cut:]...)
+		n.last = s
+		n.processed = source.Opt[int64]{}
+		f, ok := n.Forecast()
+		n.pending = source.Opt[Forecast]{V: f, OK: ok}
+		return
+	}
+	if n.last == nil || n.last.Save == nil || n.saveStarted != s.Save.Started {
+		// A new save: the forecast of the sample before it is the one
+		// it is judged against.
+		n.saveStarted, n.movedAt, n.processed = s.Save.Started, s.Offset, s.Save.Processed
+		n.before = n.pending
+	} else if s.Save.Processed != n.processed {
+		n.processed, n.movedAt = s.Save.Processed, s.Offset
+	}
+	n.last = s
+}
+
+// Rate is the mean ops/s of the last RateWindow while no save ran.
+func (n *Node) Rate() source.Opt[float64] {
+	if len(n.rates) == 0 {
+		return source.Opt[float64]{}
+	}
+	var sum float64
+	for _, p := range n.rates {
+		sum += p.ops
+	}
+	return source.Some(sum / float64(len(n.rates)))
+}
+
+// Learn takes a finished save's report: a fork save calibrates the
+// node's next forecasts. It returns the forecast that was made just
+// before that save, for the report's side-by-side (absent when none was:
+// a save that ran between two samples has the latest sample's).
+func (n *Node) Learn(r *source.SaveReport) source.Opt[Forecast] {
+	before := n.before
+	if !before.OK {
+		before = n.pending
+	}
+	n.before = source.Opt[Forecast]{}
+	if c, ok := Calibrate(r); ok {
+		if c.K == 0 && n.cal != nil && n.cal.K > 0 {
+			// A save with no writes to learn from keeps the last k and
+			// gives its own speed.
+			c.K, c.Saturated, c.Rate = n.cal.K, n.cal.Saturated, n.cal.Rate
+		}
+		n.cal = &c
+	}
+	return before
+}
+
+// Calibration is the node's, nil before its first fork save.
+func (n *Node) Calibration() *Calibration { return n.cal }
+
+// Forecast is the next fork save's forecast from the node's latest
+// sample, false before one with used_memory.
+func (n *Node) Forecast() (Forecast, bool) {
+	if n.last == nil {
+		return Forecast{}, false
+	}
+	return Predict(NowOf(n.last, n.Rate()), n.cal)
+}
+
+// Stuck says whether the running save looks stuck, and why: its keys
+// processed have stood still for StallAfter below the total, or it has
+// run far past the forecast duration. A save at N/N is flushing and
+// renaming its file, which takes what the disk takes: never stuck.
+func (n *Node) Stuck() (string, bool) {
+	s := n.last
+	if s == nil || s.Save == nil {
+		return "", false
+	}
+	p := s.Save
+	done, total := p.Processed, p.Total
+	if done.OK && total.OK && done.V >= total.V {
+		return "", false
+	}
+	if still := s.Offset - n.movedAt; done.OK && total.OK && still >= StallAfter {
+		return fmt.Sprintf("no progress for %s at %d/%d keys", still.Round(time.Second), done.V, total.V), true
+	}
+	if n.before.OK && n.before.V.Duration > 0 {
+		exp := n.before.V.Duration
+		if limit := max(overrun*exp, exp+overrunSlack); p.Elapsed > limit {
+			return fmt.Sprintf("running %s, forecast %s", p.Elapsed.Round(time.Second), exp.Round(100*time.Millisecond)), true
+		}
+	}
+	return "", false
+}

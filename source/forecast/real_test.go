@@ -1,0 +1,288 @@
+package forecast
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/load"
+	"github.com/vkwatch/vkwatch/source/server"
+	"github.com/vkwatch/vkwatch/source/server/servertest"
+)
+
+// watched is a real server, its dataset and a watcher feeding a Node.
+type watched struct {
+	srv    *server.Server
+	client *redis.Client
+	w      *source.Watcher
+	events chan source.Event
+	node   Node
+	last   *source.Sample
+}
+
+func watch(t *testing.T, keys, delay int) *watched {
+	t.Helper()
+	srv := servertest.Start(t, server.Options{})
+	x := &watched{srv: srv, client: servertest.Client(t, srv), events: make(chan source.Event, 4096)}
+	ctx := context.Background()
+	opts := &redis.Options{Addr: srv.Addr}
+	if err := load.Preload(ctx, opts, load.Config{Keys: keys}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.client.ConfigSet(ctx, "rdb-key-save-delay", strconv.Itoa(delay)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	ep, err := source.ParseAddress(srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.w = source.NewWatcher("n", ep, nil, source.WatchConfig{Interval: 100 * time.Millisecond})
+	if _, err := x.w.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		x.w.Run(runCtx, func(ev source.Event) {
+			select {
+			case x.events <- ev:
+			case <-runCtx.Done():
+			}
+		})
+	}()
+	t.Cleanup(func() { cancel(); <-done; x.w.Close() })
+	return x
+}
+
+// until feeds events to the node until cond holds after one, or fails.
+func (x *watched) until(t *testing.T, within time.Duration, what string, cond func(ev source.Event) bool) source.Event {
+	t.Helper()
+	timer := time.NewTimer(within)
+	defer timer.Stop()
+	for {
+		select {
+		case ev := <-x.events:
+			switch ev.Kind {
+			case source.EventSample:
+				x.node.Observe(ev.Sample)
+				x.last = ev.Sample
+			case source.EventSaveEnded:
+				x.node.Learn(ev.Report)
+			}
+			if cond(ev) {
+				return ev
+			}
+		case <-timer.C:
+			t.Fatalf("no %s within %s", what, within)
+		}
+	}
+}
+
+// steady waits for a full RateWindow of samples taken since now, so the
+// node's rate is the rate from now on.
+func (x *watched) steady(t *testing.T) {
+	t.Helper()
+	var from time.Duration = -1
+	x.until(t, 30*time.Second, "a steady rate", func(ev source.Event) bool {
+		if ev.Kind != source.EventSample || ev.Sample.Save != nil {
+			return false
+		}
+		if from < 0 {
+			from = ev.Sample.Offset
+		}
+		return ev.Sample.Offset-from > RateWindow
+	})
+}
+
+// save sends BGSAVE and returns its report.
+func (x *watched) save(t *testing.T) *source.SaveReport {
+	t.Helper()
+	if r := x.w.Do(context.Background(), "BGSAVE"); !r.OK() {
+		t.Fatal(r.Err)
+	}
+	return x.until(t, 2*time.Minute, "the save's report", func(ev source.Event) bool {
+		return ev.Kind == source.EventSaveEnded && ev.Report.Kind == source.SaveFork
+	}).Report
+}
+
+// pacedWriter overwrites random keys of the dataset at a fixed rate. The
+// load package's writers write as fast as the machine lets them, which
+// on a busy two-core machine moves by a factor of two between runs and
+// would copy every page of a test-sized dataset: a forecast between two
+// known rates needs rates the test sets.
+type pacedWriter struct {
+	stop chan struct{}
+	wg   sync.WaitGroup
+	sent atomic.Int64
+}
+
+func startPaced(t *testing.T, addr string, keys, perSec int) *pacedWriter {
+	t.Helper()
+	p := &pacedWriter{stop: make(chan struct{})}
+	c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true})
+	value := strings.Repeat("w", load.DefaultValueSize)
+	const tick = 20 * time.Millisecond
+	batch := perSec * int(tick) / int(time.Second)
+	p.wg.Go(func() {
+		defer c.Close()
+		tk := time.NewTicker(tick)
+		defer tk.Stop()
+		for {
+			select {
+			case <-p.stop:
+				return
+			case <-tk.C:
+			}
+			pipe := c.Pipeline()
+			for range batch {
+				pipe.SetXX(context.Background(), load.DefaultPrefix+strconv.Itoa(rand.IntN(keys)), value, 0)
+			}
+			if _, err := pipe.Exec(context.Background()); err != nil {
+				t.Errorf("paced writer: %v", err)
+				return
+			}
+			p.sent.Add(int64(batch))
+		}
+	})
+	return p
+}
+
+func (p *pacedWriter) Stop() { close(p.stop); p.wg.Wait() }
+
+func serverCOW(t *testing.T, c *redis.Client) int64 {
+	t.Helper()
+	in := source.ParseInfo(c.Info(context.Background(), "persistence").Val())
+	v, ok := in.RDBLastCOW.Get()
+	if !ok {
+		t.Fatal("no rdb_last_cow_size")
+	}
+	return v
+}
+
+// A calibration save at one write rate, then the forecast of a save at
+// three times that rate, against what the server says that save copied.
+func TestForecastCalibratedAtTwoRates(t *testing.T) {
+	const keys = 50_000
+	// A save of 2 s on a quiet machine, up to 8 s on a busy one (the
+	// child's sleeps overshoot): either way short of copying everything.
+	x := watch(t, keys, 40)
+	slow := startPaced(t, x.srv.Addr, keys, 250)
+	x.steady(t)
+	bound, ok := x.node.Forecast()
+	if !ok || bound.Basis != Bound {
+		t.Fatalf("before any save: %+v, %v; want the uniform bound", bound, ok)
+	}
+	rep := x.save(t)
+	slow.Stop()
+	calCOW := serverCOW(t, x.client)
+	if !bound.Bound.OK || bound.Bound.V < calCOW {
+		t.Errorf("uniform bound %v below the actual %d", bound.Bound, calCOW)
+	}
+	cal := x.node.Calibration()
+	if cal == nil || cal.K <= 0 || cal.KeysPerSec <= 0 {
+		t.Fatalf("no calibration from %+v: %+v", rep, cal)
+	}
+	t.Logf("calibration: %s in %.2fs at %.0f ops/s: k %.2f, %.0f keys/s (bound forecast %d)",
+		mib(calCOW), cal.Seconds, cal.Rate, cal.K, cal.KeysPerSec, bound.Bound.V)
+
+	fast := startPaced(t, x.srv.Addr, keys, 750)
+	defer fast.Stop()
+	x.steady(t)
+	f, ok := x.node.Forecast()
+	if !ok || f.Basis != Calibrated {
+		t.Fatalf("after a save: %+v, %v; want a calibrated forecast", f, ok)
+	}
+	x.save(t)
+	actual := serverCOW(t, x.client)
+	e, _ := Error(f.COW, actual)
+	t.Logf("forecast %s (%.0f ops/s, %.2fs, %s) against actual %s: %+.1f%%; bound %s",
+		mib(f.COW), f.Rate.V, f.Duration.Seconds(), f.DurationFrom, mib(actual), 100*e, mib(f.Bound.V))
+	if e < -0.3 || e > 0.3 {
+		t.Errorf("forecast %s is %+.0f%% off the actual %s", mib(f.COW), 100*e, mib(actual))
+	}
+	if f.COW <= calCOW {
+		t.Errorf("three times the writes forecast %s, no more than the calibration save's %s", mib(f.COW), mib(calCOW))
+	}
+	if f.Bound.V < actual {
+		t.Errorf("uniform bound %s below the actual %s", mib(f.Bound.V), mib(actual))
+	}
+}
+
+func mib(v int64) string { return fmt.Sprintf("%.1f MiB", float64(v)/(1<<20)) }
+
+// saveChild finds the server's save child in /proc (Redis and Valkey fork
+// in their main thread).
+func saveChild(pid int) (int, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	if err != nil {
+		return 0, false
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0, false
+	}
+	c, err := strconv.Atoi(f[0])
+	return c, err == nil
+}
+
+// A save whose child is stopped is stuck; resumed, it is not.
+func TestStuckSaveStoppedChild(t *testing.T) {
+	const keys = 20_000
+	x := watch(t, keys, 500) // 10 s of save: time to stop it midway
+	x.steady(t)
+	if r := x.w.Do(context.Background(), "BGSAVE"); !r.OK() {
+		t.Fatal(r.Err)
+	}
+	x.until(t, 30*time.Second, "progress", func(ev source.Event) bool {
+		return ev.Kind == source.EventSample && ev.Sample.Save != nil && ev.Sample.Save.Processed.V > 0
+	})
+	child, ok := saveChild(x.srv.PID())
+	if !ok {
+		t.Fatal("no save child in /proc")
+	}
+	if err := syscall.Kill(child, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	resumed := false
+	defer func() {
+		if !resumed {
+			syscall.Kill(child, syscall.SIGCONT)
+		}
+	}()
+	if why, stuck := x.node.Stuck(); stuck {
+		t.Errorf("stuck at once: %s", why)
+	}
+	x.until(t, 3*StallAfter, "the stopped save called stuck", func(source.Event) bool {
+		_, stuck := x.node.Stuck()
+		return stuck
+	})
+	why, _ := x.node.Stuck()
+	t.Logf("stopped: %s", why)
+	if !strings.HasPrefix(why, "no progress for ") {
+		t.Errorf("why: %q", why)
+	}
+	if err := syscall.Kill(child, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	resumed = true
+	x.until(t, 30*time.Second, "the resumed save no longer stuck", func(ev source.Event) bool {
+		_, stuck := x.node.Stuck()
+		return ev.Kind == source.EventSample && ev.Sample.Save != nil && !stuck
+	})
+	x.until(t, 2*time.Minute, "the save's end", func(ev source.Event) bool { return ev.Kind == source.EventSaveEnded })
+	if why, stuck := x.node.Stuck(); stuck {
+		t.Errorf("stuck after the save: %s", why)
+	}
+}
