@@ -184,17 +184,27 @@ func TestProbeLoopKernelTimestamps(t *testing.T) {
 // read first.
 func TestProbeSummarySeesAnswers(t *testing.T) {
 	srv := servertest.Start(t, server.Options{})
-	// A PING every 2 s: the first, at once, is read when it comes, and
-	// shows the replies carry timestamps; from the second on they wait
-	// for the tick that sends the next PING.
+	// A PING every 2 s; once replies carry timestamps they wait for the
+	// tick that sends the next PING. Which reply is the first with a
+	// timestamp is the kernel's to say: while no socket of the host asks
+	// for them, Linux turns receive timestamps on a moment after the first
+	// one does (net_enable_timestamp defers it to a work queue), and the
+	// replies that come meanwhile carry none.
 	p, _ := runProbe(t, endpointOf(t, srv), 2*time.Second)
 	c := sharedConn(t, p, 1)
 	servertest.WaitFor(t, 10*time.Second, "replies with kernel timestamps", c.deferred.Load)
 	p.summary()
-	// Without the summary's request to read, the second answer would be
-	// counted only together with the third PING in flight.
-	servertest.WaitFor(t, 10*time.Second, "the second PING answered and nothing in flight", func() bool {
+	prev := p.answered.Load()
+	// Without the summary's request to read, the next answer would be
+	// counted only by the tick that sends the PING after it, and so
+	// together with that PING in flight. A tick does read it when this
+	// goroutine is kept from polling for a whole interval (a busy
+	// machine): then the answer after is tried.
+	servertest.WaitFor(t, 20*time.Second, "a PING answered and nothing in flight", func() bool {
 		iv, _ := p.summary()
-		return iv.Count > 0 && iv.InFlight == 0 && p.answered.Load() == 2
+		n := p.answered.Load()
+		ok := n == prev+1 && iv.Count > 0 && iv.InFlight == 0
+		prev = n
+		return ok
 	})
 }
