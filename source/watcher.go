@@ -93,9 +93,10 @@ type Watcher struct {
 	sampler *redis.Client
 	cmds    *redis.Client
 
-	// samplerCmds counts the INFO and CONFIG GET calls the sampler made;
-	// with the probe's PINGs they are subtracted from the server's ops.
-	samplerCmds atomic.Uint64
+	// ownCmds counts the commands of vkwatch's own that the server
+	// executed on these two clients (see ownCounter); with the probe's
+	// PINGs they are subtracted from the server's ops.
+	ownCmds atomic.Uint64
 
 	mu      sync.Mutex
 	queue   *eventQueue // set while Run runs
@@ -166,8 +167,55 @@ func (w *Watcher) client(slot **redis.Client, poolTimeout time.Duration) *redis.
 		o := *w.opts
 		o.PoolTimeout = poolTimeout
 		*slot = redis.NewClient(&o)
+		(*slot).AddHook(ownCounter{&w.ownCmds})
 	}
 	return *slot
+}
+
+// ownCounter counts, in n, every command of a watcher's client that the
+// server executed, and so counted in total_commands_processed: the
+// sampler's INFO and CONFIG GET, and the commands go-redis sends to set up
+// each new connection (HELLO, AUTH, SELECT), which pass through the
+// client's hooks too. A new connection can come at any moment (go-redis
+// sends pipelines on a pool of their own; a connection is replaced after an
+// error), so only counting them all keeps vkwatch's own commands out of
+// the ops/s of every interval, the first one included. An error reply
+// means the server refused the command before running it (unknown, NOPERM,
+// wrong arity, LOADING) and did not count it; a transport error, that it
+// may never have seen it. The user's command sent with Do (marked in its
+// context, see userCmd) is not counted: it is load the user asked for.
+type ownCounter struct{ n *atomic.Uint64 }
+
+// userCmd is the context key under which Do marks the user's command.
+type userCmd struct{}
+
+func executed(cmd redis.Cmder) bool {
+	err := cmd.Err()
+	return err == nil || errors.Is(err, redis.Nil)
+}
+
+func (ownCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h ownCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if executed(cmd) && ctx.Value(userCmd{}) != cmd {
+			h.n.Add(1)
+		}
+		return err
+	}
+}
+
+func (h ownCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		for _, cmd := range cmds {
+			if executed(cmd) {
+				h.n.Add(1)
+			}
+		}
+		return err
+	}
 }
 
 // drop closes c and forgets it if it is still in *slot, so that the next
@@ -245,7 +293,6 @@ func (w *Watcher) connect(ctx context.Context) (Identity, string, time.Duration,
 		}
 		return Identity{}, "", 0, &ConnectError{Addr: w.ep.String(), Cause: w.cause(err, w.cfg.ConnectTimeout), Err: err}
 	}
-	w.samplerCmds.Add(1)
 	return w.identity(ParseInfo(text)), text, at, nil
 }
 
@@ -369,7 +416,8 @@ func oneLine(s any) string {
 //
 // Sample.OpsPerSec is the delta of total_commands_processed between two
 // samples, minus the commands vkwatch itself sent in that time (the
-// probe's answered PINGs and the sampler's INFO and CONFIG GET), divided
+// probe's answered PINGs, the sampler's INFO and CONFIG GET, and the
+// set-up of every connection of the watcher, see ownCounter), divided
 // by the monotonic time between the two INFO replies. It is absent on the
 // first sample after a (re)connect and after a restart of the server
 // (uptime drop or new process id). Commands sent with Do are not
@@ -508,7 +556,6 @@ func (s *sampling) loop(ctx context.Context, wg *sync.WaitGroup) {
 			s.push(Event{Kind: EventDisconnected, Err: w.cause(err, infoTimeout)})
 			continue
 		}
-		w.samplerCmds.Add(1)
 		if stalled {
 			stalled = false
 			id := w.identity(ParseInfo(text))
@@ -563,7 +610,14 @@ func (s *sampling) sample(ctx context.Context, text string, at time.Duration) {
 	ParseInfoInto(&smp.Info, text)
 	in := &smp.Info
 
-	own := w.samplerCmds.Load()
+	if s.probe != nil {
+		// First: the summary has the probe read the replies that have
+		// arrived, so that the PINGs the server ran before this INFO are
+		// in answered (a reply is otherwise read at the probe's next
+		// tick, and the first interval would charge it to the server).
+		smp.Ping, smp.Ping10s = s.probe.summary()
+	}
+	own := w.ownCmds.Load()
 	if s.probe != nil {
 		own += s.probe.answered.Load()
 	}
@@ -590,9 +644,6 @@ func (s *sampling) sample(ctx context.Context, text string, at time.Duration) {
 	}
 	s.prev, s.prevAt, s.prevOwn, s.prevWriter = in, at, own, writer
 
-	if s.probe != nil {
-		smp.Ping, smp.Ping10s = s.probe.summary()
-	}
 	if w.cfg.Proc != nil && w.ep.Local() && in.ProcessID.OK {
 		smp.Proc = w.cfg.Proc(in.ProcessID.V)
 	}
@@ -653,11 +704,6 @@ func (w *Watcher) readConfig(ctx context.Context) SaveConfig {
 	})
 	if transportError(err) {
 		w.drop(&w.sampler, client)
-	}
-	for _, cmd := range cmds {
-		if cmd != nil && cmd.Err() == nil {
-			w.samplerCmds.Add(1)
-		}
 	}
 	if err != nil {
 		c.Err = oneLine(err)
@@ -756,7 +802,9 @@ func (w *Watcher) Do(ctx context.Context, args ...string) CommandResult {
 		var val any
 		err := error(redis.ErrClosed)
 		if c := w.client(&w.cmds, w.cfg.CommandTimeout); c != nil {
-			val, err = c.Do(cctx, a...).Result()
+			cmd := redis.NewCmd(cctx, a...)
+			_ = c.Process(context.WithValue(cctx, userCmd{}, cmd), cmd)
+			val, err = cmd.Result()
 			if transportError(err) {
 				w.drop(&w.cmds, c)
 			}

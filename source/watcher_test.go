@@ -99,11 +99,14 @@ func TestWatcherSamples(t *testing.T) {
 			return ProcMem{RSS: Some[int64](4242)}
 		},
 	}
+	// Asked before the watch starts: the test's own commands (and its
+	// connection's HELLO) must not fall into the idle intervals measured
+	// below, where they would count as the server's load.
+	want := ParseInfo(c.Info(context.Background(), "server").Val())
 	x := startWatch(t, srv.Addr, cfg)
 
 	ev := x.next(t, 10*time.Second, "connected", kind(EventConnected))
 	id := ev.Identity
-	want := ParseInfo(c.Info(context.Background(), "server").Val())
 	if id.Addr != srv.Addr || id.ServerName != "redis" || id.Version != want.Version || id.ProcessID != Some(pid) ||
 		!id.Local || id.Role != "master" {
 		t.Errorf("identity %+v", id)
@@ -173,13 +176,18 @@ func TestWatcherSamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	writerOps.Add(700)
+	loaded := x.clock.Offset()
+	// Samples taken while the load ran may still be queued: the sums go up
+	// to the second sample answered after the load, whose INFO was sent
+	// (after the first's answer) once the server had run every SET.
 	var after *Sample
-	x.next(t, 10*time.Second, "a sample after the load", func(ev Event) bool {
-		if ev.Kind == EventSample {
+	answered := 0
+	x.next(t, 10*time.Second, "two samples after the load", func(ev Event) bool {
+		if ev.Kind == EventSample && ev.Sample.Offset > loaded {
 			after = ev.Sample
-			return true
+			answered++
 		}
-		return false
+		return answered == 2
 	})
 	prev := samples[len(samples)-1]
 	var cmds, writer float64
@@ -206,6 +214,55 @@ func TestWatcherSamples(t *testing.T) {
 	x.stop()
 	c.Close()
 	goleak.VerifyNone(t, leaks)
+}
+
+// TestWatcherCountsOwnCommands: every command the watcher's clients had
+// the server run is in ownCmds, the HELLO of each new connection included
+// (the sampler's INFO connection, the pipeline connection of CONFIG GET,
+// Do's connection), and the user's command sent with Do is not; a command
+// the server refuses (CONFIG GET for a user without +config) is not
+// either, as the server does not count it. The server's own
+// total_commands_processed is the reference.
+func TestWatcherCountsOwnCommands(t *testing.T) {
+	srv := servertest.Start(t, server.Options{})
+	admin := servertest.Client(t, srv)
+	ctx := context.Background()
+	if err := admin.Do(ctx, "ACL", "SETUSER", "noconfig", "reset", "on", ">nc-pass-1234",
+		"-@all", "+info", "+ping", "+set", "~*").Err(); err != nil {
+		t.Fatal(err)
+	}
+	total := func() int64 {
+		// INFO's answer leaves out the INFO itself.
+		n := ParseInfo(admin.Info(ctx, "stats").Val()).TotalCommands
+		if !n.OK {
+			t.Fatal("no total_commands_processed")
+		}
+		return n.V
+	}
+	for _, addr := range []string{srv.Addr, "redis://noconfig:nc-pass-1234@" + srv.Addr} {
+		ep, err := ParseAddress(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := total() + 1 // and the INFO of total
+		w := NewWatcher(testNode, ep, NewClock(), WatchConfig{})
+		if _, err := w.Connect(ctx); err != nil {
+			t.Fatal(err)
+		}
+		cfg := w.readConfig(ctx)
+		if r := w.Do(ctx, "SET", "k", "v"); r.Err != "" {
+			t.Fatalf("SET: %+v", r)
+		}
+		w.Close()
+		ran := total() - before - 1 // the user's SET
+		if own := w.ownCmds.Load(); int64(own) != ran {
+			t.Errorf("%s: the watcher counted %d commands of its own, the server ran %d besides the user's SET (config %+v)",
+				ep, own, ran, cfg)
+		}
+		if ep.Username != "" && !strings.HasPrefix(cfg.Err, "NOPERM") {
+			t.Errorf("%s: CONFIG GET was not refused: %+v", ep, cfg)
+		}
+	}
 }
 
 func TestWatcherCloseEndsRun(t *testing.T) {
