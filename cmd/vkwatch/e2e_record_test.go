@@ -3,8 +3,15 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"reflect"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,14 +23,17 @@ import (
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
 
-// lastAt is the wall time of a recording's newest event.
-func lastAt(r *record.Recording) time.Time {
+// latest is the offset of a recording's newest event.
+func latest(r *record.Recording) time.Duration {
 	var last time.Duration
 	for _, ev := range r.Events {
 		last = max(last, ev.Offset)
 	}
-	return r.Header.Epoch.Add(last)
+	return last
 }
+
+// lastAt is the wall time of a recording's newest event.
+func lastAt(r *record.Recording) time.Time { return r.Header.Epoch.Add(latest(r)) }
 
 func fileSize(t *testing.T, path string) int64 {
 	fi, err := os.Stat(path)
@@ -86,4 +96,99 @@ func TestRecordingKilled(t *testing.T) {
 			}
 		})
 	}
+}
+
+// run runs the vkwatch binary to its end and returns its stdout.
+func run(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(vkwatchBin, args...)
+	cmd.Env = childEnv()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("vkwatch %s: %v; stderr: %s", strings.Join(args, " "), err, stderr.String())
+	}
+	return string(out)
+}
+
+// TestRecordingCutOfOneSave: a real BGSAVE (b pressed in the monitor) on a
+// recording with idle time around it; `vkwatch recording` lists it, and its
+// cut with a margin replays on its own, holds much less than the whole,
+// and gives the very report the original gives, and the live run wrote.
+func TestRecordingCutOfOneSave(t *testing.T) {
+	srv := servertest.Start(t, server.Options{Args: []string{"--rdb-key-save-delay", "100"}})
+	c := adminClient(t, srv, "")
+	if err := c.Do(context.Background(), "DEBUG", "POPULATE", "15000", "k", "200").Err(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "whole.jsonl.zst")
+	s := startSession(t, childEnv(), "--record", path, srv.Addr)
+	waitRecorded(t, path, "8 s of samples before the save", func(r *record.Recording) bool { return latest(r) > 8*time.Second })
+	s.press("b")
+	var ended time.Duration
+	waitRecorded(t, path, "the save's end", func(r *record.Recording) bool {
+		for _, ev := range r.Events {
+			if ev.Kind == source.EventSaveEnded {
+				ended = ev.Offset
+				return true
+			}
+		}
+		return false
+	})
+	waitRecorded(t, path, "8 s of samples after the save", func(r *record.Recording) bool { return latest(r) > ended+8*time.Second })
+	s.quit()
+
+	list := run(t, "recording", path)
+	if !regexp.MustCompile(`(?m)^  1 +\S+ \S+ +` + regexp.QuoteMeta(srv.Addr) + ` +BGSAVE fork +vkwatch \(BGSAVE\) +ok `).MatchString(list) {
+		t.Fatalf("the listing does not show the save as save 1:\n%s", list)
+	}
+	cut := filepath.Join(dir, "save1.jsonl.zst")
+	run(t, "recording", path, "--save", "1", "--margin", "6s", "-o", cut)
+
+	whole, part := readRecording(t, path), readRecording(t, cut)
+	want, got := record.Reports(whole), record.Reports(part)
+	if len(want) != 1 || len(got) != 1 {
+		t.Fatalf("%d reports from the whole, %d from the cut; want one each", len(want), len(got))
+	}
+	if !reflect.DeepEqual(want[0], got[0]) {
+		t.Errorf("the cut's report differs from the whole's:\nwhole %+v\n  cut %+v", want[0], got[0])
+	}
+	first := part.Events[0].Offset
+	if span, most := latest(part)-first, want[0].Observed+12*time.Second+time.Second; len(part.Events) >= len(whole.Events) || span > most {
+		t.Errorf("the cut holds %d of the whole's %d events, over %s; want at most %s", len(part.Events), len(whole.Events), span, most)
+	}
+	var live *source.SaveReport
+	for _, ev := range part.Events {
+		if ev.Kind == source.EventSaveEnded {
+			live = ev.Report
+		}
+	}
+	if live == nil || live.Trigger.Kind != source.TriggerUser || live.PeakCOW != got[0].PeakCOW || live.Observed != got[0].Observed {
+		t.Fatalf("the cut's live report %+v, re-derived %+v", live, got[0])
+	}
+	if first < live.Started-7*time.Second || first > live.Started-5*time.Second {
+		t.Errorf("the cut starts at %s, its save at %s: want 6 s of margin", first, live.Started)
+	}
+
+	p := startSession(t, childEnv(), "replay", cut, "--speed", "4")
+	p.waitScreen(15*time.Second, "the cut replayed with its save", func(f shot) bool {
+		return strings.Contains(f.String(), "replay ") && strings.Contains(f.String(), srv.Addr) && strings.Contains(f.String(), "BGSAVE")
+	})
+	p.quit()
+
+	// replay --from/--to plays just that window of the whole: its length
+	// on the status line is the window's.
+	from, to := live.Started-2*time.Second, live.Ended+2*time.Second
+	w := startSession(t, childEnv(), "replay", path, "--from", fmt.Sprintf("+%s", from), "--to", fmt.Sprintf("+%s", to))
+	length := regexp.MustCompile(`replay \d+:\d\d / (\d+):(\d\d)`)
+	f := w.waitScreen(15*time.Second, "the window's replay", func(f shot) bool { return length.MatchString(f.String()) })
+	m := length.FindStringSubmatch(f.String())
+	mins, _ := strconv.Atoi(m[1])
+	secs, _ := strconv.Atoi(m[2])
+	if got, want := time.Duration(mins*60+secs)*time.Second, (to - from).Truncate(time.Second); got < want-time.Second || got > want {
+		t.Errorf("replay --from --to plays %s, want the window's %s", got, want)
+	}
+	w.quit()
 }

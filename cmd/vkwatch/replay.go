@@ -16,12 +16,14 @@ import (
 
 func (a *app) replayCommand(cf *connFlags) *cobra.Command {
 	var speed float64
+	var from, to string
 	cmd := &cobra.Command{
 		Use:   "replay FILE",
 		Short: "Replay a recording in the monitor (space pause, arrows seek)",
 		Long: `replay drives the monitor from a recording made with --record: space pauses,
-left/right seek 10 s, --speed sets the pace. A recording cut short by a crash
-replays up to its last whole line.`,
+left/right seek 10 s, --speed sets the pace. --from and --to replay only a
+window (03:00 is a clock time, +90m an offset from the start). A recording
+cut short by a crash replays up to its last whole line.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cf.reject(cmd, "replay reads a recording and connects to no server"); err != nil {
@@ -30,17 +32,30 @@ replays up to its last whole line.`,
 			if speed <= 0 {
 				return usageErr("--speed must be positive")
 			}
-			return a.runReplay(cmd.Context(), args[0], speed)
+			return a.runReplay(cmd.Context(), args[0], speed, from, to)
 		},
 	}
 	cmd.Flags().Float64Var(&speed, "speed", 1, "playback speed (2 = twice as fast)")
+	cmd.Flags().StringVar(&from, "from", "", "replay from this time (03:00, +90m, RFC 3339)")
+	cmd.Flags().StringVar(&to, "to", "", "replay up to this time")
 	return cmd
 }
 
-func (a *app) runReplay(ctx context.Context, path string, speed float64) error {
+func (a *app) runReplay(ctx context.Context, path string, speed float64, from, to string) error {
 	rec, err := record.ReadFile(path)
 	if err != nil {
 		return err
+	}
+	if from != "" || to != "" {
+		first, last := rec.Span()
+		win, err := parseWindow(from, to, &record.Summary{Header: rec.Header, First: first, Last: last})
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		rec.Window(win)
+		if len(rec.Events) == 0 {
+			return usageErr("%s holds no event between --from and --to", path)
+		}
 	}
 	if rec.Truncated {
 		fmt.Fprintf(a.stderr, "vkwatch: %s: %s; replaying up to its last whole line\n", path, rec.Why)

@@ -44,61 +44,123 @@ func init() {
 //
 // A compressed recording (zstd or gzip, told by its first bytes) is read
 // through its decompressor; one cut short inside a frame reads up to its
-// last whole block and sets Truncated.
+// last whole block and sets Truncated. Read holds every event: a long
+// recording is better streamed with a Scanner.
 func Read(r io.Reader) (*Recording, error) {
+	sc, err := NewScanner(r)
+	if err != nil {
+		return nil, err
+	}
+	defer sc.Close()
+	rec := &Recording{Header: sc.Header()}
+	for sc.Next() {
+		rec.Events = append(rec.Events, sc.Event())
+	}
+	rec.Truncated, rec.Why = sc.Truncated()
+	return rec, sc.Err()
+}
+
+// Scanner reads a recording one event at a time, so that a recording of a
+// night never has to fit in memory.
+type Scanner struct {
+	h      Header
+	br     *bufio.Reader
+	done   func()
+	ev     source.Event
+	err    error
+	why    string // set when the recording was cut short
+	lineNo int
+	end    bool
+}
+
+// NewScanner reads the header of the recording r (compressed or not) and
+// returns a Scanner for its events. Close releases the decompressor.
+func NewScanner(r io.Reader) (*Scanner, error) {
 	dr, _, done, err := decompress(r)
 	if err != nil {
 		return nil, err
 	}
-	defer done()
 	br := bufio.NewReaderSize(dr, 64*1024)
 	first, err := br.ReadBytes('\n')
 	if errors.Is(err, errCutShort) {
 		if len(bytes.TrimSpace(first)) == 0 {
+			done()
 			return nil, fmt.Errorf("recording cut short inside its header line")
 		}
 		err = io.EOF
 	}
 	if err != nil && err != io.EOF {
+		done()
 		return nil, err
 	}
 	h, err := parseHeader(first, err == io.EOF)
 	if err != nil {
+		done()
 		return nil, err
 	}
-	rec := &Recording{Header: h}
-	for lineNo := 2; ; lineNo++ {
-		line, rerr := br.ReadBytes('\n')
+	return &Scanner{h: h, br: br, done: done, lineNo: 1}, nil
+}
+
+// Header is the recording's header.
+func (s *Scanner) Header() Header { return s.h }
+
+// Event is the event Next read.
+func (s *Scanner) Event() source.Event { return s.ev }
+
+// Err is the error that ended the scan, nil at the end of the recording or
+// where it was cut short (see Truncated).
+func (s *Scanner) Err() error { return s.err }
+
+// Truncated says whether the recording ended cut short, and how.
+func (s *Scanner) Truncated() (bool, string) { return s.why != "", s.why }
+
+// Close releases the decompressor; it does not close the input.
+func (s *Scanner) Close() {
+	if s.done != nil {
+		s.done()
+		s.done = nil
+	}
+}
+
+// Next reads the next event; false at the end, where Err and Truncated
+// say why.
+func (s *Scanner) Next() bool {
+	for !s.end {
+		line, rerr := s.br.ReadBytes('\n')
+		s.lineNo++
 		if errors.Is(rerr, errCutShort) {
 			// Everything up to the last whole compressed block is in;
 			// a line it ends inside was never finished.
-			rec.Truncated, rec.Why = true, "it ends inside a compressed frame (cut short?)"
-			return rec, nil
+			s.why, s.end = "it ends inside a compressed frame (cut short?)", true
+			return false
 		}
 		if rerr != nil && rerr != io.EOF {
-			return rec, rerr
+			s.err, s.end = rerr, true
+			return false
 		}
 		whole := rerr == nil
-		if len(bytes.TrimSpace(line)) > 0 {
-			if !whole {
-				// No newline: the writer never finished this line.
-				rec.Truncated, rec.Why = true, "it ends in a partial line (cut short?)"
-				return rec, nil
-			}
-			ev, err := decodeEvent(line, &h)
-			if err != nil {
-				if _, perr := br.Peek(1); perr == io.EOF {
-					rec.Truncated, rec.Why = true, "its last line is unreadable (cut short?)"
-					return rec, nil
-				}
-				return rec, fmt.Errorf("recording line %d: %w", lineNo, err)
-			}
-			rec.Events = append(rec.Events, ev)
+		s.end = !whole
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
 		}
 		if !whole {
-			return rec, nil
+			// No newline: the writer never finished this line.
+			s.why = "it ends in a partial line (cut short?)"
+			return false
 		}
+		ev, err := decodeEvent(line, &s.h)
+		if err != nil {
+			if _, perr := s.br.Peek(1); perr == io.EOF {
+				s.why, s.end = "its last line is unreadable (cut short?)", true
+				return false
+			}
+			s.err, s.end = fmt.Errorf("recording line %d: %w", s.lineNo, err), true
+			return false
+		}
+		s.ev = ev
+		return true
 	}
+	return false
 }
 
 func parseHeader(line []byte, eof bool) (Header, error) {

@@ -1,0 +1,242 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/record"
+)
+
+// recordingCommand is `vkwatch recording FILE`: what a recording holds,
+// and a window or one save of it cut out as a recording of its own.
+func (a *app) recordingCommand(cf *connFlags) *cobra.Command {
+	var from, to, out string
+	var save int
+	var margin time.Duration
+	cmd := &cobra.Command{
+		Use:   "recording FILE [--from T] [--to T | --save N] [-o CUT]",
+		Short: "List what a recording holds (servers, span, saves); cut a window or one save out of it",
+		Long: `recording reads a recording made with --record (plain, .zst or .gz) and lists
+its servers, its span and every save with its time, kind, trigger and cost.
+With -o CUT it writes a recording of its own: the window --from .. --to, or
+save number N (as listed) with --margin either side, to share just that save.
+CUT is compressed by its name (.zst, .gz) and is never overwritten.
+A time T is a clock time (03:00, 03:00:30; local time, the first such time
+in the recording), an offset from its start (+90m), or RFC 3339.`,
+		Example: `  vkwatch recording night.jsonl.zst
+  vkwatch recording night.jsonl.zst --save 3 -o save3.jsonl.zst
+  vkwatch recording night.jsonl.zst --from 03:00 --to 03:20 -o 0300.jsonl.zst`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := cf.reject(cmd, "recording reads a file and connects to no server"); err != nil {
+				return err
+			}
+			if save != 0 && (from != "" || to != "") {
+				return usageErr("--save N cuts one save: give it or --from/--to, not both")
+			}
+			if out == "" && (save != 0 || from != "" || to != "") {
+				return usageErr("name the recording to write with -o FILE (e.g. -o cut.jsonl.zst)")
+			}
+			if margin < 0 {
+				return usageErr("--margin must not be negative")
+			}
+			return a.runRecording(args[0], from, to, save, margin, out)
+		},
+	}
+	cmd.Flags().StringVar(&from, "from", "", "start of the window to cut (03:00, +90m, RFC 3339)")
+	cmd.Flags().StringVar(&to, "to", "", "end of the window to cut")
+	cmd.Flags().IntVar(&save, "save", 0, "cut save number N of the list, with --margin either side")
+	cmd.Flags().DurationVar(&margin, "margin", 30*time.Second, "with --save: how much before and after the save to keep (at least 6s keeps its report's before figures)")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "the recording to write (FILE.zst or FILE.gz compressed)")
+	return cmd
+}
+
+func (a *app) runRecording(path, from, to string, save int, margin time.Duration, out string) error {
+	sum, err := summarizeFile(path)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	if out == "" {
+		printSummary(a.stdout, path, sum)
+		return nil
+	}
+	var win record.Window
+	if save != 0 {
+		if save < 1 || save > len(sum.Saves) {
+			return usageErr("--save %d: %s lists %d save(s)", save, path, len(sum.Saves))
+		}
+		win = record.SaveWindow(sum.Saves[save-1], margin)
+	} else {
+		win, err = parseWindow(from, to, sum)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+	}
+	return cutFile(path, out, win)
+}
+
+func summarizeFile(path string) (*record.Summary, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	s, err := record.Summarize(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+// cutFile writes win of path to out, which must not exist yet: a cut
+// never replaces a file. A failed cut leaves nothing behind.
+func cutFile(path, out string, win record.Window) error {
+	in, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return usageErr("%s exists: a cut never overwrites a file", out)
+		}
+		return err
+	}
+	n, err := record.Cut(in, f, record.CompressionFor(out), win)
+	if err = errors.Join(err, f.Close()); err != nil {
+		os.Remove(out)
+		return fmt.Errorf("cutting %s: %w", path, err)
+	}
+	if n == 0 {
+		os.Remove(out)
+		return usageErr("the window holds no event of %s", path)
+	}
+	return nil
+}
+
+// parseWindow reads --from and --to against the recording's span; either
+// left out is the recording's start or end.
+func parseWindow(from, to string, s *record.Summary) (record.Window, error) {
+	win := record.Window{From: s.First, To: s.Last}
+	var err error
+	if from != "" {
+		if win.From, err = parseWhen(from, s.Header.Epoch, s.First); err != nil {
+			return win, fmt.Errorf("--from %q: %w", from, err)
+		}
+	}
+	if to != "" {
+		if win.To, err = parseWhen(to, s.Header.Epoch, win.From); err != nil {
+			return win, fmt.Errorf("--to %q: %w", to, err)
+		}
+	}
+	if win.To < win.From {
+		return win, fmt.Errorf("--to is before --from")
+	}
+	return win, nil
+}
+
+// parseWhen reads a time as an offset of a recording whose clock started at
+// epoch: a clock time (the first at or after offset after), +DURATION from
+// the start, or RFC 3339.
+func parseWhen(s string, epoch time.Time, after time.Duration) (time.Duration, error) {
+	if d, ok := strings.CutPrefix(s, "+"); ok {
+		v, err := time.ParseDuration(d)
+		if err != nil {
+			return 0, err
+		}
+		return v, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t.Sub(epoch), nil
+	}
+	for _, layout := range []string{"15:04:05", "15:04"} {
+		c, err := time.Parse(layout, s)
+		if err != nil {
+			continue
+		}
+		base := epoch.Add(after).Local()
+		t := time.Date(base.Year(), base.Month(), base.Day(), c.Hour(), c.Minute(), c.Second(), 0, time.Local)
+		if t.Before(base.Truncate(time.Second)) {
+			t = t.AddDate(0, 0, 1) // past midnight
+		}
+		return t.Sub(epoch), nil
+	}
+	return 0, errors.New("want a clock time (03:00), +DURATION from the start (+90m) or RFC 3339")
+}
+
+// printSummary lists a recording: its servers, span and saves. Text from
+// the file is shown with anything unprintable escaped.
+func printSummary(w io.Writer, path string, s *record.Summary) {
+	epoch := s.Header.Epoch
+	clock := func(d time.Duration) string { return epoch.Add(d).Local().Format("2006-01-02 15:04:05") }
+	fmt.Fprintf(w, "%s: format version %d, by vkwatch %s\n", inertText(path), s.Header.Version, inertText(s.Header.VKWatch))
+	if iv := s.Header.Settings["interval"]; iv != "" {
+		fmt.Fprintf(w, "interval %s\n", inertText(iv))
+	}
+	fmt.Fprintf(w, "span: %s .. %s (%s), %d events, %d samples\n", clock(s.First), clock(s.Last), (s.Last - s.First).Round(time.Second), s.Events, s.Samples)
+	if s.Truncated {
+		fmt.Fprintf(w, "cut short: %s\n", s.Why)
+	}
+	fmt.Fprintf(w, "servers (%d):\n", len(s.Servers))
+	for _, si := range s.Servers {
+		id := ""
+		if si.Identity != nil {
+			id = fmt.Sprintf("  %s %s %s", inertText(si.Identity.ServerName), inertText(si.Identity.Version), inertText(si.Identity.Role))
+		}
+		node := ""
+		if string(si.Node) != si.Addr {
+			node = "  node " + inertText(string(si.Node))
+		}
+		fmt.Fprintf(w, "  %s%s%s\n", inertText(si.Addr), id, node)
+	}
+	fmt.Fprintf(w, "saves (%d):\n", len(s.Saves))
+	if len(s.Saves) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  #\tstarted\tserver\tkind\ttrigger\tstatus\ttook\tpeak cow\tfootprint +\tfork pause")
+	for i, r := range s.Saves {
+		trig := string(r.Trigger.Kind)
+		if r.Trigger.Detail != "" {
+			trig += " (" + r.Trigger.Detail + ")"
+		}
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, clock(r.Started), inertText(r.Addr), inertText(string(r.Kind)),
+			inertText(trig), inertText(r.Status), r.Observed.Round(time.Millisecond), optBytes(r.PeakCOW), optBytes(r.PeakFootprintDelta), optDur(r.ForkPause))
+	}
+	tw.Flush()
+}
+
+func optBytes(o source.Opt[int64]) string {
+	if !o.OK {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f MiB", float64(o.V)/(1<<20))
+}
+
+func optDur(o source.Opt[time.Duration]) string {
+	if !o.OK {
+		return "n/a"
+	}
+	return o.V.Round(time.Microsecond).String()
+}
+
+// inertText escapes what a terminal would act on (control characters,
+// escapes) in text read from a file.
+func inertText(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) < 0 {
+		return s
+	}
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
+}
