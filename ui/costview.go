@@ -6,6 +6,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/store"
 	"github.com/vkwatch/vkwatch/ui/chart"
@@ -30,10 +33,13 @@ const (
 // maxCurves is how many curves the view overlays, digits 1 to 8.
 const maxCurves = 8
 
-// costView is the state of the cost view and its cached drawing. Like
-// a pane it is sized by SetSize and draws from the store's views; its keys
-// (c, y, esc) are in the model's keyMap, which the help renders.
+// costView is the cost view's component: its keys, what it plots, and
+// its cached drawing. Like a pane it is sized by SetSize and draws from
+// the store's views.
 type costView struct {
+	Cost  key.Binding // opens and closes the view
+	CostY key.Binding // copy-on-write or footprint on Y
+
 	y             costY
 	width, height int
 	plot          *chart.XY
@@ -42,9 +48,57 @@ type costView struct {
 	key   string // what lines were drawn for
 }
 
+// newCostView returns the cost view's component.
+func newCostView(*Model) component {
+	return &costView{
+		Cost:  key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "cost")),
+		CostY: key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "cow/footprint")),
+	}
+}
+
 // SetSize gives the view the terminal's width and the rows between the
 // title line and the footer.
 func (c *costView) SetSize(w, h int) { c.width, c.height = w, h }
+
+// Toggle implements component.
+func (c *costView) Toggle() *key.Binding { return &c.Cost }
+
+// carry takes over the old model's figure on Y.
+func (c *costView) carry(from component) { c.y = from.(*costView).y }
+
+// SyncKeys implements component: y works while the view is open, and c
+// says it closes it.
+func (c *costView) SyncKeys(m *Model) {
+	on := m.stack.body() == viewCost
+	c.CostY.SetEnabled(on)
+	c.Cost.SetHelp("c", "cost")
+	if on {
+		c.Cost.SetHelp("c/esc", "close")
+	}
+}
+
+// Update implements component: y plots the other figure.
+func (c *costView) Update(_ *Model, k tea.KeyMsg) bool {
+	if key.Matches(k, c.CostY) {
+		c.switchY()
+		return true
+	}
+	return false
+}
+
+// ShortHelp implements component: the view's keys first, the save keys
+// after quit.
+func (c *costView) ShortHelp(m *Model) []key.Binding {
+	g, p := &m.keys, m.views[viewPanes].(*panesView)
+	return []key.Binding{c.Cost, c.CostY, g.Pause, m.toggleKey(viewHelp), g.Quit, g.Save, g.Both, p.Next}
+}
+
+// FullHelp implements component.
+func (c *costView) FullHelp(*Model) []key.Binding { return []key.Binding{c.Cost, c.CostY} }
+
+// View implements component: the last saves' curves of every node of a
+// fleet, else of the panes shown.
+func (c *costView) View(m *Model) []string { return c.view(m.st, m.costViews()) }
 
 // switchY plots the other figure.
 func (c *costView) switchY() {

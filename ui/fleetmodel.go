@@ -12,8 +12,70 @@ import (
 	"github.com/vkwatch/vkwatch/source/store"
 )
 
-// The model's side of the fleet view: when it opens, the keys that move
-// between the rows and a node's pane, and the rolling save's commands.
+// The fleet view's component and the model's side of it: when it opens,
+// the keys of its rows and those that move between them and a node's
+// pane, and the rolling save's commands.
+
+// fleetKeys are the keys of the fleet view's rows.
+type fleetKeys struct {
+	SelUp   key.Binding // select the row above
+	SelDown key.Binding
+	Select  key.Binding // help only: up and down in one entry
+	Open    key.Binding // the selected node's full pane, or two marked side by side
+	Mark    key.Binding // marks a node for enter to compare
+	Sort    key.Binding // cycles the rows' order
+}
+
+func newFleetKeys() fleetKeys {
+	return fleetKeys{
+		SelUp:   key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "select up")),
+		SelDown: key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "select down")),
+		Select:  key.NewBinding(key.WithKeys("up", "down", "k", "j"), key.WithHelp("↑/↓", "select")),
+		Open:    key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open")),
+		// space is replay's play/pause: m marks there.
+		Mark: key.NewBinding(key.WithKeys(" ", "m"), key.WithHelp("space/m", "mark")),
+		Sort: key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "sort")),
+	}
+}
+
+// newFleetComponent returns the fleet view of a fleet's model, and no
+// view otherwise.
+func newFleetComponent(m *Model) component {
+	if m.fleet == nil {
+		return nil
+	}
+	return m.fleet
+}
+
+// Toggle implements component: the rows are a base (esc from a node's
+// pane comes back to them).
+func (f *fleetView) Toggle() *key.Binding { return nil }
+
+// SyncKeys implements component: the rows' keys work while they fill
+// the body.
+func (f *fleetView) SyncKeys(c *Model) {
+	on := c.stack.body() == viewFleet
+	k := &f.keys
+	for _, b := range []*key.Binding{&k.SelUp, &k.SelDown, &k.Select, &k.Open, &k.Mark, &k.Sort} {
+		b.SetEnabled(on)
+	}
+}
+
+// ShortHelp implements component.
+func (f *fleetView) ShortHelp(c *Model) []key.Binding {
+	g, k := &c.keys, &f.keys
+	return []key.Binding{k.Select, k.Open, g.SaveAll, c.toggleKey(viewHelp), g.Quit, g.Save, k.Mark, k.Sort,
+		c.toggleKey(viewCost), c.toggleKey(viewTable), g.Pause, g.Scale, g.Rewrite, g.Cancel}
+}
+
+// FullHelp implements component.
+func (f *fleetView) FullHelp(*Model) []key.Binding {
+	k := &f.keys
+	return []key.Binding{k.SelUp, k.SelDown, k.Open, k.Mark, k.Sort}
+}
+
+// View implements component.
+func (f *fleetView) View(c *Model) []string { return f.view(c.st, c.prog, c.store, c.perPane) }
 
 // isFleet reports whether cfg opens the fleet view: a cluster, whatever
 // its size, or three or more servers.
@@ -34,7 +96,6 @@ func (m *Model) startFleet() {
 	}
 	m.fleet = newFleetView(top, fleet.RollConfig{MaxParallel: max(m.cfg.MaxParallelSaves, 1)})
 	m.stack = viewStack{viewFleet}
-	m.keys.sync(m.stack, 0)
 }
 
 // paneFor returns the pane of a node, making it on first use: a fleet's
@@ -94,24 +155,22 @@ func (m *Model) openSelected() {
 	m.setStack(m.stack.withBase(viewPanes))
 }
 
-// fleetListKey handles the keys of the fleet view's rows; it reports
-// whether k was one.
-func (m *Model) fleetListKey(k tea.KeyMsg) bool {
-	f := m.fleet
+// Update implements component: the keys of the fleet view's rows.
+func (f *fleetView) Update(m *Model, k tea.KeyMsg) bool {
 	switch {
-	case key.Matches(k, m.keys.SelUp):
+	case key.Matches(k, f.keys.SelUp):
 		f.move(-1)
-	case key.Matches(k, m.keys.SelDown):
+	case key.Matches(k, f.keys.SelDown):
 		f.move(1)
-	case key.Matches(k, m.keys.Mark):
+	case key.Matches(k, f.keys.Mark):
 		f.toggleMark()
 		if n := len(f.marked); n > 0 {
 			hint := map[bool]string{true: "enter shows the two side by side", false: "mark two and enter shows them side by side"}[n == 2]
 			m.setFooter(footEntry{kind: footNote, text: fmt.Sprintf("%d marked: %s", n, hint)})
 		}
-	case key.Matches(k, m.keys.Sort):
+	case key.Matches(k, f.keys.Sort):
 		f.nextSort()
-	case key.Matches(k, m.keys.Open):
+	case key.Matches(k, f.keys.Open):
 		m.openSelected()
 	default:
 		return false
@@ -194,42 +253,32 @@ func (m *Model) rollCmds(acts []fleet.Action) tea.Cmd {
 			return nil
 		})
 	}
-	m.recompose()
+	m.compose()
 	return tea.Batch(cmds...)
 }
 
 // costViews are the views the cost curves are drawn from: every node of a
 // fleet (the last saves of all of them), else the panes shown.
-func (m *Model) costViews(shown []store.View) []store.View {
+func (m *Model) costViews() []store.View {
+	var out []store.View
 	if m.fleet == nil {
-		return shown
+		for _, p := range m.shown {
+			out = append(out, m.store.View(p.id))
+		}
+		return out
 	}
-	out := make([]store.View, 0, len(m.fleet.rows))
+	out = make([]store.View, 0, len(m.fleet.rows))
 	for _, r := range m.fleet.rows {
 		out = append(out, m.store.View(r.id))
 	}
 	return out
 }
 
-// carryView takes over from old what the user chose to look at: the
-// views open, focus, the scales, where the table was scrolled, the cost
-// view's figure, and a fleet's selection, order and marks and the nodes
-// opened. Replay rebuilds the model when it seeks back.
-func (m *Model) carryView(old *Model) {
-	m.focus, m.perPane = old.focus, old.perPane
-	m.table.top, m.cost.y = old.table.top, old.cost.y
-	if m.fleet != nil && old.fleet != nil {
-		m.fleet.sel, m.fleet.sort, m.fleet.scroll = old.fleet.sel, old.fleet.sort, old.fleet.scroll
-		for id := range old.fleet.marked {
-			m.fleet.marked[id] = true
-		}
-		if old.stack.base() == viewPanes {
-			m.shown = nil
-			for _, p := range old.shown {
-				m.shown = append(m.shown, m.paneFor(p.id, p.addr))
-			}
-		}
+// carry takes over the old model's selection, order and marks.
+func (f *fleetView) carry(from component) {
+	old := from.(*fleetView)
+	f.sel, f.sort, f.scroll = old.sel, old.sort, old.scroll
+	for id := range old.marked {
+		f.marked[id] = true
 	}
-	m.setStack(old.stack)
-	m.table.follow = old.table.follow
 }

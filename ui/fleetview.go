@@ -72,13 +72,14 @@ type fleetView struct {
 
 	width, height int
 	geo           fleetGeo
+	keys          fleetKeys
 }
 
 // newFleetView returns the fleet view of top. rollCfg is the rolling
 // save's configuration (its memory check, how many at once).
 func newFleetView(top source.Topology, rollCfg fleet.RollConfig) *fleetView {
 	f := &fleetView{drive: fleet.NewDriver(top, rollCfg),
-		byID: map[source.NodeID]*fleetRow{}, marked: map[source.NodeID]bool{}}
+		byID: map[source.NodeID]*fleetRow{}, marked: map[source.NodeID]bool{}, keys: newFleetKeys()}
 	f.setTopology(top)
 	if len(f.rows) > 0 {
 		f.sel = f.rows[0].id

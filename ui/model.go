@@ -24,7 +24,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/progress"
 	tea "github.com/charmbracelet/bubbletea"
@@ -135,8 +134,7 @@ type layout struct {
 type Model struct {
 	cfg   Config
 	st    *styles
-	keys  keyMap
-	help  help.Model
+	keys  keyMap // the model's own keys; each view has its own
 	prog  progress.Model
 	store *store.Store // every node's history: what panes and views draw
 	panes []*pane      // every pane made so far (a fleet makes them as nodes are opened)
@@ -146,8 +144,10 @@ type Model struct {
 	// two marked ones, and none while the fleet's rows are the base.
 	shown []*pane
 	fleet *fleetView // nil unless a fleet
-	// stack is which views are open (views.go): the base, panes or the
-	// fleet's rows, and what was opened over it.
+	// views are the views, by viewID (views.go), shared by copies like
+	// the panes; stack is which are open: the base, panes or the fleet's
+	// rows, and what was opened over it.
+	views []component
 	stack viewStack
 
 	focus         int
@@ -160,8 +160,6 @@ type Model struct {
 	// a metric has one scale across panes, so idle and loaded compare.
 	perPane bool
 
-	table reportTable
-	cost  costView
 	// confirm is the key ("b", "B", "a", "A") whose fork was held back by a
 	// memory warning, or "x" for a save cancel waiting to be confirmed:
 	// pressing it again as the very next key sends it. confirmWhat is what
@@ -171,20 +169,9 @@ type Model struct {
 	// readOnlyWhy ends the note refusing a command in a read-only model.
 	readOnlyWhy string
 
-	status   string // set by Replay: the playback position, in the title line
-	helpText string // cached help view, for helpFor
-	helpFor  helpKey
+	status string // set by Replay: the playback position, in the title line
 
 	view string // the frame View returns, rebuilt by Update
-}
-
-// helpKey is what a cached help view was drawn for.
-type helpKey struct {
-	width                int
-	full, paused, scales bool
-	base, body           viewID
-	shown                int
-	confirm, held        string
 }
 
 // New builds a model for cfg, filling defaults. It draws for an 80x24
@@ -204,7 +191,6 @@ func New(cfg Config) Model {
 		cfg:  cfg,
 		st:   &st,
 		keys: newKeyMap(len(cfg.Nodes), isFleet(cfg)),
-		help: help.New(),
 		// The bar is drawn with ViewAs only: no animation frames to schedule.
 		// Its colour profile follows lipgloss's, so NO_COLOR and tests agree.
 		prog: progress.New(progress.WithDefaultGradient(), progress.WithoutPercentage(),
@@ -224,6 +210,8 @@ func New(cfg Config) Model {
 	} else {
 		m.shown = m.panes
 	}
+	m.makeViews()
+	m.syncKeys()
 	m.relayout()
 	m.refresh()
 	return m
@@ -379,15 +367,14 @@ func (m *Model) refresh() {
 			}
 		}
 	}
-	m.compose(views)
+	m.compose()
 }
 
 // relayout picks the layout for the terminal size and sizes the panes.
 func (m *Model) relayout() {
-	m.help.Width = m.width
-	m.help.ShowAll = m.stack.has(viewHelp)
-	m.lay = m.pickLayout(m.help.ShowAll)
-	if m.lay.mode == layoutTooSmall && m.help.ShowAll {
+	m.helpView().SetSize(m.width, 0)
+	m.lay = m.pickLayout(m.stack.has(viewHelp))
+	if m.lay.mode == layoutTooSmall && m.lay.fullHelp {
 		// Full help is a courtesy: drop it before dropping the panes.
 		m.lay = m.pickLayout(false)
 	}
@@ -398,10 +385,11 @@ func (m *Model) relayout() {
 		}
 		p.SetSize(w, max(m.lay.height, minPaneH))
 	}
-	if m.fleet != nil {
-		m.fleet.SetSize(m.width, m.bodyHeight())
+	for id, v := range m.views {
+		if v != nil && views[id].kind != kindFoot {
+			v.SetSize(m.width, m.bodyHeight())
+		}
 	}
-	m.cost.SetSize(m.width, m.bodyHeight())
 	m.store.SetKeep(m.keepFor())
 }
 
@@ -411,10 +399,7 @@ func (m *Model) relayout() {
 // charts grow with it.
 func (m *Model) pickLayout(fullHelp bool) layout {
 	n := len(m.shown)
-	helpH := 1
-	if fullHelp {
-		helpH = lipgloss.Height(m.help.FullHelpView(m.keys.FullHelp()))
-	}
+	helpH := m.helpView().height(m, fullHelp)
 	avail := m.height - 2 - helpH // title line, footer line, help
 	lay := layout{fullHelp: fullHelp, helpH: helpH, widths: make([]int, n)}
 	if m.stack.base() == viewFleet {
@@ -471,9 +456,9 @@ func (m *Model) pickLayout(fullHelp bool) layout {
 // minSize is the smallest terminal that shows one pane with short help.
 func minSize() (int, int) { return minPaneW, minPaneH + 3 }
 
-// compose builds the frame from the cached pane drawings, or the reports
-// table or the cost view in their place.
-func (m *Model) compose(views []store.View) {
+// compose builds the frame from the cached drawings: the title line, the
+// lines of the view that fills the body, the footer and the help.
+func (m *Model) compose() {
 	if m.lay.mode == layoutTooSmall {
 		m.view = m.tooSmall()
 		return
@@ -481,19 +466,7 @@ func (m *Model) compose(views []store.View) {
 	var b strings.Builder
 	b.WriteString(m.topLine())
 	body := m.bodyHeight()
-	var lines []string
-	switch m.stack.body() {
-	case viewTable:
-		// The table takes the panes' place; they are not drawn meanwhile.
-		reports := m.store.Reports()[:m.store.ShownReports()]
-		lines = m.table.view(m.st, reports, m.width, tableRows(body))
-	case viewCost:
-		lines = m.cost.view(m.st, m.costViews(views))
-	case viewFleet:
-		lines = m.fleet.view(m.st, m.prog, m.store, m.perPane)
-	default:
-		lines = m.paneLines(views)
-	}
+	lines := m.views[m.stack.body()].View(m)
 	for _, l := range lines[:min(len(lines), body)] {
 		b.WriteByte('\n')
 		b.WriteString(l)
@@ -521,98 +494,30 @@ func (m *Model) tooSmall() string {
 		m.st.tooSmall.Render(strings.Join(lines, "\n")))
 }
 
-// paneLines lays the panes' boxes out as the layout says.
-func (m *Model) paneLines(views []store.View) []string {
-	boxes := make([][]string, len(m.shown))
-	for i, p := range m.shown {
-		if m.lay.mode == layoutSingle && i != m.focus {
-			continue // not on screen: leave its cached box alone
-		}
-		k := boxKey{focused: i == m.focus && len(m.shown) > 1}
-		boxes[i] = p.box(m.st, m.prog, views[i], k)
-	}
-	switch m.lay.mode {
-	case layoutSide:
-		// Boxes of one layout have the same height and exact widths: join
-		// them line by line, no measuring needed.
-		out := make([]string, len(boxes[0]))
-		for y := range boxes[0] {
-			var b strings.Builder
-			for _, box := range boxes {
-				b.WriteString(box[y])
-			}
-			out[y] = b.String()
-		}
-		return out
-	case layoutStacked:
-		var out []string
-		for _, box := range boxes {
-			out = append(out, box...)
-		}
-		return out
-	}
-	return boxes[m.focus]
-}
-
 // finish adds the footer and the help to the frame in b and keeps it.
 func (m *Model) finish(b *strings.Builder) {
 	b.WriteByte('\n')
 	b.WriteString(m.footerLine())
-	b.WriteByte('\n')
-	b.WriteString(m.helpView())
+	for _, l := range m.helpView().View(m) {
+		b.WriteByte('\n')
+		b.WriteString(l)
+	}
 	m.view = b.String()
 }
 
 // bodyHeight is the lines between the title line and the footer.
 func (m *Model) bodyHeight() int { return m.height - 2 - m.lay.helpH }
 
-// helpView renders the help, cached: it only changes with the width, the
-// full/short switch and the labels of the pause and reports keys. While a
-// save waits for confirmation the line says how to give it instead: the
-// warning in the footer may be cut short on a narrow terminal.
-func (m *Model) helpView() string {
-	k := helpKey{width: m.width, full: m.lay.fullHelp, paused: m.paused, scales: m.perPane,
-		base: m.stack.base(), body: m.stack.body(), shown: len(m.shown), confirm: m.confirm}
-	if m.fleet != nil && m.fleet.roll() != nil && m.fleet.roll().State() == fleet.RollHeld {
-		k.held = m.fleet.heldWarning()
-	}
-	if m.helpFor != k || m.helpText == "" {
-		h := m.help
-		h.ShowAll = k.full
-		switch {
-		case k.held != "" && k.confirm == "" && !k.full:
-			// The roll waits for the user: say how to answer it, however
-			// narrow the terminal (its line may be cut).
-			m.helpText = ansi.Truncate(m.st.warn.r("B: save it anyway")+
-				m.st.dim.r(" • esc: cancel the rolling save"), m.width, "…")
-		case k.confirm != "":
-			m.helpText = ansi.Truncate(m.st.warn.r(k.confirm+" again: "+m.confirmWhat)+
-				m.st.dim.r(" • any other key: "+map[bool]string{true: "keep it", false: "cancel"}[k.confirm == "x"]), m.width, "…")
-		default:
-			// bubbles/help adds an entry that overflows when not even its
-			// "…" fits: cut every line to the terminal here.
-			m.helpText = strings.Join(fitLines(m.width, strings.Split(h.View(m.keys), "\n")...), "\n")
-		}
-		m.helpFor = k
-	}
-	return m.helpText
-}
+// helpView is the help's component: the model sizes it and writes it
+// at the bottom of every frame.
+func (m *Model) helpView() *helpView { return m.views[viewHelp].(*helpView) }
 
 // setStatus sets the status shown at the right of the title line.
 func (m *Model) setStatus(s string) {
 	if s != m.status {
 		m.status = s
-		m.recompose()
+		m.compose()
 	}
-}
-
-// recompose rebuilds the frame from what is drawn already.
-func (m *Model) recompose() {
-	views := make([]store.View, len(m.shown))
-	for i, p := range m.shown {
-		views[i] = m.store.View(p.id)
-	}
-	m.compose(views)
 }
 
 // topLine is the title, the banner and the marks that change what the panes
@@ -703,25 +608,21 @@ func (m Model) onKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(k, m.keys.Cancel):
 		return m, m.afterKey(m.cancelSave(confirmed))
 	}
-	m.viewKey(k)
+	m.onViewKey(k)
 	return m, nil
 }
 
 // afterKey rebuilds the frame after a key and passes its command on.
 func (m *Model) afterKey(cmd tea.Cmd) tea.Cmd {
-	m.recompose()
+	m.compose()
 	return cmd
 }
 
-// viewKey handles the keys that change what is shown.
-func (m *Model) viewKey(k tea.KeyMsg) {
+// viewKey handles the keys that change what is shown: esc closes the
+// view opened last, the views take their own keys, and the scales and
+// the pause are the model's.
+func (m *Model) onViewKey(k tea.KeyMsg) {
 	switch {
-	case key.Matches(k, m.keys.Reports):
-		m.setStack(m.stack.toggle(viewTable))
-	case key.Matches(k, m.keys.Cost):
-		m.setStack(m.stack.toggle(viewCost))
-	case key.Matches(k, m.keys.CostY):
-		m.cost.switchY()
 	case key.Matches(k, m.keys.Close):
 		switch top := m.stack.top(); {
 		case top != m.stack.base():
@@ -731,23 +632,11 @@ func (m *Model) viewKey(k tea.KeyMsg) {
 		case m.fleet != nil:
 			m.fleet.escape()
 		}
-	case m.stack.body() == viewFleet && m.fleetListKey(k):
-	case key.Matches(k, m.keys.Up), key.Matches(k, m.keys.Down):
-		d := 1
-		if key.Matches(k, m.keys.Up) {
-			d = -1
-		}
-		m.table.scroll(d, m.store.ShownReports(), tableRows(m.bodyHeight()))
-	case key.Matches(k, m.keys.Next) && len(m.shown) > 0:
-		m.focus = (m.focus + 1) % len(m.shown)
-	case key.Matches(k, m.keys.Prev) && len(m.shown) > 0:
-		m.focus = (m.focus + len(m.shown) - 1) % len(m.shown)
+	case m.viewKey(k):
 	case key.Matches(k, m.keys.Scale):
 		m.perPane = !m.perPane
 	case key.Matches(k, m.keys.Pause):
 		m.setPaused(!m.paused)
-	case key.Matches(k, m.keys.Help):
-		m.setStack(m.stack.toggle(viewHelp))
 	}
 	m.refresh()
 }
@@ -764,16 +653,18 @@ func (m *Model) setPaused(paused bool) {
 	}
 }
 
-// setStack makes s the views open: the keys follow, and the layout when
-// the full help opened or closed. The table opens on the newest reports
-// and follows them as more arrive.
+// setStack makes s the views open: a view newly open hears of it
+// (opened), the keys follow, and the layout when the full help or the
+// base changed.
 func (m *Model) setStack(s viewStack) {
 	old := m.stack
 	m.stack = s
-	if s.has(viewTable) && !old.has(viewTable) {
-		m.table.follow = true
+	for _, id := range s {
+		if o, ok := m.views[id].(interface{ opened() }); ok && !old.has(id) {
+			o.opened()
+		}
 	}
-	m.keys.sync(s, len(m.shown))
+	m.syncKeys()
 	if s.has(viewHelp) != old.has(viewHelp) || s.base() != old.base() {
 		m.relayout()
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/lipgloss/table"
 	"github.com/charmbracelet/x/ansi"
@@ -109,17 +111,92 @@ func pingPair(before, during source.Latency, f func(source.Latency) string) stri
 	return side(before) + " → " + side(during)
 }
 
-// reportTable is the state of the reports view: where it is scrolled,
-// and its drawing, cached like a pane's box.
+// reportTable is the reports view's component (r): its keys, where it
+// is scrolled, and its drawing, cached like a pane's box.
 type reportTable struct {
+	Reports key.Binding // opens and closes the table
+	Up      key.Binding // an older report
+	Down    key.Binding
+	Scroll  key.Binding // help only: up and down in one entry
+
 	// top is the first report shown; follow keeps the newest in view as
 	// reports arrive, until the user scrolls up.
 	top    int
 	follow bool
+	width  int
+	rows   int // reports that fit
 
 	lines []string
 	key   tableKey
 	ok    bool
+}
+
+// newReportTable returns the reports view's component.
+func newReportTable(*Model) component {
+	return &reportTable{
+		Reports: key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "reports")),
+		Up:      key.NewBinding(key.WithKeys("up"), key.WithHelp("↑", "older report")),
+		Down:    key.NewBinding(key.WithKeys("down"), key.WithHelp("↓", "newer report")),
+		Scroll:  key.NewBinding(key.WithKeys("up", "down"), key.WithHelp("↑/↓", "scroll")),
+	}
+}
+
+// SetSize implements component.
+func (t *reportTable) SetSize(w, h int) { t.width, t.rows = w, tableRows(h) }
+
+// Toggle implements component.
+func (t *reportTable) Toggle() *key.Binding { return &t.Reports }
+
+// opened is told the table opened: it opens on the newest reports and
+// follows them as more arrive.
+func (t *reportTable) opened() { t.follow = true }
+
+// carry takes over where the old model's table was scrolled.
+func (t *reportTable) carry(from component) {
+	old := from.(*reportTable)
+	t.top, t.follow = old.top, old.follow
+}
+
+// SyncKeys implements component: the arrows scroll while the table is
+// open, and r says it closes it.
+func (t *reportTable) SyncKeys(c *Model) {
+	on := c.stack.body() == viewTable
+	t.Up.SetEnabled(on)
+	t.Down.SetEnabled(on)
+	t.Scroll.SetEnabled(on)
+	t.Reports.SetHelp("r", "reports")
+	if on {
+		t.Reports.SetHelp("r/esc", "close")
+	}
+}
+
+// Update implements component: the arrows scroll.
+func (t *reportTable) Update(c *Model, k tea.KeyMsg) bool {
+	switch {
+	case key.Matches(k, t.Up):
+		t.scroll(-1, c.store.ShownReports(), t.rows)
+	case key.Matches(k, t.Down):
+		t.scroll(1, c.store.ShownReports(), t.rows)
+	default:
+		return false
+	}
+	return true
+}
+
+// ShortHelp implements component: the table's keys first, the save keys
+// after quit.
+func (t *reportTable) ShortHelp(c *Model) []key.Binding {
+	g, p := &c.keys, c.views[viewPanes].(*panesView)
+	return []key.Binding{t.Reports, t.Scroll, g.Pause, c.toggleKey(viewHelp), g.Quit, g.Save, g.Rewrite, g.Both, p.Next}
+}
+
+// FullHelp implements component.
+func (t *reportTable) FullHelp(*Model) []key.Binding { return []key.Binding{t.Reports, t.Up, t.Down} }
+
+// View implements component: the reports that had arrived (a paused
+// view shows fewer), the panes' place taken; they are not drawn meanwhile.
+func (t *reportTable) View(c *Model) []string {
+	return t.view(c.st, c.store.Reports()[:c.store.ShownReports()], t.width, t.rows)
 }
 
 // tableKey is what the cached drawing was drawn for.
