@@ -9,6 +9,7 @@ import (
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/fleet"
+	"github.com/vkwatch/vkwatch/source/inert"
 	"github.com/vkwatch/vkwatch/source/store"
 )
 
@@ -105,7 +106,7 @@ func (m *Model) paneFor(id source.NodeID, addr string) *pane {
 	if p := m.byID[id]; p != nil {
 		return p
 	}
-	p := newPane(len(m.panes), id, addr)
+	p := newPane(len(m.panes), id, inert.Text(addr))
 	p.inFleet = m.fleet != nil || isFleet(m.cfg)
 	m.panes = append(m.panes, p)
 	m.byID[id] = p
@@ -122,7 +123,7 @@ func (m *Model) addrOf(id source.NodeID) string {
 			return r.addr()
 		}
 	}
-	return string(id)
+	return inert.Text(string(id))
 }
 
 // showFleet goes back from a node's pane (or two) to the fleet view.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/fleet"
+	"github.com/vkwatch/vkwatch/source/inert"
 	"github.com/vkwatch/vkwatch/source/store"
 )
 
@@ -582,7 +583,7 @@ func (f *fleetView) rollLines(st *styles) []string {
 		if r := f.byID[id]; r != nil {
 			return r.addr()
 		}
-		return string(id)
+		return inert.Text(string(id))
 	}
 	var l1, l2 string
 	switch p.State {

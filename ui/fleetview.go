@@ -8,6 +8,7 @@ import (
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/fleet"
+	"github.com/vkwatch/vkwatch/source/inert"
 	"github.com/vkwatch/vkwatch/source/store"
 )
 
@@ -155,7 +156,7 @@ func (r *fleetRow) addr() string {
 	if r.node.Addr != "" {
 		return r.node.Addr
 	}
-	return string(r.id)
+	return inert.Text(string(r.id))
 }
 
 // row returns the row of a node, nil when it has none.

@@ -32,6 +32,7 @@ import (
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/fleet"
+	"github.com/vkwatch/vkwatch/source/inert"
 	"github.com/vkwatch/vkwatch/source/store"
 )
 
@@ -186,6 +187,11 @@ func New(cfg Config) Model {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	// Addresses come from flags or a recording, the topology from a
+	// cluster: all made inert once, here (source/inert).
+	cfg.Banner = inert.Text(cfg.Banner)
+	cfg.Nodes = source.Inert(cfg.Nodes)
+	cfg.Topology = source.Inert(cfg.Topology)
 	st := newStyles()
 	m := Model{
 		cfg:  cfg,
@@ -273,6 +279,10 @@ func (m Model) Reports() []source.SaveReport {
 // too (its status, topology and rolling save), which returns the commands
 // its rolling save wants sent. Nothing is drawn here.
 func (m *Model) fold(ev source.Event) []fleet.Action {
+	// Every string a server or a recording said is made inert here, once
+	// per event, before any part of the UI keeps or draws it (node ids
+	// stay keys; they are shown through inert.Text).
+	ev = source.Inert(ev)
 	var acts []fleet.Action
 	if m.fleet != nil {
 		acts = m.fleet.observe(ev)

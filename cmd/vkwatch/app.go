@@ -12,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+
+	"github.com/vkwatch/vkwatch/source/inert"
 )
 
 // version is set at build time with -ldflags "-X main.version=..." (a
@@ -121,9 +123,10 @@ func (a *app) run(ctx context.Context, args []string) int {
 	err := root.ExecuteContext(ctx)
 	if err != nil {
 		// One line per error: two unreachable servers are two lines,
-		// each saying who speaks.
+		// each saying who speaks. A line may quote a server's error or
+		// an address: made inert, it cannot drive the terminal.
 		for _, line := range strings.Split(err.Error(), "\n") {
-			fmt.Fprintf(a.stderr, "vkwatch: %s\n", line)
+			fmt.Fprintf(a.stderr, "vkwatch: %s\n", inert.Text(line))
 		}
 	}
 	return codeOf(err)

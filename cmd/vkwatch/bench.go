@@ -10,6 +10,7 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/bench"
 	"github.com/vkwatch/vkwatch/source/cluster"
+	"github.com/vkwatch/vkwatch/source/inert"
 	"github.com/vkwatch/vkwatch/source/procmem"
 	"github.com/vkwatch/vkwatch/source/record"
 )
@@ -102,7 +103,7 @@ func (a *app) runBench(ctx context.Context, cf *connFlags, bf *benchFlags, args 
 		Parallel:     bf.parallel,
 		Interval:     bf.interval,
 		PingInterval: bf.pingInterval,
-		Progress:     func(msg string) { fmt.Fprintln(a.stderr, "vkwatch bench:", msg) },
+		Progress:     func(msg string) { fmt.Fprintln(a.stderr, "vkwatch bench:", inert.Text(msg)) },
 	}
 	cfg.Clock = source.NewClock()
 	if proc, err := procmem.New(); err == nil {
@@ -179,7 +180,7 @@ func (a *app) benchTargets(ctx context.Context, cf *connFlags, bf *benchFlags, a
 	}
 	targets, skipped := bench.ClusterTargets(eps[0], top, bf.perShard)
 	for _, s := range skipped {
-		fmt.Fprintln(a.stderr, "vkwatch bench: skipping", s)
+		fmt.Fprintln(a.stderr, "vkwatch bench: skipping", inert.Text(s))
 	}
 	if len(targets) == 0 {
 		return nil, withCode(exitConnect, fmt.Errorf("%s: no node of the cluster to run on", eps[0]))

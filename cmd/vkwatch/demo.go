@@ -9,6 +9,7 @@ import (
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/demo"
+	"github.com/vkwatch/vkwatch/source/inert"
 	"github.com/vkwatch/vkwatch/source/load"
 )
 
@@ -82,7 +83,7 @@ func (a *app) runDemo(ctx context.Context, df *demoFlags, mf *monitorFlags) (err
 		Writers:   mf.writers,
 		Scenario:  sc,
 		SaveDelay: df.saveDelay,
-		Progress:  func(msg string) { fmt.Fprintln(a.stderr, "vkwatch demo:", msg) },
+		Progress:  func(msg string) { fmt.Fprintln(a.stderr, "vkwatch demo:", inert.Text(msg)) },
 	})
 	if err != nil {
 		return err

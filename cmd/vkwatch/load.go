@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/bubbles/progress"
 	"github.com/spf13/cobra"
 
+	"github.com/vkwatch/vkwatch/source/inert"
 	"github.com/vkwatch/vkwatch/source/load"
 )
 
@@ -100,7 +101,7 @@ func (a *app) runLoad(ctx context.Context, cf *connFlags, lf *loadFlags, addrs [
 		return withCode(exitConnect, fmt.Errorf("%s: writers: %w", eps[0], err))
 	}
 	defer w.Stop()
-	fmt.Fprintf(a.stderr, "%d writers running against %s; ctrl+c to stop\n", lf.writers, eps[0])
+	fmt.Fprintf(a.stderr, "%d writers running against %s; ctrl+c to stop\n", lf.writers, inert.Text(eps[0].String()))
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	prev, prevT := w.Ops(), time.Now()
@@ -116,7 +117,7 @@ func (a *app) runLoad(ctx context.Context, cf *connFlags, lf *loadFlags, addrs [
 				msg += fmt.Sprintf("  %d found no key", m)
 			}
 			if e := w.LastError(); e != nil {
-				msg += fmt.Sprintf("  errors %d (last: %v)", w.Errors(), e)
+				msg += fmt.Sprintf("  errors %d (last: %s)", w.Errors(), inert.Text(e.Error()))
 			}
 			fmt.Fprint(a.stderr, msg)
 			prev, prevT = ops, now

@@ -17,6 +17,7 @@ import (
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/fleet"
+	"github.com/vkwatch/vkwatch/source/inert"
 	"github.com/vkwatch/vkwatch/source/load"
 	"github.com/vkwatch/vkwatch/source/metrics"
 	"github.com/vkwatch/vkwatch/source/procmem"
@@ -437,10 +438,10 @@ func (s *monitorSession) startWatchers() error {
 func (s *monitorSession) recordHeadless() error {
 	var what []string
 	if s.mf.record != "" {
-		what = append(what, "recording to "+s.mf.record)
+		what = append(what, "recording to "+inert.Text(s.mf.record))
 	}
 	if s.metricsAddr != "" {
-		what = append(what, "serving metrics at http://"+s.metricsAddr+"/metrics")
+		what = append(what, "serving metrics at http://"+inert.Text(s.metricsAddr)+"/metrics")
 	}
 	fmt.Fprintf(s.a.stderr, "vkwatch: watching %d server(s) without the UI, %s; stop with ctrl+c or SIGTERM\n", len(s.conns), strings.Join(what, " and "))
 	<-s.ctx.Done()

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/inert"
 	"github.com/vkwatch/vkwatch/source/record"
 	"github.com/vkwatch/vkwatch/ui"
 )
@@ -58,7 +59,7 @@ func (a *app) runReplay(ctx context.Context, path string, speed float64, from, t
 		}
 	}
 	if rec.Truncated {
-		fmt.Fprintf(a.stderr, "vkwatch: %s: %s; replaying up to its last whole line\n", path, rec.Why)
+		fmt.Fprintf(a.stderr, "vkwatch: %s: %s; replaying up to its last whole line\n", inert.Text(path), inert.Text(rec.Why))
 	}
 	if !a.isTTY() {
 		return withCode(exitNoTTY, errors.New("standard output is not a terminal: replay needs one"))

@@ -18,6 +18,7 @@ import (
 // row per measure, each cell mean / min / max over the runs; then every run
 // on a line of its own, so an outlier can be seen for what it is.
 func WriteTable(w io.Writer, s []Summary) error {
+	s = source.Inert(s) // addresses, statuses, errors: the servers' text
 	tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
 	row := func(cells ...string) { fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t") }
 
@@ -100,6 +101,7 @@ func pct(o source.Opt[float64]) string {
 // other under a line naming it: a fleet's nodes are too many for columns
 // side by side.
 func WriteTables(w io.Writer, s []Summary) error {
+	s = source.Inert(s)
 	for i, x := range s {
 		if i > 0 {
 			fmt.Fprintln(w)
