@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/inert"
 )
 
 // csvColumns is the fixed column set of a CSV recording. Sample rows fill
@@ -29,6 +30,16 @@ var csvColumns = []string{
 	"save_kind", "trigger", "trigger_detail", "save_elapsed_s", "keys_processed", "keys_total", "eta_s",
 	"rdb_bgsave_in_progress", "aof_rewrite_in_progress", "rdb_last_cow_size", "rdb_last_bgsave_time_sec",
 	"detail",
+}
+
+// csvText are the columns that hold text (the rest hold numbers or
+// times). A text cell a spreadsheet would run as a formula (a replica or a
+// node whose address begins with =, an error reply beginning with -) is
+// neutralised by inert.CSV; a number cell is left alone, so a negative
+// number stays a number.
+var csvText = map[string]bool{
+	"node": true, "kind": true, "footprint_from": true, "cow_from": true, "cgroup": true,
+	"save_kind": true, "trigger": true, "trigger_detail": true, "detail": true,
 }
 
 func optInt(o source.Opt[int64]) string {
@@ -153,6 +164,11 @@ func csvRow(ev source.Event, epoch time.Time) []string {
 	}
 	if ev.Kind != source.EventSample && ev.Err != "" && row[len(row)-1] == "" {
 		set("detail", ev.Err)
+	}
+	for i, c := range csvColumns {
+		if csvText[c] {
+			row[i] = inert.CSV(row[i])
+		}
 	}
 	return row
 }
