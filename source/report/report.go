@@ -6,6 +6,7 @@
 package report
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -68,6 +69,10 @@ type Save struct {
 	Method string
 }
 
+// MaxInput bounds a file Load reads into memory: about 18 hours of two
+// servers sampled every 200 ms, uncompressed.
+const MaxInput = 1 << 30
+
 // Load reads one file: a recording (record.Read) or bench --json output.
 // A file that is neither, an empty one and one cut short are errors; so is
 // a recording cut short in its last line unless allowTruncated, since a
@@ -83,7 +88,14 @@ func Load(path string, allowTruncated bool) (Input, error) {
 	if st, err := f.Stat(); err == nil && st.Size() == 0 {
 		return in, fmt.Errorf("%s: empty file: not a vkwatch recording nor bench --json output", path)
 	}
-	rec, rerr := record.Read(f)
+	data, err := io.ReadAll(io.LimitReader(f, MaxInput+1))
+	if err != nil {
+		return in, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(data) > MaxInput {
+		return in, fmt.Errorf("%s: larger than %d GiB, more than a report reads", path, MaxInput>>30)
+	}
+	rec, rerr := readRecording(data)
 	switch {
 	case rerr == nil && rec.Truncated && !allowTruncated:
 		return in, fmt.Errorf("%s: recording cut short after %d events (its last line is partial); --allow-truncated reports up to its last whole line", path, len(rec.Events))
@@ -93,10 +105,7 @@ func Load(path string, allowTruncated bool) (Input, error) {
 	case !errors.Is(rerr, record.ErrNotRecording):
 		return in, fmt.Errorf("%s: %w", path, rerr)
 	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return in, err
-	}
-	sums, berr := bench.ReadJSON(f)
+	sums, berr := bench.ReadJSON(bytes.NewReader(data))
 	if berr == nil {
 		in.Bench = sums
 		return in, nil

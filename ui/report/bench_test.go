@@ -1,0 +1,134 @@
+package report
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/record"
+	src "github.com/vkwatch/vkwatch/source/report"
+)
+
+// hourRecording writes a recording of two servers sampled every 200 ms for
+// an hour, as --record writes it: 18,000 samples a server, a one-minute
+// fork save every five minutes with its cost curve, noise on every line
+// and a PING stall now and then.
+func hourRecording(tb testing.TB) string {
+	tb.Helper()
+	p := filepath.Join(tb.TempDir(), "hour.jsonl")
+	f, err := os.Create(p)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	epoch := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
+	nodes := []source.NodeID{"127.0.0.1:7001", "127.0.0.1:7002"}
+	h := record.Header{VKWatch: "bench", Epoch: epoch, Settings: map[string]string{"interval": "200ms"}}
+	for _, n := range nodes {
+		h.Servers = append(h.Servers, record.ServerInfo{Node: n, Addr: string(n),
+			Identity: &source.Identity{Addr: string(n), ServerName: "valkey", Version: "9.0.0", Role: "master", Local: true}})
+	}
+	w, err := record.NewWriter(f, "jsonl", h)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	const step = 200 * time.Millisecond
+	const n = int(time.Hour / step)
+	const base = 4 << 30
+	for si, node := range nodes {
+		var curve []source.CurvePoint
+		var started time.Duration
+		for i := range n {
+			off := time.Duration(i) * step
+			inSave := (off%(5*time.Minute)) >= time.Minute && (off%(5*time.Minute)) < 2*time.Minute
+			s := &source.Sample{Seq: uint64(i), Offset: off, At: epoch.Add(off)}
+			s.Info.UsedMemory = source.Some[int64](base + int64(r.IntN(1<<20)))
+			s.Info.RSS = source.Some[int64](base + 200<<20 + int64(r.IntN(1<<20)))
+			s.Config.Method = []string{"fork", "forkless"}[si]
+			s.OpsPerSec = source.Some(50000 + r.Float64()*5000)
+			p99 := time.Duration(200+r.IntN(100)) * time.Microsecond
+			maxp := p99 * 2
+			if r.IntN(300) == 0 {
+				maxp = time.Duration(r.IntN(200)) * time.Millisecond
+			}
+			s.Ping = source.Latency{Count: 100, Min: 50 * time.Microsecond, P50: 100 * time.Microsecond, P99: p99, Max: maxp}
+			cow := int64(0)
+			if inSave {
+				if curve == nil {
+					started = off
+				}
+				frac := float64(off-started) / float64(time.Minute)
+				cow = int64(float64(1<<30) * math.Sqrt(frac))
+				s.Info.RDBInProgress = source.Some[int64](1)
+				s.Save = &source.SaveProgress{Kind: source.SaveFork, Started: started, Elapsed: off - started,
+					Processed: source.Some(int64(frac * 1e6)), Total: source.Some[int64](1e6)}
+				curve = append(curve, source.CurvePoint{Progress: frac, Elapsed: off - started, COW: source.Some(cow), Footprint: source.Some(s.Info.RSS.V + cow)})
+			}
+			s.COW, s.COWFrom = source.Some(cow), source.FromProc
+			s.Footprint, s.FootprintFrom = source.Some(s.Info.RSS.V+cow), source.FromProc
+			if err := w.Write(source.Event{Node: node, Kind: source.EventSample, Offset: off, At: s.At, Sample: s}); err != nil {
+				tb.Fatal(err)
+			}
+			if !inSave && curve != nil {
+				rep := &source.SaveReport{Node: node, Addr: string(node), Kind: source.SaveFork, Status: "ok",
+					Trigger: source.Trigger{Kind: source.TriggerSchedule, Detail: "save 300 1"},
+					Started: started, Ended: off, Observed: off - started, COW: source.Some(curve[len(curve)-1].COW.V),
+					PeakCOW: curve[len(curve)-1].COW, PeakAtProgress: source.Some(curve[len(curve)-1].Progress), Curve: curve}
+				if err := w.Write(source.Event{Node: node, Kind: source.EventSaveEnded, Offset: off, At: s.At, Report: rep}); err != nil {
+					tb.Fatal(err)
+				}
+				curve = nil
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+// BenchmarkReportHour is vkwatch report of a one-hour, two-server
+// recording: read, build and write the page. Its reference,
+// BenchmarkReadHour, only reads the same file (record.Read): the floor
+// any report of it pays.
+func BenchmarkReportHour(b *testing.B) {
+	p := hourRecording(b)
+	var size int
+	for b.Loop() {
+		in, err := src.Load(p, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		r, err := Build([]src.Input{in})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := r.WriteHTML(&buf, time.Now(), "bench"); err != nil {
+			b.Fatal(err)
+		}
+		size = buf.Len()
+	}
+	b.ReportMetric(float64(size), "html-bytes")
+}
+
+// BenchmarkReadHour is the reference: record.Read of the same recording.
+func BenchmarkReadHour(b *testing.B) {
+	p := hourRecording(b)
+	for b.Loop() {
+		f, err := os.Open(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := record.Read(f); err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+	}
+}
