@@ -415,13 +415,14 @@ func (b *bencher) dataset(ctx context.Context, srv int) (keys, used int64, err e
 	return 0, 0, errors.New("INFO memory has no used_memory")
 }
 
-// run is one run on one server.
+// run is one run on one server: the dataset as it begins, the writers and
+// a watcher started, the window measured, then what the server itself
+// says the save cost.
 func (b *bencher) run(ctx context.Context, srv, runNo int) (Run, error) {
-	cfg := b.cfg
 	if _, err := b.checkIdle(ctx, srv); err != nil {
 		return Run{}, err
 	}
-	var r = Run{Server: srv}
+	r := Run{Server: srv}
 	var err error
 	if r.DatasetKeys, r.UsedMemory, err = b.dataset(ctx, srv); err != nil {
 		return Run{}, err
@@ -434,55 +435,129 @@ func (b *bencher) run(ctx context.Context, srv, runNo int) (Run, error) {
 		return Run{}, fmt.Errorf("start writers: %w", err)
 	}
 	defer wr.Stop()
+	wt, err := b.watch(runCtx, srv, wr.Ops)
+	if err != nil {
+		return Run{}, err
+	}
+	defer wt.stop()
 
+	c := &collector{}
+	if err := wt.firstSample(ctx, c); err != nil {
+		return Run{}, err
+	}
+	win := &window{b: b, srv: srv, runNo: runNo, w: wt.w, wr: wr, c: c}
+	if err := win.measure(ctx, runCtx, wt.events); err != nil {
+		return Run{}, err
+	}
+	wr.Stop()
+	wt.stop()
+	b.writerNotes(srv, runNo, wr)
+	r.WriterMisses = wr.Misses()
+	r.WriterOps = win.writerOps
+	r.Report = *win.report
+	r.WorstPing, r.P99Ping = c.ping(win.t0, win.tEnd)
+	r.MemDelta = c.memDelta(win.report)
+	if err := b.serverSaid(ctx, srv, &r); err != nil {
+		return Run{}, err
+	}
+	return r, nil
+}
+
+// watching is a run's watcher, running, and the events it emits.
+type watching struct {
+	w      *source.Watcher
+	events chan source.Event
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// watch connects a watcher to the server srv saves on and runs it until
+// stop; the writers' ops give the samples their writer rate.
+func (b *bencher) watch(ctx context.Context, srv int, writerOps func() uint64) (*watching, error) {
+	cfg := b.cfg
 	w := source.NewWatcher(cfg.Targets[srv].Node, cfg.Targets[srv].Save, cfg.Clock, source.WatchConfig{
 		Interval:     cfg.Interval,
 		PingInterval: cfg.PingInterval,
-		WriterOps:    wr.Ops,
+		WriterOps:    writerOps,
 		Proc:         cfg.Proc,
 	})
-	defer w.Close()
-	if _, err := w.Connect(runCtx); err != nil {
-		return Run{}, fmt.Errorf("connect: %w", err)
+	if _, err := w.Connect(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("connect: %w", err)
 	}
-	// The watcher's callback must not block for long: the consumer below
-	// reads continuously, and the buffer covers a BGSAVE round trip.
-	events := make(chan source.Event, 4096)
-	watchCtx, stopWatch := context.WithCancel(runCtx)
-	var wg sync.WaitGroup
-	wg.Go(func() {
+	// The watcher's callback must not block for long: the run reads
+	// continuously, and the buffer covers a BGSAVE round trip.
+	wt := &watching{w: w, events: make(chan source.Event, 4096)}
+	watchCtx, cancel := context.WithCancel(ctx)
+	wt.cancel = cancel
+	wt.wg.Go(func() {
 		w.Run(watchCtx, func(ev source.Event) {
 			if cfg.Events != nil {
 				cfg.Events(ev)
 			}
 			select {
-			case events <- ev:
+			case wt.events <- ev:
 			case <-watchCtx.Done():
 			}
 		})
 	})
-	defer func() {
-		stopWatch()
-		wg.Wait()
-	}()
+	return wt, nil
+}
 
-	c := &collector{}
-	// Start the window on the first sample, when sampling and PING probing
-	// are demonstrably live.
-	firstDeadline := time.NewTimer(30 * time.Second)
-	defer firstDeadline.Stop()
+// stop ends Run, waits for it and closes the watcher; it may be called
+// again.
+func (wt *watching) stop() {
+	wt.cancel()
+	wt.wg.Wait()
+	wt.w.Close()
+}
+
+// firstSample waits for the first sample, the moment sampling and PING
+// probing are demonstrably live: the window starts there.
+func (wt *watching) firstSample(ctx context.Context, c *collector) error {
+	deadline := time.NewTimer(30 * time.Second)
+	defer deadline.Stop()
 	for len(c.samples) == 0 {
 		select {
-		case ev := <-events:
+		case ev := <-wt.events:
 			c.add(ev)
-		case <-firstDeadline.C:
-			return Run{}, fmt.Errorf("no sample within 30s of connecting (%s)", c.lastErr)
+		case <-deadline.C:
+			return fmt.Errorf("no sample within 30s of connecting (%s)", c.lastErr)
 		case <-ctx.Done():
-			return Run{}, ctx.Err()
+			return ctx.Err()
 		}
 	}
-	t0 := cfg.Clock.Offset()
-	ops0 := wr.Ops()
+	return nil
+}
+
+// window is one run's measuring window: BGSAVE goes out TriggerAt into
+// it, the writers' throughput is taken when it closes, and it lasts until
+// the save's report has come as well.
+type window struct {
+	b          *bencher
+	srv, runNo int
+	w          *source.Watcher
+	wr         *load.Writers
+	c          *collector
+
+	t0, tEnd  time.Duration
+	ops0      uint64
+	writerOps float64
+	sent      time.Duration // when BGSAVE went out; -1 before
+	closed    bool
+	report    *source.SaveReport
+	prevSave  string // rdb_saves/rdb_last_save_time before the BGSAVE
+	// endedSeen is when INFO first showed the save over while no report
+	// had come; -1 before.
+	endedSeen time.Duration
+}
+
+// measure runs the window on the events of the run's watcher. ctx is the
+// caller's, runCtx the run's (commands of the run go out on it).
+func (win *window) measure(ctx, runCtx context.Context, events <-chan source.Event) error {
+	cfg := win.b.cfg
+	win.t0, win.ops0 = cfg.Clock.Offset(), win.wr.Ops()
+	win.sent, win.endedSeen = -1, -1
 	trigger := time.NewTimer(cfg.TriggerAt)
 	defer trigger.Stop()
 	windowEnd := time.NewTimer(cfg.Window)
@@ -493,95 +568,109 @@ func (b *bencher) run(ctx context.Context, srv, runNo int) (Run, error) {
 	defer giveUp.Stop()
 	check := time.NewTicker(time.Second)
 	defer check.Stop()
-
-	var (
-		sent     = time.Duration(-1)
-		tEnd     time.Duration
-		closed   bool
-		report   *source.SaveReport
-		prevSave string
-		// endedSeen is when INFO first showed the save over while no
-		// report had come; -1 before.
-		endedSeen = time.Duration(-1)
-	)
-	for !closed || report == nil {
+	for !win.closed || win.report == nil {
+		var err error
 		select {
 		case ev := <-events:
-			c.add(ev)
-			if ev.Kind == source.EventSaveEnded && ev.Report != nil && sent >= 0 && report == nil {
-				// Ours: an RDB save whose end was sampled after BGSAVE went out.
-				if isRDB(ev.Report.Kind) && ev.Report.Ended >= sent {
-					report = ev.Report
-				}
-			}
+			win.take(ev)
 		case <-trigger.C:
-			p, err := b.persistence(runCtx, srv)
-			if err != nil {
-				return Run{}, err
-			}
-			prevSave = p["rdb_saves"] + "/" + p["rdb_last_save_time"]
-			res := w.Do(runCtx, "BGSAVE")
-			if !res.OK() {
-				return Run{}, fmt.Errorf("BGSAVE refused: %s", res.Err)
-			}
-			sent = res.Sent
-			b.progress("%s run %d/%d: BGSAVE sent at %s (%s)", b.names[srv], runNo, cfg.Runs, (res.Sent - t0).Round(time.Millisecond), res.Reply)
+			err = win.bgsave(runCtx)
 		case <-windowEnd.C:
-			tEnd = cfg.Clock.Offset()
-			r.WriterOps = float64(wr.Ops()-ops0) / (tEnd - t0).Seconds()
-			closed = true
+			win.tEnd = cfg.Clock.Offset()
+			win.writerOps = float64(win.wr.Ops()-win.ops0) / (win.tEnd - win.t0).Seconds()
+			win.closed = true
 		case <-check.C:
-			// Once the window has closed, make sure the watcher is not
-			// waiting for a save it missed (one shorter than a sampling
-			// interval ends between two samples).
-			if !closed || report != nil || sent < 0 {
-				continue
-			}
-			p, err := b.persistence(runCtx, srv)
-			if err != nil {
-				return Run{}, err
-			}
-			if p["rdb_bgsave_in_progress"] != "0" || p["rdb_saves"]+"/"+p["rdb_last_save_time"] == prevSave {
-				continue
-			}
-			if endedSeen < 0 {
-				endedSeen = cfg.Clock.Offset()
-			} else if cfg.Clock.Offset()-endedSeen > 2*time.Second+5*cfg.Interval {
-				return Run{}, fmt.Errorf("the save ended but the watcher never saw it running (sampling every %s); "+
-					"use a larger dataset (--keys) or a shorter interval", cfg.Interval)
-			}
+			err = win.checkMissed(runCtx)
 		case <-giveUp.C:
-			return Run{}, fmt.Errorf("the save did not end within %s (%s)", limit, c.lastErr)
+			err = fmt.Errorf("the save did not end within %s (%s)", limit, win.c.lastErr)
 		case <-ctx.Done():
-			return Run{}, ctx.Err()
+			err = ctx.Err()
+		}
+		if err != nil {
+			return err
 		}
 	}
-	wr.Stop()
-	stopWatch()
-	wg.Wait()
+	return nil
+}
+
+// take collects an event, and keeps the report of our save: an RDB save
+// whose end was sampled after BGSAVE went out.
+func (win *window) take(ev source.Event) {
+	win.c.add(ev)
+	if ev.Kind == source.EventSaveEnded && ev.Report != nil && win.sent >= 0 && win.report == nil &&
+		isRDB(ev.Report.Kind) && ev.Report.Ended >= win.sent {
+		win.report = ev.Report
+	}
+}
+
+// bgsave sends the run's BGSAVE, noting first which save the server had
+// done last.
+func (win *window) bgsave(ctx context.Context) error {
+	p, err := win.b.persistence(ctx, win.srv)
+	if err != nil {
+		return err
+	}
+	win.prevSave = p["rdb_saves"] + "/" + p["rdb_last_save_time"]
+	res := win.w.Do(ctx, "BGSAVE")
+	if !res.OK() {
+		return fmt.Errorf("BGSAVE refused: %s", res.Err)
+	}
+	win.sent = res.Sent
+	win.b.progress("%s run %d/%d: BGSAVE sent at %s (%s)", win.b.names[win.srv], win.runNo, win.b.cfg.Runs,
+		(res.Sent - win.t0).Round(time.Millisecond), res.Reply)
+	return nil
+}
+
+// checkMissed, once the window has closed, makes sure the watcher is not
+// waiting for a save it missed (one shorter than a sampling interval ends
+// between two samples).
+func (win *window) checkMissed(ctx context.Context) error {
+	if !win.closed || win.report != nil || win.sent < 0 {
+		return nil
+	}
+	p, err := win.b.persistence(ctx, win.srv)
+	if err != nil {
+		return err
+	}
+	if p["rdb_bgsave_in_progress"] != "0" || p["rdb_saves"]+"/"+p["rdb_last_save_time"] == win.prevSave {
+		return nil
+	}
+	cfg := win.b.cfg
+	if win.endedSeen < 0 {
+		win.endedSeen = cfg.Clock.Offset()
+	} else if cfg.Clock.Offset()-win.endedSeen > 2*time.Second+5*cfg.Interval {
+		return fmt.Errorf("the save ended but the watcher never saw it running (sampling every %s); "+
+			"use a larger dataset (--keys) or a shorter interval", cfg.Interval)
+	}
+	return nil
+}
+
+// writerNotes says, in progress lines, what lowers a run's throughput
+// figure or shows its keyspace changed: failed writes, and SETs that found
+// no key to overwrite.
+func (b *bencher) writerNotes(srv, runNo int, wr *load.Writers) {
 	if n := wr.Errors(); n > 0 {
-		// Failed writes lower the throughput figure; say why it is low.
-		b.progress("%s run %d/%d: the writers saw %d errors, last: %v", b.names[srv], runNo, cfg.Runs, n, wr.LastError())
+		b.progress("%s run %d/%d: the writers saw %d errors, last: %v", b.names[srv], runNo, b.cfg.Runs, n, wr.LastError())
 	}
-	if r.WriterMisses = wr.Misses(); r.WriterMisses > 0 {
-		b.progress("%s run %d/%d: %d of the writers' SETs found no key to overwrite (part of the keyspace went missing)", b.names[srv], runNo, cfg.Runs, r.WriterMisses)
+	if n := wr.Misses(); n > 0 {
+		b.progress("%s run %d/%d: %d of the writers' SETs found no key to overwrite (part of the keyspace went missing)", b.names[srv], runNo, b.cfg.Runs, n)
 	}
+}
 
-	r.Report = *report
-	r.WorstPing, r.P99Ping = c.ping(t0, tEnd)
-	r.MemDelta = c.memDelta(report)
-
+// serverSaid fills the save's cost as the server itself reports it after
+// the run (rdb_last_cow_size, rdb_last_bgsave_time_sec).
+func (b *bencher) serverSaid(ctx context.Context, srv int, r *Run) error {
 	p, err := b.persistence(ctx, srv)
 	if err != nil {
-		return Run{}, err
+		return err
 	}
 	if r.ServerCOW, err = strconv.ParseInt(p["rdb_last_cow_size"], 10, 64); err != nil {
-		return Run{}, fmt.Errorf("server reports no rdb_last_cow_size (%q)", p["rdb_last_cow_size"])
+		return fmt.Errorf("server reports no rdb_last_cow_size (%q)", p["rdb_last_cow_size"])
 	}
 	if r.ServerSeconds, err = strconv.ParseInt(p["rdb_last_bgsave_time_sec"], 10, 64); err != nil {
-		return Run{}, fmt.Errorf("server reports no rdb_last_bgsave_time_sec (%q)", p["rdb_last_bgsave_time_sec"])
+		return fmt.Errorf("server reports no rdb_last_bgsave_time_sec (%q)", p["rdb_last_bgsave_time_sec"])
 	}
-	return r, nil
+	return nil
 }
 
 // judge fills the run's forecast from the calibrations of the runs
