@@ -20,6 +20,15 @@ func ParseInfo(text string) Info {
 // reference into text: string fields reuse dst's previous value or a
 // constant when equal, so a steady stream of samples parses without
 // allocating and a kept Info does not pin a whole INFO reply in memory.
+//
+// It is one long function on purpose: a line walker and a switch with a
+// case per field vkwatch reads. Go compiles a switch on constant strings to
+// a search on length and value, so a line costs a few comparisons and no
+// allocation, and each field's name stays beside the Info field it fills
+// and the parsing it gets; a table of setters would hash every line and be
+// no shorter. Split into a line walker and a field setter (two calls per
+// line that Go does not inline), the parse took about 9% more CPU
+// (BenchmarkParseInfoInto, task-clock of 400000 parses, 6 pairs).
 func ParseInfoInto(dst *Info, text string) {
 	prev := [...]string{dst.ServerName, dst.Version, dst.Role}
 	prevReplicas := dst.Replicas
