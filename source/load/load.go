@@ -92,75 +92,26 @@ func Preload(ctx context.Context, opts *redis.Options, cfg Config, progress func
 	if err != nil {
 		return err
 	}
-	total := cfg.Keys
-	if total == 0 {
+	if cfg.Keys == 0 {
 		if progress != nil {
 			progress(0, 0)
 		}
 		return nil
 	}
-	nconns := min(preloadConns, (total+cfg.Pipeline-1)/cfg.Pipeline)
-	conns, err := dialAll(ctx, opts, nconns)
+	conns, err := dialAll(ctx, opts, min(preloadConns, (cfg.Keys+cfg.Pipeline-1)/cfg.Pipeline))
 	if err != nil {
 		return err
 	}
-	parent := ctx
-	ctx, cancel := context.WithCancel(ctx)
+	fillCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	value := makeValue(cfg.ValueSize)
-
-	var (
-		next    atomic.Int64 // first index of the next batch to take
-		done    atomic.Int64 // keys acknowledged
-		errOnce sync.Once
-		first   error
-		wg      sync.WaitGroup
-	)
-	fail := func(err error) {
-		errOnce.Do(func() { first = err })
-		cancel()
-	}
+	p := &preloader{cfg: cfg, value: makeValue(cfg.ValueSize), cancel: cancel}
+	var wg sync.WaitGroup
 	for _, c := range conns {
-		stop := context.AfterFunc(ctx, c.interrupt)
+		stop := context.AfterFunc(fillCtx, c.interrupt)
 		wg.Go(func() {
 			defer c.close()
 			defer stop()
-			for ctx.Err() == nil {
-				start := int(next.Add(int64(cfg.Pipeline))) - cfg.Pipeline
-				if start >= total {
-					return
-				}
-				end := min(start+cfg.Pipeline, total)
-				b := c.buf[:0]
-				for i := start; i < end; i++ {
-					b = appendSet(b, cfg.Prefix, i, value)
-				}
-				c.buf = b
-				if _, err := c.nc.Write(b); err != nil {
-					fail(err)
-					return
-				}
-				// Read every reply of the batch even after an error reply,
-				// so that the connection stays in step.
-				var replyErr error
-				for i := start; i < end; i++ {
-					if err := c.readReply(); err != nil {
-						var se ServerError
-						if !errors.As(err, &se) {
-							fail(err)
-							return
-						}
-						if replyErr == nil {
-							replyErr = fmt.Errorf("load: SET %s%d: %w", cfg.Prefix, i, err)
-						}
-					}
-				}
-				if replyErr != nil {
-					fail(replyErr)
-					return
-				}
-				done.Add(int64(end - start))
-			}
+			p.fill(fillCtx, c)
 		})
 	}
 	finished := make(chan struct{})
@@ -168,13 +119,82 @@ func Preload(ctx context.Context, opts *redis.Options, cfg Config, progress func
 		wg.Wait()
 		close(finished)
 	}()
+	return p.wait(ctx, finished, progress)
+}
+
+// preloader is what the connections of one Preload share: the next batch
+// to take, the keys acknowledged, and the first error, which stops them
+// all.
+type preloader struct {
+	cfg     Config
+	value   []byte
+	next    atomic.Int64 // first index of the next batch to take
+	done    atomic.Int64 // keys acknowledged
+	errOnce sync.Once
+	first   error
+	cancel  context.CancelFunc
+}
+
+func (p *preloader) fail(err error) {
+	p.errOnce.Do(func() { p.first = err })
+	p.cancel()
+}
+
+// fill takes batches of keys and SETs them on c until none is left, ctx
+// ends or something fails.
+func (p *preloader) fill(ctx context.Context, c *rawConn) {
+	for ctx.Err() == nil {
+		start := int(p.next.Add(int64(p.cfg.Pipeline))) - p.cfg.Pipeline
+		if start >= p.cfg.Keys {
+			return
+		}
+		end := min(start+p.cfg.Pipeline, p.cfg.Keys)
+		if err := p.batch(c, start, end); err != nil {
+			p.fail(err)
+			return
+		}
+		p.done.Add(int64(end - start))
+	}
+}
+
+// batch SETs keys start..end-1 in one write and reads every reply, even
+// after an error reply, so that the connection stays in step; it returns
+// the first error reply, or why the connection failed.
+func (p *preloader) batch(c *rawConn, start, end int) error {
+	b := c.buf[:0]
+	for i := start; i < end; i++ {
+		b = appendSet(b, p.cfg.Prefix, i, p.value)
+	}
+	c.buf = b
+	if _, err := c.nc.Write(b); err != nil {
+		return err
+	}
+	var replyErr error
+	for i := start; i < end; i++ {
+		if err := c.readReply(); err != nil {
+			var se ServerError
+			if !errors.As(err, &se) {
+				return err
+			}
+			if replyErr == nil {
+				replyErr = fmt.Errorf("load: SET %s%d: %w", p.cfg.Prefix, i, err)
+			}
+		}
+	}
+	return replyErr
+}
+
+// wait reports progress every 100 ms until the connections have finished,
+// then says how the preload ended. parent is the caller's context.
+func (p *preloader) wait(parent context.Context, finished <-chan struct{}, progress func(done, total int)) error {
+	total := p.cfg.Keys
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		select {
 		case <-tick.C:
 			if progress != nil {
-				progress(int(done.Load()), total)
+				progress(int(p.done.Load()), total)
 			}
 		case <-finished:
 			// When the caller's context ended, the interrupted reads are a
@@ -182,10 +202,10 @@ func Preload(ctx context.Context, opts *redis.Options, cfg Config, progress func
 			if err := parent.Err(); err != nil {
 				return err
 			}
-			if first != nil {
-				return first
+			if p.first != nil {
+				return p.first
 			}
-			if n := int(done.Load()); n < total {
+			if n := int(p.done.Load()); n < total {
 				return fmt.Errorf("load: preload stopped after %d of %d keys", n, total)
 			}
 			if progress != nil {
