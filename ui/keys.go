@@ -16,6 +16,7 @@ type keyMap struct {
 	Scale      key.Binding // one scale per metric across panes, or per pane
 	Close      key.Binding // esc: closes the view opened last
 	Pause      key.Binding
+	Shot       key.Binding // S: the screen as an SVG file
 	Quit       key.Binding
 
 	fleet bool // a fleet: B is the rolling save, A is not offered
@@ -34,6 +35,7 @@ func newKeyMap(servers int, fleet bool) keyMap {
 		Scale:      key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "scales")),
 		Close:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close")),
 		Pause:      key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause")),
+		Shot:       key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "screen to SVG")),
 		Quit:       key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 	}
 	k.fleet = fleet

@@ -75,8 +75,12 @@ type Config struct {
 	// rolling save (source/fleet.RollConfig.MaxParallel); 0 means 1.
 	MaxParallelSaves int
 	// Now is an optional clock, for tests; time.Now when nil. The UI reads
-	// it only to stamp the moment the view was paused.
+	// it only to stamp the moment the view was paused and to name S's
+	// picture.
 	Now func() time.Time
+	// ShotDir is where S writes the screen as SVG; "" is the current
+	// directory.
+	ShotDir string
 }
 
 // EventMsg carries one event into the model.
@@ -245,6 +249,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.refresh()
 		return m, m.rollCmds(acts)
+	case shotMsg:
+		m.setFooter(shotNote(msg))
+		m.compose()
 	case tea.KeyMsg:
 		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {
 			return m.onRunes(msg.Runes)
@@ -596,6 +603,7 @@ func (m *Model) footerLine() string {
 // A key held back by a memory warning (confirm) is sent if it comes again
 // now; any other key drops it and does what it always does.
 func (m Model) onKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
+	frame := m.view // the screen as the user sees it, for S
 	m.footer = nil
 	confirmed := m.confirm != "" && k.String() == m.confirm
 	m.confirm = ""
@@ -605,6 +613,8 @@ func (m Model) onKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	switch {
 	case key.Matches(k, m.keys.Quit):
 		return m, tea.Quit
+	case key.Matches(k, m.keys.Shot):
+		return m, m.afterKey(shotCmd(frame, m.width, m.height, m.cfg.ShotDir, m.cfg.Now))
 	case m.fleet != nil && (k.String() == "B" || k.String() == "A"):
 		return m, m.afterKey(m.fleetKey(k.String(), confirmed))
 	case key.Matches(k, m.keys.Save):

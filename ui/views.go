@@ -173,7 +173,7 @@ func (h openHelp) FullHelp() [][]key.Binding {
 		}
 	}
 	g := h.m.keys
-	general := append([]key.Binding{g.Scale, g.Close, g.Pause}, cols[kindFoot]...)
+	general := append([]key.Binding{g.Scale, g.Close, g.Pause, g.Shot}, cols[kindFoot]...)
 	return [][]key.Binding{g.commands(), cols[kindBase], cols[kindBody], append(general, g.Quit)}
 }
 

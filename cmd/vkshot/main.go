@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/vkwatch/vkwatch/cmd/internal/gobuild"
+	screenshot "github.com/vkwatch/vkwatch/ui/shot"
 )
 
 // config is what the command line says.
@@ -108,10 +109,10 @@ func chartCells(text string) int {
 }
 
 func (m marker) holds(sc screen) bool {
-	if m.cells > 0 && chartCells(sc.text) < m.cells {
+	if m.cells > 0 && chartCells(sc.Text) < m.cells {
 		return false
 	}
-	found := m.re.FindAllStringSubmatch(sc.text, -1)
+	found := m.re.FindAllStringSubmatch(sc.Text, -1)
 	if len(found) < m.min {
 		return false
 	}
@@ -189,10 +190,10 @@ func run(c config) error {
 		sc, err := s.waitFor(c.timeout, sh.when.holds)
 		if err != nil {
 			return fmt.Errorf("%s: waiting for %q (x%d, %d chart cells): %v\nscreen (%d chart cells):\n%s",
-				sh.file, sh.when.re, sh.when.min, sh.when.cells, err, chartCells(sc.text), sc.text)
+				sh.file, sh.when.re, sh.when.min, sh.when.cells, err, chartCells(sc.Text), sc.Text)
 		}
 		path := filepath.Join(c.out, sh.file)
-		if err := os.WriteFile(path, renderSVG(sc, title), 0o644); err != nil {
+		if err := os.WriteFile(path, screenshot.SVG(sc, title), 0o644); err != nil {
 			return err
 		}
 		fmt.Fprintf(os.Stderr, "vkshot: %s\n", path)

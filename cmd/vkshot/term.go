@@ -3,26 +3,17 @@ package main
 import (
 	"errors"
 	"fmt"
-	"image/color"
 	"io"
 	"os"
 	"os/exec"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	uv "github.com/charmbracelet/ultraviolet"
 	"github.com/charmbracelet/x/vt"
 	"github.com/creack/pty"
-)
 
-// Colours of the emulated terminal when a program leaves them at the
-// default: a dark theme (Catppuccin Mocha's base and text, as demo.tape
-// uses). vkwatch asks for the background (OSC 11) to pick its dark colours.
-var (
-	defaultBg = color.RGBA{0x1e, 0x1e, 0x2e, 0xff}
-	defaultFg = color.RGBA{0xcd, 0xd6, 0xf4, 0xff}
+	screenshot "github.com/vkwatch/vkwatch/ui/shot"
 )
 
 // session is a program in a pseudo-terminal whose output feeds a terminal
@@ -48,8 +39,8 @@ func start(argv []string, env []string, cols, rows int) (*session, error) {
 		return nil, fmt.Errorf("start %s in a pseudo-terminal: %w", argv[0], err)
 	}
 	emu := vt.NewEmulator(cols, rows)
-	emu.SetDefaultBackgroundColor(defaultBg)
-	emu.SetDefaultForegroundColor(defaultFg)
+	emu.SetDefaultBackgroundColor(screenshot.DefaultBg)
+	emu.SetDefaultForegroundColor(screenshot.DefaultFg)
 	s := &session{cmd: cmd, ptm: ptm, emu: emu, exited: make(chan struct{}), out: make(chan struct{})}
 	// What the terminal answers (the background colour, the cursor
 	// position) goes back to the program as typed input. The emulator
@@ -84,48 +75,14 @@ func (s *session) press(keys string) error {
 	return err
 }
 
-// screen is one moment of the terminal: its text, line by line, and its
-// cells with their colours.
-type screen struct {
-	text  string
-	cols  int
-	rows  int
-	cells [][]uv.Cell
-}
+// screen is one moment of the terminal (ui/shot draws it).
+type screen = screenshot.Screen
 
 // snapshot copies the screen as it is now.
 func (s *session) snapshot() screen {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return screenOf(s.emu)
-}
-
-// screenOf copies an emulator's screen.
-func screenOf(emu *vt.Emulator) screen {
-	w, h := emu.Width(), emu.Height()
-	sc := screen{cols: w, rows: h, cells: make([][]uv.Cell, h)}
-	lines := make([]string, h)
-	for y := range h {
-		row := make([]uv.Cell, w)
-		var b strings.Builder
-		for x := range w {
-			if c := emu.CellAt(x, y); c != nil {
-				row[x] = *c
-			}
-			switch {
-			case row[x].Content == "" && row[x].Width == 0 && x > 0 && row[x-1].Width > 1:
-				// the second half of a wide character
-			case row[x].Content == "":
-				b.WriteByte(' ')
-			default:
-				b.WriteString(row[x].Content)
-			}
-		}
-		sc.cells[y] = row
-		lines[y] = strings.TrimRight(b.String(), " ")
-	}
-	sc.text = strings.Join(lines, "\n")
-	return sc
+	return screenshot.ScreenOf(s.emu)
 }
 
 // errExited is returned by waitFor when the program ends first.

@@ -9,44 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/charmbracelet/x/vt"
 )
-
-// TestRenderKeepsColours feeds a real terminal emulator text in true
-// colour, a 256-colour background, bold and characters XML must escape,
-// and checks the picture: valid SVG, each run in its colour, the
-// background a rectangle, the text escaped and on its cells.
-func TestRenderKeepsColours(t *testing.T) {
-	emu := vt.NewEmulator(40, 3)
-	emu.SetDefaultBackgroundColor(defaultBg)
-	emu.SetDefaultForegroundColor(defaultFg)
-	go io.Copy(io.Discard, emu) // the emulator's answers, unread here
-	emu.WriteString("\x1b[38;2;255;95;95mred\x1b[0m \x1b[1;48;5;21mbold\x1b[0m a&<b>\r\n╔══╗ ⣿ 42%")
-	sc := screenOf(emu)
-	if !strings.HasPrefix(sc.text, "red bold a&<b>\n╔══╗ ⣿ 42%") {
-		t.Fatalf("screen text %q", sc.text)
-	}
-	svg := renderSVG(sc, "vkwatch demo")
-	for _, want := range []string{
-		`fill="#ff5f5f">red</text>`,
-		`fill="#0000ff"/>`, // index 21's background, behind "bold"
-		`font-weight="bold">bold</text>`,
-		`>a&amp;&lt;b&gt;</text>`,
-		`>vkwatch demo</text>`,
-		`x="91.6" y="57.5" textLength="42.0" lengthAdjust="spacingAndGlyphs" fill="#cdd6f4">a&amp;`, // after "red bold ", 5 cells
-		// "╔══╗ ⣿ 42%" on row 1: no run stretches spaces beside braille or
-		// box drawing, whose fallback font's advance is not a space's.
-		`x="16.0" y="75.5" textLength="33.6" lengthAdjust="spacingAndGlyphs" fill="#cdd6f4">╔══╗</text>`,
-		`x="58.0" y="75.5" textLength="8.4" lengthAdjust="spacingAndGlyphs" fill="#cdd6f4">⣿</text>`,
-		`x="74.8" y="75.5" textLength="25.2" lengthAdjust="spacingAndGlyphs" fill="#cdd6f4">42%</text>`,
-	} {
-		if !bytes.Contains(svg, []byte(want)) {
-			t.Errorf("SVG lacks %s:\n%s", want, svg)
-		}
-	}
-	checkSVG(t, "rendered", svg)
-}
 
 // checkSVG checks that b is well-formed XML whose root is an svg element.
 func checkSVG(t *testing.T, name string, b []byte) {
@@ -95,12 +58,12 @@ func TestMarker(t *testing.T) {
 		{after, "last save none yet ║│ last save BGSAVE fork · ok · took 11s", false},
 		{after, "last save BGSAVE fork · ok ║│ last save BGSAVE fork · ok · took 11s", true},
 	} {
-		if got := tt.m.holds(screen{text: tt.text}); got != tt.want {
+		if got := tt.m.holds(screen{Text: tt.text}); got != tt.want {
 			t.Errorf("%s on %q: %v, want %v", tt.m.name, tt.text, got, tt.want)
 		}
 	}
 	ready.cells = 3
-	if ready.holds(screen{text: "p50 4 p50 5 ▁▂"}) || !ready.holds(screen{text: "p50 4 p50 5 ▁▂⣿"}) {
+	if ready.holds(screen{Text: "p50 4 p50 5 ▁▂"}) || !ready.holds(screen{Text: "p50 4 p50 5 ▁▂⣿"}) {
 		t.Error("the chart cells are not counted")
 	}
 	if _, err := (config{ready: "("}).shots(); err == nil {

@@ -1,12 +1,18 @@
-package main
+// Package shot renders a terminal screen to an SVG picture: each cell's
+// background as a rectangle, its text in its colour and weight, the text
+// kept as text so the picture is sharp at any size and searchable. It
+// draws the README's pictures (cmd/vkshot) and the monitor's S key.
+package shot
 
 import (
 	"fmt"
 	"image/color"
+	"io"
 	"strings"
 	"unicode/utf8"
 
 	uv "github.com/charmbracelet/ultraviolet"
+	"github.com/charmbracelet/x/vt"
 )
 
 // Geometry of the picture: a monospace cell of cellW x cellH pixels at
@@ -26,6 +32,64 @@ const (
 const fontFamily = `'DejaVu Sans Mono', 'JetBrains Mono', Menlo, Consolas, 'Liberation Mono', monospace`
 
 // hex is a colour as #rrggbb; nil is the default it stands for.
+// Colours of the terminal where a program leaves them at the default: a
+// dark theme (Catppuccin Mocha's base and text, as demo.tape uses).
+var (
+	DefaultBg = color.RGBA{0x1e, 0x1e, 0x2e, 0xff}
+	DefaultFg = color.RGBA{0xcd, 0xd6, 0xf4, 0xff}
+)
+
+// Screen is one moment of a terminal: its text, line by line, and its
+// cells with their colours.
+type Screen struct {
+	Text  string
+	Cols  int
+	Rows  int
+	Cells [][]uv.Cell
+}
+
+// ScreenOf copies an emulator's screen.
+func ScreenOf(emu *vt.Emulator) Screen {
+	w, h := emu.Width(), emu.Height()
+	sc := Screen{Cols: w, Rows: h, Cells: make([][]uv.Cell, h)}
+	lines := make([]string, h)
+	for y := range h {
+		row := make([]uv.Cell, w)
+		var b strings.Builder
+		for x := range w {
+			if c := emu.CellAt(x, y); c != nil {
+				row[x] = *c
+			}
+			switch {
+			case row[x].Content == "" && row[x].Width == 0 && x > 0 && row[x-1].Width > 1:
+				// the second half of a wide character
+			case row[x].Content == "":
+				b.WriteByte(' ')
+			default:
+				b.WriteString(row[x].Content)
+			}
+		}
+		sc.Cells[y] = row
+		lines[y] = strings.TrimRight(b.String(), " ")
+	}
+	sc.Text = strings.Join(lines, "\n")
+	return sc
+}
+
+// FromFrame is the screen a cols x rows terminal shows after drawing
+// frame, a bubbletea View (lines of text with ANSI styles): the same
+// emulator the README's pictures come from reads it, so S and vkshot
+// draw alike.
+func FromFrame(frame string, cols, rows int) Screen {
+	emu := vt.NewEmulator(cols, rows)
+	defer emu.Close()
+	emu.SetDefaultBackgroundColor(DefaultBg)
+	emu.SetDefaultForegroundColor(DefaultFg)
+	go io.Copy(io.Discard, emu) // its answers to queries: none asked, none read
+	emu.WriteString(strings.ReplaceAll(frame, "\n", "\r\n"))
+	return ScreenOf(emu)
+}
+
 func hex(c color.Color, def color.Color) string {
 	if c == nil {
 		c = def
@@ -44,8 +108,8 @@ type look struct {
 func lookOf(c uv.Cell) look {
 	st := c.Style
 	l := look{
-		fg:        hex(st.Fg, defaultFg),
-		bg:        hex(st.Bg, defaultBg),
+		fg:        hex(st.Fg, DefaultFg),
+		bg:        hex(st.Bg, DefaultBg),
 		bold:      st.Attrs&uv.AttrBold != 0,
 		faint:     st.Attrs&uv.AttrFaint != 0,
 		ital:      st.Attrs&uv.AttrItalic != 0,
@@ -102,14 +166,14 @@ func mixes(text, next string) bool {
 // escape makes text safe inside an SVG element.
 var escape = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;")
 
-// renderSVG draws a screen as an SVG picture: a window with a title, each
+// SVG draws a screen as an SVG picture: a window with a title, each
 // cell's background as a rectangle, its text in its colour and weight.
 // The text stays text, so the picture is sharp at any size and its words
 // can be searched.
-func renderSVG(sc screen, title string) []byte {
-	width := pad*2 + float64(sc.cols)*cellW
-	height := titleH + pad*2 + float64(sc.rows)*cellH
-	bg := hex(nil, defaultBg)
+func SVG(sc Screen, title string) []byte {
+	width := pad*2 + float64(sc.Cols)*cellW
+	height := titleH + pad*2 + float64(sc.Rows)*cellH
+	bg := hex(nil, DefaultBg)
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f">`+"\n",
 		width, height, width, height)
@@ -123,7 +187,7 @@ func renderSVG(sc screen, title string) []byte {
 	top := titleH + pad
 	// Backgrounds first, so that no rectangle covers a neighbour's text.
 	b.WriteString(`<g shape-rendering="crispEdges">` + "\n")
-	for y, row := range sc.cells {
+	for y, row := range sc.Cells {
 		for _, r := range spans(row) {
 			if r.look.bg == bg {
 				continue
@@ -134,7 +198,7 @@ func renderSVG(sc screen, title string) []byte {
 	}
 	b.WriteString("</g>\n")
 	fmt.Fprintf(&b, `<g font-family="%s" font-size="%.0f" xml:space="preserve">`+"\n", fontFamily, fontSize)
-	for y, row := range sc.cells {
+	for y, row := range sc.Cells {
 		baseline := top + float64(y)*cellH + cellH*0.75
 		for _, r := range spans(row) {
 			if !r.look.underline && !r.look.strike {

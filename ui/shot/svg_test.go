@@ -1,0 +1,85 @@
+package shot
+
+import (
+	"bytes"
+	"encoding/xml"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/vt"
+)
+
+// TestRenderKeepsColours feeds a real terminal emulator text in true
+// colour, a 256-colour background, bold and characters XML must escape,
+// and checks the picture: valid SVG, each run in its colour, the
+// background a rectangle, the text escaped and on its cells.
+func TestRenderKeepsColours(t *testing.T) {
+	emu := vt.NewEmulator(40, 3)
+	emu.SetDefaultBackgroundColor(DefaultBg)
+	emu.SetDefaultForegroundColor(DefaultFg)
+	go io.Copy(io.Discard, emu) // the emulator's answers, unread here
+	emu.WriteString("\x1b[38;2;255;95;95mred\x1b[0m \x1b[1;48;5;21mbold\x1b[0m a&<b>\r\n╔══╗ ⣿ 42%")
+	sc := ScreenOf(emu)
+	if !strings.HasPrefix(sc.Text, "red bold a&<b>\n╔══╗ ⣿ 42%") {
+		t.Fatalf("screen text %q", sc.Text)
+	}
+	svg := SVG(sc, "vkwatch demo")
+	for _, want := range []string{
+		`fill="#ff5f5f">red</text>`,
+		`fill="#0000ff"/>`, // index 21's background, behind "bold"
+		`font-weight="bold">bold</text>`,
+		`>a&amp;&lt;b&gt;</text>`,
+		`>vkwatch demo</text>`,
+		`x="91.6" y="57.5" textLength="42.0" lengthAdjust="spacingAndGlyphs" fill="#cdd6f4">a&amp;`, // after "red bold ", 5 cells
+		// "╔══╗ ⣿ 42%" on row 1: no run stretches spaces beside braille or
+		// box drawing, whose fallback font's advance is not a space's.
+		`x="16.0" y="75.5" textLength="33.6" lengthAdjust="spacingAndGlyphs" fill="#cdd6f4">╔══╗</text>`,
+		`x="58.0" y="75.5" textLength="8.4" lengthAdjust="spacingAndGlyphs" fill="#cdd6f4">⣿</text>`,
+		`x="74.8" y="75.5" textLength="25.2" lengthAdjust="spacingAndGlyphs" fill="#cdd6f4">42%</text>`,
+	} {
+		if !bytes.Contains(svg, []byte(want)) {
+			t.Errorf("SVG lacks %s:\n%s", want, svg)
+		}
+	}
+	checkSVG(t, "rendered", svg)
+}
+
+// TestFromFrame: a frame as bubbletea's View returns it (lines joined by
+// newlines, lipgloss's styles) becomes the screen a terminal would show,
+// each line at its row's start.
+func TestFromFrame(t *testing.T) {
+	sc := FromFrame("\x1b[1mvkwatch\x1b[0m 127.0.0.1:6379\nused \x1b[38;2;166;227;161m1.2 GiB\x1b[0m", 30, 4)
+	if want := "vkwatch 127.0.0.1:6379\nused 1.2 GiB\n\n"; sc.Text != want {
+		t.Fatalf("screen %q, want %q", sc.Text, want)
+	}
+	svg := SVG(sc, "vkwatch")
+	for _, want := range []string{`font-weight="bold">vkwatch</text>`, `fill="#a6e3a1">1.2 GiB</text>`, `>127.0.0.1:6379</text>`} {
+		if !bytes.Contains(svg, []byte(want)) {
+			t.Errorf("SVG lacks %s:\n%s", want, svg)
+		}
+	}
+	checkSVG(t, "frame", svg)
+}
+
+// checkSVG checks that b is well-formed XML whose root is an svg element.
+func checkSVG(t *testing.T, name string, b []byte) {
+	t.Helper()
+	d := xml.NewDecoder(bytes.NewReader(b))
+	root := ""
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s: not well-formed XML: %v", name, err)
+		}
+		if se, ok := tok.(xml.StartElement); ok && root == "" {
+			root = se.Name.Local
+		}
+	}
+	if root != "svg" {
+		t.Fatalf("%s: root element %q, want svg", name, root)
+	}
+}
