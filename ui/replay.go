@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -18,6 +19,44 @@ const replayStep = 100 * time.Millisecond
 // replaySeek is how far left and right jump.
 const replaySeek = 10 * time.Second
 
+// replayAhead is how much recording a read brings in ahead of the cursor,
+// in playback time: reads are few, and what is in memory stays small.
+const replayAhead = 2 * time.Second
+
+// ReplaySource is a recording as a replay reads it: streamed, from about
+// any offset on, so only the history window around the cursor is ever in
+// memory. Its readers are used from tea.Cmds, one at a time.
+type ReplaySource interface {
+	// Span is the offsets of the first and the last event.
+	Span() (start, end time.Duration)
+	// From returns a reader of the events from at or a little before t
+	// (a recording's frames are its seek points), in about offset order.
+	From(t time.Duration) (ReplayReader, error)
+	// Preamble is what a replay knows of the servers before it reads a
+	// byte at t: their identities, as connected events. Fed after a reset.
+	Preamble(t time.Duration) []source.Event
+}
+
+// ReplayReader reads events in order.
+type ReplayReader interface {
+	// Next returns the next event; false at the end (or on an error, which
+	// Err returns).
+	Next() (source.Event, bool)
+	Err() error
+	Close()
+}
+
+// ReplayOptions are a replay's settings besides the monitor's Config.
+type ReplayOptions struct {
+	Speed float64 // times real time; 1 when not positive
+	// Epoch is the recording clock's wall time at offset 0: the status
+	// line shows the wall time of the cursor. Zero: not shown.
+	Epoch time.Time
+	// ParseTime reads a time typed after g (03:00, +90m) as an offset; nil
+	// disables g.
+	ParseTime func(string) (time.Duration, error)
+}
+
 // newReplayModel is the monitor inside a replay: read-only, and saying
 // why in words that fit a recording.
 func newReplayModel(cfg Config) Model {
@@ -31,44 +70,366 @@ func newReplayModel(cfg Config) Model {
 // never runs two tick chains at once.
 type replayTick struct{ gen int }
 
-// replayKeys are the keys Replay handles before the monitor's own.
-type replayKeys struct {
-	Play, Back, Forward key.Binding
+// replayRead is what a read ahead brought in.
+type replayRead struct {
+	gen int
+	rd  ReplayReader
+	evs []source.Event
+	eof bool
+	err error
 }
 
-// Replay plays recorded events through the monitor's Model at a chosen
-// speed: space pauses, left and right seek 10 s. Every other key goes to
-// the monitor (tab, ?, q...). It implements tea.Model.
-//
-// Commands cannot reach a recording: the monitor is always read-only here.
-type Replay struct {
-	cfg    Config
-	inner  Model
-	events []source.Event // in offset order
-	next   int            // first event not fed yet
-	pos    time.Duration  // playback position, as an event offset
-	start  time.Duration
-	end    time.Duration
-	speed  float64
-	paused bool
+// replaySeeked is a seek's result: the history to feed after a reset, and
+// the events read past the target.
+type replaySeeked struct {
 	gen    int
-	keys   replayKeys
+	target time.Duration
+	from   time.Duration // the history window's start: reports before it stay
+	rd     ReplayReader
+	warm   []source.Event
+	ahead  []source.Event
+	eof    bool
+	err    error
+}
+
+// replayKeys are the keys Replay handles before the monitor's own.
+type replayKeys struct {
+	Play, Back, Forward, Home, End, Goto key.Binding
+}
+
+// Replay plays a recording through the monitor's Model at a chosen speed:
+// space pauses, left and right seek 10 s, home and end jump, g types a
+// time. Every other key goes to the monitor (tab, ?, q...). It implements
+// tea.Model.
+//
+// It streams: a read ahead (a tea.Cmd) brings in a couple of seconds past
+// the cursor at a time, and a seek resets the store and feeds it the
+// history window before the target, read from the nearest seek point of
+// the file. Commands cannot reach a recording: the monitor is read-only.
+type Replay struct {
+	cfg   Config
+	opts  ReplayOptions
+	inner Model
+	src   ReplaySource
+	rd    ReplayReader   // nil until the first seek lands
+	buf   []source.Event // read, not fed yet, in offset order
+	eof   bool           // rd has nothing more
+	// reading: a read ahead (or seek) is in flight; its reader must not be
+	// used or closed here until it answers.
+	reading bool
+	seeking bool
+	pos     time.Duration // playback position, as an event offset
+	start   time.Duration
+	end     time.Duration
+	paused  bool
+	gen     int
+	keys    replayKeys
+	err     string
+
+	typing bool   // g pressed: a time is being typed
+	typed  string // what was typed
 
 	width, height int
 	sized         bool
 }
 
-// NewReplay builds a replay of events (as read from a recording) through a
-// Model configured by cfg, at speed times real time (1 when not positive).
+// NewReplay builds a replay of events held in memory (as read from a
+// recording) at speed times real time.
 func NewReplay(cfg Config, events []source.Event, speed float64) Replay {
+	return NewStreamReplay(cfg, MemorySource(events), ReplayOptions{Speed: speed})
+}
+
+// NewStreamReplay builds a replay of src through a Model configured by
+// cfg. Init starts it at the recording's start.
+func NewStreamReplay(cfg Config, src ReplaySource, opts ReplayOptions) Replay {
 	cfg.ReadOnly = true
 	cfg.Send = nil
-	if speed <= 0 {
-		speed = 1
+	if opts.Speed <= 0 {
+		opts.Speed = 1
 	}
-	evs := slices.Clone(events)
-	// Recordings interleave servers and are written in arrival order; a
-	// stable sort by offset keeps each server's own order.
+	r := Replay{
+		cfg:   cfg,
+		opts:  opts,
+		inner: newReplayModel(cfg),
+		src:   src,
+		keys: replayKeys{
+			Play:    key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "play/pause")),
+			Back:    key.NewBinding(key.WithKeys("left"), key.WithHelp("←", "back 10s")),
+			Forward: key.NewBinding(key.WithKeys("right"), key.WithHelp("→", "forward 10s")),
+			Home:    key.NewBinding(key.WithKeys("home"), key.WithHelp("home", "start")),
+			End:     key.NewBinding(key.WithKeys("end"), key.WithHelp("end", "end")),
+			Goto:    key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "go to a time")),
+		},
+	}
+	r.start, r.end = src.Span()
+	r.pos = r.start
+	r.seeking = true
+	r.showStatus()
+	return r
+}
+
+// Init implements tea.Model: the first seek, to the start.
+func (r Replay) Init() tea.Cmd { return r.seekCmd(r.start) }
+
+// Update implements tea.Model.
+func (r Replay) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case replayTick:
+		if msg.gen != r.gen || r.paused || r.atEnd() || r.seeking {
+			return r, nil
+		}
+		r.pos += time.Duration(r.opts.Speed * float64(replayStep))
+		r.feed()
+		return r, tea.Batch(r.readCmd(), r.tickUnlessEnd())
+	case replayRead:
+		if msg.gen != r.gen {
+			msg.rd.Close() // a seek replaced this reader while it read
+			return r, nil
+		}
+		r.reading = false
+		r.buf = append(r.buf, msg.evs...)
+		r.eof = msg.eof
+		if msg.err != nil {
+			r.err = msg.err.Error()
+		}
+		r.feed()
+		return r, r.readCmd()
+	case replaySeeked:
+		if msg.gen != r.gen {
+			if msg.rd != nil {
+				msg.rd.Close()
+			}
+			return r, nil
+		}
+		r.landSeek(msg)
+		if r.paused || r.atEnd() {
+			return r, r.readCmd()
+		}
+		return r, tea.Batch(r.readCmd(), r.tick())
+	case tea.WindowSizeMsg:
+		r.width, r.height, r.sized = msg.Width, msg.Height, true
+	case tea.KeyMsg:
+		if r.typing {
+			return r.typeKey(msg)
+		}
+		switch {
+		case key.Matches(msg, r.keys.Play):
+			if r.atEnd() { // play again from the start
+				r.paused = false
+				return r, r.seekTo(r.start)
+			}
+			r.paused = !r.paused
+			r.gen++ // the tick in flight belongs to the old state
+			if r.reading {
+				r.reading = true // its answer is dropped; read again below
+			}
+			r.showStatus()
+			if r.paused {
+				return r, nil
+			}
+			return r, r.tick()
+		case key.Matches(msg, r.keys.Back):
+			return r, r.seekTo(r.pos - replaySeek)
+		case key.Matches(msg, r.keys.Forward):
+			return r, r.seekTo(r.pos + replaySeek)
+		case key.Matches(msg, r.keys.Home):
+			return r, r.seekTo(r.start)
+		case key.Matches(msg, r.keys.End):
+			return r, r.seekTo(r.end)
+		case key.Matches(msg, r.keys.Goto) && r.opts.ParseTime != nil:
+			r.typing, r.typed = true, ""
+			r.showStatus()
+			return r, nil
+		}
+	}
+	m, cmd := r.inner.Update(msg)
+	r.inner = m.(Model)
+	return r, cmd
+}
+
+// typeKey takes the keys of a time typed after g: enter goes there, esc
+// gives up.
+func (r Replay) typeKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	switch msg.Type {
+	case tea.KeyEnter:
+		r.typing = false
+		d, err := r.opts.ParseTime(strings.TrimSpace(r.typed))
+		if err != nil {
+			r.err = fmt.Sprintf("g %s: %v", r.typed, err)
+			r.showStatus()
+			return r, nil
+		}
+		r.err = ""
+		return r, r.seekTo(d)
+	case tea.KeyEsc:
+		r.typing = false
+	case tea.KeyBackspace:
+		if r.typed != "" {
+			r.typed = r.typed[:len(r.typed)-1]
+		}
+	case tea.KeyRunes:
+		if len(r.typed) < 40 {
+			r.typed += string(msg.Runes)
+		}
+	}
+	r.showStatus()
+	return r, nil
+}
+
+// View implements tea.Model.
+func (r Replay) View() string { return r.inner.View() }
+
+// Reports returns the save reports replayed so far.
+func (r Replay) Reports() []source.SaveReport { return r.inner.Reports() }
+
+func (r Replay) tick() tea.Cmd { return replayTicker(r.gen) }
+
+// replayTicker schedules the next tick (a test delivers ticks itself).
+var replayTicker = func(gen int) tea.Cmd {
+	return tea.Tick(replayStep, func(time.Time) tea.Msg { return replayTick{gen: gen} })
+}
+
+func (r Replay) tickUnlessEnd() tea.Cmd {
+	if r.atEnd() {
+		return nil
+	}
+	return r.tick()
+}
+
+func (r *Replay) atEnd() bool {
+	return !r.seeking && r.pos >= r.end && len(r.buf) == 0 && (r.eof || r.rd == nil)
+}
+
+// feed feeds the monitor the buffered events up to the cursor, as one batch.
+func (r *Replay) feed() {
+	r.pos = min(max(r.pos, r.start), r.end)
+	k := 0
+	for k < len(r.buf) && r.buf[k].Offset <= r.pos {
+		k++
+	}
+	if k > 0 {
+		m, _ := r.inner.Update(EventsMsg(slices.Clone(r.buf[:k])))
+		r.inner = m.(Model)
+		r.buf = r.buf[k:]
+	}
+	r.showStatus()
+}
+
+// readCmd reads ahead when the buffer runs short of replayAhead of
+// playback past the cursor and no read is in flight.
+func (r *Replay) readCmd() tea.Cmd {
+	if r.reading || r.seeking || r.eof || r.rd == nil {
+		return nil
+	}
+	until := r.pos + time.Duration(r.opts.Speed*float64(replayAhead))
+	if n := len(r.buf); n > 0 && r.buf[n-1].Offset >= until {
+		return nil
+	}
+	r.reading = true
+	rd, gen := r.rd, r.gen
+	return func() tea.Msg {
+		msg := replayRead{gen: gen, rd: rd}
+		for len(msg.evs) < 20000 {
+			ev, ok := rd.Next()
+			if !ok {
+				msg.eof, msg.err = true, rd.Err()
+				break
+			}
+			msg.evs = append(msg.evs, ev)
+			if ev.Offset > until {
+				break
+			}
+		}
+		sortByOffset(msg.evs)
+		return msg
+	}
+}
+
+// seekTo starts a seek to pos: playback holds until it lands.
+func (r *Replay) seekTo(pos time.Duration) tea.Cmd {
+	pos = min(max(pos, r.start), r.end)
+	r.gen++ // what is in flight belongs to the old position
+	if r.rd != nil && !r.reading {
+		r.rd.Close()
+	}
+	r.rd, r.buf, r.eof, r.reading, r.seeking = nil, nil, false, false, true
+	r.pos = pos
+	r.showStatus()
+	return r.seekCmd(pos)
+}
+
+// seekCmd reads the history window before target (the monitor's history,
+// from the nearest seek point before it) and a little past it.
+func (r Replay) seekCmd(target time.Duration) tea.Cmd {
+	src, gen, keep, speed := r.src, r.gen, r.inner.keepFor(), r.opts.Speed
+	return func() tea.Msg {
+		from := target - keep
+		msg := replaySeeked{gen: gen, target: target, from: from}
+		rd, err := src.From(from)
+		if err != nil {
+			msg.err, msg.eof = err, true
+			return msg
+		}
+		msg.rd = rd
+		until := target + time.Duration(speed*float64(replayAhead))
+		var carried []source.Event
+		for {
+			ev, ok := rd.Next()
+			if !ok {
+				msg.eof, msg.err = true, rd.Err()
+				break
+			}
+			switch {
+			case ev.Offset < from:
+				// Before the window: only what says where things stand.
+				if ev.Kind == source.EventTopology || ev.Kind == source.EventConnected || ev.Kind == source.EventDisconnected {
+					carried = append(carried, ev)
+				}
+				continue
+			case ev.Kind == source.EventSaveEnded && ev.Report != nil && ev.Report.Ended < from:
+				continue // the store kept its report
+			case ev.Offset <= target:
+				msg.warm = append(msg.warm, ev)
+			default:
+				msg.ahead = append(msg.ahead, ev)
+			}
+			if ev.Offset > until {
+				break
+			}
+		}
+		pre := src.Preamble(from)
+		for i := range carried {
+			carried[i].Offset = max(from, 0)
+		}
+		msg.warm = append(append(pre, carried...), msg.warm...)
+		sortByOffset(msg.warm)
+		sortByOffset(msg.ahead)
+		return msg
+	}
+}
+
+// landSeek resets the monitor's history and feeds it the window before
+// the target: the Model, and all the user chose to look at, stay.
+func (r *Replay) landSeek(msg replaySeeked) {
+	r.seeking = false
+	r.rd, r.eof = msg.rd, msg.eof
+	r.err = ""
+	if msg.err != nil {
+		r.err = msg.err.Error()
+	}
+	r.inner.resetHistory(msg.from)
+	if len(msg.warm) > 0 {
+		m, _ := r.inner.Update(EventsMsg(msg.warm))
+		r.inner = m.(Model)
+	}
+	r.buf = msg.ahead
+	r.pos = msg.target
+	r.feed()
+}
+
+// sortByOffset orders events by offset, keeping each server's own order:
+// recordings interleave servers as their events arrived.
+func sortByOffset(evs []source.Event) {
 	slices.SortStableFunc(evs, func(a, b source.Event) int {
 		switch {
 		case a.Offset < b.Offset:
@@ -78,139 +439,87 @@ func NewReplay(cfg Config, events []source.Event, speed float64) Replay {
 		}
 		return 0
 	})
-	r := Replay{
-		cfg:    cfg,
-		inner:  newReplayModel(cfg),
-		events: evs,
-		speed:  speed,
-		keys: replayKeys{
-			Play:    key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "play/pause")),
-			Back:    key.NewBinding(key.WithKeys("left"), key.WithHelp("←", "back 10s")),
-			Forward: key.NewBinding(key.WithKeys("right"), key.WithHelp("→", "forward 10s")),
-		},
-	}
-	if len(evs) > 0 {
-		r.start, r.end = evs[0].Offset, evs[len(evs)-1].Offset
-	}
-	r.pos = r.start
-	r.feedTo(r.pos)
-	return r
-}
-
-// Init implements tea.Model: playback starts at once.
-func (r Replay) Init() tea.Cmd { return r.tick() }
-
-// Update implements tea.Model.
-func (r Replay) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	switch msg := msg.(type) {
-	case replayTick:
-		if msg.gen != r.gen || r.paused || r.atEnd() {
-			return r, nil
-		}
-		r.pos += time.Duration(r.speed * float64(replayStep))
-		r.feedTo(r.pos)
-		if r.atEnd() {
-			return r, nil
-		}
-		return r, r.tick()
-	case tea.WindowSizeMsg:
-		r.width, r.height, r.sized = msg.Width, msg.Height, true
-	case tea.KeyMsg:
-		switch {
-		case key.Matches(msg, r.keys.Play):
-			if r.atEnd() { // play again from the start
-				r.paused = false
-				r.seek(r.start)
-				return r, r.tick()
-			}
-			r.paused = !r.paused
-			r.gen++
-			r.showStatus()
-			if r.paused {
-				return r, nil
-			}
-			return r, r.tick()
-		case key.Matches(msg, r.keys.Back), key.Matches(msg, r.keys.Forward):
-			d := replaySeek
-			if key.Matches(msg, r.keys.Back) {
-				d = -d
-			}
-			r.seek(r.pos + d)
-			if r.paused || r.atEnd() {
-				return r, nil
-			}
-			return r, r.tick() // seek dropped the tick in flight
-		}
-	}
-	m, cmd := r.inner.Update(msg)
-	r.inner = m.(Model)
-	return r, cmd
-}
-
-// View implements tea.Model.
-func (r Replay) View() string { return r.inner.View() }
-
-// Reports returns the save reports replayed so far.
-func (r Replay) Reports() []source.SaveReport { return r.inner.Reports() }
-
-func (r Replay) tick() tea.Cmd {
-	gen := r.gen
-	return tea.Tick(replayStep, func(time.Time) tea.Msg { return replayTick{gen: gen} })
-}
-
-func (r *Replay) atEnd() bool { return r.next >= len(r.events) && r.pos >= r.end }
-
-// feedTo feeds the events up to pos to the monitor, as one batch.
-func (r *Replay) feedTo(pos time.Duration) {
-	r.pos = min(max(pos, r.start), r.end)
-	k := r.next
-	for k < len(r.events) && r.events[k].Offset <= r.pos {
-		k++
-	}
-	if k > r.next {
-		m, _ := r.inner.Update(EventsMsg(r.events[r.next:k]))
-		r.inner = m.(Model)
-		r.next = k
-	}
-	r.showStatus()
-}
-
-// seek moves playback to pos. Going forward feeds the events in between;
-// going back rebuilds the monitor from the start, since state is folded
-// and cannot be unfolded. Focus, the help switch, the scale mode, the
-// reports table (open, and where it was scrolled) and the cost view
-// survive.
-func (r *Replay) seek(pos time.Duration) {
-	pos = min(max(pos, r.start), r.end)
-	if pos < r.pos {
-		old := r.inner
-		r.inner = newReplayModel(r.cfg)
-		r.inner.carryView(&old)
-		if r.sized {
-			m, _ := r.inner.Update(tea.WindowSizeMsg{Width: r.width, Height: r.height})
-			r.inner = m.(Model)
-		}
-		r.next = 0
-		r.pos = r.start
-	}
-	r.gen++ // a tick in flight belongs to the old position
-	r.feedTo(pos)
 }
 
 // showStatus puts the playback position in the monitor's title line.
 func (r *Replay) showStatus() {
-	state := fmt.Sprintf("▶ x%g", r.speed)
+	state := fmt.Sprintf("▶ x%g", r.opts.Speed)
 	switch {
+	case r.seeking:
+		state = "… seeking"
 	case r.paused:
 		state = "❚❚ paused (space plays)"
 	case r.atEnd():
 		state = "■ end (space replays)"
 	}
-	r.inner.setStatus(fmt.Sprintf("replay %s / %s  %s  ←/→ seek", fmtClock(r.pos-r.start), fmtClock(r.end-r.start), state))
+	wall := ""
+	if !r.opts.Epoch.IsZero() {
+		wall = " " + r.opts.Epoch.Add(r.pos).Local().Format("15:04:05")
+	}
+	hint := "←/→ seek"
+	if r.opts.ParseTime != nil {
+		hint += ", g time"
+	}
+	switch {
+	case r.typing:
+		hint = "go to: " + r.typed + "▏ (enter, esc)"
+	case r.err != "":
+		hint = "✗ " + r.err
+	}
+	r.inner.setStatus(fmt.Sprintf("replay %s / %s%s  %s  %s", fmtClock(r.pos-r.start), fmtClock(r.end-r.start), wall, state, hint))
 }
 
-// fmtClock renders a playback position as m:ss.
+// fmtClock renders a playback position as m:ss (h:mm:ss past an hour).
 func fmtClock(d time.Duration) string {
 	d = d.Truncate(time.Second)
+	if d >= time.Hour {
+		return fmt.Sprintf("%d:%02d:%02d", d/time.Hour, (d%time.Hour)/time.Minute, (d%time.Minute)/time.Second)
+	}
 	return fmt.Sprintf("%d:%02d", d/time.Minute, (d%time.Minute)/time.Second)
 }
+
+// resetHistory empties what the monitor folded from events (the store,
+// the command answers in the footer) for a replay that feeds it again from
+// elsewhere; the views, focus and scales stay as the user left them.
+func (m *Model) resetHistory(from time.Duration) {
+	m.store.Reset(from)
+	m.footer = nil
+	m.refresh()
+}
+
+// MemorySource is a ReplaySource of events held in memory.
+func MemorySource(events []source.Event) ReplaySource {
+	evs := slices.Clone(events)
+	sortByOffset(evs)
+	return memSource(evs)
+}
+
+type memSource []source.Event
+
+func (s memSource) Span() (time.Duration, time.Duration) {
+	if len(s) == 0 {
+		return 0, 0
+	}
+	return s[0].Offset, s[len(s)-1].Offset
+}
+
+// From reads from the start: the whole is in memory anyway.
+func (s memSource) From(time.Duration) (ReplayReader, error) { return &memReader{evs: s}, nil }
+
+func (s memSource) Preamble(time.Duration) []source.Event { return nil }
+
+type memReader struct {
+	evs []source.Event
+	i   int
+}
+
+func (m *memReader) Next() (source.Event, bool) {
+	if m.i >= len(m.evs) {
+		return source.Event{}, false
+	}
+	m.i++
+	return m.evs[m.i-1], true
+}
+
+func (m *memReader) Err() error { return nil }
+func (m *memReader) Close()     {}

@@ -19,7 +19,8 @@ func replayOf(t *testing.T, speed float64) Replay {
 	if len(log.got()) != 0 {
 		t.Fatalf("replay sent commands")
 	}
-	return nm.(Replay)
+	r, _ = settle(t, nm.(Replay), r.Init())
+	return r
 }
 
 func rupdate(t *testing.T, r Replay, msg tea.Msg) (Replay, tea.Cmd) {
@@ -28,18 +29,60 @@ func rupdate(t *testing.T, r Replay, msg tea.Msg) (Replay, tea.Cmd) {
 	return nm.(Replay), cmd
 }
 
+// settle runs the commands a replay returned (its reads and seeks) and
+// delivers their messages, as the program would, and says whether a tick
+// is scheduled; ticks themselves are delivered by ticks.
+func settle(t *testing.T, r Replay, cmd tea.Cmd) (Replay, bool) {
+	t.Helper()
+	replayTicker = func(gen int) tea.Cmd { return func() tea.Msg { return replayTick{gen: gen} } }
+	ticking := false
+	queue := []tea.Cmd{cmd}
+	for len(queue) > 0 {
+		c := queue[0]
+		queue = queue[1:]
+		if c == nil {
+			continue
+		}
+		switch msg := c().(type) {
+		case tea.BatchMsg:
+			queue = append(queue, msg...)
+		case replayTick:
+			ticking = ticking || msg.gen == r.gen
+		case nil:
+		default:
+			var next tea.Cmd
+			r, next = rupdate(t, r, msg)
+			queue = append(queue, next)
+		}
+	}
+	return r, ticking
+}
+
 // ticks delivers n playback ticks the way the program would: each tick
-// message comes from the command the previous one returned.
+// message comes from the command the previous one returned. The command
+// returned is non-nil while playback goes on.
 func ticks(t *testing.T, r Replay, cmd tea.Cmd, n int) (Replay, tea.Cmd) {
 	t.Helper()
+	r, ticking := settle(t, r, cmd)
 	for range n {
-		if cmd == nil {
+		if !ticking {
 			return r, nil
 		}
-		// tea.Tick's command sleeps for the step; build its message directly.
-		r, cmd = rupdate(t, r, replayTick{gen: r.gen})
+		var c tea.Cmd
+		r, c = rupdate(t, r, replayTick{gen: r.gen})
+		r, ticking = settle(t, r, c)
 	}
-	return r, cmd
+	if !ticking {
+		return r, nil
+	}
+	return r, r.tick()
+}
+
+// rpress types a key into a replay and lets what it starts (a seek) land.
+func rpress(t *testing.T, r Replay, k tea.KeyMsg) (Replay, bool) {
+	t.Helper()
+	r, cmd := rupdate(t, r, k)
+	return settle(t, r, cmd)
 }
 
 func TestReplayPlaysPausesAndSeeks(t *testing.T) {
@@ -68,8 +111,8 @@ func TestReplayPlaysPausesAndSeeks(t *testing.T) {
 	}
 
 	// Back 10 s twice: before the save ended, so its report is gone again.
-	r, _ = rupdate(t, r, tea.KeyMsg{Type: tea.KeyLeft})
-	r, _ = rupdate(t, r, tea.KeyMsg{Type: tea.KeyLeft})
+	r, _ = rpress(t, r, tea.KeyMsg{Type: tea.KeyLeft})
+	r, _ = rpress(t, r, tea.KeyMsg{Type: tea.KeyLeft})
 	if r.pos != 20*time.Second || len(r.Reports()) != 0 {
 		t.Fatalf("after seeking back: pos %v, %d reports", r.pos, len(r.Reports()))
 	}
@@ -78,14 +121,14 @@ func TestReplayPlaysPausesAndSeeks(t *testing.T) {
 	}
 	// Forward past the end stops at the end.
 	for range 5 {
-		r, _ = rupdate(t, r, tea.KeyMsg{Type: tea.KeyRight})
+		r, _ = rpress(t, r, tea.KeyMsg{Type: tea.KeyRight})
 	}
 	if r.pos != r.end || len(r.Reports()) != 1 {
 		t.Fatalf("after seeking forward: pos %v of %v, %d reports", r.pos, r.end, len(r.Reports()))
 	}
 	// Space at the end replays from the start.
-	r, cmd = rupdate(t, r, tea.KeyMsg{Type: tea.KeySpace})
-	if cmd == nil || r.pos != r.start || r.paused || len(r.Reports()) != 0 {
+	r, ticking := rpress(t, r, tea.KeyMsg{Type: tea.KeySpace})
+	if !ticking || r.pos != r.start || r.paused || len(r.Reports()) != 0 {
 		t.Fatalf("replay again: pos %v paused %v", r.pos, r.paused)
 	}
 }

@@ -336,12 +336,12 @@ func TestReportsTableInReplay(t *testing.T) {
 	if v := ansi.Strip(r.View()); !strings.Contains(v, "save reports · 1–1 of 1") || !strings.Contains(v, "replay 0:40") {
 		t.Fatalf("r in a replay:\n%s", v)
 	}
-	// Seeking back rebuilds the monitor: the table stays open, now empty.
-	r, _ = rupdate(t, r, tea.KeyMsg{Type: tea.KeyLeft})
+	// Seeking back resets the history: the table stays open, now empty.
+	r, _ = rpress(t, r, tea.KeyMsg{Type: tea.KeyLeft})
 	if v := ansi.Strip(r.View()); !strings.Contains(v, "save reports · none yet") {
 		t.Fatalf("after seeking back:\n%s", v)
 	}
-	r, _ = rupdate(t, r, tea.KeyMsg{Type: tea.KeyRight})
+	r, _ = rpress(t, r, tea.KeyMsg{Type: tea.KeyRight})
 	if v := ansi.Strip(r.View()); !strings.Contains(v, "save reports · 1–1 of 1") {
 		t.Fatalf("after seeking forward:\n%s", v)
 	}

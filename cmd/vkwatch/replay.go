@@ -43,40 +43,50 @@ cut short by a crash replays up to its last whole line.`,
 }
 
 func (a *app) runReplay(ctx context.Context, path string, speed float64, from, to string) error {
-	rec, err := record.ReadFile(path)
+	rf, err := record.OpenFile(path)
 	if err != nil {
 		return err
 	}
+	defer rf.Close()
+	win := record.Window{From: rf.Start, To: rf.End}
 	if from != "" || to != "" {
-		first, last := rec.Span()
-		win, err := parseWindow(from, to, &record.Summary{Header: rec.Header, First: first, Last: last})
-		if err != nil {
+		if win, err = parseWindow(from, to, &record.Summary{Header: rf.Header, First: rf.Start, Last: rf.End}); err != nil {
 			return usageErr("%v", err)
 		}
-		rec.Window(win)
-		if len(rec.Events) == 0 {
+		win.From, win.To = max(win.From, rf.Start), min(win.To, rf.End)
+		if win.To < win.From {
 			return usageErr("%s holds no event between --from and --to", path)
 		}
 	}
-	if rec.Truncated {
-		fmt.Fprintf(a.stderr, "vkwatch: %s: %s; replaying up to its last whole line\n", inert.Text(path), inert.Text(rec.Why))
+	if rf.Truncated {
+		fmt.Fprintf(a.stderr, "vkwatch: %s: %s; replaying up to its last whole line\n", inert.Text(path), inert.Text(rf.Why))
 	}
 	if !a.isTTY() {
 		return withCode(exitNoTTY, errors.New("standard output is not a terminal: replay needs one"))
 	}
+	head, err := replayHead(rf)
+	if err != nil {
+		return err
+	}
 
 	// The UI sizes its charts from the sampling interval the recording used.
 	interval := 200 * time.Millisecond
-	if d, err := time.ParseDuration(rec.Header.Settings["interval"]); err == nil && d > 0 {
+	if d, err := time.ParseDuration(rf.Header.Settings["interval"]); err == nil && d > 0 {
 		interval = d
 	}
-	m := ui.NewReplay(ui.Config{
-		Nodes:    replayNodes(rec),
-		Topology: replayTopology(rec),
+	m := ui.NewStreamReplay(ui.Config{
+		Nodes:    replayNodes(head),
+		Topology: replayTopology(head),
 		Interval: interval,
-		Banner:   fmt.Sprintf("replay of %s (recorded %s)", path, rec.Header.Epoch.Format("2006-01-02 15:04:05")),
+		Banner:   fmt.Sprintf("replay of %s (recorded %s)", path, rf.Header.Epoch.Format("2006-01-02 15:04:05")),
 		ReadOnly: true,
-	}, rec.Events, speed)
+	}, &fileSource{f: rf, win: win}, ui.ReplayOptions{
+		Speed: speed,
+		Epoch: rf.Header.Epoch,
+		ParseTime: func(s string) (time.Duration, error) {
+			return parseWhen(s, rf.Header.Epoch, win.From)
+		},
+	})
 	p := newProgram(ctx, m, a)
 	_, err = p.Run()
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
@@ -84,6 +94,74 @@ func (a *app) runReplay(ctx context.Context, path string, speed float64, from, t
 	}
 	return err
 }
+
+// replayHead is the start of a recording: its first 10 s, which name the
+// servers and the fleet a replay opens on (later nodes come in topology
+// events as it plays).
+func replayHead(rf *record.File) (*record.Recording, error) {
+	sc, err := rf.ScanFrom(rf.Start)
+	if err != nil {
+		return nil, err
+	}
+	defer sc.Close()
+	head := &record.Recording{Header: rf.Header}
+	for len(head.Events) < 10000 && sc.Next() {
+		ev := sc.Event()
+		if ev.Offset > rf.Start+10*time.Second {
+			break
+		}
+		head.Events = append(head.Events, ev)
+	}
+	return head, sc.Err()
+}
+
+// fileSource streams a recording to the replay, within a window.
+type fileSource struct {
+	f   *record.File
+	win record.Window
+}
+
+func (s *fileSource) Span() (time.Duration, time.Duration) { return s.win.From, s.win.To }
+
+func (s *fileSource) From(t time.Duration) (ui.ReplayReader, error) {
+	sc, err := s.f.ScanFrom(t)
+	if err != nil {
+		return nil, err
+	}
+	return &fileReader{sc: sc, to: s.win.To}, nil
+}
+
+// Preamble says who the servers are, from the header: a seek lands far
+// from their connected events.
+func (s *fileSource) Preamble(t time.Duration) []source.Event {
+	var out []source.Event
+	for _, si := range s.f.Header.Servers {
+		if si.Identity != nil {
+			out = append(out, source.Event{Node: si.Node, Kind: source.EventConnected, Offset: max(t, 0), At: s.f.Header.Epoch.Add(max(t, 0)), Identity: si.Identity})
+		}
+	}
+	return out
+}
+
+type fileReader struct {
+	sc *record.Scanner
+	to time.Duration
+}
+
+func (r *fileReader) Next() (source.Event, bool) {
+	if !r.sc.Next() {
+		return source.Event{}, false
+	}
+	ev := r.sc.Event()
+	// A little past the window's end: events arrive in about offset order.
+	if ev.Offset > r.to+time.Second {
+		return source.Event{}, false
+	}
+	return ev, true
+}
+
+func (r *fileReader) Err() error { return r.sc.Err() }
+func (r *fileReader) Close()     { r.sc.Close() }
 
 // replayNodes are the servers of a recording: those of its header, in
 // order, then any that only its events name (a node that joined later, in

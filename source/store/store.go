@@ -151,6 +151,26 @@ func New(cfg Config) *Store {
 	return &Store{cfg: cfg, nodes: map[source.NodeID]*node{}}
 }
 
+// Reset forgets every node's history, for a reader that feeds the store
+// again from elsewhere (a replay seeking). Nodes stay known, in order, and
+// their Versions keep rising, so a cached drawing is never taken for the
+// new history's; the reports of saves that ended before keepBefore stay
+// (a replay feeds again only what follows).
+func (s *Store) Reset(keepBefore time.Duration) {
+	for id, n := range s.nodes {
+		s.nodes[id] = &node{live: View{ID: id, Version: n.live.Version + 1}}
+	}
+	kept := s.reports[:0:0]
+	for _, r := range s.reports {
+		if r.Ended < keepBefore {
+			kept = append(kept, r)
+		}
+	}
+	s.reports = kept
+	s.now, s.pruned = 0, 0
+	s.frozenAt, s.frozenR = 0, min(s.frozenR, len(kept))
+}
+
 // SetKeep changes how far back history is kept (a wider chart shows more).
 func (s *Store) SetKeep(d time.Duration) {
 	if d > 0 {

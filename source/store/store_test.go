@@ -336,3 +336,35 @@ func TestForecastAndReportSideBySide(t *testing.T) {
 		t.Errorf("view's report %+v", c.ForecastCOW)
 	}
 }
+
+// TestReset: a replay seeking back resets the store and feeds it again;
+// the history is gone, Versions keep rising, and the reports of saves that
+// ended before the cut stay.
+func TestReset(t *testing.T) {
+	s := New(Config{})
+	f := &feeder{id: "a"}
+	f.run(s, 0, 10*time.Second, nil)
+	f.save = &source.SaveProgress{Kind: source.SaveFork, Started: 10 * time.Second}
+	f.run(s, 10*time.Second, 12*time.Second, nil)
+	s.Add(f.report(12*time.Second, nil))
+	f.save = &source.SaveProgress{Kind: source.SaveFork, Started: 20 * time.Second}
+	f.run(s, 20*time.Second, 22*time.Second, nil)
+	s.Add(f.report(22*time.Second, nil))
+	before := s.View("a").Version
+
+	s.Reset(15 * time.Second)
+	v := s.View("a")
+	if len(v.Points) != 0 || v.Latest != nil || len(v.Spans) != 0 || s.Now() != 0 {
+		t.Fatalf("after Reset: %d points, latest %v, %d spans, now %s", len(v.Points), v.Latest, len(v.Spans), s.Now())
+	}
+	if v.Version <= before {
+		t.Errorf("Version %d after Reset, was %d: a cached drawing would be taken for it", v.Version, before)
+	}
+	if r := s.Reports(); len(r) != 1 || r[0].Ended != 12*time.Second {
+		t.Errorf("after Reset(15s): reports %v, want the one that ended at 12s", r)
+	}
+	f.run(s, 15*time.Second, 17*time.Second, nil)
+	if v := s.View("a"); len(v.Points) != 10 || v.Points[0].Offset != 15*time.Second {
+		t.Errorf("fed again: %d points from %v", len(v.Points), v.Points[0].Offset)
+	}
+}

@@ -1,0 +1,274 @@
+package record
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// File is a recording opened for streaming replay: its header, and an
+// index of recording time to the file positions a reader can start at, so
+// that a seek reads a few seconds of the file, never all of it before.
+//
+// How the index is built, in one pass on open that reads no more than it
+// must:
+//   - .zst: the writer puts a skippable frame saying its first event's
+//     offset before every data frame (every 10 s of recording); Open walks
+//     frame and block headers to find them, without decompressing.
+//   - plain JSON Lines: Open reads one line at every MiB of the file.
+//   - .gz: deflate cannot be skipped through, so the only mark is the
+//     start: a seek reads from the start (at decompression speed).
+//
+// The end of the recording is found by decoding its last frame (or MiB).
+type File struct {
+	Header Header
+	Comp   Compression
+	// Marks are where decoding can start, in file order; their T are in
+	// about offset order (events are written as they arrive).
+	Marks []Mark
+	// Start and End are the offsets of the first and the last event.
+	Start, End time.Duration
+	// Truncated and Why: the recording ends cut short.
+	Truncated bool
+	Why       string
+
+	path string
+	f    *os.File
+	size int64
+	body int64 // plain: where the first event line starts
+}
+
+// Mark is a position a Scanner can start reading events at: T is the
+// offset of the first event there.
+type Mark struct {
+	T   time.Duration
+	Pos int64
+}
+
+// OpenFile opens the recording at path and indexes it. Close closes it.
+func OpenFile(path string) (*File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	rf := &File{path: path, f: f, size: fi.Size()}
+	if err := rf.index(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return rf, nil
+}
+
+// Close closes the file.
+func (rf *File) Close() error { return rf.f.Close() }
+
+func (rf *File) index() error {
+	sc, err := NewScanner(io.NewSectionReader(rf.f, 0, rf.size))
+	if err != nil {
+		return err
+	}
+	rf.Header = sc.Header()
+	first := sc.Next()
+	if first {
+		rf.Start = sc.Event().Offset
+	}
+	sc.Close()
+	var head [4]byte
+	rf.f.ReadAt(head[:], 0)
+	rf.Comp = sniff(head[:])
+	switch rf.Comp {
+	case Zstd:
+		err = rf.indexZstd()
+	case Plain:
+		err = rf.indexPlain()
+	default:
+		rf.Marks = []Mark{{T: rf.Start, Pos: 0}}
+	}
+	if err != nil {
+		return err
+	}
+	if len(rf.Marks) == 0 {
+		rf.Marks = []Mark{{T: rf.Start, Pos: 0}}
+	}
+	// The end: the latest offset from the last mark on.
+	rf.End = rf.Start
+	s, err := rf.scanAt(rf.Marks[len(rf.Marks)-1])
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	for s.Next() {
+		rf.End = max(rf.End, s.Event().Offset)
+	}
+	rf.Truncated, rf.Why = s.Truncated()
+	return s.Err()
+}
+
+// indexZstd walks the frames of a zstd recording: each skippable frame of
+// ours is a mark at its own position (a decoder skips it).
+func (rf *File) indexZstd() error {
+	br := bufio.NewReaderSize(io.NewSectionReader(rf.f, 0, rf.size), 256<<10)
+	pos := int64(0)
+	skip := func(n int64) error {
+		d, err := br.Discard(int(n))
+		pos += int64(d)
+		return err
+	}
+	for {
+		magic, err := br.Peek(8)
+		if len(magic) < 4 {
+			return nil // the end, or cut short inside a frame header
+		}
+		m := binary.LittleEndian.Uint32(magic)
+		switch {
+		case m&0xFFFFFFF0 == 0x184D2A50:
+			if err != nil {
+				return nil
+			}
+			n := int64(binary.LittleEndian.Uint32(magic[4:]))
+			if m == skippableMagic && n < 256 {
+				start := pos
+				skip(8)
+				payload, err := br.Peek(int(n))
+				if err != nil {
+					return nil
+				}
+				var fm frameMark
+				if json.Unmarshal(payload, &fm) == nil {
+					rf.Marks = append(rf.Marks, Mark{T: time.Duration(fm.T * float64(time.Second)), Pos: start})
+				}
+				if skip(n) != nil {
+					return nil
+				}
+				continue
+			}
+			if skip(8+n) != nil {
+				return nil
+			}
+		case m == 0xFD2FB528:
+			hdr, _ := br.Peek(zstd.HeaderMaxSize)
+			var h zstd.Header
+			if _, err := h.DecodeAndStrip(hdr); err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+				return fmt.Errorf("zstd frame at %d: %w", pos, err)
+			} else if err != nil {
+				return nil
+			}
+			if skip(int64(h.HeaderSize)) != nil {
+				return nil
+			}
+			// Blocks: a 3-byte header (last flag, type, size) each.
+			for {
+				bh, err := br.Peek(3)
+				if err != nil {
+					return nil
+				}
+				v := uint32(bh[0]) | uint32(bh[1])<<8 | uint32(bh[2])<<16
+				last, typ, size := v&1 == 1, (v>>1)&3, int64(v>>3)
+				if typ == 1 { // RLE: one byte stands for size bytes
+					size = 1
+				}
+				if skip(3+size) != nil {
+					return nil
+				}
+				if last {
+					break
+				}
+			}
+			if h.HasCheckSum && skip(4) != nil {
+				return nil
+			}
+		default:
+			return fmt.Errorf("not a zstd frame at %d", pos)
+		}
+	}
+}
+
+// plainMarkEvery is how far apart marks are in a plain recording.
+var plainMarkEvery int64 = 1 << 20
+
+// indexPlain marks the first whole line at every plainMarkEvery.
+func (rf *File) indexPlain() error {
+	step := plainMarkEvery
+	first, err := bufio.NewReader(io.NewSectionReader(rf.f, 0, rf.size)).ReadBytes('\n')
+	if err != nil {
+		return nil // a header alone
+	}
+	rf.body = int64(len(first))
+	rf.Marks = append(rf.Marks, Mark{T: rf.Start, Pos: rf.body})
+	buf := make([]byte, 64<<10)
+	for at := int64(step); at < rf.size; at += step {
+		n, _ := rf.f.ReadAt(buf, at)
+		i := bytes.IndexByte(buf[:n], '\n')
+		if i < 0 {
+			continue
+		}
+		j := bytes.IndexByte(buf[i+1:n], '\n')
+		if j < 0 {
+			continue
+		}
+		t, ok := lineOffset(buf[i+1 : i+1+j])
+		if ok {
+			rf.Marks = append(rf.Marks, Mark{T: t, Pos: at + int64(i) + 1})
+		}
+	}
+	return nil
+}
+
+// lineOffset reads the "t" of an event line.
+func lineOffset(line []byte) (time.Duration, bool) {
+	var v struct {
+		T json.Number `json:"t"`
+	}
+	if json.Unmarshal(line, &v) != nil || v.T == "" {
+		return 0, false
+	}
+	n, err := parseDecimal(string(v.T), 9)
+	return time.Duration(n), err == nil
+}
+
+// MarkBefore is the last mark whose T is at or before t (the first mark
+// when none is). Because T are only about in order, it picks the last mark
+// in file order from which every later mark is after t.
+func (rf *File) MarkBefore(t time.Duration) Mark {
+	i := sort.Search(len(rf.Marks), func(i int) bool { return rf.Marks[i].T > t })
+	return rf.Marks[max(i-1, 0)]
+}
+
+// ScanFrom returns a Scanner of the events from the last mark at or
+// before t: it starts at most one frame (10 s, or a MiB) before t.
+func (rf *File) ScanFrom(t time.Duration) (*Scanner, error) {
+	return rf.scanAt(rf.MarkBefore(t))
+}
+
+func (rf *File) scanAt(m Mark) (*Scanner, error) {
+	if m.Pos == 0 {
+		sc, err := NewScanner(io.NewSectionReader(rf.f, 0, rf.size))
+		return sc, err
+	}
+	r := io.NewSectionReader(rf.f, m.Pos, rf.size-m.Pos)
+	var dr io.Reader = r
+	done := func() {}
+	if rf.Comp != Plain {
+		var err error
+		dr, _, done, err = decompress(r)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return &Scanner{h: rf.Header, br: bufio.NewReaderSize(dr, 64*1024), done: done, lineNo: -1}, nil
+}
+
