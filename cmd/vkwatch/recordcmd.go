@@ -5,15 +5,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode"
 
 	"github.com/spf13/cobra"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/inert"
 	"github.com/vkwatch/vkwatch/source/record"
 )
 
@@ -176,13 +175,13 @@ func parseWhen(s string, epoch time.Time, after time.Duration) (time.Duration, e
 }
 
 // printSummary lists a recording: its servers, span and saves. Text from
-// the file is shown with anything unprintable escaped.
+// the file is made inert first.
 func printSummary(w io.Writer, path string, s *record.Summary) {
 	epoch := s.Header.Epoch
 	clock := func(d time.Duration) string { return epoch.Add(d).Local().Format("2006-01-02 15:04:05") }
-	fmt.Fprintf(w, "%s: format version %d, by vkwatch %s\n", inertText(path), s.Header.Version, inertText(s.Header.VKWatch))
+	fmt.Fprintf(w, "%s: format version %d, by vkwatch %s\n", inert.Text(path), s.Header.Version, inert.Text(s.Header.VKWatch))
 	if iv := s.Header.Settings["interval"]; iv != "" {
-		fmt.Fprintf(w, "interval %s\n", inertText(iv))
+		fmt.Fprintf(w, "interval %s\n", inert.Text(iv))
 	}
 	fmt.Fprintf(w, "span: %s .. %s (%s), %d events, %d samples\n", clock(s.First), clock(s.Last), (s.Last - s.First).Round(time.Second), s.Events, s.Samples)
 	if s.Truncated {
@@ -192,13 +191,13 @@ func printSummary(w io.Writer, path string, s *record.Summary) {
 	for _, si := range s.Servers {
 		id := ""
 		if si.Identity != nil {
-			id = fmt.Sprintf("  %s %s %s", inertText(si.Identity.ServerName), inertText(si.Identity.Version), inertText(si.Identity.Role))
+			id = fmt.Sprintf("  %s %s %s", inert.Text(si.Identity.ServerName), inert.Text(si.Identity.Version), inert.Text(si.Identity.Role))
 		}
 		node := ""
 		if string(si.Node) != si.Addr {
-			node = "  node " + inertText(string(si.Node))
+			node = "  node " + inert.Text(string(si.Node))
 		}
-		fmt.Fprintf(w, "  %s%s%s\n", inertText(si.Addr), id, node)
+		fmt.Fprintf(w, "  %s%s%s\n", inert.Text(si.Addr), id, node)
 	}
 	fmt.Fprintf(w, "saves (%d):\n", len(s.Saves))
 	if len(s.Saves) == 0 {
@@ -211,8 +210,8 @@ func printSummary(w io.Writer, path string, s *record.Summary) {
 		if r.Trigger.Detail != "" {
 			trig += " (" + r.Trigger.Detail + ")"
 		}
-		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, clock(r.Started), inertText(r.Addr), inertText(string(r.Kind)),
-			inertText(trig), inertText(r.Status), r.Observed.Round(time.Millisecond), optBytes(r.PeakCOW), optBytes(r.PeakFootprintDelta), optDur(r.ForkPause))
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, clock(r.Started), inert.Text(r.Addr), inert.Text(string(r.Kind)),
+			inert.Text(trig), inert.Text(r.Status), r.Observed.Round(time.Millisecond), optBytes(r.PeakCOW), optBytes(r.PeakFootprintDelta), optDur(r.ForkPause))
 	}
 	tw.Flush()
 }
@@ -229,14 +228,4 @@ func optDur(o source.Opt[time.Duration]) string {
 		return "n/a"
 	}
 	return o.V.Round(time.Microsecond).String()
-}
-
-// inertText escapes what a terminal would act on (control characters,
-// escapes) in text read from a file.
-func inertText(s string) string {
-	if strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) < 0 {
-		return s
-	}
-	q := strconv.Quote(s)
-	return q[1 : len(q)-1]
 }

@@ -271,4 +271,3 @@ func (rf *File) scanAt(m Mark) (*Scanner, error) {
 	}
 	return &Scanner{h: rf.Header, br: bufio.NewReaderSize(dr, 64*1024), done: done, lineNo: -1}, nil
 }
-
