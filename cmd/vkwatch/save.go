@@ -1,0 +1,360 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/charmbracelet/bubbles/progress"
+	"github.com/spf13/cobra"
+
+	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/fleet"
+	"github.com/vkwatch/vkwatch/source/procmem"
+	"github.com/vkwatch/vkwatch/source/record"
+	"github.com/vkwatch/vkwatch/ui"
+)
+
+// saveFlags configure vkwatch save.
+type saveFlags struct {
+	cluster          string
+	rolling          bool
+	maxParallelSaves int
+	force            bool
+	report           string
+	record           string
+	interval         time.Duration
+	connectTimeout   time.Duration
+}
+
+func (a *app) saveCommand(cf *connFlags) *cobra.Command {
+	sf := &saveFlags{}
+	cmd := &cobra.Command{
+		Use:   "save ADDR | --cluster ADDR --rolling [--max-parallel-saves N]",
+		Short: "BGSAVE a server, or a cluster node by node, from a script, and wait for the result",
+		Long: `save sends BGSAVE and waits for the save to end, printing its progress and what
+it cost, without a terminal UI: for scripts and cron.
+
+save ADDR saves that one server now: a refusal (a save already running, an ACL
+user without +bgsave) is printed in the server's own words.
+
+save --cluster ADDR --rolling is the fleet view's B, headless: one node per
+shard (a replica where the shard has a healthy one), at most
+--max-parallel-saves at once and never two on one host, each after the
+others' saves are over. It stops at the first refusal, failed save or node
+lost, in the server's words.
+
+Before each fork the memory check (as b and B do) projects the node's last
+copy-on-write against MemAvailable, its cgroup's limit, maxmemory and
+total_system_memory; where the fork would not fit, nothing is sent and save
+stops, unless --force.
+
+A line per node tells its progress (a bar while it saves, on a terminal).
+Exit status 0: every node saved; 1: it stopped (the reason printed);
+2: bad flags; 3: no server could be reached.`,
+		Example: `  vkwatch save 10.0.0.5:6379
+  vkwatch save --cluster 10.0.0.7:6379 --rolling --report saves.json
+  VALKEYCLI_AUTH=secret vkwatch save --cluster valkeys://cache.internal:6380 --rolling --cacert ca.pem`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.runSave(cmd.Context(), cf, sf, args)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&sf.cluster, "cluster", "", "save the cluster ADDR is a node of (with --rolling)")
+	fs.BoolVar(&sf.rolling, "rolling", false, "a safe rolling save: one node per shard, one host at a time")
+	fs.IntVar(&sf.maxParallelSaves, "max-parallel-saves", 1, "with --rolling: how many saves at once in the fleet (never two on one host)")
+	fs.BoolVar(&sf.force, "force", false, "send BGSAVE even where the memory check says the fork would not fit")
+	fs.StringVar(&sf.report, "report", "", "write the save reports to FILE as JSON at the end")
+	fs.StringVar(&sf.record, "record", "", "record every sample and event to FILE (JSON Lines; FILE.zst or FILE.gz is compressed)")
+	fs.DurationVar(&sf.interval, "interval", 200*time.Millisecond, "INFO sampling interval")
+	fs.DurationVar(&sf.connectTimeout, "connect-timeout", 3*time.Second, "how long to wait for the servers to answer at start")
+	return cmd
+}
+
+func (sf *saveFlags) validate(args []string) error {
+	switch {
+	case sf.maxParallelSaves < 1:
+		return usageErr("--max-parallel-saves must be at least 1")
+	case sf.interval < 10*time.Millisecond:
+		return usageErr("--interval %s is too short (at least 10ms)", sf.interval)
+	case sf.connectTimeout <= 0:
+		return usageErr("--connect-timeout must be positive")
+	case sf.cluster != "" && !sf.rolling:
+		return usageErr("--cluster saves the cluster node by node: add --rolling")
+	case sf.rolling && sf.cluster == "":
+		return usageErr("--rolling goes with --cluster ADDR")
+	case !sf.rolling && sf.maxParallelSaves != 1:
+		return usageErr("--max-parallel-saves goes with --rolling")
+	case !sf.rolling && len(args) > 1:
+		return usageErr("save saves one server (got %d): --cluster ADDR --rolling saves a cluster node by node", len(args))
+	}
+	return nil
+}
+
+func (a *app) runSave(ctx context.Context, cf *connFlags, sf *saveFlags, args []string) (err error) {
+	if err := sf.validate(args); err != nil {
+		return err
+	}
+	var eps []source.Endpoint
+	if sf.cluster != "" {
+		if err := cf.clusterAlone(sf.cluster, args); err != nil {
+			return err
+		}
+		eps, err = a.endpoints(cf, []string{sf.cluster})
+	} else {
+		eps, err = a.explicit(cf, args, "save")
+	}
+	if err != nil {
+		return err
+	}
+	s := &saveRun{a: a, sf: sf, clock: source.NewClock()}
+	defer func() {
+		if cerr := s.close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	if err := s.connect(ctx, eps[0]); err != nil {
+		return err
+	}
+	if err := s.openRecording(eps[0]); err != nil {
+		return err
+	}
+	return s.drive(ctx)
+}
+
+// saveRun is one vkwatch save: the fleet it saves, what it records, and
+// how it tells its progress.
+type saveRun struct {
+	a     *app
+	sf    *saveFlags
+	clock *source.Clock
+	fleet *fleet.Fleet
+	top   source.Topology
+	conns []fleet.Connected
+	rec   *recording
+
+	mu      sync.Mutex
+	reports []source.SaveReport
+	out     *stepPrinter
+}
+
+// connect learns the fleet (the cluster, or the one server) and reaches
+// every node within --connect-timeout; none reachable is exit status 3.
+func (s *saveRun) connect(ctx context.Context, ep source.Endpoint) error {
+	var proc *procmem.Reader
+	if ep.Local() {
+		proc, _ = procmem.New() // no /proc: the memory check reads INFO alone
+	}
+	cfg := fleet.Config{
+		Watch: source.WatchConfig{Interval: s.sf.interval, ConnectTimeout: s.sf.connectTimeout},
+		Clock: s.clock,
+		Configure: func(m fleet.Member, c *source.WatchConfig) {
+			if proc != nil && m.Endpoint.Local() {
+				c.Proc = proc.Read
+			}
+		},
+	}
+	if s.sf.cluster != "" {
+		s.fleet = fleet.NewCluster(ep, cfg)
+	} else {
+		s.fleet = fleet.NewList([]fleet.Member{{ID: ep.Node(), Endpoint: ep}}, cfg)
+	}
+	top, err := s.fleet.Start(ctx)
+	if err != nil {
+		return withCode(exitConnect, err)
+	}
+	s.top = top
+	s.conns = s.fleet.Connect(ctx)
+	var errs []error
+	for _, c := range s.conns {
+		if c.Err != nil {
+			errs = append(errs, c.Err)
+		}
+	}
+	if len(errs) == len(s.conns) {
+		return withCode(exitConnect, errors.Join(errs...))
+	}
+	return nil
+}
+
+// openRecording starts --record: display addresses only, never a password.
+func (s *saveRun) openRecording(ep source.Endpoint) error {
+	if s.sf.record == "" {
+		return nil
+	}
+	servers := make([]record.ServerInfo, len(s.conns))
+	for i, c := range s.conns {
+		servers[i] = record.ServerInfo{Node: c.Member.ID, Addr: c.Member.Endpoint.String(), Identity: c.Identity}
+	}
+	settings := map[string]string{"mode": "save", "interval": s.sf.interval.String(),
+		"rolling": fmt.Sprint(s.sf.rolling), "max_parallel_saves": fmt.Sprint(s.sf.maxParallelSaves), "force": fmt.Sprint(s.sf.force)}
+	if s.sf.cluster != "" {
+		settings["cluster"] = ep.String()
+	}
+	rec, err := openRecording(s.sf.record, "jsonl", s.clock.Epoch(), settings, servers)
+	if err != nil {
+		return err
+	}
+	s.rec = rec
+	return nil
+}
+
+// emit takes every event: to the recording and the reports.
+func (s *saveRun) emit(ev source.Event) {
+	if s.rec != nil {
+		s.rec.Write(ev)
+	}
+	if ev.Kind == source.EventSaveEnded && ev.Report != nil {
+		s.mu.Lock()
+		s.reports = append(s.reports, *ev.Report)
+		s.mu.Unlock()
+	}
+}
+
+// drive runs the roll (of one node, for save ADDR) and says how it ended.
+func (s *saveRun) drive(ctx context.Context) error {
+	s.out = newStepPrinter(s.a.stdout, s.a.isTTY(), !s.sf.rolling)
+	cfg := fleet.DriveConfig{
+		Roll: fleet.RollConfig{MaxParallel: s.sf.maxParallelSaves, Force: s.sf.force,
+			// One server named: the server decides, and says why not.
+			IgnoreBusy: !s.sf.rolling},
+		Ready:    s.sf.connectTimeout + 2*s.sf.interval,
+		Emit:     s.emit,
+		Progress: s.out.progress,
+	}
+	r, err := fleet.Drive(ctx, s.fleet, s.top, s.conns, cfg)
+	s.out.finish(r)
+	switch {
+	case errors.Is(err, fleet.ErrHeld):
+		st, _ := fleet.HeldAt(r)
+		return fmt.Errorf("%s; nothing sent to it (--force sends it anyway)", ui.ForkWarning(st.Node.Addr, st.Risk))
+	case err != nil:
+		return err
+	}
+	fmt.Fprintln(s.a.stdout, summary(r))
+	return nil
+}
+
+// summary is the last line of a roll that saved every node.
+func summary(r *fleet.Roll) string {
+	steps := r.Steps()
+	if len(steps) == 1 {
+		return "saved " + steps[0].Node.Addr
+	}
+	return fmt.Sprintf("rolling save done: %d of %d nodes saved, one per shard", r.Progress().Done, len(steps))
+}
+
+// close flushes the recording and writes --report, with every report the
+// run saw (a roll that stopped has some too).
+func (s *saveRun) close() error {
+	var errs []error
+	if s.fleet != nil {
+		errs = append(errs, s.fleet.Close())
+	}
+	if s.rec != nil {
+		errs = append(errs, s.rec.Close())
+	}
+	if s.sf.report != "" && s.fleet != nil {
+		s.mu.Lock()
+		errs = append(errs, writeReports(s.sf.report, s.reports))
+		s.mu.Unlock()
+	}
+	return errors.Join(errs...)
+}
+
+// stepPrinter tells a roll's progress: a line each time a node's step
+// changes, and, on a terminal, a bar for the node saving, redrawn in
+// place.
+type stepPrinter struct {
+	w      io.Writer
+	tty    bool
+	single bool // one server: its full report when it is saved
+	states map[source.NodeID]fleet.StepState
+	bar    progress.Model
+	drawn  bool // a bar line is on screen, to be cleared before a line
+	head   bool
+}
+
+func newStepPrinter(w io.Writer, tty, single bool) *stepPrinter {
+	return &stepPrinter{w: w, tty: tty, single: single, states: map[source.NodeID]fleet.StepState{},
+		bar: progress.New(progress.WithDefaultGradient(), progress.WithWidth(30), progress.WithoutPercentage())}
+}
+
+// progress is Drive's Progress: it prints what changed.
+func (p *stepPrinter) progress(r *fleet.Roll, st *fleet.Status) {
+	steps := r.Steps()
+	if !p.head {
+		p.head = true
+		if !p.single {
+			p.line(fmt.Sprintf("rolling save: %d node%s, one per shard, a replica where there is one", len(steps), plural(len(steps))))
+		}
+	}
+	var saving []string
+	for i, step := range steps {
+		n, _ := st.Node(step.Node.ID)
+		if prev, ok := p.states[step.Node.ID]; !ok && step.State == fleet.StepWaiting || ok && prev == step.State {
+			if step.State == fleet.StepSaving && p.tty {
+				saving = append(saving, p.barLine(i, len(steps), step, n))
+			}
+			continue
+		}
+		p.states[step.Node.ID] = step.State
+		p.line(ui.StepLine(i, len(steps), step, n))
+		if step.State == fleet.StepSent {
+			for _, l := range ui.ForkVerdict(step.Risk) {
+				p.line("      " + l)
+			}
+		}
+		if step.State == fleet.StepDone && step.Report != nil {
+			lines := ui.ReportLines(step.Report)
+			if !p.single {
+				lines = lines[1:2] // the COW line: what the save cost
+			}
+			for _, l := range lines {
+				p.line("      " + strings.TrimSpace(l))
+			}
+		}
+	}
+	if len(saving) > 0 {
+		p.clear()
+		fmt.Fprint(p.w, strings.Join(saving, "  "))
+		p.drawn = true
+	}
+}
+
+// barLine is a saving node's bar: its place, the bar, the percentage.
+func (p *stepPrinter) barLine(i, total int, step fleet.Step, n fleet.NodeStatus) string {
+	f, ok := ui.SaveFraction(n)
+	if !ok {
+		return ui.StepLine(i, total, step, n)
+	}
+	return fmt.Sprintf("[%d/%d] %s %s %3.0f%%", i+1, total, step.Node.Addr, p.bar.ViewAs(f), f*100)
+}
+
+// line prints a permanent line, clearing the bar first.
+func (p *stepPrinter) line(s string) {
+	p.clear()
+	fmt.Fprintln(p.w, s)
+}
+
+func (p *stepPrinter) clear() {
+	if p.drawn {
+		fmt.Fprint(p.w, "\r\x1b[K")
+		p.drawn = false
+	}
+}
+
+// finish clears the bar.
+func (p *stepPrinter) finish(*fleet.Roll) { p.clear() }
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

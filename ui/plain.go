@@ -1,0 +1,89 @@
+package ui
+
+import (
+	"fmt"
+
+	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/fleet"
+	"github.com/vkwatch/vkwatch/source/risk"
+)
+
+// Plain text for the headless save command (vkwatch save): the words the
+// screen uses for the same facts, without colour, so that a script's log
+// and the UI say one thing one way.
+
+// ReportLines is what a save cost, in the three lines a pane shows.
+func ReportLines(r *source.SaveReport) []string { return reportLines(&styles{}, r) }
+
+// ForkVerdict says how a fork stands against the memory it has: the
+// level, the projected need against the limit that decides and the
+// headroom, then where the COW and the limit were read.
+func ForkVerdict(f risk.Fork) []string {
+	if f.Level == risk.Unknown {
+		return []string{"memory check n/a: " + f.Why}
+	}
+	c, ok := f.Decisive()
+	if !ok {
+		return []string{fmt.Sprintf("memory check ok: no limit read (COW %s)", fmtBytes(f.COW.V.Bytes)),
+			fmt.Sprintf("(COW: %s)", f.COW.V.From)}
+	}
+	return []string{
+		fmt.Sprintf("memory check %s: needs %s of %s %s, headroom %s", f.Level, fmtBytes(c.Need), fmtBytes(c.Cap.Bytes), c.Limit, fmtBytes(c.Headroom)),
+		fmt.Sprintf("(COW %s: %s; limit: %s)", fmtBytes(f.COW.V.Bytes), f.COW.V.From, c.Cap.From),
+	}
+}
+
+// StepLine is one node of a rolling save, as its progress line says it:
+// "[2/3] 127.0.0.1:7004 (replica, shard 2): saving 45%, ETA 1.2s".
+func StepLine(i, total int, st fleet.Step, n fleet.NodeStatus) string {
+	head := fmt.Sprintf("[%d/%d] %s (%s, shard %d): ", i+1, total, st.Node.Addr, orNA(st.Node.Role), st.Shard+1)
+	if total == 1 {
+		head = fmt.Sprintf("[1/1] %s (%s): ", st.Node.Addr, orNA(st.Node.Role))
+	}
+	switch st.State {
+	case fleet.StepSaving:
+		return head + "saving" + saveProgress(n.Sample)
+	case fleet.StepDone:
+		took := st.Ended - st.Sent
+		return head + "saved in " + fmtElapsed(took)
+	case fleet.StepFailed:
+		return head + "failed: " + st.Err
+	case fleet.StepCancelled:
+		return head + "not started"
+	case fleet.StepSent:
+		return head + "BGSAVE sent"
+	}
+	return head + "waiting"
+}
+
+// saveProgress is a running save's progress and ETA, when the server
+// tells them.
+func saveProgress(s *source.Sample) string {
+	if s == nil || s.Save == nil {
+		return ""
+	}
+	out := ""
+	if f, ok := s.Save.Fraction().Get(); ok {
+		out += fmt.Sprintf(" %.0f%%", f*100)
+	}
+	if eta, ok := s.Save.ETA.Get(); ok {
+		out += ", ETA " + fmtElapsed(eta)
+	}
+	return out
+}
+
+// SaveFraction is the running save's progress (0..1) on the node, when
+// the server tells it.
+func SaveFraction(n fleet.NodeStatus) (float64, bool) {
+	if n.Sample == nil || n.Sample.Save == nil {
+		return 0, false
+	}
+	return n.Sample.Save.Fraction().Get()
+}
+
+func orNA(s string) string {
+	if s == "" {
+		return na
+	}
+	return s
+}
