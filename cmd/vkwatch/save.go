@@ -14,6 +14,7 @@ import (
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/fleet"
+	"github.com/vkwatch/vkwatch/source/inert"
 	"github.com/vkwatch/vkwatch/source/procmem"
 	"github.com/vkwatch/vkwatch/source/record"
 	"github.com/vkwatch/vkwatch/ui"
@@ -236,7 +237,7 @@ func (s *saveRun) drive(ctx context.Context) error {
 	case err != nil:
 		return err
 	}
-	fmt.Fprintln(s.a.stdout, summary(r))
+	fmt.Fprintln(s.a.stdout, inert.Text(summary(r)))
 	return nil
 }
 
@@ -331,15 +332,16 @@ func (p *stepPrinter) progress(r *fleet.Roll, st *fleet.Status) {
 func (p *stepPrinter) barLine(i, total int, step fleet.Step, n fleet.NodeStatus) string {
 	f, ok := ui.SaveFraction(n)
 	if !ok {
-		return ui.StepLine(i, total, step, n)
+		return inert.Text(ui.StepLine(i, total, step, n))
 	}
-	return fmt.Sprintf("[%d/%d] %s %s %3.0f%%", i+1, total, step.Node.Addr, p.bar.ViewAs(f), f*100)
+	return fmt.Sprintf("[%d/%d] %s %s %3.0f%%", i+1, total, inert.Text(step.Node.Addr), p.bar.ViewAs(f), f*100)
 }
 
-// line prints a permanent line, clearing the bar first.
+// line prints a permanent line, clearing the bar first. What the
+// servers said in it (addresses, errors, report fields) is made inert.
 func (p *stepPrinter) line(s string) {
 	p.clear()
-	fmt.Fprintln(p.w, s)
+	fmt.Fprintln(p.w, inert.Text(s))
 }
 
 func (p *stepPrinter) clear() {
