@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vkwatch/vkwatch/source/inert"
 	src "github.com/vkwatch/vkwatch/source/report"
 	"github.com/vkwatch/vkwatch/ui/report"
 )
@@ -70,10 +71,10 @@ func (a *app) runReport(paths []string, out, figures string, allowTruncated bool
 		if err != nil {
 			return fmt.Errorf("write figures: %w", err)
 		}
-		fmt.Fprintf(a.stderr, "vkwatch: wrote %d figure files into %s\n", len(written), figures)
+		fmt.Fprintf(a.stderr, "vkwatch: wrote %d figure files into %s\n", len(written), inert.Text(figures))
 	}
 	if st, err := os.Stat(out); err == nil {
-		fmt.Fprintf(a.stderr, "vkwatch: wrote %s (%d KiB, %d saves)\n", out, (st.Size()+1023)/1024, len(r.Saves))
+		fmt.Fprintf(a.stderr, "vkwatch: wrote %s (%d KiB, %d saves)\n", inert.Text(out), (st.Size()+1023)/1024, len(r.Saves))
 	}
 	return nil
 }

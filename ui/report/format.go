@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/inert"
 )
 
 // cell is a table cell: the text a reader sees and, in data-v, the exact
@@ -113,31 +113,16 @@ func orNA(s string) string {
 	return s
 }
 
-// maxText bounds any text from a file that reaches a figure or the page.
-const maxText = 200
+// maxText bounds any text from a file that reaches a figure or the page,
+// in bytes.
+const maxText = 400
 
-// clean makes text from a file inert for a figure and the page: control
-// and format characters (an escape sequence, a bidi override, a NUL that
-// an SVG file may not hold) become U+FFFD, and it is cut at maxText runes.
-// html/template and gonum's SVG writer escape markup on top of this.
-func clean(s string) string {
-	var b strings.Builder
-	n := 0
-	for _, r := range s {
-		if n == maxText {
-			b.WriteString("…")
-			break
-		}
-		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == utf8Bad {
-			r = '\uFFFD'
-		}
-		b.WriteRune(r)
-		n++
-	}
-	return b.String()
-}
-
-const utf8Bad = '\uFFFD'
+// clean makes text from a file inert for a figure and the page with the
+// house's sanitiser: control, format and bidi characters (an escape
+// sequence, a bidi override, a NUL an SVG file may not hold) are written
+// out as escapes, and it is cut at maxText. html/template and gonum's SVG
+// writer escape markup on top of this.
+func clean(s string) string { return inert.Cut(s, maxText) }
 
 // triggerText says who started a save.
 func triggerText(t source.Trigger) string {
