@@ -156,7 +156,7 @@ help is --help.
 
 Keys: b BGSAVE, a BGREWRITEAOF (focused server), B / A on both at once (one or two),
 x BGSAVE CANCEL (asks first), tab focus, p pause drawing, r save reports,
-c cost curves, s scales, ? help, q quit. In the fleet view: up/down (j/k)
+c cost curves, s scales, S screen to SVG, ? help, q quit. In the fleet view: up/down (j/k)
 select, enter opens a node (two marked with space: side by side), esc returns,
 o sorts, B rolling save (B again starts it, esc cancels the rest).`,
 		Example: `  vkwatch demo                       # two local servers, side by side, under load
