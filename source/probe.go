@@ -46,8 +46,12 @@ var pingCmd = []byte("*1\r\n$4\r\nPING\r\n")
 type probe struct {
 	ep          Endpoint
 	tlsConfig   *tls.Config
-	interval    time.Duration
 	dialTimeout time.Duration
+	// ivl is the PING interval in ns. It changes while the probe runs
+	// (the fleet's attention follows a save: setInterval); retime wakes
+	// the goroutine loop when it does.
+	ivl    atomic.Int64
+	retime chan struct{}
 
 	// answered counts the probe's commands the server has executed (PINGs
 	// and AUTH): they are in total_commands_processed and are subtracted
@@ -86,8 +90,9 @@ type probeSlot struct {
 	// (a merge of every interval of the window at every sample cost 0.3 ms
 	// of the sampler's time).
 	rtts     []int64
-	overflow bool // more round trips than probeSlotLog: rtts is incomplete
-	inWindow bool // added to the rolling histogram
+	ivUS     int64 // the interval (µs) its rtts were corrected with in the rolling histogram
+	overflow bool  // more round trips than probeSlotLog: rtts is incomplete
+	inWindow bool  // added to the rolling histogram
 }
 
 // probeSlotLog bounds a slot's rtts (128 KB): an interval that goes on
@@ -114,10 +119,12 @@ func newProbe(ep Endpoint, tlsConfig *tls.Config, interval, dialTimeout, sampleE
 		perSlot = int(min(int64(sampleEvery/interval)*5/4+16, probeSlotLog))
 	}
 	p := &probe{
-		ep: ep, tlsConfig: tlsConfig, interval: interval, dialTimeout: dialTimeout,
+		ep: ep, tlsConfig: tlsConfig, dialTimeout: dialTimeout,
+		retime:  make(chan struct{}, 1),
 		ring:    make([]probeSlot, n),
 		rolling: newProbeHist(),
 	}
+	p.ivl.Store(int64(interval))
 	for i := range p.ring {
 		p.ring[i].hist = newProbeHist()
 		p.ring[i].rtts = make([]int64, 0, perSlot)
@@ -259,13 +266,16 @@ func (p *probe) pingLoop(ctx context.Context, conn net.Conn, timer *time.Timer) 
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 	var buf [128]byte
-	interval := int64(p.interval)
 	next := p.now()
 	for {
 		if wait := next - p.now(); wait > 0 {
 			timer.Reset(time.Duration(wait))
 			select {
 			case <-timer.C:
+			case <-p.retime:
+				// A shorter interval brings the next PING forward.
+				next = min(next, p.now()+p.ivl.Load())
+				continue
 			case <-ctx.Done():
 				return ctx.Err()
 			}
@@ -300,7 +310,7 @@ func (p *probe) pingLoop(ctx context.Context, conn net.Conn, timer *time.Timer) 
 		// after it was sent: timer lateness must not add up). When this
 		// one overran, the PINGs missed are accounted for by the
 		// correction in record, so start afresh instead of a burst.
-		next += interval
+		next += p.ivl.Load()
 		if next < end {
 			next = end
 		}
@@ -328,7 +338,26 @@ func (p *probe) record(rtt time.Duration) {
 	p.mu.Unlock()
 }
 
-func (p *probe) intervalUS() int64 { return int64(p.interval / time.Microsecond) }
+func (p *probe) intervalUS() int64 { return p.ivl.Load() / int64(time.Microsecond) }
+
+// pingInterval is the PING interval in force.
+func (p *probe) pingInterval() time.Duration { return time.Duration(p.ivl.Load()) }
+
+// setInterval changes the PING interval of the running probe: the next
+// PING is due at most the new interval from now, and every one after it
+// the new interval apart.
+func (p *probe) setInterval(d time.Duration) {
+	if d <= 0 || p.ivl.Swap(int64(d)) == int64(d) {
+		return
+	}
+	select {
+	case p.retime <- struct{}{}:
+	default:
+	}
+	if c := p.shared.Load(); c != nil {
+		c.l.command(&c.l.retimes, c)
+	}
+}
 
 // summary closes the current interval and returns its latency and that of
 // the last 10 s. It must be called from one goroutine at a time.
@@ -365,9 +394,9 @@ func (p *probe) summary() (interval, rolling Latency) {
 	if slot.overflow {
 		p.rolling.Merge(slot.hist)
 	} else {
-		iv := p.intervalUS()
+		slot.ivUS = p.intervalUS()
 		for _, us := range slot.rtts {
-			_ = p.rolling.RecordCorrectedValue(us, iv)
+			_ = p.rolling.RecordCorrectedValue(us, slot.ivUS)
 		}
 	}
 	slot.inWindow = true
@@ -402,6 +431,7 @@ func (p *probe) summary() (interval, rolling Latency) {
 	}
 	rolling = latencyOf(p.rolling, rmin, rmax)
 	rolling.InFlight = inflight
+	interval.Interval, rolling.Interval = p.pingInterval(), p.pingInterval()
 	return interval, rolling
 }
 
@@ -416,7 +446,7 @@ func (p *probe) leaveWindow(s *probeSlot) {
 		p.rebuild = true
 		return
 	}
-	iv := p.intervalUS()
+	iv := s.ivUS
 	for _, us := range s.rtts {
 		_ = p.rolling.RecordValues(us, -1)
 		if iv <= 0 || us <= iv {

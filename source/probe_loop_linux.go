@@ -61,6 +61,7 @@ type probeLoop struct {
 	adds    []*loopConn
 	removes []*loopConn
 	syncs   []*loopConn
+	retimes []*loopConn // whose probe's interval changed
 	quit    bool
 	closed  bool
 
@@ -219,7 +220,7 @@ func serveShared(ctx context.Context, p *probe, conn net.Conn) (served bool, err
 	if err != nil {
 		return true, err
 	}
-	c := &loopConn{l: l, p: p, fd: fd, interval: max(int64(p.interval), 1),
+	c := &loopConn{l: l, p: p, fd: fd, interval: max(p.ivl.Load(), 1),
 		done: make(chan error, 1), synced: make(chan struct{}, 1)}
 	l.command(&l.adds, c)
 	p.shared.Store(c)
@@ -350,8 +351,8 @@ func (l *probeLoop) drainCounter(fd int) uint64 {
 // reports whether the loop is to stop.
 func (l *probeLoop) requests() bool {
 	l.mu.Lock()
-	adds, removes, syncs, quit := l.adds, l.removes, l.syncs, l.quit
-	l.adds, l.removes, l.syncs = nil, nil, nil
+	adds, removes, syncs, retimes, quit := l.adds, l.removes, l.syncs, l.retimes, l.quit
+	l.adds, l.removes, l.syncs, l.retimes = nil, nil, nil, nil
 	l.closed = quit
 	l.mu.Unlock()
 	now := probeNow()
@@ -368,6 +369,14 @@ func (l *probeLoop) requests() bool {
 		c.next = now
 		l.conns = append(l.conns, c)
 		l.byFD[int32(c.fd)] = c
+	}
+	for _, c := range retimes {
+		// The new interval's grid from now: a shorter one brings the
+		// next PING forward, a longer one waits for the PING already due.
+		c.interval = max(c.p.ivl.Load(), 1)
+		if g := (now/c.interval + 1) * c.interval; g < c.next {
+			c.next = g
+		}
 	}
 	for _, c := range syncs {
 		if c.active && c.sent != 0 {

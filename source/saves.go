@@ -492,6 +492,7 @@ func mergeLatencies(ls []Latency) Latency {
 	var total float64
 	for _, l := range ls {
 		out.InFlight = max(out.InFlight, l.InFlight)
+		out.Interval = max(out.Interval, l.Interval)
 		if l.Count <= 0 {
 			continue
 		}

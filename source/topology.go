@@ -24,14 +24,38 @@ type Topology struct {
 	// a shard's primary comes first, its replicas after it by address.
 	Shards []Shard
 	// PingInterval is the PING interval in force per node (see the PING
-	// budget in source/fleet): what the header shows.
+	// budget in source/fleet): what the header shows. Nodes in Attention
+	// have theirs instead.
 	PingInterval time.Duration
+	// Attention are the nodes probed at a finer interval than the rest
+	// because they save or are about to (source/fleet: attention follows
+	// the save), by node id; empty when none is.
+	Attention []Attended
 	// Changes are what changed since the fleet's previous topology; empty
 	// in the first.
 	Changes []TopologyChange
 	// Err says why the latest rediscovery failed (every known node asked),
 	// empty when it worked. The shards are then the last ones known.
 	Err string
+}
+
+// Attended is a node probed finely, and why.
+type Attended struct {
+	Node     NodeID
+	Addr     string
+	Reason   string // "saving", "BGSAVE sent", "next in the roll", ...
+	Interval time.Duration
+}
+
+// IntervalOf is the PING interval of node: its Attention's, else
+// PingInterval.
+func (t *Topology) IntervalOf(node NodeID) time.Duration {
+	for _, a := range t.Attention {
+		if a.Node == node {
+			return a.Interval
+		}
+	}
+	return t.PingInterval
 }
 
 // Shard is a primary and its replicas.

@@ -171,6 +171,11 @@ type Latency struct {
 	// InFlight is the age of a PING sent and not yet answered when the
 	// summary was taken (0 when none): a stall shows while it lasts.
 	InFlight time.Duration
+	// Interval is how far apart the PINGs were sent: the resolution of
+	// these figures (a pause shorter than it may be missed). Of a merged
+	// summary (a save's PINGs), the longest of its parts; 0 when unknown
+	// (a recording made before it was kept).
+	Interval time.Duration
 }
 
 // Worst is the larger of Max and InFlight: what a chart of the worst PING of

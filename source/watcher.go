@@ -93,6 +93,11 @@ type Watcher struct {
 	sampler *redis.Client
 	cmds    *redis.Client
 
+	// pingIvl is the PING interval (ns) asked for, and probe the running
+	// probe once there is one: SetPingInterval changes both.
+	pingIvl atomic.Int64
+	probe   atomic.Pointer[probe]
+
 	// ownCmds counts the commands of vkwatch's own that the server
 	// executed on these two clients (see ownCounter); with the probe's
 	// PINGs they are subtracted from the server's ops.
@@ -110,6 +115,22 @@ type Watcher struct {
 	answered chan struct{}
 }
 
+// SetPingInterval changes how far apart the watcher's PINGs are, at once
+// and without a new connection: the fleet probes a node that saves, or is
+// about to, finer than the rest. d <= 0 is ignored.
+func (w *Watcher) SetPingInterval(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	w.pingIvl.Store(int64(d))
+	if p := w.probe.Load(); p != nil {
+		p.setInterval(d)
+	}
+}
+
+// PingInterval is the PING interval in force.
+func (w *Watcher) PingInterval() time.Duration { return time.Duration(w.pingIvl.Load()) }
+
 // NewWatcher prepares a watcher of ep, which every Event names as node.
 // Nothing is dialled until Connect or Run.
 func NewWatcher(node NodeID, ep Endpoint, clock *Clock, cfg WatchConfig) *Watcher {
@@ -118,6 +139,7 @@ func NewWatcher(node NodeID, ep Endpoint, clock *Clock, cfg WatchConfig) *Watche
 		clock = NewClock()
 	}
 	w := &Watcher{node: node, ep: ep, clock: clock, cfg: cfg, closeCh: make(chan struct{}), answered: make(chan struct{}, 1)}
+	w.pingIvl.Store(int64(cfg.PingInterval))
 	opts, err := ep.RedisOptions()
 	if err != nil {
 		w.optsErr = err
@@ -514,7 +536,10 @@ func (s *sampling) loop(ctx context.Context, wg *sync.WaitGroup) {
 			s.haveConfig = false
 			s.push(Event{Kind: EventConnected, Identity: &id})
 			if s.probe == nil {
-				s.probe = newProbe(w.ep, w.tlsCfg, w.cfg.PingInterval, w.cfg.ConnectTimeout, w.cfg.Interval)
+				s.probe = newProbe(w.ep, w.tlsCfg, w.PingInterval(), w.cfg.ConnectTimeout, w.cfg.Interval)
+				w.probe.Store(s.probe)
+				// A SetPingInterval between the two lines above counts.
+				s.probe.setInterval(w.PingInterval())
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
@@ -522,13 +547,13 @@ func (s *sampling) loop(ctx context.Context, wg *sync.WaitGroup) {
 				}()
 			}
 			s.sample(ctx, text, at)
-			tick.Reset(sampleWait(probeNow(), w.cfg.Interval, w.cfg.PingInterval))
+			tick.Reset(sampleWait(probeNow(), w.cfg.Interval, w.PingInterval()))
 		}
 		select {
 		case <-tick.C:
 			// Armed before the INFO: a reply slower than the interval
 			// is followed by the next sample at once, as a ticker would.
-			tick.Reset(sampleWait(probeNow(), w.cfg.Interval, w.cfg.PingInterval))
+			tick.Reset(sampleWait(probeNow(), w.cfg.Interval, w.PingInterval()))
 		case <-w.answered:
 			s.answers()
 			continue

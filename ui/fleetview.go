@@ -330,10 +330,24 @@ func (f *fleetView) title() string {
 	return fmt.Sprintf("cluster: %d nodes in %d shards (%s)", nodes, len(f.top.Shards), strings.TrimSpace(from))
 }
 
-// pingNote says the per-node PING interval in force, as the fleet set it.
+// pingNote says the per-node PING interval in force, as the fleet set it:
+// the nodes probed finely because they save or are about to (attention
+// follows the save), and the interval of the rest.
 func (f *fleetView) pingNote() string {
 	if f.top.PingInterval <= 0 {
 		return "PING interval n/a"
 	}
-	return "PING every " + f.top.PingInterval.String() + " per node"
+	rest := "PING every " + f.top.PingInterval.String() + " per node"
+	att := f.top.Attention
+	if len(att) == 0 {
+		return rest
+	}
+	var hot string
+	if len(att) == 1 {
+		hot = fmt.Sprintf("%s (%s)", att[0].Addr, att[0].Reason)
+	} else {
+		hot = fmt.Sprintf("%d nodes saving or about to", len(att))
+	}
+	return fmt.Sprintf("PING every %s: %s; every %s: the other %d", att[0].Interval, hot,
+		f.top.PingInterval, max(len(f.top.Nodes())-len(att), 0))
 }

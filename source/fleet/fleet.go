@@ -87,6 +87,8 @@ type Fleet struct {
 	emit     func(source.Event)
 	closed   bool
 
+	att attention // guarded by mu
+
 	// omu guards what observe learns from the events.
 	omu   sync.Mutex
 	roles map[source.NodeID]string // latest INFO role of each node
@@ -134,6 +136,7 @@ func newFleet(cfg Config) *Fleet {
 		members:  map[source.NodeID]Member{},
 		watchers: map[source.NodeID]*running{},
 		roles:    map[source.NodeID]string{},
+		att:      newAttention(),
 	}
 }
 
@@ -158,7 +161,7 @@ func (f *Fleet) Start(ctx context.Context) (source.Topology, error) {
 	f.setTopologyLocked(top)
 	for _, m := range f.membersOf(top) {
 		f.members[m.ID] = m
-		f.watchers[m.ID] = f.newRunning(m, f.topo.PingInterval)
+		f.watchers[m.ID] = f.newRunning(m, f.intervalOfLocked(m.ID))
 	}
 	return f.topo, nil
 }
@@ -216,10 +219,15 @@ func (f *Fleet) membersOf(top source.Topology) []Member {
 
 func (f *Fleet) seed() source.Endpoint { return f.disc.Seed() }
 
-// setTopologyLocked keeps top, with the PING interval for its size.
+// setTopologyLocked keeps top, with the PING interval for its size and
+// the nodes in attention.
 func (f *Fleet) setTopologyLocked(top source.Topology) {
 	top.PingInterval = f.intervalFor(len(f.membersOf(top)))
+	top.Attention = f.topo.Attention
 	f.topo = top
+	if !f.fixedInterval() && len(f.watchers) > 0 {
+		f.retimeLocked()
+	}
 }
 
 // intervalFor is the per-node PING interval for n nodes.
@@ -282,6 +290,14 @@ func (f *Fleet) Connect(ctx context.Context) []Connected {
 	}
 	wg.Wait()
 	return out
+}
+
+// Topology returns the fleet's topology as it stands, with the PING
+// intervals in force.
+func (f *Fleet) Topology() source.Topology {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.topo
 }
 
 // PingInterval returns the per-node PING interval in force.
@@ -377,6 +393,9 @@ func (f *Fleet) observe(ev source.Event) {
 	emit := f.emit
 	f.mu.Unlock()
 	emit(ev)
+	// After the event: the topology that says a node is now probed
+	// finely comes after the sample that showed its save.
+	f.attend(ev)
 	if changed {
 		if f.disc != nil {
 			f.disc.Poke()
@@ -466,12 +485,13 @@ func (f *Fleet) apply(top source.Topology) {
 	}
 	for id, m := range want {
 		if f.watchers[id] == nil {
-			r := f.newRunning(m, f.topo.PingInterval)
+			r := f.newRunning(m, f.intervalOfLocked(id))
 			f.watchers[id] = r
 			f.members[id] = m
 			f.startLocked(r)
 		}
 	}
+	f.retimeLocked()
 	out := f.topo
 	f.mu.Unlock()
 	f.emitTopology(out)
@@ -494,7 +514,7 @@ func (f *Fleet) overBudgetLocked() []*running {
 	}
 	var out []*running
 	for id, r := range f.watchers {
-		if r.interval < f.topo.PingInterval {
+		if r.interval < f.topo.PingInterval && f.att.reason(id) == "" {
 			out = append(out, r)
 			delete(f.watchers, id)
 		}
@@ -524,6 +544,9 @@ func (f *Fleet) Do(ctx context.Context, node source.NodeID, args ...string) sour
 	if r == nil {
 		return source.CommandResult{Command: strings.Join(args, " "), Err: fmt.Sprintf("%s is not watched (it left the fleet)", node)}
 	}
+	// A save about to start is probed finely from before it forks, so
+	// that the fork's pause falls between PINGs 2 ms apart.
+	f.sending(node, args)
 	return r.w.Do(ctx, args...)
 }
 

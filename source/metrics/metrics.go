@@ -36,8 +36,10 @@ type Exporter struct {
 	mu    sync.Mutex
 	nodes map[source.NodeID]*node
 	// interval is the PING interval in force per node, from the latest
-	// topology (0 before one).
+	// topology (0 before one), and fine the nodes probed finer than that
+	// (attention follows the save).
 	interval time.Duration
+	fine     map[source.NodeID]time.Duration
 }
 
 // node is what the exporter keeps of one node: a few numbers, never the
@@ -115,6 +117,10 @@ func (e *Exporter) Observe(ev source.Event) {
 
 func (e *Exporter) topologyLocked(t *source.Topology) {
 	e.interval = t.PingInterval
+	e.fine = make(map[source.NodeID]time.Duration, len(t.Attention))
+	for _, a := range t.Attention {
+		e.fine[a.Node] = a.Interval
+	}
 	alive := map[source.NodeID]bool{}
 	for _, tn := range t.Nodes() {
 		alive[tn.ID] = true
@@ -178,6 +184,7 @@ var (
 	descLastDur   = prometheus.NewDesc("vkwatch_last_save_duration_seconds", "How long the latest finished save ran, as vkwatch's samples saw it.", lastLabels, nil)
 	descLastEnd   = prometheus.NewDesc("vkwatch_last_save_end_timestamp_seconds", "When the latest finished save ended (unix seconds).", lastLabels, nil)
 	descLastPing  = prometheus.NewDesc("vkwatch_last_save_ping_max_seconds", "Worst PING during the latest finished save.", lastLabels, nil)
+	descLastPingI = prometheus.NewDesc("vkwatch_last_save_ping_interval_seconds", "How far apart the PINGs of the latest finished save were (the longest interval among them): the resolution of its PING figures.", lastLabels, nil)
 	descSaveCount = prometheus.NewDesc("vkwatch_saves_total", "Saves vkwatch saw finish on the node since it started, by kind and status.", lastLabels, nil)
 )
 
@@ -185,7 +192,7 @@ var (
 func (e *Exporter) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descUp, descFootprint, descCOW, descSaving, descProgress, descETA,
 		descPing, descPingInterval, descLastCOW, descLastPeak, descLastRise, descLastFork, descLastDur,
-		descLastEnd, descLastPing, descSaveCount} {
+		descLastEnd, descLastPing, descLastPingI, descSaveCount} {
 		ch <- d
 	}
 }
@@ -253,7 +260,10 @@ func (e *Exporter) collectNode(ch chan<- prometheus.Metric, id string, n *node) 
 	}
 }
 
-func (e *Exporter) intervalOf(source.NodeID) time.Duration {
+func (e *Exporter) intervalOf(id source.NodeID) time.Duration {
+	if d, ok := e.fine[id]; ok {
+		return d
+	}
 	return e.interval
 }
 
@@ -285,6 +295,9 @@ func collectReport(ch chan<- prometheus.Metric, id, addr string, r *source.SaveR
 	}
 	if r.PingDuring.Count > 0 {
 		gauge(ch, descLastPing, r.PingDuring.Worst().Seconds(), lv...)
+	}
+	if r.PingDuring.Interval > 0 {
+		gauge(ch, descLastPingI, r.PingDuring.Interval.Seconds(), lv...)
 	}
 }
 

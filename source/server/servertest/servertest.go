@@ -4,6 +4,8 @@ package servertest
 
 import (
 	"context"
+	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,6 +30,34 @@ func Start(t testing.TB, opts server.Options) *server.Server {
 		}
 	})
 	return s
+}
+
+// StartMany starts n servers with the same options at once (a fleet for a
+// test), stopped when the test ends; it fails the test when any cannot be
+// started.
+func StartMany(t testing.TB, n int, opts server.Options) []*server.Server {
+	t.Helper()
+	opts.Args = append([]string{"--enable-debug-command", "yes"}, opts.Args...)
+	out := make([]*server.Server, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { out[i], errs[i] = server.Start(context.Background(), opts) })
+	}
+	wg.Wait()
+	for _, s := range out {
+		if s != nil {
+			t.Cleanup(func() {
+				if err := s.Stop(); err != nil {
+					t.Errorf("stop server: %v", err)
+				}
+			})
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		t.Fatalf("cannot start %d servers for this test (install redis-server or valkey-server): %v", n, err)
+	}
+	return out
 }
 
 // Client opens a client of the test's own on s, for checking the server

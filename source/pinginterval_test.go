@@ -1,0 +1,92 @@
+package source
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vkwatch/vkwatch/source/server"
+	"github.com/vkwatch/vkwatch/source/server/servertest"
+)
+
+// TestSetPingIntervalLive changes a running watcher's PING interval, both
+// ways, on a real server: the samples after say the new interval and hold
+// as many PINGs as it gives, without a reconnect.
+func TestSetPingIntervalLive(t *testing.T) {
+	srv := servertest.Start(t, server.Options{})
+	ep, err := ParseAddress(srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := NewWatcher(ep.Node(), ep, nil, WatchConfig{Interval: 200 * time.Millisecond, PingInterval: 100 * time.Millisecond})
+	defer w.Close()
+	var (
+		mu       sync.Mutex
+		samples  []Sample
+		connects int
+	)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer func() { cancel(); wg.Wait() }()
+	wg.Go(func() {
+		w.Run(ctx, func(ev Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			switch ev.Kind {
+			case EventSample:
+				samples = append(samples, *ev.Sample)
+			case EventConnected:
+				connects++
+			}
+		})
+	})
+	// waitFor waits for a sample, after the n-th, whose PINGs were all
+	// taken at interval iv and number at least least.
+	waitFor := func(n int, iv time.Duration, least int64) int {
+		var at int
+		servertest.WaitFor(t, 20*time.Second, "a sample with PINGs "+iv.String()+" apart", func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			for i := n; i < len(samples); i++ {
+				if samples[i].Ping.Interval == iv && samples[i].Ping.Count >= least {
+					at = i
+					return true
+				}
+			}
+			return false
+		})
+		return at
+	}
+	// At 100 ms a 200 ms sample holds 2 or 3 PINGs.
+	i := waitFor(0, 100*time.Millisecond, 1)
+	mu.Lock()
+	if c := samples[i].Ping.Count; c > 4 {
+		t.Errorf("at 100 ms a sample holds %d PINGs", c)
+	}
+	mu.Unlock()
+	w.SetPingInterval(2 * time.Millisecond)
+	// At 2 ms it holds about 100; 40 is far above what 100 ms could give.
+	i = waitFor(i+1, 2*time.Millisecond, 40)
+	w.SetPingInterval(100 * time.Millisecond)
+	// Two samples later the window is past the change: back to a few.
+	servertest.WaitFor(t, 20*time.Second, "samples at 100 ms again", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for j := i + 2; j < len(samples); j++ {
+			s := samples[j]
+			if s.Ping.Interval == 100*time.Millisecond && s.Ping.Count >= 1 && s.Ping.Count <= 4 && samples[j-1].Ping.Interval == 100*time.Millisecond {
+				return true
+			}
+		}
+		return false
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if connects != 1 {
+		t.Errorf("%d connects: changing the interval must not reconnect", connects)
+	}
+	if got := w.PingInterval(); got != 100*time.Millisecond {
+		t.Errorf("PingInterval() %s, want 100ms", got)
+	}
+}
