@@ -69,7 +69,7 @@ func (c *costView) carry(from component) { c.y = from.(*costView).y }
 // SyncKeys implements component: y works while the view is open, and c
 // says it closes it.
 func (c *costView) SyncKeys(m *Model) {
-	on := m.stack.body() == viewCost
+	on := m.fills(c)
 	c.CostY.SetEnabled(on)
 	c.Cost.SetHelp("c", "cost")
 	if on {
@@ -98,7 +98,24 @@ func (c *costView) FullHelp(*Model) []key.Binding { return []key.Binding{c.Cost,
 
 // View implements component: the last saves' curves of every node of a
 // fleet, else of the panes shown.
-func (c *costView) View(m *Model) []string { return c.view(m.st, m.costViews()) }
+func (c *costView) View(m *Model) []string { return c.view(m.st, curveViews(m)) }
+
+// curveViews are the views the cost curves are drawn from: every node of
+// a fleet (the last saves of all of them), else the panes shown.
+func curveViews(m *Model) []store.View {
+	var out []store.View
+	if m.fleet == nil {
+		for _, p := range m.shown {
+			out = append(out, m.store.View(p.id))
+		}
+		return out
+	}
+	out = make([]store.View, 0, len(m.fleet.rows))
+	for _, r := range m.fleet.rows {
+		out = append(out, m.store.View(r.id))
+	}
+	return out
+}
 
 // switchY plots the other figure.
 func (c *costView) switchY() {

@@ -10,7 +10,6 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/fleet"
 	"github.com/vkwatch/vkwatch/source/inert"
-	"github.com/vkwatch/vkwatch/source/store"
 )
 
 // The fleet view's component and the model's side of it: when it opens,
@@ -55,7 +54,7 @@ func (f *fleetView) Toggle() *key.Binding { return nil }
 // SyncKeys implements component: the rows' keys work while they fill
 // the body.
 func (f *fleetView) SyncKeys(c *Model) {
-	on := c.stack.body() == viewFleet
+	on := c.fills(f)
 	k := &f.keys
 	for _, b := range []*key.Binding{&k.SelUp, &k.SelDown, &k.Select, &k.Open, &k.Mark, &k.Sort} {
 		b.SetEnabled(on)
@@ -256,23 +255,6 @@ func (m *Model) rollCmds(acts []fleet.Action) tea.Cmd {
 	}
 	m.compose()
 	return tea.Batch(cmds...)
-}
-
-// costViews are the views the cost curves are drawn from: every node of a
-// fleet (the last saves of all of them), else the panes shown.
-func (m *Model) costViews() []store.View {
-	var out []store.View
-	if m.fleet == nil {
-		for _, p := range m.shown {
-			out = append(out, m.store.View(p.id))
-		}
-		return out
-	}
-	out = make([]store.View, 0, len(m.fleet.rows))
-	for _, r := range m.fleet.rows {
-		out = append(out, m.store.View(r.id))
-	}
-	return out
 }
 
 // carry takes over the old model's selection, order and marks.

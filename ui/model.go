@@ -5,10 +5,18 @@
 //
 // Its parts: the metric table (metrics.go: one entry per chart), the pane
 // (pane.go, panetext.go: SetSize, then sync and drawCharts from a
-// store.View, then box), the cost view (costview.go), the reports table
-// (table.go), and the drawing of charts as rows of runes (ui/chart). A
-// view of another shape (fleet rows) reads the same store and the same
-// table, and draws with the same charts.
+// store.View, then box), the views, and the drawing of charts as rows of
+// runes (ui/chart).
+//
+// Each view is a component (views.go) in its own file, with its own key
+// bindings: the panes (panesview.go), a fleet's rows (fleetmodel.go, drawn
+// by fleetview.go and fleetrows.go, from the same store and metric table
+// as the panes), the cost curves (costview.go), the reports table
+// (table.go) and the help (helpview.go). Which are open is one stack, and
+// the help is made from the bindings of what is open. Adding a view is a
+// file with its component and one line in views.go's table: its key opens
+// and closes it, esc closes it, the help lists its keys, and the charts
+// wait behind it.
 //
 // It never opens a connection. Commands the user asks for (BGSAVE,
 // BGREWRITEAOF) leave through Config.Send, called only inside a tea.Cmd, and

@@ -160,7 +160,7 @@ func (t *reportTable) carry(from component) {
 // SyncKeys implements component: the arrows scroll while the table is
 // open, and r says it closes it.
 func (t *reportTable) SyncKeys(c *Model) {
-	on := c.stack.body() == viewTable
+	on := c.fills(t)
 	t.Up.SetEnabled(on)
 	t.Down.SetEnabled(on)
 	t.Scroll.SetEnabled(on)

@@ -104,6 +104,10 @@ func (m *Model) viewKey(k tea.KeyMsg) bool {
 	return false
 }
 
+// fills reports whether v is the view that fills the body: a view's
+// keys work only then (SyncKeys), unless it is a base and says otherwise.
+func (m *Model) fills(v component) bool { return m.views[m.stack.body()] == v }
+
 // toggleOf is v's toggle, nil for none (or no view).
 func toggleOf(v component) *key.Binding {
 	if v == nil {
