@@ -451,7 +451,7 @@ func rowSave(st *styles, prog progress.Model, v store.View, w int) (string, stri
 	}
 	r := v.Report
 	if r == nil {
-		return st.dim.r("no save seen yet"), ""
+		return st.dim.r("no save seen yet"), nextCell(st, v)
 	}
 	l1 := st.value.r(shortKind(r.Kind))
 	if r.Status != "ok" {
@@ -462,7 +462,9 @@ func rowSave(st *styles, prog progress.Model, v store.View, w int) (string, stri
 		l1 += st.label.r(" pause ") + st.value.r(fmtLatency(r.ForkPause.V))
 	}
 	l2 := st.label.r("cow ") + st.value.r(fmtOptBytes(r.COW))
-	if peak := st.label.r(" peak ") + st.value.r(fmtOptBytes(r.PeakCOW)); r.PeakCOW.OK && lipgloss.Width(l2+peak) <= w {
+	if next := " " + nextCell(st, v); lipgloss.Width(l2+next) <= w {
+		l2 += next
+	} else if peak := st.label.r(" peak ") + st.value.r(fmtOptBytes(r.PeakCOW)); r.PeakCOW.OK && lipgloss.Width(l2+peak) <= w {
 		l2 += peak
 	}
 	return l1, l2

@@ -196,6 +196,11 @@ func cowNotes(st *styles, s *source.Sample) []string {
 		return []string{st.label.r("INFO ") + st.value.r(fmtBytes(s.Save.LiveCOW.V))}
 	case s.COWFrom != source.FromProc && s.Proc.ChildPrivateDirty.OK:
 		return []string{st.label.r("child dirty ") + st.value.r(fmtBytes(s.Proc.ChildPrivateDirty.V))}
+	case s.COWFrom == source.FromInfo && s.Save != nil && s.Info.CurrentCOWAge.OK:
+		// No /proc figure: INFO's is all there is, and the server
+		// refreshes it about once a second; say how old it is.
+		return []string{st.label.r("INFO figure ") + st.value.r(fmt.Sprintf("%ds old", s.Info.CurrentCOWAge.V)) +
+			st.dim.r(" (current_cow_size_age)")}
 	}
 	return nil
 }

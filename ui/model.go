@@ -314,6 +314,9 @@ func (m *Model) fold(ev source.Event) []fleet.Action {
 		return acts
 	}
 	m.store.Add(ev)
+	if ev.Kind == source.EventSample || ev.Kind == source.EventSaveEnded {
+		m.stuckFooter(ev.Node)
+	}
 	return acts
 }
 
@@ -728,7 +731,7 @@ func (m *Model) fork(all, confirmed bool, command string) tea.Cmd {
 	var warned []footEntry
 	for _, p := range m.targets(all) {
 		v := m.store.Live(p.id)
-		if text, ok := forkRisk(p.addr, v.Latest, v.Report, aof); ok {
+		if text, ok := forkRisk(p.addr, v.Latest, v.Report, aof, v.Forecast); ok {
 			warned = append(warned, footEntry{node: p.id, kind: footErr, text: text})
 		}
 	}

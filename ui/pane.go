@@ -387,11 +387,26 @@ func (p *pane) render(st *styles, prog progress.Model, v store.View, focused boo
 	s := v.Latest
 	lines := make([]string, 0, p.height)
 	lines = append(lines, stateLine(st, v))
+	running := s != nil && s.Save != nil
 	if f.compact {
-		lines = append(lines, saveLine(st, prog, s, iw, true))
+		switch {
+		case !running:
+			lines = append(lines, forecastLine(st, v, true))
+		case v.Stuck != "":
+			lines = append(lines, st.err.r("⚠ stuck? ")+saveLine(st, prog, s, iw-9, true))
+		default:
+			lines = append(lines, saveLine(st, prog, s, iw, true))
+		}
 		lines = append(lines, reportLine(st, v.Report))
 	} else {
-		lines = append(lines, saveLine(st, prog, s, iw, false), saveBar(st, prog, s, iw, p.inFleet))
+		second := saveBar(st, prog, s, iw, p.inFleet)
+		switch {
+		case !running:
+			second = forecastLine(st, v, false)
+		case v.Stuck != "":
+			second = stuckLine(st, v)
+		}
+		lines = append(lines, saveLine(st, prog, s, iw, false), second)
 		lines = append(lines, reportLines(st, v.Report)...)
 	}
 	fixed := make([]string, 0, p.height)

@@ -190,6 +190,7 @@ func reportLines(st *styles, r *source.SaveReport) []string {
 	if r.PingBefore.Count > 0 {
 		l3 += st.label.r(" (before ") + st.value.r(fmtLatency(r.PingBefore.Max)) + st.label.r(")")
 	}
+	l3 += forecastVsActual(st, r, sep)
 	return []string{l1, l2, l3}
 }
 
@@ -202,7 +203,7 @@ func reportLine(st *styles, r *source.SaveReport) string {
 	return st.label.r("last ") + st.value.r(string(r.Kind)) + st.label.r(" by ") + st.value.r(fmtTrigger(r.Trigger)) +
 		" " + reportStatus(st, r) +
 		sep + st.label.r("cow ") + st.value.r(fmtOptBytes(r.COW)) +
-		st.label.r(" peak ") + st.value.r(fmtOptBytes(r.PeakCOW)) + st.label.r(fmtPeakAt(r)) +
+		st.label.r(" peak ") + st.value.r(fmtOptBytes(r.PeakCOW)) + st.label.r(fmtPeakAt(r)) + compactForecast(st, r) +
 		sep + st.label.r("pause ") + st.value.r(fmtOptPause(r.ForkPause)) +
 		sep + st.label.r("ping ") + st.value.r(worstDuring(r))
 }

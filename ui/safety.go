@@ -2,8 +2,10 @@ package ui
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/forecast"
 	"github.com/vkwatch/vkwatch/source/risk"
 )
 
@@ -13,8 +15,16 @@ import (
 // and says so with the numbers. aof says the fork is an AOF rewrite's.
 // It warns only when a limit would be exceeded: a tight fit is left to
 // the user, as before.
-func forkRisk(addr string, s *source.Sample, last *source.SaveReport, aof bool) (string, bool) {
-	f := risk.Assess(risk.Input{Sample: s, Last: last, AOF: aof})
+//
+// fc is the node's forecast (source/forecast), absent when none: the
+// check then projects the larger of it and the last COW seen.
+func forkRisk(addr string, s *source.Sample, last *source.SaveReport, aof bool, fc ...source.Opt[forecast.Forecast]) (string, bool) {
+	in := risk.Input{Sample: s, Last: last, AOF: aof}
+	if len(fc) > 0 && !aof {
+		// The forecast is of a BGSAVE; an AOF rewrite has its own cost.
+		in.Forecast = forecast.RiskFigure(fc[0])
+	}
+	f := risk.Assess(in)
 	if !f.Exceeds() {
 		return "", false
 	}
@@ -52,7 +62,8 @@ func ForkWarning(addr string, f risk.Fork) string {
 // forecast when the forecast is the larger.
 func cowName(f risk.Fork) string {
 	if fc, ok := f.Forecast.Get(); ok && f.COW.V == fc {
-		return "forecast COW"
+		// "forecast (uniform bound)" -> "forecast COW (uniform bound)"
+		return "forecast COW" + strings.TrimPrefix(fc.From, "forecast")
 	}
 	return "last COW"
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/forecast"
 )
 
 // The reports table shows one row per save report, oldest first, so a
@@ -55,6 +56,18 @@ var reportColumns = []reportColumn{
 	{"observed", 13, func(_ *styles, r *source.SaveReport) string { return fmtElapsed(r.Observed) }},
 	{"fork pause", 9, func(_ *styles, r *source.SaveReport) string { return fmtOptPause(r.ForkPause) }},
 	{"cow", 6, func(_ *styles, r *source.SaveReport) string { return fmtOptBytes(r.COW) }},
+	{"forecast", 22, func(_ *styles, r *source.SaveReport) string {
+		if v, ok := r.ForecastCOW.Get(); ok {
+			return fmtBytes(v) + " " + shortBasis(forecast.Basis(r.ForecastBasis))
+		}
+		return na
+	}},
+	{"fc error", 23, func(_ *styles, r *source.SaveReport) string {
+		if e, ok := forecast.Error(r.ForecastCOW.V, r.COW.V); ok && r.ForecastCOW.OK && r.COW.OK {
+			return fmt.Sprintf("%+.0f%%", 100*e)
+		}
+		return na
+	}},
 	{"cow peak", 14, func(_ *styles, r *source.SaveReport) string { return fmtOptBytes(r.PeakCOW) }},
 	{"peak at", 7, func(_ *styles, r *source.SaveReport) string {
 		if f, ok := r.PeakAtProgress.Get(); ok {
@@ -86,7 +99,7 @@ var reportColumns = []reportColumn{
 // tableLegend says how to read the cells; the headers are too short to.
 const tableLegend = "by: who started it · took: server-reported · fork pause: latest_fork_usec · " +
 	"cow: server figure, cow peak: charted instrument, peak at: save progress then, live peak: INFO's · " +
-	"+: peak above the pre-save level · pairs: before → during"
+	"+: peak above the pre-save level · pairs: before → during · forecast: made before the save (source/forecast)"
 
 // ratePair renders "before → during", or one n/a when neither is known.
 func ratePair(before, during source.Opt[float64]) string {

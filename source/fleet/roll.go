@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/forecast"
 	"github.com/vkwatch/vkwatch/source/risk"
 )
 
@@ -513,9 +514,9 @@ func (r *Roll) Progress() Progress {
 }
 
 // riskOf is the memory check of a node's fork: what source/risk says of
-// its latest sample and save report.
+// its latest sample and save report, with its forecast copy-on-write.
 func riskOf(n NodeStatus) risk.Fork {
-	return risk.Assess(risk.Input{Sample: n.Sample, Last: n.Report})
+	return risk.Assess(risk.Input{Sample: n.Sample, Last: n.Report, Forecast: forecast.RiskFigure(n.Forecast)})
 }
 
 // OnePerShard returns the node a rolling save would save in each shard of

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/forecast"
 )
 
 // NodeStatus is what is known of one node now: a fleet view's row, before
@@ -23,6 +24,10 @@ type NodeStatus struct {
 
 	Sample *source.Sample     // the latest sample, nil before the first
 	Report *source.SaveReport // the latest save report, nil before the first
+	// Forecast is the node's next fork save (source/forecast), from its
+	// samples and saves as Status saw them; absent before a sample.
+	Forecast source.Opt[forecast.Forecast]
+	fc       *forecast.Node
 }
 
 // Busy reports whether the node runs a fork child or loads a dataset, as
@@ -109,14 +114,37 @@ func (s *Status) Observe(ev source.Event) {
 		st.Connected, st.Err, st.Stalled = false, ev.Err, source.Stalled(ev.Err)
 	case source.EventSample, source.EventSaveStarted:
 		if ev.Sample != nil {
+			if st.Sample != ev.Sample { // a save's first sample comes twice
+				st.observe(ev.Sample)
+			}
 			st.Sample = ev.Sample
 			st.Connected, st.Err, st.Stalled = true, "", false
 		}
 	case source.EventSaveEnded:
 		if ev.Report != nil {
 			st.Report = ev.Report
+			st.learn(ev.Report)
 		}
 	}
+}
+
+// observe and learn feed the node's forecast.
+func (n *NodeStatus) observe(s *source.Sample) {
+	if n.fc == nil {
+		n.fc = &forecast.Node{}
+	}
+	n.fc.Observe(s)
+	f, ok := n.fc.Forecast()
+	n.Forecast = source.Opt[forecast.Forecast]{V: f, OK: ok}
+}
+
+func (n *NodeStatus) learn(r *source.SaveReport) {
+	if n.fc == nil {
+		n.fc = &forecast.Node{}
+	}
+	n.fc.Learn(r)
+	f, ok := n.fc.Forecast()
+	n.Forecast = source.Opt[forecast.Forecast]{V: f, OK: ok}
 }
 
 // Now returns the offset of the latest event observed: the status's now.

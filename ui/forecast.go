@@ -1,0 +1,207 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/forecast"
+	"github.com/vkwatch/vkwatch/source/risk"
+	"github.com/vkwatch/vkwatch/source/store"
+)
+
+// The forecast's sentences: the numbers and the rules are source/forecast's
+// and source/risk's; this file only says them.
+
+// headroom is the memory check of the next fork save of a node's view,
+// with its forecast copy-on-write in the check.
+func headroom(v store.View, aof bool) risk.Fork {
+	return risk.Assess(risk.Input{Sample: v.Latest, Last: v.Report, AOF: aof, Forecast: forecast.RiskFigure(v.Forecast)})
+}
+
+// basisTag is the forecast's basis in a few cells.
+func basisTag(b forecast.Basis) string {
+	switch b {
+	case forecast.Calibrated:
+		return "calibrated"
+	case forecast.Bound:
+		return "upper bound"
+	case forecast.Worst:
+		return "worst case"
+	}
+	return string(b)
+}
+
+// levelText is a headroom level as a word and its style.
+func levelText(st *styles, f risk.Fork) string {
+	switch f.Level {
+	case risk.OK:
+		return st.ok.r("ok")
+	case risk.Tight:
+		return st.warn.r("tight")
+	case risk.WouldExceed:
+		return st.err.r("would exceed")
+	}
+	return st.dim.r("n/a")
+}
+
+// forecastLine is the next save's forecast, for the line under a pane's
+// save line while no save runs: its copy-on-write and basis, the rate
+// and duration it assumed, the footprint, and the headroom against the
+// decisive limit.
+func forecastLine(st *styles, v store.View, compact bool) string {
+	fc, ok := v.Forecast.Get()
+	if !ok {
+		return st.label.r("next save ") + st.dim.r("forecast n/a: no used_memory yet")
+	}
+	sep := st.dim.r(" · ")
+	if fc.Basis == forecast.Forkless {
+		return st.label.r("next save ") + st.value.r("forkless") + st.dim.r(": no child, no copy-on-write")
+	}
+	out := st.label.r("next save cow ") + st.value.r("~"+fmtBytes(fc.COW)) + st.dim.r(" "+basisTag(fc.Basis))
+	if fp, ok := fc.Footprint.Get(); ok {
+		out += sep + st.label.r("footprint ") + st.value.r(fmtBytes(fp))
+	}
+	h := headroom(v, false)
+	out += sep + st.label.r("headroom ") + levelText(st, h)
+	if c, ok := h.Decisive(); ok && !compact {
+		out += st.dim.r(fmt.Sprintf(" (%s of %s %s)", fmtBytes(c.Need), fmtBytes(c.Cap.Bytes), limitName(c)))
+	}
+	if compact {
+		return out
+	}
+	// What the forecast assumed, last: the first thing cut.
+	if r, ok := fc.Rate.Get(); ok {
+		out += sep + st.dim.r(fmt.Sprintf("%s/s for %s (%s)", fmtRate(r), fmtElapsed(fc.Duration), fc.DurationFrom))
+	}
+	if fc.Bound.OK && fc.Basis == forecast.Calibrated {
+		out += st.label.r(" bound ") + st.value.r(fmtBytes(fc.Bound.V))
+	}
+	out += sep + st.label.r("worst ") + st.value.r(fmtBytes(fc.Worst))
+	return out
+}
+
+// limitName names a limit briefly; the remote ones say they are weaker.
+func limitName(c risk.Check) string {
+	switch c.Limit {
+	case risk.LimitMemAvailable:
+		return "MemAvailable"
+	case risk.LimitCgroup:
+		return "cgroup limit"
+	case risk.LimitMaxMemory:
+		return "maxmemory"
+	case risk.LimitSystemMemory:
+		return "total_system_memory, remote: weaker"
+	}
+	return string(c.Limit)
+}
+
+// forecastVsActual is a report's forecast beside its actual copy-on-write,
+// with the error, after sep; empty when no forecast was made before the
+// save.
+func forecastVsActual(st *styles, r *source.SaveReport, sep string) string {
+	fc, ok := r.ForecastCOW.Get()
+	if !ok {
+		return ""
+	}
+	out := sep + st.label.r("forecast cow ") + st.value.r(fmtBytes(fc)) + st.dim.r(" "+basisTag(forecast.Basis(r.ForecastBasis)))
+	if actual, ok := r.COW.Get(); ok {
+		out += st.label.r(" vs ") + st.value.r(fmtBytes(actual))
+		if e, ok := forecast.Error(fc, actual); ok {
+			out += st.label.r(" ") + st.value.r(fmt.Sprintf("%+.0f%%", 100*e))
+		}
+	}
+	return out
+}
+
+// stuckLine is the badge of a save that looks stuck, and what to do.
+func stuckLine(st *styles, v store.View) string {
+	out := st.err.r("⚠ stuck? ") + st.value.r(v.Stuck)
+	if canCancel(v) {
+		out += st.dim.r(" · x cancels it (BGSAVE CANCEL)")
+	}
+	return out
+}
+
+// canCancel says whether the server has BGSAVE CANCEL: Valkey 8.1 and
+// later. Redis answers it with a syntax error.
+func canCancel(v store.View) bool {
+	name, version := "", ""
+	if v.Identity != nil {
+		name, version = v.Identity.ServerName, v.Identity.Version
+	}
+	if s := v.Latest; s != nil && s.Info.Version != "" {
+		name, version = s.Info.ServerName, s.Info.Version
+	}
+	if name != "valkey" {
+		return false
+	}
+	var major, minor int
+	if _, err := fmt.Sscanf(strings.TrimSpace(version), "%d.%d", &major, &minor); err != nil {
+		return false
+	}
+	return major > 8 || major == 8 && minor >= 1
+}
+
+// compactForecast is a report's forecast error in a few cells, for a
+// compact pane's last-save line: " fc +12%".
+func compactForecast(st *styles, r *source.SaveReport) string {
+	fc, ok := r.ForecastCOW.Get()
+	actual, ok2 := r.COW.Get()
+	if !ok || !ok2 {
+		return ""
+	}
+	if e, ok := forecast.Error(fc, actual); ok {
+		return st.label.r(" fc ") + st.value.r(fmt.Sprintf("%+.0f%%", 100*e))
+	}
+	return ""
+}
+
+// stuckPrefix starts the footer line of a stuck save.
+const stuckPrefix = "⚠ stuck? "
+
+// stuckFooter keeps a node's footer line about a stuck save in step with
+// its view: shown (and its seconds updated) while the save looks stuck,
+// gone when it moves again or ends. Other footer lines are left alone.
+func (m *Model) stuckFooter(id source.NodeID) {
+	v := m.store.Live(id)
+	if v.Stuck != "" {
+		text := stuckPrefix + "the save on " + m.addrOf(id) + ": " + v.Stuck
+		if canCancel(v) {
+			text += "; x cancels it (BGSAVE CANCEL)"
+		}
+		m.setFooter(footEntry{node: id, kind: footErr, text: text})
+		return
+	}
+	for i, e := range m.footer {
+		if e.node == id && strings.HasPrefix(e.text, stuckPrefix) {
+			m.footer = append(m.footer[:i], m.footer[i+1:]...)
+			return
+		}
+	}
+}
+
+// shortBasis is a basis for a table cell.
+func shortBasis(b forecast.Basis) string {
+	switch b {
+	case forecast.Calibrated:
+		return "cal"
+	case forecast.Bound:
+		return "bound"
+	case forecast.Worst:
+		return "worst"
+	}
+	return string(b)
+}
+
+// nextCell is the next save's forecast in a fleet row's save column: its
+// copy-on-write, basis and headroom, "next ~38.7 MiB bound ok". (Not a
+// metric-table column: those chart a field of each sample, and the
+// forecast is the store's, from the node's history.)
+func nextCell(st *styles, v store.View) string {
+	fc, ok := v.Forecast.Get()
+	if !ok || fc.Basis == forecast.Forkless {
+		return ""
+	}
+	return st.label.r("next ") + st.value.r("~"+fmtBytes(fc.COW)) + st.dim.r(" "+shortBasis(fc.Basis)) + " " + levelText(st, headroom(v, false))
+}

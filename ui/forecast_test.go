@@ -1,0 +1,82 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vkwatch/vkwatch/source"
+)
+
+// stuckEvents is one server whose save's keys processed stand at 5,000
+// from 10 s to stillUntil, then move on, 100 keys a sample.
+func stuckEvents(valkey bool, from, to, stillUntil time.Duration) []source.Event {
+	f := newFake(0, valkey)
+	var evs []source.Event
+	if from == 0 {
+		evs = append(evs, f.connected(0))
+	}
+	f.save = &source.SaveProgress{Kind: source.SaveFork, Started: 10 * time.Second, Trigger: source.Trigger{Kind: source.TriggerUser, Detail: "BGSAVE"}}
+	for off := from; off < to; off += tick {
+		ev := f.sampleEvent(off)
+		s := ev.Sample
+		switch {
+		case off < 10*time.Second:
+			s.Save = nil
+		case off < stillUntil:
+			s.Save.Processed = source.Some[int64](5000)
+		default:
+			s.Save.Processed = source.Some(5000 + int64(off-stillUntil)/int64(tick)*100)
+		}
+		if valkey {
+			s.Config.Method = "fork" // the fake's Valkey saves forkless otherwise
+		}
+		if s.Save != nil {
+			s.Info.RDBInProgress = source.Some[int64](1)
+		}
+		evs = append(evs, ev)
+	}
+	return evs
+}
+
+// A save whose progress stands still gets a badge and a footer line; when
+// it moves again both go.
+func TestStuckSaveBadgeShownAndGone(t *testing.T) {
+	for _, valkey := range []bool{false, true} {
+		m := setup(t, Config{Nodes: nodes(addrA)}, 120, 40, stuckEvents(valkey, 0, 14*time.Second, 16*time.Second))
+		if strings.Contains(view(m), "stuck?") {
+			t.Fatalf("stuck after 4 s of standing still:\n%s", view(m))
+		}
+		m = feed(t, m, stuckEvents(valkey, 14*time.Second, 16*time.Second, 16*time.Second))
+		v := view(m)
+		badge := lineWith(t, m, "⚠ stuck? no progress for")
+		foot := lineWith(t, m, "⚠ stuck? the save on "+addrA+": no progress for")
+		if strings.Contains(badge+foot, "BGSAVE CANCEL") != valkey {
+			t.Errorf("valkey %v: x offered %v:\n%s", valkey, !valkey, v)
+		}
+		m = feed(t, m, stuckEvents(valkey, 16*time.Second, 20*time.Second, 16*time.Second))
+		if strings.Contains(view(m), "stuck?") {
+			t.Errorf("still stuck after the save moved on:\n%s", view(m))
+		}
+		// Far past its forecast duration, a moving save is stuck too.
+		m = feed(t, m, stuckEvents(valkey, 20*time.Second, 40*time.Second, 16*time.Second))
+		if l := lineWith(t, m, "⚠ stuck? running "); !strings.Contains(l, "forecast") {
+			t.Errorf("overrun badge %q", l)
+		}
+	}
+}
+
+// Where /proc cannot read the child, INFO's copy-on-write says how old
+// it is; where /proc reads it, the age of the other figure is no news.
+func TestCOWNotesSayINFOsAge(t *testing.T) {
+	st := newStyles()
+	s := &source.Sample{COW: source.Some[int64](mib), COWFrom: source.FromInfo, Save: &source.SaveProgress{Kind: source.SaveFork}}
+	s.Info.CurrentCOWAge = source.Some[int64](2)
+	if got := strings.Join(cowNotes(&st, s), "\n"); !strings.Contains(got, "INFO figure 2s old (current_cow_size_age)") {
+		t.Errorf("notes %q", got)
+	}
+	s.Info.CurrentCOWAge = source.Opt[int64]{}
+	if got := cowNotes(&st, s); len(got) != 0 {
+		t.Errorf("no age field: notes %q", got)
+	}
+}
