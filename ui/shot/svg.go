@@ -7,7 +7,7 @@ package shot
 import (
 	"fmt"
 	"image/color"
-	"io"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -79,15 +79,44 @@ func ScreenOf(emu *vt.Emulator) Screen {
 // FromFrame is the screen a cols x rows terminal shows after drawing
 // frame, a bubbletea View (lines of text with ANSI styles): the same
 // emulator the README's pictures come from reads it, so S and vkshot
-// draw alike.
+// draw alike. Only text and SGR styles reach the emulator: no sequence
+// left can ask it a question, so nothing needs to read its answers (a
+// reader racing its Close is a data race inside vt v0.1.0).
 func FromFrame(frame string, cols, rows int) Screen {
 	emu := vt.NewEmulator(cols, rows)
-	defer emu.Close()
 	emu.SetDefaultBackgroundColor(DefaultBg)
 	emu.SetDefaultForegroundColor(DefaultFg)
-	go io.Copy(io.Discard, emu) // its answers to queries: none asked, none read
-	emu.WriteString(strings.ReplaceAll(frame, "\n", "\r\n"))
+	emu.WriteString(strings.ReplaceAll(onlySGR(frame), "\n", "\r\n"))
 	return ScreenOf(emu)
+}
+
+var (
+	sgrRe = regexp.MustCompile(`^\x1b\[[0-9;:]*m`)
+	seqRe = regexp.MustCompile(`^\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|.)?`)
+)
+
+// onlySGR drops every escape sequence of s but SGR (colours and
+// attributes), and every control character but the newline.
+func onlySGR(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == 0x1b:
+			if m := sgrRe.FindString(s[i:]); m != "" {
+				b.WriteString(m)
+				i += len(m)
+				continue
+			}
+			i += max(len(seqRe.FindString(s[i:])), 1)
+		case c < 0x20 && c != '\n', c == 0x7f:
+			i++
+		default:
+			b.WriteByte(c)
+			i++
+		}
+	}
+	return b.String()
 }
 
 func hex(c color.Color, def color.Color) string {

@@ -62,6 +62,16 @@ func TestFromFrame(t *testing.T) {
 	checkSVG(t, "frame", svg)
 }
 
+// TestFromFrameAsksNothing: a frame holding queries (cursor position,
+// device attributes, the background colour) and controls draws its text
+// without blocking on answers nobody reads.
+func TestFromFrameAsksNothing(t *testing.T) {
+	sc := FromFrame("a\x1b[6nb\x1b[c\x1b]11;?\x07c\x07\x1b[2Jd", 10, 2)
+	if want := "abcd\n"; sc.Text != want {
+		t.Fatalf("screen %q, want %q", sc.Text, want)
+	}
+}
+
 // checkSVG checks that b is well-formed XML whose root is an svg element.
 func checkSVG(t *testing.T, name string, b []byte) {
 	t.Helper()
