@@ -50,6 +50,9 @@ func TestStuckSaveBadgeShownAndGone(t *testing.T) {
 		m = feed(t, m, stuckEvents(valkey, 14*time.Second, 16*time.Second, 16*time.Second))
 		v := view(m)
 		badge := lineWith(t, m, "⚠ stuck? no progress for")
+		if !strings.Contains(badge, "at 5,000/100,000 keys") {
+			t.Errorf("badge %q", badge)
+		}
 		foot := lineWith(t, m, "⚠ stuck? the save on "+addrA+": no progress for")
 		if strings.Contains(badge+foot, "BGSAVE CANCEL") != valkey {
 			t.Errorf("valkey %v: x offered %v:\n%s", valkey, !valkey, v)

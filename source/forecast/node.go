@@ -145,7 +145,7 @@ func (n *Node) Stuck() (string, bool) {
 		return "", false
 	}
 	if still := s.Offset - n.movedAt; done.OK && total.OK && still >= StallAfter {
-		return fmt.Sprintf("no progress for %s at %d/%d keys", still.Round(time.Second), done.V, total.V), true
+		return fmt.Sprintf("no progress for %s at %s/%s keys", still.Round(time.Second), count(float64(done.V)), count(float64(total.V))), true
 	}
 	if n.before.OK && n.before.V.Duration > 0 {
 		exp := n.before.V.Duration
