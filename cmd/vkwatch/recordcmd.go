@@ -185,7 +185,7 @@ func printSummary(w io.Writer, path string, s *record.Summary) {
 	}
 	fmt.Fprintf(w, "span: %s .. %s (%s), %d events, %d samples\n", clock(s.First), clock(s.Last), (s.Last - s.First).Round(time.Second), s.Events, s.Samples)
 	if s.Truncated {
-		fmt.Fprintf(w, "cut short: %s\n", s.Why)
+		fmt.Fprintf(w, "cut short: %s\n", inert.Text(s.Why))
 	}
 	fmt.Fprintf(w, "servers (%d):\n", len(s.Servers))
 	for _, si := range s.Servers {
