@@ -12,6 +12,7 @@ import (
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/forecast"
+	"github.com/vkwatch/vkwatch/source/inert"
 )
 
 // WriteTable prints the seed article's table: one column per server, one
@@ -317,7 +318,12 @@ func WriteJSON(w io.Writer, s []Summary) error {
 		}
 		out.Servers = append(out.Servers, js)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	// The servers' exact text, with the C1 and bidi controls JSON leaves
+	// raw escaped too: --json may be read on a terminal.
+	_, err = w.Write(append(inert.JSON(b), '\n'))
+	return err
 }

@@ -205,3 +205,35 @@ func CSV(s string) string {
 	}
 	return s
 }
+
+// JSON returns JSON text (as encoding/json writes it: valid UTF-8) with the
+// code points Text escapes and encoding/json leaves raw (the C1 controls
+// and the bidirectional controls) written as \u escapes instead. The data
+// is the same, to the byte, once decoded; the text is safe to print. JSON
+// holds non-ASCII only inside strings, so every such code point can be
+// escaped where it stands. Clean input comes back as it is.
+func JSON(b []byte) []byte {
+	var out []byte
+	last := 0
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		if unsafeRune(r) && r != utf8.RuneError {
+			if out == nil {
+				out = make([]byte, 0, len(b)+16)
+			}
+			out = append(out, b[last:i]...)
+			out = append(out, escRune(nil, r)...)
+			last = i + size
+		}
+		i += size
+	}
+	if out == nil {
+		return b
+	}
+	return append(out, b[last:]...)
+}

@@ -1,6 +1,9 @@
 package inert
 
 import (
+	"bytes"
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -125,4 +128,24 @@ func FuzzText(f *testing.F) {
 			checkInert(t, s, l)
 		}
 	})
+}
+
+func TestJSON(t *testing.T) {
+	in := map[string]string{"status": "ok\u009b2J\x1b[31m", "ip": "rtl\u202eevil", "fine": "naïve"}
+	raw, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := JSON(raw)
+	if bytes.Contains(out, []byte("\u009b")) || bytes.Contains(out, []byte("\u202e")) || bytes.IndexByte(out, 0x1b) >= 0 {
+		t.Errorf("JSON left a control: %q", out)
+	}
+	var back map[string]string
+	if err := json.Unmarshal(out, &back); err != nil || !reflect.DeepEqual(back, in) {
+		t.Errorf("JSON changed the data: %v %q", err, back)
+	}
+	clean := []byte(`{"a":"naïve"}`)
+	if got := JSON(clean); &got[0] != &clean[0] {
+		t.Error("clean JSON was copied")
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/inert"
 )
 
 // The payload structs of source (Sample, Info, SaveReport, ...) are written
@@ -143,7 +144,9 @@ func (e *encoder) key(k string) {
 
 func (e *encoder) str(s string) {
 	b, _ := json.Marshal(s) // cannot fail for a string
-	e.buf.Write(b)
+	// The exact text, with the C1 and bidi controls JSON leaves raw
+	// escaped too, so that a recording is safe to print (issue 16).
+	e.buf.Write(inert.JSON(b))
 }
 
 // structFields writes the fields of struct value v as members of the open
@@ -243,7 +246,7 @@ func (e *encoder) value(v reflect.Value, scale int) {
 			e.buf.WriteString("null")
 			return
 		}
-		e.buf.Write(b)
+		e.buf.Write(inert.JSON(b))
 	}
 }
 

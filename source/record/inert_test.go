@@ -58,3 +58,36 @@ func TestCSVNeutralisesFormulas(t *testing.T) {
 		t.Error("writing changed the caller's event")
 	}
 }
+
+// A recording keeps a hostile server's exact text, and is still safe to
+// print: JSON escapes C0 controls, and the writer escapes the C1 and bidi
+// controls JSON would leave raw.
+func TestJSONLKeepsHostileTextInert(t *testing.T) {
+	const hostile = "\x1b]0;PWNED\x07\x1b[31m\u009b2J\u202e"
+	h := testHeader(time.Now())
+	h.Servers[0].Addr = "127.0.0.1:1" + hostile
+	h.Settings["interval"] = "150ms" + hostile
+	evs := []source.Event{
+		{Node: "n1", Kind: source.EventDisconnected, Offset: time.Second, Err: "ERR " + hostile},
+		{Node: "n1", Kind: source.EventCommand, Offset: 2 * time.Second, Command: &source.CommandResult{Command: "BGSAVE", Err: hostile}},
+	}
+	data := writeAll(t, "jsonl", h, evs)
+	for _, raw := range []string{"\x1b", "\x07", "\u009b", "\u202e"} {
+		if bytes.Contains(data, []byte(raw)) {
+			t.Errorf("the recording holds a raw %q:\n%s", raw, data)
+		}
+	}
+	rec, err := Read(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.Header.Servers[0].Addr; got != h.Servers[0].Addr {
+		t.Errorf("header address read back %q, want %q", got, h.Servers[0].Addr)
+	}
+	if got := rec.Header.Settings["interval"]; got != h.Settings["interval"] {
+		t.Errorf("setting read back %q", got)
+	}
+	if len(rec.Events) != 2 || rec.Events[0].Err != evs[0].Err || rec.Events[1].Command.Err != hostile {
+		t.Errorf("events read back %+v", rec.Events)
+	}
+}
