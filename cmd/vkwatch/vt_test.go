@@ -25,6 +25,8 @@ type screen struct {
 	parser     *ansi.Parser
 	savedRow   int
 	savedCol   int
+	// title is the last window title a program set (OSC 0 or 2).
+	title string
 	// reply, when set, receives what the terminal answers to a query
 	// (cursor position, background colour), as a terminal would type it.
 	reply func(string)
@@ -140,6 +142,10 @@ func (s *screen) apply(b []byte) {
 			s.control(seq[0])
 		case len(seq) > 1 && seq[0] == ansi.ESC && seq[1] == '[':
 			s.csi()
+		case strings.HasPrefix(string(seq), "\x1b]0;"), strings.HasPrefix(string(seq), "\x1b]2;"):
+			// A window title (OSC 0 or 2), kept so that a test can
+			// check nothing set it.
+			s.title = strings.TrimRight(string(seq[4:]), "\x07\x1b\\")
 		case strings.HasPrefix(string(seq), "\x1b]11;?"):
 			// The background colour query (termenv, at bubbletea's
 			// init): a dark terminal answers.
@@ -266,6 +272,13 @@ func (s *screen) csi() {
 			s.cells[s.row][i] = " "
 		}
 	}
+}
+
+// windowTitle is the last title a program set, "" when none did.
+func (s *screen) windowTitle() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.title
 }
 
 // snapshot copies what the screen shows now.
