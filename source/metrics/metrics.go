@@ -28,6 +28,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/inert"
 )
 
 // Exporter keeps the latest state of every node and is a
@@ -82,6 +83,10 @@ func (e *Exporter) nodeLocked(id source.NodeID) *node {
 
 // Observe takes one event of the fleet.
 func (e *Exporter) Observe(ev source.Event) {
+	// Label values are a server's text: made inert, they are valid UTF-8
+	// (a label that is not makes the client library panic) and safe for
+	// whoever curls the page to a terminal.
+	ev = source.Inert(ev)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	switch ev.Kind {
@@ -209,7 +214,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	for _, id := range ids {
-		e.collectNode(ch, string(id), e.nodes[id])
+		e.collectNode(ch, inert.Text(string(id)), e.nodes[id])
 	}
 }
 
