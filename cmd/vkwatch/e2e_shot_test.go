@@ -57,13 +57,13 @@ func svgText(t *testing.T, path string) string {
 	return out.String()
 }
 
-// shoot pauses the screen (p), reads it, presses S and waits for the
-// footer to say where the picture went; it returns the screen as it was
-// and the picture's text.
-func shoot(t *testing.T, s *session, pause string) (screen string, picture string) {
+// shoot pauses the screen (pause, until the title line says paused),
+// reads it, presses S and waits for the footer to say where the picture
+// went; it returns the screen as it was and the picture's text.
+func shoot(t *testing.T, s *session, pause, paused string) (screen string, picture string) {
 	t.Helper()
 	s.press(pause)
-	before := s.waitScreen(10*time.Second, "a paused screen", func(f shot) bool { return strings.Contains(f.String(), "paus") })
+	before := s.waitScreen(10*time.Second, "a paused screen", func(f shot) bool { return strings.Contains(f.String(), paused) })
 	s.press("S")
 	f := s.waitScreen(10*time.Second, "the footer naming the picture", func(f shot) bool { return savedRe.MatchString(f.String()) })
 	path := savedRe.FindStringSubmatch(f.String())[1]
@@ -84,7 +84,7 @@ func TestShotWritesScreen(t *testing.T) {
 	s.waitScreen(30*time.Second, "both servers' memory", func(f shot) bool {
 		return len(sizeRe.FindAllString(leftPane(f), -1)) > 0 && len(sizeRe.FindAllString(rightPane(f), -1)) > 0
 	})
-	screen, pic := shoot(t, s, "p")
+	screen, pic := shoot(t, s, "p", "PAUSED at")
 	for _, addr := range []string{a.Addr, b.Addr} {
 		if !strings.Contains(pic, addr) {
 			t.Errorf("the picture lacks %s:\n%s", addr, pic)
@@ -94,10 +94,14 @@ func TestShotWritesScreen(t *testing.T) {
 	if len(sizes) < 2 {
 		t.Fatalf("the screen shows %d sizes:\n%s", len(sizes), screen)
 	}
+	var lacks []string
 	for _, v := range sizes {
 		if !strings.Contains(pic, v) {
-			t.Errorf("the screen showed %q, the picture lacks it", v)
+			lacks = append(lacks, v)
 		}
+	}
+	if len(lacks) > 0 {
+		t.Errorf("the screen showed %q, the picture lacks them; screen:\n%s\npicture's text:\n%s", lacks, screen, pic)
 	}
 	if names, _ := filepath.Glob(filepath.Join(s.cmd.Dir, "vkwatch-*.svg")); len(names) != 1 {
 		t.Errorf("pictures in the current directory: %v, want one", names)
@@ -113,7 +117,7 @@ func TestShotInReplay(t *testing.T) {
 	}
 	s := startSession(t, childEnv(), "replay", rec)
 	s.waitScreen(30*time.Second, "the replay", func(f shot) bool { return strings.Contains(f.String(), "127.0.0.1:17002") })
-	_, pic := shoot(t, s, " ")
+	_, pic := shoot(t, s, " ", "paused (space plays)")
 	for _, addr := range []string{"127.0.0.1:17001", "127.0.0.1:17002", "replay of"} {
 		if !strings.Contains(pic, addr) {
 			t.Errorf("the picture lacks %q:\n%s", addr, pic)
