@@ -368,7 +368,12 @@ func decodeValue(raw json.RawMessage, v reflect.Value, scale int) error {
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
+		// Onto a copy of what is there: a delta sample changes only some
+		// fields of its base's (never the base itself).
 		p := reflect.New(t.Elem())
+		if !v.IsNil() {
+			p.Elem().Set(v.Elem())
+		}
 		if err := decodeValue(raw, p.Elem(), scale); err != nil {
 			return err
 		}

@@ -24,6 +24,10 @@ type Recording struct {
 	Truncated bool
 	// Why says how it was cut short, for the note a reader shows.
 	Why string
+	// Orphans is how many delta samples could not be read for want of
+	// their node's full sample before them: never in a whole recording
+	// read from its start; a piece of one read on its own may have some.
+	Orphans int
 }
 
 // ErrNotRecording is wrapped by Read's error when the input is not a
@@ -57,6 +61,7 @@ func Read(r io.Reader) (*Recording, error) {
 		rec.Events = append(rec.Events, sc.Event())
 	}
 	rec.Truncated, rec.Why = sc.Truncated()
+	rec.Orphans = sc.Orphans()
 	return rec, sc.Err()
 }
 
@@ -71,7 +76,14 @@ type Scanner struct {
 	why    string // set when the recording was cut short
 	lineNo int
 	end    bool
+	// bases are each node's last sample read: what a delta line applies to.
+	bases   map[source.NodeID]*source.Sample
+	orphans int
 }
+
+// Orphans is how many delta samples were skipped because the scan started
+// after their node's last full sample (a scan from a seek point).
+func (s *Scanner) Orphans() int { return s.orphans }
 
 // NewScanner reads the header of the recording r (compressed or not) and
 // returns a Scanner for its events. Close releases the decompressor.
@@ -148,7 +160,14 @@ func (s *Scanner) Next() bool {
 			s.why = "it ends in a partial line (cut short?)"
 			return false
 		}
-		ev, err := decodeEvent(line, &s.h)
+		if s.bases == nil {
+			s.bases = map[source.NodeID]*source.Sample{}
+		}
+		ev, err := decodeEvent(line, &s.h, s.bases)
+		if errors.Is(err, errNoBase) {
+			s.orphans++ // a seek landed after this node's full sample
+			continue
+		}
 		if err != nil {
 			if _, perr := s.br.Peek(1); perr == io.EOF {
 				s.why, s.end = "its last line is unreadable (cut short?)", true
@@ -237,7 +256,11 @@ func preview(b []byte) string {
 	return strconv.Quote(string(b))
 }
 
-func decodeEvent(line []byte, h *Header) (source.Event, error) {
+// errNoBase is decodeEvent's error for a delta sample whose node has no
+// sample read before it.
+var errNoBase = errors.New("delta sample without a full sample before it")
+
+func decodeEvent(line []byte, h *Header, bases map[source.NodeID]*source.Sample) (source.Event, error) {
 	epoch := h.Epoch
 	var ev source.Event
 	var m map[string]json.RawMessage
@@ -280,6 +303,25 @@ func decodeEvent(line []byte, h *Header) (source.Event, error) {
 	// at is written as epoch + t; derive it the same way rather than trust
 	// a hand-edited copy, so the two can never disagree.
 	ev.At = epoch.Add(ev.Offset)
+	if raw, ok := m["delta"]; ok {
+		base := bases[ev.Node]
+		if base == nil {
+			return ev, errNoBase
+		}
+		var sm map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &sm); err != nil {
+			return ev, fmt.Errorf("delta: %w", err)
+		}
+		s := new(source.Sample)
+		*s = *base
+		s.Seq++
+		s.Offset, s.At = ev.Offset, ev.At
+		if err := decodeFields(sm, reflect.ValueOf(s).Elem()); err != nil {
+			return ev, fmt.Errorf("delta.%w", err)
+		}
+		ev.Sample = s
+		bases[ev.Node] = s
+	}
 	if raw, ok := m["sample"]; ok && !isNull(raw) {
 		var sm map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &sm); err != nil {
@@ -301,6 +343,9 @@ func decodeEvent(line []byte, h *Header) (source.Event, error) {
 			source.FillInstruments(s)
 		}
 		ev.Sample = s
+		if bases != nil && ev.Kind == source.EventSample {
+			bases[ev.Node] = s
+		}
 	}
 	if raw, ok := m["identity"]; ok && !isNull(raw) {
 		ev.Identity = new(source.Identity)

@@ -36,7 +36,10 @@ const FormatName = "vkwatch-recording"
 //     into the header's servers.
 //   - 2: events name it by node id ("node"), and each header server has
 //     its node id; servers may be added while recording (a fleet).
-const Version = 2
+//   - 3: a sample may be a "delta": only the fields that changed since
+//     that node's previous sample (see delta.go), with a full "sample" at
+//     least every 5 s per node.
+const Version = 3
 
 // Header is the first line of every recording.
 type Header struct {
@@ -67,6 +70,7 @@ type Writer struct {
 	bw        *bufio.Writer
 	csv       *csv.Writer // nil for JSONL
 	comp      compressor  // nil for a plain recording
+	nodes     map[source.NodeID]*deltaState
 	frameT    time.Duration
 	epoch     time.Time
 	lastFlush time.Time
@@ -201,14 +205,15 @@ var ErrClosed = errors.New("recording already closed")
 // that error: a recording with a hole in the middle would mislead.
 func (rw *Writer) Write(ev source.Event) error {
 	ev = clean(ev)
-	var line []byte
-	if rw.csv == nil {
-		line = encodeEvent(ev, rw.epoch)
-	}
 	rw.mu.Lock()
 	defer rw.mu.Unlock()
 	if rw.closed {
 		return ErrClosed
+	}
+	var line []byte
+	if rw.csv == nil {
+		// Under the lock: a delta is against the line written before it.
+		line = rw.encode(ev)
 	}
 	rw.startFrame(ev.Offset)
 	if rw.err != nil {
@@ -230,6 +235,40 @@ func (rw *Writer) Write(ev source.Event) error {
 		rw.flushLocked()
 	}
 	return rw.err
+}
+
+// encode writes ev's line: a sample as a delta against its node's
+// previous one where it may be, else whole.
+func (rw *Writer) encode(ev source.Event) []byte {
+	if ev.Sample == nil || ev.Node == "" {
+		return encodeEvent(ev, rw.epoch)
+	}
+	if rw.nodes == nil {
+		rw.nodes = map[source.NodeID]*deltaState{}
+	}
+	st := rw.nodes[ev.Node]
+	var line []byte
+	if useDelta(st, ev) {
+		line = encodeDelta(ev, &st.prev, rw.epoch)
+	} else {
+		line = encodeEvent(ev, rw.epoch)
+		if ev.Kind != source.EventSample {
+			// A save_started event's sample is the sample event's twin:
+			// the delta chain goes on from the sample events alone.
+			return line
+		}
+		if st == nil {
+			st = &deltaState{}
+			rw.nodes[ev.Node] = st
+		}
+		st.lastFull = ev.Offset
+	}
+	st.prev = *ev.Sample
+	if sv := ev.Sample.Save; sv != nil {
+		c := *sv // the watcher's tracker may fill in its own copy later
+		st.prev.Save = &c
+	}
+	return line
 }
 
 // Close flushes what is buffered and stops the background flushing. It does

@@ -52,7 +52,9 @@ func readRecording(data []byte) (*record.Recording, error) {
 	wg.Wait()
 	total := 0
 	for i := range pieces {
-		if errs[i] != nil || i < len(pieces)-1 && recs[i].Truncated {
+		// A piece after the first that starts inside a chain of delta
+		// samples (format 3) cannot read them: read the file whole.
+		if errs[i] != nil || i < len(pieces)-1 && recs[i].Truncated || i > 0 && recs[i].Orphans > 0 {
 			return record.Read(bytes.NewReader(data))
 		}
 		total += len(recs[i].Events)

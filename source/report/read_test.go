@@ -23,7 +23,10 @@ func bigRecording(t *testing.T, samples int) []byte {
 	for i := range samples {
 		off := time.Duration(i) * 100 * time.Millisecond
 		node := source.NodeID([]string{"a", "b"}[i%2])
-		s := &source.Sample{Seq: uint64(i / 2), Offset: off, At: epoch.Add(off)}
+		// Seq steps by two per node: no sample follows its node's previous
+		// one, so each is written whole (no delta), and a piece reads on
+		// its own; a recording of delta samples is read whole.
+		s := &source.Sample{Seq: uint64(i), Offset: off, At: epoch.Add(off)}
 		s.Info.UsedMemory = source.Some(int64(i))
 		if err := w.Write(source.Event{Node: node, Kind: source.EventSample, Offset: off, At: s.At, Sample: s}); err != nil {
 			t.Fatal(err)

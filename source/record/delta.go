@@ -1,0 +1,89 @@
+package record
+
+import (
+	"reflect"
+	"time"
+
+	"github.com/vkwatch/vkwatch/source"
+)
+
+// Delta samples (format version 3). A sample line is about 1.8 KB of JSON,
+// most of it the same as the node's previous line: the INFO fields of an
+// idle server hardly move. So the Writer writes a node's sample as a
+// "delta": only the fields that differ from that node's previous sample,
+// at any depth ({"info":{"used_memory":1049600,"total_commands":93}}), with
+// "seq" left out when it is the previous one's plus one and "at" left out
+// of the line (it is always epoch + t). A full "sample" is written at
+// least every fullEvery per node, and whenever a delta could not be read
+// on its own terms: the node's first sample, a new watcher run (seq not
+// the next), a save_started event. A reader that starts in the middle (a
+// seek) skips a node's deltas until its next full sample.
+//
+// A field that became absent is written as null, as in a full sample.
+
+// fullEvery is how often a node's sample is written whole.
+var fullEvery = 5 * time.Second
+
+// deltaState is what the Writer remembers per node.
+type deltaState struct {
+	prev     source.Sample
+	lastFull time.Duration
+}
+
+// useDelta says whether ev's sample may be written as a delta against st.
+func useDelta(st *deltaState, ev source.Event) bool {
+	return st != nil && ev.Kind == source.EventSample && ev.Sample != nil &&
+		ev.Sample.Seq == st.prev.Seq+1 && ev.Offset-st.lastFull < fullEvery && ev.Offset >= st.lastFull
+}
+
+// encodeDelta writes a sample event as a delta against prev (no newline).
+func encodeDelta(ev source.Event, prev *source.Sample, epoch time.Time) []byte {
+	var e encoder
+	e.open()
+	e.key("t")
+	e.buf.WriteString(formatDecimal(int64(ev.Offset), 9))
+	e.key("node")
+	e.str(string(ev.Node))
+	e.key("kind")
+	e.str(ev.Kind.String())
+	e.key("delta")
+	e.open()
+	s := *ev.Sample
+	skip := map[string]bool{"seq": true}
+	if s.Offset == ev.Offset && s.At.Equal(epoch.Add(ev.Offset)) {
+		skip["offset_s"], skip["at"] = true, true
+	}
+	e.diffFields(reflect.ValueOf(*prev), reflect.ValueOf(s), skip)
+	e.close()
+	e.close()
+	return e.buf.Bytes()
+}
+
+// diffFields writes the fields of struct cur that differ from prev, as
+// members of the open object: a struct that differs in part as an object
+// of its differing fields, anything else whole.
+func (e *encoder) diffFields(prev, cur reflect.Value, skip map[string]bool) {
+	for _, f := range fieldsOf(cur.Type()) {
+		if skip[f.key] {
+			continue
+		}
+		pv, cv := prev.Field(f.index), cur.Field(f.index)
+		if reflect.DeepEqual(pv.Interface(), cv.Interface()) {
+			continue
+		}
+		e.key(f.key)
+		t := cv.Type()
+		switch {
+		case t.Kind() == reflect.Struct && !isOpt(t) && t != timeType:
+			e.open()
+			e.diffFields(pv, cv, nil)
+			e.close()
+		case t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct && !pv.IsNil() && !cv.IsNil():
+			e.open()
+			e.diffFields(pv.Elem(), cv.Elem(), nil)
+			e.close()
+		default:
+			e.value(cv, f.scale)
+		}
+	}
+}

@@ -1,0 +1,154 @@
+package record
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vkwatch/vkwatch/source"
+)
+
+// TestDeltaRoundTrip: samples that change a little, a lot, or lose and
+// gain fields (absent, a save starting and ending) read back exactly as
+// written, through delta lines, and a full sample comes every fullEvery.
+func TestDeltaRoundTrip(t *testing.T) {
+	epoch := time.Now().Round(0)
+	r := rand.New(rand.NewSource(7))
+	f := &filler{r: r, epoch: epoch}
+	var base source.Sample
+	f.fill(reflect.ValueOf(&base).Elem())
+	var evs []source.Event
+	seq := map[source.NodeID]uint64{}
+	for i := range 400 {
+		node := []source.NodeID{"n1", "n2"}[i%2]
+		off := time.Duration(i) * 100 * time.Millisecond
+		s := base
+		switch i % 7 {
+		case 0:
+			f.fill(reflect.ValueOf(&s).Elem()) // everything changes
+		case 1:
+			s.Info.UsedMemory = source.Opt[int64]{} // absent
+		case 2:
+			s.Save = nil
+		case 3:
+			s.Info.UsedMemory = source.Some(s.Info.UsedMemory.V + int64(i))
+			s.Ping.P99 = time.Duration(i) * time.Microsecond
+		}
+		if i == 200 {
+			seq[node] += 5 // a new watcher run: not the next seq
+		}
+		seq[node]++
+		s.Seq, s.Offset, s.At = seq[node], off, epoch.Add(off)
+		if s.Save != nil {
+			c := *s.Save
+			c.Elapsed = off
+			s.Save = &c
+		}
+		evs = append(evs, source.Event{Node: node, Kind: source.EventSample, Offset: off, At: s.At, Sample: &s})
+		base = s
+	}
+	data := writeAll(t, "jsonl", testHeader(epoch), evs)
+	rec, err := Read(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Events) != len(evs) || rec.Orphans != 0 {
+		t.Fatalf("read %d of %d events, %d orphans", len(rec.Events), len(evs), rec.Orphans)
+	}
+	for i := range evs {
+		if want, got := norm(evs[i]), norm(rec.Events[i]); !reflect.DeepEqual(want, got) {
+			t.Fatalf("event %d differs after the round trip: %s", i, firstDiff(reflect.ValueOf(want), reflect.ValueOf(got), "event"))
+		}
+	}
+	lines := bytes.Split(data, []byte("\n"))
+	deltas, fulls := 0, 0
+	for _, l := range lines {
+		switch {
+		case bytes.Contains(l, []byte(`"delta":`)):
+			deltas++
+		case bytes.Contains(l, []byte(`"sample":`)):
+			fulls++
+		}
+	}
+	// 40 s of two nodes: a full sample every 5 s each, and one at the new run.
+	if fulls < 16 || fulls > 18 || deltas != len(evs)-fulls {
+		t.Errorf("%d full samples and %d deltas of %d", fulls, deltas, len(evs))
+	}
+}
+
+// firstDiff names the first field where a and b differ.
+func firstDiff(a, b reflect.Value, path string) string {
+	if a.Kind() == reflect.Pointer {
+		if a.IsNil() != b.IsNil() {
+			return path + " (nil?)"
+		}
+		if a.IsNil() {
+			return ""
+		}
+		return firstDiff(a.Elem(), b.Elem(), path)
+	}
+	if a.Kind() == reflect.Struct && a.Type() != timeType {
+		for i := 0; i < a.NumField(); i++ {
+			if a.Type().Field(i).IsExported() {
+				if d := firstDiff(a.Field(i), b.Field(i), path+"."+a.Type().Field(i).Name); d != "" {
+					return d
+				}
+			}
+		}
+		return ""
+	}
+	if !reflect.DeepEqual(a.Interface(), b.Interface()) {
+		return path + ": " + fmtAny(a) + " vs " + fmtAny(b)
+	}
+	return ""
+}
+
+func fmtAny(v reflect.Value) string {
+	return strings.ReplaceAll(fmt.Sprintf("%v", v.Interface()), "\n", " ")
+}
+
+// TestVersion2RecordingReadsAndRewritesAsDeltas: a real version 2
+// recording (two servers, 200ms, writers running; every sample whole)
+// reads, and written again as version 3 (deltas) reads back to the very
+// same events in fewer bytes.
+func TestVersion2RecordingReadsAndRewritesAsDeltas(t *testing.T) {
+	data, err := os.ReadFile("testdata/v2-two-servers.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2, err := Read(bytes.NewReader(data))
+	if err != nil || v2.Truncated || v2.Header.Version != 2 {
+		t.Fatalf("read: %v, truncated %v, version %d", err, v2 != nil && v2.Truncated, v2.Header.Version)
+	}
+	samples := 0
+	for _, ev := range v2.Events {
+		if ev.Kind == source.EventSample {
+			samples++
+		}
+	}
+	if samples < 30 {
+		t.Fatalf("%d samples read", samples)
+	}
+	v3data := writeAll(t, "jsonl", v2.Header, v2.Events)
+	v3, err := Read(bytes.NewReader(v3data))
+	if err != nil || v3.Header.Version != Version {
+		t.Fatalf("rewritten: %v, version %d", err, v3.Header.Version)
+	}
+	if len(v3.Events) != len(v2.Events) {
+		t.Fatalf("rewritten: %d events of %d", len(v3.Events), len(v2.Events))
+	}
+	for i := range v2.Events {
+		if d := firstDiff(reflect.ValueOf(norm(v2.Events[i])), reflect.ValueOf(norm(v3.Events[i])), "event"); d != "" {
+			t.Fatalf("event %d differs when rewritten as deltas: %s", i, d)
+		}
+	}
+	t.Logf("%d samples: version 2 %d bytes, version 3 %d bytes", samples, len(data), len(v3data))
+	if len(v3data)*2 > len(data) {
+		t.Errorf("deltas take %d bytes for the %d of whole samples", len(v3data), len(data))
+	}
+}
