@@ -148,6 +148,14 @@ func TestRecordingCutOfOneSave(t *testing.T) {
 	run(t, "recording", path, "--save", "1", "--margin", "6s", "-o", cut)
 
 	whole, part := readRecording(t, path), readRecording(t, cut)
+	rf, err := record.OpenFile(cut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first, last := part.Span(); rf.Start != first || rf.End != last {
+		t.Errorf("the cut's index spans %s..%s (marks %v), its events %s..%s", rf.Start, rf.End, rf.Marks, first, last)
+	}
+	rf.Close()
 	want, got := record.Reports(whole), record.Reports(part)
 	if len(want) != 1 || len(got) != 1 {
 		t.Fatalf("%d reports from the whole, %d from the cut; want one each", len(want), len(got))

@@ -112,8 +112,10 @@ func (rf *File) index() error {
 	}
 	defer s.Close()
 	for s.Next() {
-		rf.End = max(rf.End, s.Event().Offset)
 	}
+	// Orphans too: the last frame may hold only deltas of whole samples
+	// written in the frame before.
+	rf.End = max(rf.End, s.Latest())
 	rf.Truncated, rf.Why = s.Truncated()
 	return s.Err()
 }

@@ -79,7 +79,11 @@ type Scanner struct {
 	// bases are each node's last sample read: what a delta line applies to.
 	bases   map[source.NodeID]*source.Sample
 	orphans int
+	latest  time.Duration // the latest offset of any line read, orphans too
 }
+
+// Latest is the latest offset of the lines read so far, orphans included.
+func (s *Scanner) Latest() time.Duration { return s.latest }
 
 // Orphans is how many delta samples were skipped because the scan started
 // after their node's last full sample (a scan from a seek point).
@@ -166,6 +170,7 @@ func (s *Scanner) Next() bool {
 		ev, err := decodeEvent(line, &s.h, s.bases)
 		if errors.Is(err, errNoBase) {
 			s.orphans++ // a seek landed after this node's full sample
+			s.latest = max(s.latest, ev.Offset)
 			continue
 		}
 		if err != nil {
@@ -177,6 +182,7 @@ func (s *Scanner) Next() bool {
 			return false
 		}
 		s.ev = ev
+		s.latest = max(s.latest, ev.Offset)
 		return true
 	}
 	return false
