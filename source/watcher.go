@@ -113,6 +113,9 @@ type Watcher struct {
 	amu      sync.Mutex
 	answers  []CommandResult
 	answered chan struct{}
+	// starting counts the commands sent with Do that may start a save
+	// (BGSAVE, BGREWRITEAOF) and are not answered yet (see causeFirst).
+	starting atomic.Int32
 }
 
 // SetPingInterval changes how far apart the watcher's PINGs are, at once
@@ -588,9 +591,41 @@ func (s *sampling) loop(ctx context.Context, wg *sync.WaitGroup) {
 			s.id = id
 			s.push(Event{Kind: EventConnected, Identity: &id})
 		}
+		s.causeFirst(ctx)
 		s.sample(ctx, text, at)
 	}
 }
+
+// causeFirst hands the save tracker the answers of vkwatch's own commands
+// before the sample that may show their effect. A BGSAVE forks before it
+// answers, on a connection of its own: the sampler's INFO can show the
+// save running, or already over, before Do has queued the answer. Taken
+// after the sample, the answer would come too late for a save that ran
+// whole between two samples, and vkwatch's own save would be reported as
+// another client's. So a save command still in flight is waited for, up to
+// causeWait (its answer follows the fork at once; a server too slow for
+// that is stalled, and the sample goes on without it).
+func (s *sampling) causeFirst(ctx context.Context) {
+	if s.w.starting.Load() > 0 {
+		timer := time.NewTimer(causeWait)
+		defer timer.Stop()
+		for s.w.starting.Load() > 0 {
+			select {
+			case <-s.w.answered:
+			case <-timer.C:
+				s.answers()
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+	s.answers()
+}
+
+// causeWait bounds how long a sample waits for the answer of a save
+// command in flight (see causeFirst).
+const causeWait = time.Second
 
 // sampleWait is how long after now (probeNow) the sampler's next grid
 // point is: a multiple of the interval from probeEpoch, shifted by half the
@@ -813,6 +848,10 @@ func (s *sampling) push(ev Event) {
 func (w *Watcher) Do(ctx context.Context, args ...string) CommandResult {
 	sent, _ := w.clock.Now()
 	res := CommandResult{Command: commandText(args), Sent: sent}
+	starts := mayStartSave(args)
+	if starts {
+		w.starting.Add(1)
+	}
 	switch {
 	case len(args) == 0:
 		res.Err = "empty command"
@@ -859,12 +898,34 @@ func (w *Watcher) Do(ctx context.Context, args ...string) CommandResult {
 		w.amu.Lock()
 		w.answers = append(w.answers, res)
 		w.amu.Unlock()
+	}
+	if starts {
+		// After the answer is queued and before the wake-up, so that
+		// causeFirst, woken and seeing none in flight, finds it.
+		w.starting.Add(-1)
+	}
+	if running {
 		select {
 		case w.answered <- struct{}{}:
 		default:
 		}
 	}
 	return res
+}
+
+// mayStartSave reports whether a command sent with Do may start a save
+// (BGSAVE CANCEL ends one and is not counted).
+func mayStartSave(args []string) bool {
+	if len(args) == 0 {
+		return false
+	}
+	switch strings.ToUpper(args[0]) {
+	case "BGSAVE":
+		return len(args) == 1 || !strings.EqualFold(args[1], "CANCEL")
+	case "BGREWRITEAOF":
+		return true
+	}
+	return false
 }
 
 // takeAnswers returns and forgets the results of Do not yet taken.
