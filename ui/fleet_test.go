@@ -181,7 +181,7 @@ func TestFleetSelectSortMark(t *testing.T) {
 	if got := selected(t, m); got != fleetAddr(2) {
 		t.Fatalf("selection moved to %s when sorting", got)
 	}
-	for _, s := range []string{"ops/s", "latency", "last save cost", "shard"} {
+	for _, s := range []string{"ops/s", "latency", "last save cost", "copy-on-write", "shard"} {
 		m, _ = press(m, "o")
 		if !strings.Contains(view(m), "sorted by "+s+" ") {
 			t.Fatalf("after o, want sorted by %s:\n%s", s, view(m))

@@ -24,6 +24,7 @@ type fleetKeys struct {
 	Open    key.Binding // the selected node's full pane, or two marked side by side
 	Mark    key.Binding // marks a node for enter to compare
 	Sort    key.Binding // cycles the rows' order
+	Filter  key.Binding // / types a filter of the rows
 }
 
 func newFleetKeys() fleetKeys {
@@ -33,8 +34,9 @@ func newFleetKeys() fleetKeys {
 		Select:  key.NewBinding(key.WithKeys("up", "down", "k", "j"), key.WithHelp("↑/↓", "select")),
 		Open:    key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open")),
 		// space is replay's play/pause: m marks there.
-		Mark: key.NewBinding(key.WithKeys(" ", "m"), key.WithHelp("space/m", "mark")),
-		Sort: key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "sort")),
+		Mark:   key.NewBinding(key.WithKeys(" ", "m"), key.WithHelp("space/m", "mark")),
+		Sort:   key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "sort")),
+		Filter: key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
 	}
 }
 
@@ -56,7 +58,7 @@ func (f *fleetView) Toggle() *key.Binding { return nil }
 func (f *fleetView) SyncKeys(c *Model) {
 	on := c.fills(f)
 	k := &f.keys
-	for _, b := range []*key.Binding{&k.SelUp, &k.SelDown, &k.Select, &k.Open, &k.Mark, &k.Sort} {
+	for _, b := range []*key.Binding{&k.SelUp, &k.SelDown, &k.Select, &k.Open, &k.Mark, &k.Sort, &k.Filter} {
 		b.SetEnabled(on)
 	}
 }
@@ -64,14 +66,14 @@ func (f *fleetView) SyncKeys(c *Model) {
 // ShortHelp implements component.
 func (f *fleetView) ShortHelp(c *Model) []key.Binding {
 	g, k := &c.keys, &f.keys
-	return []key.Binding{k.Select, k.Open, g.SaveAll, c.toggleKey(viewHelp), g.Quit, g.Save, k.Mark, k.Sort,
+	return []key.Binding{k.Select, k.Open, g.SaveAll, c.toggleKey(viewHelp), g.Quit, g.Save, k.Filter, k.Mark, k.Sort,
 		c.toggleKey(viewCost), c.toggleKey(viewTable), g.Pause, g.Scale, g.Rewrite, g.Cancel}
 }
 
 // FullHelp implements component.
 func (f *fleetView) FullHelp(*Model) []key.Binding {
 	k := &f.keys
-	return []key.Binding{k.SelUp, k.SelDown, k.Open, k.Mark, k.Sort}
+	return []key.Binding{k.SelUp, k.SelDown, k.Open, k.Mark, k.Sort, k.Filter}
 }
 
 // View implements component.
@@ -170,6 +172,8 @@ func (f *fleetView) Update(m *Model, k tea.KeyMsg) bool {
 		}
 	case key.Matches(k, f.keys.Sort):
 		f.nextSort()
+	case key.Matches(k, f.keys.Filter):
+		f.editing = true
 	case key.Matches(k, f.keys.Open):
 		m.openSelected()
 	default:
@@ -229,6 +233,8 @@ func (f *fleetView) heldWarning() string {
 // that has ended.
 func (f *fleetView) escape() {
 	switch {
+	case f.filter != "":
+		f.filter, f.shown = "", nil
 	case f.rollActive():
 		f.roll().Cancel()
 	case f.roll() != nil && f.roll().State().Over():

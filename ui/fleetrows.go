@@ -78,7 +78,7 @@ var fleetCols = []fleetCol{
 
 // Fleet view geometry.
 const (
-	fleetHeadLines = 2 // the fleet's line and the column heads
+	fleetHeadLines = 3 // the fleet's line, the summary and the column heads
 	fleetRollLines = 2 // kept for the rolling save at the bottom, so rows do not jump when one starts
 	maxRowChartH   = 3
 	minRowChartW   = 4
@@ -474,7 +474,7 @@ func rowSave(st *styles, prog progress.Model, v store.View, w int) (string, stri
 // heads, the rows on screen, and the rolling save's lines at the bottom.
 func (f *fleetView) view(st *styles, prog progress.Model, s *store.Store, perRow bool) []string {
 	out := make([]string, 0, f.height)
-	out = append(out, fitCells(f.headLine(st, s, perRow), f.width), f.colHeads(st))
+	out = append(out, fitCells(f.headLine(st, s, perRow), f.width), fitCells(f.summaryLine(st, s), f.width), f.colHeads(st))
 	for i, r := range f.visible() {
 		at := f.scroll + i
 		first := at == 0 || f.shown[at-1].shard != r.shard
@@ -487,12 +487,22 @@ func (f *fleetView) view(st *styles, prog progress.Model, s *store.Store, perRow
 	return append(out[:min(len(out), max(f.height-len(roll), 0))], roll...)
 }
 
-// headLine is the fleet's line: the PING interval in force, how many
-// nodes are up, saving, down or gone, the sort, and which rows show.
-func (f *fleetView) headLine(st *styles, s *store.Store, perRow bool) string {
+// summaryLine is the fleet in one line: how many nodes are up, down,
+// saving or gone, what the nodes up cost their hosts in all (footprint),
+// and the slowest PING p99 of the last 10 s (the sort by latency says
+// where).
+func (f *fleetView) summaryLine(st *styles, s *store.Store) string {
 	var up, down, saving, gone int
+	var total int64
+	var worst time.Duration
 	for _, r := range f.rows {
 		v := s.View(r.id)
+		if l := v.Latest; l != nil && !r.gone && v.State != store.Disconnected {
+			total += l.Footprint.Or(0)
+			if l.Ping10s.Count > 0 && l.Ping10s.P99 > worst {
+				worst = l.Ping10s.P99
+			}
+		}
 		switch {
 		case r.gone:
 			gone++
@@ -506,16 +516,27 @@ func (f *fleetView) headLine(st *styles, s *store.Store, perRow bool) string {
 		}
 	}
 	sep := st.dim.r(" · ")
-	counts := st.value.r(fmt.Sprintf("%d up", up))
+	out := st.value.r(fmt.Sprintf("%d up", up))
 	if down > 0 {
-		counts += st.label.r(", ") + st.err.r(fmt.Sprintf("%d down", down))
+		out += st.label.r(", ") + st.err.r(fmt.Sprintf("%d down", down))
 	}
 	if saving > 0 {
-		counts += st.label.r(", ") + st.warn.r(fmt.Sprintf("%d saving", saving))
+		out += st.label.r(", ") + st.warn.r(fmt.Sprintf("%d saving", saving))
 	}
 	if gone > 0 {
-		counts += st.label.r(", ") + st.dim.r(fmt.Sprintf("%d gone", gone))
+		out += st.label.r(", ") + st.dim.r(fmt.Sprintf("%d gone", gone))
 	}
+	out += sep + st.label.r("footprint ") + st.value.r(fmtBytes(total))
+	if worst > 0 {
+		out += sep + st.label.r("worst p99 ") + st.value.r(fmtLatency(worst))
+	}
+	return out
+}
+
+// headLine is the fleet's line: the PING interval in force, the filter,
+// the sort, and which rows show.
+func (f *fleetView) headLine(st *styles, s *store.Store, perRow bool) string {
+	sep := st.dim.r(" · ")
 	// The parts in the order they read, each with a rank: where the line
 	// is short, the least needed go first (a default scale mark before
 	// the sort, before a failed rediscovery).
@@ -523,7 +544,13 @@ func (f *fleetView) headLine(st *styles, s *store.Store, perRow bool) string {
 		text string
 		rank int
 	}
-	parts := []part{{st.value.r(f.pingNote()), 0}, {counts, 0}}
+	parts := []part{{st.value.r(f.pingNote()), 0}}
+	switch {
+	case f.editing:
+		parts = append(parts, part{st.warn.r("/"+inert.Text(f.filter)+"▏") + st.dim.r(" (enter keeps, esc clears)"), 0})
+	case f.filter != "":
+		parts = append(parts, part{st.warn.r(fmt.Sprintf("filter %q: %d of %d", inert.Text(f.filter), len(f.shown), len(f.rows))) + st.dim.r(" (esc clears)"), 0})
+	}
 	if n := len(f.shown); n > f.geo.rowsFit {
 		parts = append(parts, part{st.warn.r(fmt.Sprintf("rows %d-%d of %d", f.scroll+1, min(f.scroll+f.geo.rowsFit, n), n)), 1})
 	}

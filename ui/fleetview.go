@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/fleet"
 	"github.com/vkwatch/vkwatch/source/inert"
@@ -36,9 +38,10 @@ const (
 	sortOps                    // ops/s, busiest first
 	sortLatency                // PING p99 of the last 10 s, slowest first
 	sortSave                   // the last save's copy-on-write, costliest first
+	sortCOW                    // copy-on-write now (a running save's), else the last save's: the risk
 )
 
-var sortNames = [...]string{"shard", "memory", "ops/s", "latency", "last save cost"}
+var sortNames = [...]string{"shard", "memory", "ops/s", "latency", "last save cost", "copy-on-write"}
 
 // fleetRow is one node's row and its cached drawing.
 type fleetRow struct {
@@ -70,6 +73,10 @@ type fleetView struct {
 	scroll int // first shown row on screen
 	marked map[source.NodeID]bool
 	sort   sortKey
+	// filter keeps the rows it matches (see matches); editing while the
+	// user types it after /.
+	filter  string
+	editing bool
 
 	width, height int
 	geo           fleetGeo
@@ -164,8 +171,17 @@ func (f *fleetView) row(id source.NodeID) *fleetRow { return f.byID[id] }
 
 // order sorts the rows for display by the sort key, from what the store
 // holds now; ties and absent values keep topology order (absent last).
+// The filter keeps the rows it matches, and every saving row whatever it
+// says; when the rows do not fit, the saving ones come first, so that a
+// save is never scrolled out of sight.
 func (f *fleetView) order(st *store.Store) {
-	f.shown = append(f.shown[:0], f.rows...)
+	f.shown = f.shown[:0]
+	for _, r := range f.rows {
+		if f.filter == "" || saving(st.View(r.id)) || f.matches(r, st.View(r.id)) {
+			f.shown = append(f.shown, r)
+		}
+	}
+	defer f.savingFirst(st)
 	if f.sort == sortShard {
 		return
 	}
@@ -185,10 +201,110 @@ func (f *fleetView) order(st *store.Store) {
 	})
 }
 
+// saving reports whether v's node runs a save now.
+func saving(v store.View) bool { return v.Latest != nil && v.Latest.Save != nil }
+
+// savingFirst moves the saving rows to the front when the rows do not all
+// fit on screen; in shard order the shards with a saving node, whole, so
+// that a replica stays under its primary.
+func (f *fleetView) savingFirst(st *store.Store) {
+	if len(f.shown) <= max(f.geo.rowsFit, 1) {
+		return
+	}
+	shardSaving := map[int]bool{}
+	for _, r := range f.shown {
+		if saving(st.View(r.id)) {
+			shardSaving[r.shard] = true
+		}
+	}
+	first := func(r *fleetRow) bool {
+		if f.sort == sortShard {
+			return shardSaving[r.shard]
+		}
+		return saving(st.View(r.id))
+	}
+	slices.SortStableFunc(f.shown, func(a, b *fleetRow) int {
+		sa, sb := first(a), first(b)
+		switch {
+		case sa == sb:
+			return 0
+		case sa:
+			return -1
+		}
+		return 1
+	})
+}
+
+// state is a row's state as the filter and the summary name it.
+func rowState(r *fleetRow, v store.View) string {
+	switch {
+	case r.gone:
+		return "gone"
+	case v.State == store.Disconnected:
+		return "down"
+	case saving(v):
+		return "saving"
+	}
+	return "up"
+}
+
+// matches reports whether the filter keeps r: each of its words (case
+// does not matter) is part of the node's address or id, or is its role
+// (primary, replica), its state (up, down, saving, gone) or its shard
+// ("shard:3", counted from 1).
+func (f *fleetView) matches(r *fleetRow, v store.View) bool {
+	for _, w := range strings.Fields(strings.ToLower(f.filter)) {
+		switch {
+		case strings.Contains(strings.ToLower(r.node.Addr), w), strings.Contains(strings.ToLower(string(r.id)), w):
+		case w == r.node.Role, w == rowState(r, v), w == fmt.Sprintf("shard:%d", r.shard+1):
+		case w == "up" && v.State != store.Disconnected && !r.gone:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// maxFilter bounds what the filter keeps of what is typed.
+const maxFilter = 64
+
+// editFilter takes a key typed after /: text and backspace edit the
+// filter, enter keeps it, esc clears it.
+func (f *fleetView) editFilter(k tea.KeyMsg) {
+	switch k.Type {
+	case tea.KeyEsc:
+		f.filter, f.editing = "", false
+	case tea.KeyEnter:
+		f.editing = false
+	case tea.KeyBackspace:
+		if r := []rune(f.filter); len(r) > 0 {
+			f.filter = string(r[:len(r)-1])
+		}
+	case tea.KeyRunes, tea.KeySpace:
+		for _, c := range k.Runes {
+			if len(f.filter) < maxFilter && c >= ' ' && c != 0x7f {
+				f.filter += string(c)
+			}
+		}
+		if k.Type == tea.KeySpace && len(k.Runes) == 0 {
+			f.filter += " "
+		}
+	}
+	f.shown, f.scroll = nil, 0
+}
+
 // sortValue is what a node is sorted by, and whether it has it.
 func sortValue(k sortKey, v store.View) (float64, bool) {
 	s := v.Latest
 	switch k {
+	case sortCOW:
+		if s != nil && s.Save != nil && s.COW.OK {
+			return float64(s.COW.V), true
+		}
+		if r := v.Report; r != nil && (r.COW.OK || r.PeakCOW.OK) {
+			return float64(max(r.COW.Or(0), r.PeakCOW.Or(0))), true
+		}
+		return 0, false
 	case sortSave:
 		if r := v.Report; r != nil && (r.COW.OK || r.PeakCOW.OK) {
 			return float64(max(r.COW.Or(0), r.PeakCOW.Or(0))), true

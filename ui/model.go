@@ -621,6 +621,12 @@ func (m Model) onKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	if m.fleet != nil && !confirmed {
 		m.fleet.dropPlan() // any other key cancels a rolling save not started
 	}
+	if m.fleet != nil && m.fleet.editing && m.stack.body() == viewFleet {
+		// Typing a filter: every key is text, q and b included.
+		m.fleet.editFilter(k)
+		m.refresh()
+		return m, nil
+	}
 	switch {
 	case key.Matches(k, m.keys.Quit):
 		return m, tea.Quit
