@@ -2,8 +2,7 @@ package main
 
 import (
 	"bytes"
-	"encoding/xml"
-	"io"
+	screenshot "github.com/vkwatch/vkwatch/ui/shot"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,25 +10,11 @@ import (
 	"testing"
 )
 
-// checkSVG checks that b is well-formed XML whose root is an svg element.
+// checkSVG fails the test unless b is a well-formed SVG document.
 func checkSVG(t *testing.T, name string, b []byte) {
 	t.Helper()
-	d := xml.NewDecoder(bytes.NewReader(b))
-	root := ""
-	for {
-		tok, err := d.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("%s: not well-formed XML: %v", name, err)
-		}
-		if se, ok := tok.(xml.StartElement); ok && root == "" {
-			root = se.Name.Local
-		}
-	}
-	if root != "svg" {
-		t.Fatalf("%s: root element %q, want svg", name, root)
+	if err := screenshot.WellFormed(b); err != nil {
+		t.Fatalf("%s: %v", name, err)
 	}
 }
 
