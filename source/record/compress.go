@@ -2,6 +2,7 @@ package record
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"encoding/binary"
 	"encoding/json"
@@ -32,6 +33,12 @@ import (
 // by a small skippable frame (which zstd and zstdcat ignore) that says the
 // offset of the frame's first event: a reader builds its index of time to
 // file position by walking frame and block headers, without decompressing.
+//
+// The end: Close writes an end mark (a skippable frame of its own magic for
+// zstd, an empty last gzip member with the comment endComment), so a file
+// cut exactly between two frames still reads as cut short: a stream of
+// whole frames is otherwise a valid file. Recordings of format version 3
+// and older have no end mark and are read as before.
 
 // Compression is how a recording's bytes are stored.
 type Compression int
@@ -73,6 +80,15 @@ var frameEvery = 10 * time.Second
 // skippableMagic is the zstd skippable frame magic this package uses for
 // its frame marks (0x184D2A50 + 0xB: any of 16 is allowed; one marks ours).
 const skippableMagic = 0x184D2A5B
+
+// endMagic is the zstd skippable frame magic of the end mark, and
+// endPayload its content: what Close writes last.
+const endMagic = 0x184D2A5C
+
+var endPayload = []byte(`{"end":true}`)
+
+// endComment is the comment of the empty gzip member that ends a recording.
+const endComment = "vkwatch recording end"
 
 // frameMark is the payload of the skippable frame before each data frame.
 type frameMark struct {
@@ -146,10 +162,21 @@ func (z *zstdStream) newFrame(t time.Duration) error {
 }
 
 func (z *zstdStream) Close() error {
-	if !z.begun {
-		return nil
+	if z.begun {
+		if err := z.enc.Close(); err != nil {
+			return err
+		}
 	}
-	return z.enc.Close()
+	_, err := z.w.Write(zstdEndMark())
+	return err
+}
+
+// zstdEndMark is the skippable frame that ends a zstd recording.
+func zstdEndMark() []byte {
+	var hdr [8]byte
+	binary.LittleEndian.PutUint32(hdr[:4], endMagic)
+	binary.LittleEndian.PutUint32(hdr[4:], uint32(len(endPayload)))
+	return append(hdr[:], endPayload...)
 }
 
 type gzipStream struct {
@@ -184,10 +211,14 @@ func (g *gzipStream) newFrame(time.Duration) error {
 }
 
 func (g *gzipStream) Close() error {
-	if g.gz == nil {
-		return nil
+	if g.gz != nil {
+		if err := g.gz.Close(); err != nil {
+			return err
+		}
 	}
-	return g.gz.Close()
+	end := gzip.NewWriter(g.w)
+	end.Comment = endComment
+	return end.Close()
 }
 
 // errCutShort is what a decompressor says about a file that ends inside a
@@ -206,28 +237,95 @@ func sniff(head []byte) Compression {
 	return Plain
 }
 
+// decompressed is a recording's content, decompressed as its first bytes
+// say.
+type decompressed struct {
+	r    io.Reader
+	comp Compression
+	done func()
+	// ended, asked at the end of r, says whether the writer's end mark was
+	// read; always true for a plain stream, which has none.
+	ended func() bool
+}
+
 // decompress returns r's content, decompressed as its first bytes say. A
 // stream cut short inside a frame ends with errCutShort after every whole
 // block before the cut.
-func decompress(r io.Reader) (io.Reader, Compression, func(), error) {
+func decompress(r io.Reader) (decompressed, error) {
 	br := bufio.NewReaderSize(r, 64*1024)
 	head, _ := br.Peek(4)
 	c := sniff(head)
 	switch c {
 	case Zstd:
-		dec, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(1<<30))
+		// The decoder skips skippable frames, so the end mark is looked
+		// for in the last bytes it read: with one goroutine it reads its
+		// input in order and to the end before it says EOF.
+		tail := &tailKeeper{r: br}
+		dec, err := zstd.NewReader(tail, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(1<<30))
 		if err != nil {
-			return nil, c, nil, err
+			return decompressed{}, err
 		}
-		return cutShort{dec}, c, dec.Close, nil
+		return decompressed{cutShort{dec}, c, dec.Close, tail.endsWith(zstdEndMark())}, nil
 	case Gzip:
 		gz, err := gzip.NewReader(br)
 		if err != nil {
-			return nil, c, nil, fmt.Errorf("gzip: %w", err)
+			return decompressed{}, fmt.Errorf("gzip: %w", err)
 		}
-		return cutShort{gz}, c, func() { gz.Close() }, nil
+		gz.Multistream(false)
+		m := &gzipMembers{gz: gz, br: br, last: gz.Header.Comment}
+		ended := func() bool { return m.last == endComment }
+		return decompressed{cutShort{m}, c, func() { gz.Close() }, ended}, nil
 	}
-	return br, c, func() {}, nil
+	return decompressed{br, c, func() {}, func() bool { return true }}, nil
+}
+
+// gzipMembers reads a gzip stream member by member, keeping the comment of
+// the last member begun: gzip.Reader's own multistream mode keeps only the
+// first member's header.
+type gzipMembers struct {
+	gz   *gzip.Reader
+	br   *bufio.Reader
+	last string
+}
+
+func (m *gzipMembers) Read(p []byte) (int, error) {
+	for {
+		n, err := m.gz.Read(p)
+		if err != io.EOF {
+			return n, err
+		}
+		// The member's end: another begins, or the stream ends here.
+		if rerr := m.gz.Reset(m.br); rerr != nil {
+			return n, rerr // io.EOF at the stream's end
+		}
+		m.gz.Multistream(false)
+		m.last = m.gz.Header.Comment
+		if n > 0 {
+			return n, nil
+		}
+	}
+}
+
+// tailKeeper passes reads through and keeps the last bytes read.
+type tailKeeper struct {
+	r    io.Reader
+	tail []byte
+}
+
+const tailKept = 32
+
+func (t *tailKeeper) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	t.tail = append(t.tail, p[:n]...)
+	if len(t.tail) > tailKept {
+		t.tail = append(t.tail[:0], t.tail[len(t.tail)-tailKept:]...)
+	}
+	return n, err
+}
+
+// endsWith returns whether what was read so far ends with mark.
+func (t *tailKeeper) endsWith(mark []byte) func() bool {
+	return func() bool { return bytes.HasSuffix(t.tail, mark) }
 }
 
 // cutShort turns a decompressor's unexpected end into errCutShort.

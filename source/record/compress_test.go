@@ -2,11 +2,14 @@ package record
 
 import (
 	"bytes"
-	"encoding/binary"
+	"fmt"
 	"os/exec"
 	"reflect"
+	"sort"
 	"testing"
 	"time"
+
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/vkwatch/vkwatch/source"
 )
@@ -82,7 +85,7 @@ func TestCompressedCutShort(t *testing.T) {
 	for _, c := range []Compression{Zstd, Gzip} {
 		data := writeCompressed(t, c, testHeader(epoch), evs, true)
 		most := 0
-		for n := 64; n < len(data); n += 97 {
+		for _, n := range cutPoints(c, data) {
 			rec, err := Read(bytes.NewReader(data[:n]))
 			if err != nil {
 				// Only a cut inside the header line may fail, and says so.
@@ -91,7 +94,7 @@ func TestCompressedCutShort(t *testing.T) {
 				}
 				continue
 			}
-			if !rec.Truncated && !(c == Zstd && atZstdFrame(data[n:])) {
+			if !rec.Truncated {
 				t.Fatalf("%s cut at %d of %d reads as whole", c, n, len(data))
 			}
 			if len(rec.Events) < most {
@@ -137,15 +140,58 @@ func TestZstdCLIReads(t *testing.T) {
 	}
 }
 
-// atZstdFrame reports whether rest starts a zstd frame (a data frame or
-// this package's skippable time mark). A cut exactly there leaves a valid
-// zstd stream of whole frames, which a reader cannot yet tell from a whole
-// file: the writer writes no end mark (a known gap of issue 18). Every
-// event before such a cut is still read, as the checks after this show.
-func atZstdFrame(rest []byte) bool {
-	if len(rest) < 4 {
-		return false
+// cutPoints are where TestCompressedCutShort cuts a recording: every 97
+// bytes, and exactly at each frame (gzip member) start and at the end mark,
+// where what is left is a stream of whole frames, valid but for the end
+// mark it lacks.
+func cutPoints(c Compression, data []byte) []int {
+	var ns []int
+	for n := 64; n < len(data); n += 97 {
+		ns = append(ns, n)
 	}
-	m := binary.LittleEndian.Uint32(rest)
-	return m == 0xFD2FB528 || m == skippableMagic
+	starts := [][]byte{{0x28, 0xb5, 0x2f, 0xfd}, {0x5b, 0x2a, 0x4d, 0x18}, {0x5c, 0x2a, 0x4d, 0x18}}
+	if c == Gzip {
+		starts = [][]byte{{0x1f, 0x8b, 0x08}}
+	}
+	var at []int
+	for _, m := range starts {
+		for i := 64; i < len(data); i++ {
+			if bytes.HasPrefix(data[i:], m) {
+				at = append(at, i)
+			}
+		}
+	}
+	if len(at) < 3 {
+		panic(fmt.Sprintf("%s: %d frame starts found: the writer no longer frames as this test expects", c, len(at)))
+	}
+	ns = append(ns, at...)
+	sort.Ints(ns)
+	return ns
+}
+
+// TestVersion3CompressedHasNoEndMark: a compressed recording of format
+// version 3 (written before the end mark) reads as whole without one, and
+// the same stream saying version 4 reads as cut short.
+func TestVersion3CompressedHasNoEndMark(t *testing.T) {
+	epoch := time.Now().Round(0)
+	evs := spread(t, epoch)
+	plain := writeAll(t, "jsonl", testHeader(epoch), evs)
+	v4 := []byte(fmt.Sprintf(`"version":%d`, Version))
+	if !bytes.Contains(plain, v4) {
+		t.Fatalf("no %s in the header", v4)
+	}
+	for _, v := range []int{3, 4} {
+		body := bytes.Replace(plain, v4, []byte(fmt.Sprintf(`"version":%d`, v)), 1)
+		enc, err := zstd.NewWriter(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := Read(bytes.NewReader(enc.EncodeAll(body, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rec.Events) != len(evs) || rec.Truncated != (v >= 4) {
+			t.Errorf("version %d without an end mark: %d of %d events, truncated %v (%s)", v, len(rec.Events), len(evs), rec.Truncated, rec.Why)
+		}
+	}
 }

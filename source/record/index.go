@@ -262,14 +262,12 @@ func (rf *File) scanAt(m Mark) (*Scanner, error) {
 		return sc, err
 	}
 	r := io.NewSectionReader(rf.f, m.Pos, rf.size-m.Pos)
-	var dr io.Reader = r
-	done := func() {}
+	d := decompressed{r: r, done: func() {}, ended: func() bool { return true }}
 	if rf.Comp != Plain {
 		var err error
-		dr, _, done, err = decompress(r)
-		if err != nil {
+		if d, err = decompress(r); err != nil {
 			return nil, err
 		}
 	}
-	return &Scanner{h: rf.Header, br: bufio.NewReaderSize(dr, 64*1024), done: done, lineNo: -1}, nil
+	return &Scanner{h: rf.Header, br: bufio.NewReaderSize(d.r, 64*1024), done: d.done, ended: d.ended, lineNo: -1}, nil
 }

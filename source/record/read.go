@@ -71,6 +71,7 @@ type Scanner struct {
 	h      Header
 	br     *bufio.Reader
 	done   func()
+	ended  func() bool // whether the writer's end mark was read (see decompress)
 	ev     source.Event
 	err    error
 	why    string // set when the recording was cut short
@@ -92,11 +93,12 @@ func (s *Scanner) Orphans() int { return s.orphans }
 // NewScanner reads the header of the recording r (compressed or not) and
 // returns a Scanner for its events. Close releases the decompressor.
 func NewScanner(r io.Reader) (*Scanner, error) {
-	dr, _, done, err := decompress(r)
+	d, err := decompress(r)
 	if err != nil {
 		return nil, err
 	}
-	br := bufio.NewReaderSize(dr, 64*1024)
+	done := d.done
+	br := bufio.NewReaderSize(d.r, 64*1024)
 	first, err := br.ReadBytes('\n')
 	if errors.Is(err, errCutShort) {
 		if len(bytes.TrimSpace(first)) == 0 {
@@ -114,7 +116,7 @@ func NewScanner(r io.Reader) (*Scanner, error) {
 		done()
 		return nil, err
 	}
-	return &Scanner{h: h, br: br, done: done, lineNo: 1}, nil
+	return &Scanner{h: h, br: br, done: done, ended: d.ended, lineNo: 1}, nil
 }
 
 // Header is the recording's header.
@@ -154,6 +156,11 @@ func (s *Scanner) Next() bool {
 			s.err, s.end = rerr, true
 			return false
 		}
+		if rerr == io.EOF && len(bytes.TrimSpace(line)) == 0 {
+			s.end = true
+			s.checkEnd()
+			return false
+		}
 		whole := rerr == nil
 		s.end = !whole
 		if len(bytes.TrimSpace(line)) == 0 {
@@ -186,6 +193,16 @@ func (s *Scanner) Next() bool {
 		return true
 	}
 	return false
+}
+
+// checkEnd, at the end of a whole last line, says the recording was cut
+// short when its format has an end mark (version 4 on) and none was read: a
+// compressed file cut exactly between two frames, or one still being
+// written.
+func (s *Scanner) checkEnd() {
+	if s.h.Version >= 4 && s.ended != nil && !s.ended() {
+		s.why = "it ends without the writer's end mark (cut short, or still being written?)"
+	}
 }
 
 func parseHeader(line []byte, eof bool) (Header, error) {

@@ -39,7 +39,10 @@ const FormatName = "vkwatch-recording"
 //   - 3: a sample may be a "delta": only the fields that changed since
 //     that node's previous sample (see delta.go), with a full "sample" at
 //     least every 5 s per node.
-const Version = 3
+//   - 4: a compressed recording ends with an end mark (see compress.go), so
+//     one cut between two frames reads as cut short. The lines are those of
+//     version 3.
+const Version = 4
 
 // Header is the first line of every recording.
 type Header struct {
