@@ -4,62 +4,27 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/units"
 )
 
 // na is how every absent value is shown: absent is not zero.
 const na = "n/a"
 
-// sig3 formats v with three significant digits, the precision a glance at a
-// live chart can use; more digits would only flicker.
-func sig3(v float64) string {
-	a := math.Abs(v)
-	switch {
-	case a < 9.995:
-		return strconv.FormatFloat(v, 'f', 2, 64)
-	case a < 99.95:
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	default:
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	}
-}
+// The screen's short names for the house formatters (source/units), so a
+// size on screen reads as it does in the bench table and the report.
+func sig3(v float64) string { return units.Sig3(v) }
 
-// byteUnits are binary units: INFO and /proc count bytes of pages.
-var byteUnits = [...]string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}
-
-// fmtBytes renders a byte count in binary units, e.g. "12.3 MiB".
-func fmtBytes(n int64) string {
-	if n < 0 {
-		// As uint64, -n is the magnitude even for math.MinInt64, which is
-		// its own negation as an int64 (and recursed without end here).
-		return "-" + fmtMagnitude(uint64(-n))
-	}
-	return fmtMagnitude(uint64(n))
-}
-
-func fmtMagnitude(n uint64) string {
-	if n < 1024 {
-		return strconv.FormatUint(n, 10) + " B"
-	}
-	v := float64(n)
-	u := 0
-	// Move up a unit before rounding would print "1024 KiB".
-	for v >= 999.5 && u < len(byteUnits)-1 {
-		v /= 1024
-		u++
-	}
-	return sig3(v) + " " + byteUnits[u]
-}
+func fmtBytes(n int64) string { return units.Bytes(n) }
 
 // fmtOptBytes renders an optional byte count.
 func fmtOptBytes(o source.Opt[int64]) string {
 	if !o.OK {
 		return na
 	}
-	return fmtBytes(o.V)
+	return units.Bytes(o.V)
 }
 
 // fmtOptDelta renders an optional signed byte difference, e.g. "+3.1 MiB".
@@ -68,9 +33,9 @@ func fmtOptDelta(o source.Opt[int64]) string {
 		return na
 	}
 	if o.V >= 0 {
-		return "+" + fmtBytes(o.V)
+		return "+" + units.Bytes(o.V)
 	}
-	return fmtBytes(o.V)
+	return units.Bytes(o.V)
 }
 
 // fmtRate renders operations per second with k/M suffixes, e.g. "12.3k".
@@ -140,31 +105,12 @@ func fmtOptElapsed(o source.Opt[time.Duration]) string {
 	return fmtElapsed(o.V)
 }
 
-// fmtCount renders a key count with thousands separators, e.g. "131,072":
-// progress counts are exact and a user compares them digit by digit.
-func fmtCount(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	sign := ""
-	if s[0] == '-' {
-		sign, s = "-", s[1:]
-	}
-	var b strings.Builder
-	b.WriteString(sign)
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
-
 // fmtOptCount renders an optional count.
 func fmtOptCount(o source.Opt[int64]) string {
 	if !o.OK {
 		return na
 	}
-	return fmtCount(o.V)
+	return units.Count(o.V)
 }
 
 // fmtOrNA returns s, or n/a when s is empty.

@@ -21,6 +21,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/procmem"
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
+	"github.com/vkwatch/vkwatch/source/units"
 )
 
 func TestMain(m *testing.M) {
@@ -326,10 +327,10 @@ func TestTableAbsentIsNA(t *testing.T) {
 			}
 		}
 	}
-	if got := count(27202.4); got != "27,202" {
+	if got := units.CountFloat(27202.4); got != "27,202" {
 		t.Errorf("count: %q", got)
 	}
-	if got := size(354.7 * 1024 * 1024); got != "354.7 MiB" {
+	if got := units.BytesFixed(354.7 * 1024 * 1024); got != "354.7 MiB" {
 		t.Errorf("size: %q", got)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -13,6 +12,7 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/forecast"
 	"github.com/vkwatch/vkwatch/source/inert"
+	"github.com/vkwatch/vkwatch/source/units"
 )
 
 // WriteTable prints the seed article's table: one column per server, one
@@ -36,14 +36,14 @@ func WriteTable(w io.Writer, s []Summary) error {
 		get  func(Summary) Stat
 		f    func(float64) string
 	}{
-		{"copy-on-write (rdb_last_cow_size)", func(x Summary) Stat { return x.COW }, size},
-		{"memory delta during save", func(x Summary) Stat { return x.MemDelta }, size},
+		{"copy-on-write (rdb_last_cow_size)", func(x Summary) Stat { return x.COW }, units.BytesFixed},
+		{"memory delta during save", func(x Summary) Stat { return x.MemDelta }, units.BytesFixed},
 		{"save time (observed)", func(x Summary) Stat { return x.SaveTime }, secs},
-		{"writers ops/s over the window", func(x Summary) Stat { return x.WriterOps }, count},
+		{"writers ops/s over the window", func(x Summary) Stat { return x.WriterOps }, units.CountFloat},
 		{"worst PING", func(x Summary) Stat { return x.WorstPing }, millis},
 		{"p99 PING (estimated)", func(x Summary) Stat { return x.P99Ping }, millis},
-		{"dataset keys at run start (DBSIZE)", func(x Summary) Stat { return x.DatasetKeys }, count},
-		{"used_memory at run start", func(x Summary) Stat { return x.UsedMemory }, size},
+		{"dataset keys at run start (DBSIZE)", func(x Summary) Stat { return x.DatasetKeys }, units.CountFloat},
+		{"used_memory at run start", func(x Summary) Stat { return x.UsedMemory }, units.BytesFixed},
 		{"forecast COW error, calibrated runs", func(x Summary) Stat { return x.ForecastErr }, func(v float64) string { return fmt.Sprintf("%+.1f%%", 100*v) }},
 	}
 	for _, m := range measures {
@@ -64,11 +64,11 @@ func WriteTable(w io.Writer, s []Summary) error {
 	for _, x := range s {
 		for i, r := range x.Runs {
 			f := r.Forecast
-			row(x.Addr, strconv.Itoa(i+1), count(float64(r.DatasetKeys)), size(float64(r.UsedMemory)),
+			row(x.Addr, strconv.Itoa(i+1), units.CountFloat(float64(r.DatasetKeys)), units.BytesFixed(float64(r.UsedMemory)),
 				orNA(string(r.Report.Kind)), orNA(r.Report.Status),
-				optBytes(r.Report.COW), size(float64(r.ServerCOW)), optBytes(r.MemDelta),
+				optBytes(r.Report.COW), units.BytesFixed(float64(r.ServerCOW)), optBytes(r.MemDelta),
 				secs(r.Report.Observed.Seconds()), strconv.FormatInt(r.ServerSeconds, 10),
-				count(r.WriterOps), millis(ms(r.WorstPing)), millis(ms(r.P99Ping)),
+				units.CountFloat(r.WriterOps), millis(ms(r.WorstPing)), millis(ms(r.P99Ping)),
 				forecastCOW(f), orNA(string(f.Basis)), pct(r.ForecastErr), optBytes(f.Bound), forecastSecs(f))
 		}
 	}
@@ -80,7 +80,7 @@ func forecastCOW(f forecast.Forecast) string {
 	if f.Basis == "" {
 		return "n/a"
 	}
-	return size(float64(f.COW))
+	return units.BytesFixed(float64(f.COW))
 }
 
 func forecastSecs(f forecast.Forecast) string {
@@ -122,9 +122,9 @@ func WriteTables(w io.Writer, s []Summary) error {
 // runLine is the one-line account of a run for progress output.
 func runLine(r Run) string {
 	return fmt.Sprintf("dataset %s keys, used_memory %s; %s %s in %s (server %ds), COW %s, memory delta %s, writers %s ops/s, worst PING %s, p99 PING %s",
-		count(float64(r.DatasetKeys)), size(float64(r.UsedMemory)),
+		units.CountFloat(float64(r.DatasetKeys)), units.BytesFixed(float64(r.UsedMemory)),
 		orNA(string(r.Report.Kind)), orNA(r.Report.Status), secs(r.Report.Observed.Seconds()), r.ServerSeconds,
-		optBytes(r.Report.COW), optBytes(r.MemDelta), count(r.WriterOps), millis(ms(r.WorstPing)), millis(ms(r.P99Ping)))
+		optBytes(r.Report.COW), optBytes(r.MemDelta), units.CountFloat(r.WriterOps), millis(ms(r.WorstPing)), millis(ms(r.P99Ping)))
 }
 
 func statCell(st Stat, runs int, f func(float64) string) string {
@@ -145,29 +145,9 @@ func orNA(s string) string {
 	return s
 }
 
-// size prints a size in binary units: 354.7 MiB.
-func size(v float64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	i := 0
-	neg := v < 0
-	v = math.Abs(v)
-	for v >= 1024 && i < len(units)-1 {
-		v /= 1024
-		i++
-	}
-	sign := ""
-	if neg {
-		sign = "-"
-	}
-	if i == 0 {
-		return fmt.Sprintf("%s%.0f B", sign, v)
-	}
-	return fmt.Sprintf("%s%.1f %s", sign, v, units[i])
-}
-
 func optBytes(o source.Opt[int64]) string {
 	if v, ok := o.Get(); ok {
-		return size(float64(v))
+		return units.BytesFixed(float64(v))
 	}
 	return "n/a"
 }
@@ -175,22 +155,6 @@ func optBytes(o source.Opt[int64]) string {
 func secs(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) + " s" }
 
 func millis(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + " ms" }
-
-// count prints an integer with thousands separators: 27,202.
-func count(v float64) string {
-	s := strconv.FormatInt(int64(math.Round(math.Abs(v))), 10)
-	var b strings.Builder
-	if v < 0 {
-		b.WriteByte('-')
-	}
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
 
 // jsonStat is a Stat in JSON; a Stat no run had is null.
 type jsonStat struct {

@@ -18,6 +18,7 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/bench"
 	src "github.com/vkwatch/vkwatch/source/report"
+	"github.com/vkwatch/vkwatch/source/units"
 )
 
 // Report is a built report: its figures, drawn once, and the page's data.
@@ -99,11 +100,11 @@ var benchColumns = []struct {
 	{"p99 PING (estimated)", func(s bench.Summary) bench.Stat { return s.P99Ping }, fms},
 }
 
-func fbytes(v float64) cell { return cell{bytesText(v), strconv.FormatFloat(v, 'f', -1, 64)} }
+func fbytes(v float64) cell { return cell{units.BytesFixed(v), strconv.FormatFloat(v, 'f', -1, 64)} }
 func fsecs(v float64) cell {
 	return cell{strconv.FormatFloat(v, 'f', 2, 64) + " s", strconv.FormatFloat(v, 'f', -1, 64)}
 }
-func fcount(v float64) cell { return cell{countText(v), strconv.FormatFloat(v, 'f', -1, 64)} }
+func fcount(v float64) cell { return cell{units.CountFloat(v), strconv.FormatFloat(v, 'f', -1, 64)} }
 func fms(v float64) cell    { return cell{msText(v), strconv.FormatFloat(v, 'f', -1, 64)} }
 
 // BenchColumns names the seeds' table's columns (for tests and docs).
@@ -265,10 +266,10 @@ func Build(ins []src.Input) (*Report, error) {
 		for _, k := range keys {
 			pk := peaks[k]
 			if pk.hc {
-				peakMarks(cow, []src.Point{pk.cow}, []string{"peak " + bytesText(pk.cow.Y)}, serverColour(k))
+				peakMarks(cow, []src.Point{pk.cow}, []string{"peak " + units.BytesFixed(pk.cow.Y)}, serverColour(k))
 			}
 			if pk.hf {
-				peakMarks(foot, []src.Point{pk.foot}, []string{"peak " + bytesText(pk.foot.Y)}, serverColour(k))
+				peakMarks(foot, []src.Point{pk.foot}, []string{"peak " + units.BytesFixed(pk.foot.Y)}, serverColour(k))
 			}
 		}
 		// Copy-on-write starts at none; the footprint at the server's
@@ -437,7 +438,7 @@ func benchRunOf(s bench.Summary, n int, r bench.Run) benchRunRow {
 		COW: bytesCell(r.Report.COW), ServerCOW: fbytes(float64(r.ServerCOW)), MemDelta: bytesCell(r.MemDelta),
 		Save: secsCell(r.Report.Observed), ServerSec: cell{strconv.FormatInt(r.ServerSeconds, 10) + " s", strconv.FormatInt(r.ServerSeconds, 10)},
 		WriterOps: fcount(r.WriterOps), WorstPing: latencyMs(r.WorstPing), P99Ping: latencyMs(r.P99Ping),
-		Dataset: cell{countText(float64(r.DatasetKeys)), strconv.FormatInt(r.DatasetKeys, 10)},
+		Dataset: cell{units.CountFloat(float64(r.DatasetKeys)), strconv.FormatInt(r.DatasetKeys, 10)},
 	}
 }
 

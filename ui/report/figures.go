@@ -18,6 +18,7 @@ import (
 
 	"github.com/vkwatch/vkwatch/source"
 	src "github.com/vkwatch/vkwatch/source/report"
+	"github.com/vkwatch/vkwatch/source/units"
 )
 
 func init() {
@@ -264,7 +265,7 @@ type bytesTicks struct{}
 
 // Ticks implements plot.Ticker.
 func (bytesTicks) Ticks(lo, hi float64) []plot.Tick {
-	unit, name := unitOf(math.Max(math.Abs(lo), math.Abs(hi)))
+	unit, name := units.Scale(math.Max(math.Abs(lo), math.Abs(hi)))
 	ts := plot.DefaultTicks{}.Ticks(lo/unit, hi/unit)
 	for i := range ts {
 		if ts[i].Label != "" {
@@ -275,17 +276,6 @@ func (bytesTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ts
 }
 
-func unitOf(v float64) (float64, string) {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	u := 1.0
-	i := 0
-	for v >= 1024*u && i < len(units)-1 {
-		u *= 1024
-		i++
-	}
-	return u, units[i]
-}
-
 // countTicks labels a count axis (ops/s) with thousands separators.
 type countTicks struct{}
 
@@ -294,7 +284,7 @@ func (countTicks) Ticks(lo, hi float64) []plot.Tick {
 	ts := plot.DefaultTicks{}.Ticks(lo, hi)
 	for i := range ts {
 		if ts[i].Label != "" {
-			ts[i].Label = countText(ts[i].Value)
+			ts[i].Label = units.CountFloat(ts[i].Value)
 		}
 	}
 	return ts

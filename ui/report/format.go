@@ -2,13 +2,12 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/inert"
+	"github.com/vkwatch/vkwatch/source/units"
 )
 
 // cell is a table cell: the text a reader sees and, in data-v, the exact
@@ -20,26 +19,12 @@ type cell struct {
 
 var na = cell{Text: "n/a"}
 
-func bytesText(v float64) string {
-	neg := v < 0
-	v = math.Abs(v)
-	u, name := unitOf(v)
-	sign := ""
-	if neg {
-		sign = "-"
-	}
-	if u == 1 {
-		return fmt.Sprintf("%s%.0f B", sign, v)
-	}
-	return fmt.Sprintf("%s%.1f %s", sign, v/u, name)
-}
-
 func bytesCell(o source.Opt[int64]) cell {
 	v, ok := o.Get()
 	if !ok {
 		return na
 	}
-	return cell{bytesText(float64(v)), strconv.FormatInt(v, 10)}
+	return cell{units.BytesFixed(float64(v)), strconv.FormatInt(v, 10)}
 }
 
 func secsCell(d time.Duration) cell {
@@ -74,27 +59,12 @@ func latencyMs(d time.Duration) cell {
 	return cell{msText(v), strconv.FormatFloat(v, 'f', -1, 64)}
 }
 
-func countText(v float64) string {
-	s := strconv.FormatInt(int64(math.Round(math.Abs(v))), 10)
-	var b strings.Builder
-	if v < 0 {
-		b.WriteByte('-')
-	}
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
-
 func opsCell(o source.Opt[float64]) cell {
 	v, ok := o.Get()
 	if !ok {
 		return na
 	}
-	return cell{countText(v), strconv.FormatFloat(v, 'f', -1, 64)}
+	return cell{units.CountFloat(v), strconv.FormatFloat(v, 'f', -1, 64)}
 }
 
 func pctCell(o source.Opt[float64]) cell {
