@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/fleet"
 	"github.com/vkwatch/vkwatch/source/load"
 )
 
@@ -278,4 +280,26 @@ func keyspaceRefusal(err error, own string) error {
 		return usageErr("%v: leave out --skip-preload to preload it", err)
 	}
 	return usageErr("%v: preload it first with %s", err, cmd)
+}
+
+// connectFleet finds the fleet's nodes and connects to each, as watch and
+// save both begin. One node that answers is enough to go on (the others
+// show their error in their place); when none does, the error is every
+// node's, with the connect exit status.
+func connectFleet(ctx context.Context, f *fleet.Fleet) (source.Topology, []fleet.Connected, error) {
+	top, err := f.Start(ctx)
+	if err != nil {
+		return source.Topology{}, nil, withCode(exitConnect, err)
+	}
+	conns := f.Connect(ctx)
+	var errs []error
+	for _, c := range conns {
+		if c.Err != nil {
+			errs = append(errs, c.Err)
+		}
+	}
+	if len(errs) == len(conns) {
+		return top, conns, withCode(exitConnect, errors.Join(errs...))
+	}
+	return top, conns, nil
 }

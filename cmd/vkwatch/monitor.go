@@ -241,22 +241,9 @@ func (s *monitorSession) connect() error {
 		s.fleet = fleet.NewList(members, cfg)
 	}
 	s.onExit(s.fleet.Close)
-	top, err := s.fleet.Start(s.ctx)
-	if err != nil {
-		return withCode(exitConnect, err)
-	}
-	s.top = top
-	s.conns = s.fleet.Connect(s.ctx)
-	var errs []error
-	for _, c := range s.conns {
-		if c.Err != nil {
-			errs = append(errs, c.Err)
-		}
-	}
-	if len(errs) == len(s.conns) {
-		return withCode(exitConnect, errors.Join(errs...))
-	}
-	return nil
+	var err error
+	s.top, s.conns, err = connectFleet(s.ctx, s.fleet)
+	return err
 }
 
 // checkSeed reaches the node a cluster is found from the way a watcher

@@ -165,22 +165,9 @@ func (s *saveRun) connect(ctx context.Context, ep source.Endpoint) error {
 	} else {
 		s.fleet = fleet.NewList([]fleet.Member{{ID: ep.Node(), Endpoint: ep}}, cfg)
 	}
-	top, err := s.fleet.Start(ctx)
-	if err != nil {
-		return withCode(exitConnect, err)
-	}
-	s.top = top
-	s.conns = s.fleet.Connect(ctx)
-	var errs []error
-	for _, c := range s.conns {
-		if c.Err != nil {
-			errs = append(errs, c.Err)
-		}
-	}
-	if len(errs) == len(s.conns) {
-		return withCode(exitConnect, errors.Join(errs...))
-	}
-	return nil
+	var err error
+	s.top, s.conns, err = connectFleet(ctx, s.fleet)
+	return err
 }
 
 // openRecording starts --record: display addresses only, never a password.
