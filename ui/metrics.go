@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/store"
 )
 
 // The metric table: every chart of a pane is one entry here, and the
@@ -148,6 +149,16 @@ var metrics = []metric{
 		from:  fixedFrom("PING", "worst PING of interval"),
 		color: lipgloss.AdaptiveColor{Light: "#AF0087", Dark: "#FF87D7"},
 	},
+}
+
+// metricColumns are what the store keeps of each sample: one column per
+// metric, by index, read by pane.fill.
+func metricColumns() []store.Column {
+	out := make([]store.Column, len(metrics))
+	for i := range metrics {
+		out[i] = metrics[i].value
+	}
+	return out
 }
 
 // optInt adapts a byte figure to metric.value.

@@ -218,7 +218,7 @@ func New(cfg Config) Model {
 		readOnlyWhy: "--read-only",
 		stack:       viewStack{viewPanes},
 	}
-	m.store = store.New(store.Config{Keep: cfg.History})
+	m.store = store.New(store.Config{Keep: cfg.History, Columns: metricColumns()})
 	m.byID = make(map[source.NodeID]*pane, len(cfg.Nodes))
 	for _, n := range cfg.Nodes {
 		m.paneFor(n.ID, n.Addr)

@@ -209,22 +209,23 @@ func (p *columns) fill(v store.View, now, window, interval time.Duration, w int)
 		return
 	}
 	b := &p.buckets
+	pts := v.Points
 	if p.colsOK && k.right == p.colsFor.right && k.plotW == p.colsFor.plotW && k.sub == p.colsFor.sub {
 		// The same columns: add the samples after the last one added.
-		i := len(v.Points)
-		for i > 0 && (b.prev == nil || v.Points[i-1].Offset > b.prev.Offset) {
+		i := pts.Len()
+		for i > 0 && (!b.hasPrev || pts.Offsets[i-1] > b.prevOff) {
 			i--
 		}
-		for _, s := range v.Points[i:] {
-			b.add(p.sub, p.dirty, s, now)
+		for ; i < pts.Len(); i++ {
+			b.add(p.sub, p.dirty, pts, i, now)
 		}
 	} else {
-		*b = buckets{n: 2 * w, dt: sub, interval: interval}
+		b.reset(2*w, sub, interval)
 		for i := range p.sub {
 			p.sub[i].Reset(b.n)
 		}
-		for _, s := range v.Points {
-			b.add(p.sub, p.dirty, s, now)
+		for i := range pts.Len() {
+			b.add(p.sub, p.dirty, pts, i, now)
 		}
 		for i := range p.dirty {
 			p.dirty[i] = true
@@ -248,42 +249,56 @@ func (p *columns) fill(v store.View, now, window, interval time.Duration, w int)
 type buckets struct {
 	n            int
 	dt, interval time.Duration
-	prev         *source.Sample // the last sample added
-	prevCol      int
+	// The last sample added: its offset, column and values (the series
+	// it came from may have dropped it since).
+	hasPrev bool
+	prevOff time.Duration
+	prevCol int
+	prevV   []float64 // per metric
+	prevOK  []bool
 }
 
-// add puts one sample, newer than the last one added, into out, and
+// reset empties the buckets for n columns of dt, keeping their arrays.
+func (b *buckets) reset(n int, dt, interval time.Duration) {
+	v, ok := b.prevV, b.prevOK
+	if v == nil {
+		v, ok = make([]float64, len(metrics)), make([]bool, len(metrics))
+	}
+	*b = buckets{n: n, dt: dt, interval: interval, prevV: v, prevOK: ok}
+}
+
+// add puts sample i of pts, newer than the last one added, into out, and
 // marks the metrics whose columns it changed.
-func (b *buckets) add(out []chart.Series, dirty []bool, s *source.Sample, now time.Duration) {
-	col := column(s.Offset, now, b.dt, b.n)
-	if col >= b.n || s.Offset > now {
+func (b *buckets) add(out []chart.Series, dirty []bool, pts store.Series, i int, now time.Duration) {
+	off := pts.Offsets[i]
+	col := column(off, now, b.dt, b.n)
+	if col >= b.n || off > now {
 		// Newer than a frozen (paused) right edge: the edge's column
 		// spans past now, and samples after the pause stay out.
 		return
 	}
-	prev := b.prev
-	hole := prev != nil && s.Offset-prev.Offset > 3*b.interval
-	for i, mt := range metrics {
-		o := &out[i]
+	hole := b.hasPrev && off-b.prevOff > 3*b.interval
+	for m := range metrics {
+		o := &out[m]
+		v, ok := pts.Value(m, i)
 		if col >= 0 {
-			if v, ok := mt.value(s); ok && (!o.OK[col] || v > o.V[col]) {
-				o.V[col], o.OK[col], dirty[i] = v, true, true
+			if ok && (!o.OK[col] || v > o.V[col]) {
+				o.V[col], o.OK[col], dirty[m] = v, true, true
 			}
 			if hole && !o.Brk[col] {
-				o.Brk[col], dirty[i] = true, true
+				o.Brk[col], dirty[m] = true, true
 			}
 		}
-		if prev != nil && !hole && col > b.prevCol+1 {
-			if v, ok := mt.value(prev); ok {
-				for k := max(b.prevCol+1, 0); k < col && k < b.n; k++ {
-					if !o.OK[k] {
-						o.V[k], o.OK[k], dirty[i] = v, true, true
-					}
+		if b.hasPrev && !hole && col > b.prevCol+1 && b.prevOK[m] {
+			for k := max(b.prevCol+1, 0); k < col && k < b.n; k++ {
+				if !o.OK[k] {
+					o.V[k], o.OK[k], dirty[m] = b.prevV[m], true, true
 				}
 			}
 		}
+		b.prevV[m], b.prevOK[m] = v, ok
 	}
-	b.prev, b.prevCol = s, col
+	b.hasPrev, b.prevOff, b.prevCol = true, off, col
 }
 
 // column is the column time t falls in, of n columns of dt each, the last

@@ -41,7 +41,8 @@ func TestStoreHoldsARealSave(t *testing.T) {
 	wg.Go(func() { w.Run(runCtx, func(ev source.Event) { events <- ev }) })
 	defer func() { stop(); wg.Wait() }()
 
-	st := store.New(store.Config{Keep: time.Minute})
+	footprint := func(s *source.Sample) (float64, bool) { v, ok := s.Footprint.Get(); return float64(v), ok }
+	st := store.New(store.Config{Keep: time.Minute, Columns: []store.Column{footprint}})
 	var emitted []source.Event
 	// next adds events to the store until cond holds for one of them.
 	next := func(what string, cond func(source.Event) bool) source.Event {
@@ -90,12 +91,13 @@ func TestStoreHoldsARealSave(t *testing.T) {
 			samples = append(samples, ev.Sample)
 		}
 	}
-	if len(v.Points) != len(samples) {
-		t.Fatalf("store holds %d samples, watcher emitted %d", len(v.Points), len(samples))
+	if v.Points.Len() != len(samples) {
+		t.Fatalf("store holds %d samples, watcher emitted %d", v.Points.Len(), len(samples))
 	}
-	for i := range samples {
-		if v.Points[i] != samples[i] {
-			t.Fatalf("point %d is not the watcher's sample %d", i, i)
+	for i, smp := range samples {
+		f, ok := v.Points.Value(0, i)
+		if v.Points.Offsets[i] != smp.Offset || ok != smp.Footprint.OK || int64(f) != smp.Footprint.V {
+			t.Fatalf("point %d at %v footprint %v %v is not the watcher's sample %d (%v %+v)", i, v.Points.Offsets[i], f, ok, i, smp.Offset, smp.Footprint)
 		}
 	}
 	if v.State != store.Connected || v.Latest != samples[len(samples)-1] || v.Report == nil {

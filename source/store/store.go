@@ -11,6 +11,7 @@
 package store
 
 import (
+	"math"
 	"slices"
 	"time"
 
@@ -32,6 +33,67 @@ type Config struct {
 	// Saves is how many ended saves' cost curves are kept per node
 	// (default 8), however old: the cost-curve view compares them.
 	Saves int
+	// Columns are the figures kept of each sample within the window, in
+	// View.Points (the charts' metrics). A whole sample is about 1.8 KB and
+	// a node holds 600 of them at the default history; a column holds 8
+	// bytes a sample, so memory stays flat with fleet size (issue 21).
+	Columns []Column
+}
+
+// Column reads one figure of a sample; false when the sample lacks it
+// (absent is not zero: the column holds NaN and Value says so).
+type Column func(s *source.Sample) (float64, bool)
+
+// Series is a node's samples within the retention window as compact
+// columns of numbers, oldest first, one per Seq: each sample's offset
+// and, for each of the store's Columns, its value. Its slices belong to
+// the store.
+type Series struct {
+	Offsets []time.Duration
+	cols    [][]float64
+}
+
+// Len is how many samples the series holds.
+func (s Series) Len() int { return len(s.Offsets) }
+
+// Value is column col of sample i; false when the sample lacked it.
+func (s Series) Value(col, i int) (float64, bool) {
+	v := s.cols[col][i]
+	return v, !math.IsNaN(v)
+}
+
+// head is the first k samples.
+func (s Series) head(k int) Series {
+	out := Series{Offsets: s.Offsets[:k], cols: make([][]float64, len(s.cols))}
+	for c := range s.cols {
+		out.cols[c] = s.cols[c][:k]
+	}
+	return out
+}
+
+// drop removes the first k samples. The arrays are only resliced: append
+// moves the live part to a new array when it outgrows this one, so memory
+// stays within about twice the window.
+func (s *Series) drop(k int) {
+	s.Offsets = s.Offsets[k:]
+	for c := range s.cols {
+		s.cols[c] = s.cols[c][k:]
+	}
+}
+
+// add appends one sample's figures.
+func (s *Series) add(smp *source.Sample, cols []Column) {
+	if s.cols == nil {
+		s.cols = make([][]float64, len(cols))
+	}
+	s.Offsets = append(s.Offsets, smp.Offset)
+	for c, get := range cols {
+		v, ok := get(smp)
+		if !ok {
+			v = math.NaN()
+		}
+		s.cols[c] = append(s.cols[c], v)
+	}
 }
 
 // ConnState is what a node's connection is known to be.
@@ -96,9 +158,9 @@ type View struct {
 	// (forecast.Node.Stuck), empty when it does not or none runs.
 	Forecast source.Opt[forecast.Forecast]
 	Stuck    string
-	// Points are the node's samples within the retention window, oldest
-	// first, one per Seq.
-	Points []*source.Sample
+	// Points are the node's samples within the retention window as the
+	// store's columns (Latest is the only whole sample kept).
+	Points Series
 	Spans  []Span
 	Gaps   []Gap
 	// Curves are the ended saves' curves, oldest first, then the running
@@ -111,11 +173,9 @@ type View struct {
 
 // node is the store's state for one node.
 type node struct {
-	live View
-	// pts is live.Points' backing store: dropping old samples reslices it,
-	// and append moves the live part to a new array when it outgrows this
-	// one, so memory stays within about twice the window.
-	dropped  uint64 // samples dropped from the front so far
+	live     View
+	last     *source.Sample // the sample added last (a save's curve starts above it)
+	dropped  uint64         // samples dropped from the front so far
 	lastSeq  uint64
 	pushed   bool
 	running  *Curve // the running save's curve, also last in live.Curves
@@ -227,7 +287,7 @@ func (s *Store) View(id source.NodeID) View {
 	case s.frozen && n.hasFroze:
 		v := n.frozen
 		end := int(n.frozenN - min(n.dropped, n.frozenN))
-		v.Points = n.live.Points[:min(end, len(n.live.Points))]
+		v.Points = n.live.Points.head(min(end, n.live.Points.Len()))
 		return v
 	case s.frozen:
 		return View{ID: id} // first seen after the freeze
@@ -278,7 +338,7 @@ func (s *Store) Add(ev source.Event) bool {
 			l.Gaps = append(l.Gaps, Gap{From: ev.Offset, Open: true})
 		}
 	case source.EventSample, source.EventSaveStarted:
-		changed = ev.Sample != nil && n.addSample(ev.Sample, ev.Kind == source.EventSaveStarted)
+		changed = ev.Sample != nil && n.addSample(ev.Sample, ev.Kind == source.EventSaveStarted, s.cfg.Columns)
 	case source.EventSaveEnded:
 		changed = ev.Report != nil
 		if changed {
@@ -332,17 +392,17 @@ func (n *node) freeze() {
 	v.Spans = slices.Clone(v.Spans)
 	v.Gaps = slices.Clone(v.Gaps)
 	v.Curves = slices.Clone(v.Curves)
-	n.frozen, n.frozenN, n.hasFroze = v, n.dropped+uint64(len(v.Points)), true
+	n.frozen, n.frozenN, n.hasFroze = v, n.dropped+uint64(v.Points.Len()), true
 }
 
 func (n *node) prune(cut time.Duration) {
 	l := &n.live
 	k := 0
-	for k < len(l.Points) && l.Points[k].Offset < cut {
+	for k < len(l.Points.Offsets) && l.Points.Offsets[k] < cut {
 		k++
 	}
 	if k > 0 {
-		l.Points = l.Points[k:]
+		l.Points.drop(k)
 		n.dropped += uint64(k)
 	}
 	// Spans and gaps are few: filter into new slices, so a view handed out
@@ -359,17 +419,17 @@ func (n *node) prune(cut time.Duration) {
 // a save start both as a sample and as the save's start), keeps the save
 // span and the running save's curve up to date, and reports whether the
 // sample was new.
-func (n *node) addSample(smp *source.Sample, started bool) bool {
+func (n *node) addSample(smp *source.Sample, started bool, cols []Column) bool {
 	l := &n.live
 	if n.pushed && smp.Seq == n.lastSeq {
 		return false
 	}
 	var prev *source.Sample
-	if k := len(l.Points); k > 0 {
-		prev = l.Points[k-1]
+	if l.Points.Len() > 0 {
+		prev = n.last // still in the window, as the curve's base has always been
 	}
-	l.Points = append(l.Points, smp)
-	n.lastSeq, n.pushed = smp.Seq, true
+	l.Points.add(smp, cols)
+	n.last, n.lastSeq, n.pushed = smp, smp.Seq, true
 	n.fc.Observe(smp)
 	f, ok := n.fc.Forecast()
 	l.Forecast = source.Opt[forecast.Forecast]{V: f, OK: ok}

@@ -74,15 +74,15 @@ func TestPointsInOrderOncePerSeq(t *testing.T) {
 		}
 	})
 	v := s.View(nodeA)
-	if len(v.Points) != 50 {
-		t.Fatalf("%d points, want 50 (the save's first sample once)", len(v.Points))
+	if v.Points.Len() != 50 {
+		t.Fatalf("%d points, want 50 (the save's first sample once)", v.Points.Len())
 	}
-	for i := 1; i < len(v.Points); i++ {
-		if v.Points[i].Offset <= v.Points[i-1].Offset {
-			t.Fatalf("point %d at %v not after %v", i, v.Points[i].Offset, v.Points[i-1].Offset)
+	for i := 1; i < v.Points.Len(); i++ {
+		if v.Points.Offsets[i] <= v.Points.Offsets[i-1] {
+			t.Fatalf("point %d at %v not after %v", i, v.Points.Offsets[i], v.Points.Offsets[i-1])
 		}
 	}
-	if v.Latest != v.Points[len(v.Points)-1] || v.State != Connected || s.Now() != 9800*time.Millisecond {
+	if v.Latest.Offset != v.Points.Offsets[v.Points.Len()-1] || v.State != Connected || s.Now() != 9800*time.Millisecond {
 		t.Errorf("latest %v state %v now %v", v.Latest.Offset, v.State, s.Now())
 	}
 	if got := s.Nodes(); !reflect.DeepEqual(got, []source.NodeID{nodeA}) {
@@ -104,11 +104,11 @@ func TestRetentionByTime(t *testing.T) {
 		}
 	})
 	v := s.View(nodeA)
-	if first := v.Points[0].Offset; first < 49800*time.Millisecond-10*time.Second {
+	if first := v.Points.Offsets[0]; first < 49800*time.Millisecond-10*time.Second {
 		t.Errorf("oldest point at %v, keep is 10s to %v", first, s.Now())
 	}
-	if len(v.Points) != 51 {
-		t.Errorf("%d points in 10 s of 200 ms", len(v.Points))
+	if v.Points.Len() != 51 {
+		t.Errorf("%d points in 10 s of 200 ms", v.Points.Len())
 	}
 	if len(v.Spans) != 0 || len(v.Gaps) != 0 {
 		t.Errorf("old spans %v / gaps %v kept", v.Spans, v.Gaps)
@@ -123,7 +123,7 @@ func TestRetentionByTime(t *testing.T) {
 	// A wider window keeps more from now on.
 	s.SetKeep(20 * time.Second)
 	f.run(s, 60*time.Second, 80*time.Second, nil)
-	if n := len(s.View(nodeA).Points); n != 101 {
+	if n := s.View(nodeA).Points.Len(); n != 101 {
 		t.Errorf("%d points after SetKeep(20s)", n)
 	}
 }
@@ -299,7 +299,7 @@ func TestFreeze(t *testing.T) {
 	if v.Latest != live.Latest || s.Now() != 59800*time.Millisecond || s.ShownReports() != 1 || s.View(nodeB).State != Disconnected {
 		t.Errorf("after thaw: latest %v now %v", v.Latest.Offset, s.Now())
 	}
-	if first := v.Points[0].Offset; first < 49800*time.Millisecond {
+	if first := v.Points.Offsets[0]; first < 49800*time.Millisecond {
 		t.Errorf("thaw did not apply retention: oldest %v", first)
 	}
 }
@@ -354,8 +354,8 @@ func TestReset(t *testing.T) {
 
 	s.Reset(15 * time.Second)
 	v := s.View("a")
-	if len(v.Points) != 0 || v.Latest != nil || len(v.Spans) != 0 || s.Now() != 0 {
-		t.Fatalf("after Reset: %d points, latest %v, %d spans, now %s", len(v.Points), v.Latest, len(v.Spans), s.Now())
+	if v.Points.Len() != 0 || v.Latest != nil || len(v.Spans) != 0 || s.Now() != 0 {
+		t.Fatalf("after Reset: %d points, latest %v, %d spans, now %s", v.Points.Len(), v.Latest, len(v.Spans), s.Now())
 	}
 	if v.Version <= before {
 		t.Errorf("Version %d after Reset, was %d: a cached drawing would be taken for it", v.Version, before)
@@ -364,7 +364,43 @@ func TestReset(t *testing.T) {
 		t.Errorf("after Reset(15s): reports %v, want the one that ended at 12s", r)
 	}
 	f.run(s, 15*time.Second, 17*time.Second, nil)
-	if v := s.View("a"); len(v.Points) != 10 || v.Points[0].Offset != 15*time.Second {
-		t.Errorf("fed again: %d points from %v", len(v.Points), v.Points[0].Offset)
+	if v := s.View("a"); v.Points.Len() != 10 || v.Points.Offsets[0] != 15*time.Second {
+		t.Errorf("fed again: %d points from %v", v.Points.Len(), v.Points.Offsets[0])
+	}
+}
+
+// TestColumns: the store keeps each sample as its columns' numbers, and a
+// figure the sample lacked as absent, not zero; a frozen view keeps the
+// columns it had while samples go on arriving.
+func TestColumns(t *testing.T) {
+	cow := func(s *source.Sample) (float64, bool) { v, ok := s.COW.Get(); return float64(v), ok }
+	rss := func(s *source.Sample) (float64, bool) { v, ok := s.Info.RSS.Get(); return float64(v), ok }
+	s := New(Config{Columns: []Column{cow, rss}})
+	f := &feeder{id: nodeA}
+	f.run(s, 0, 2*time.Second, func(off time.Duration) {
+		if off == time.Second {
+			f.save = &source.SaveProgress{Kind: source.SaveFork, Started: off}
+		}
+	})
+	s.Freeze()
+	f.run(s, 2*time.Second, 3*time.Second, nil)
+	v := s.View(nodeA)
+	if v.Points.Len() != 10 {
+		t.Fatalf("frozen view holds %d points, want the 10 before the freeze", v.Points.Len())
+	}
+	for i := range v.Points.Len() {
+		want := float64(0)
+		if i >= 5 {
+			want = float64(i-5) * mib
+		}
+		if got, ok := v.Points.Value(0, i); !ok || got != want {
+			t.Errorf("point %d cow %v %v, want %v", i, got, ok, want)
+		}
+		if got, ok := v.Points.Value(1, i); ok {
+			t.Errorf("point %d rss %v: the samples have none, it must be absent", i, got)
+		}
+	}
+	if n := s.Live(nodeA).Points.Len(); n != 15 {
+		t.Errorf("live view holds %d points while frozen, want 15", n)
 	}
 }
