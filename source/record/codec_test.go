@@ -114,8 +114,13 @@ func (f *filler) fill(v reflect.Value) {
 }
 
 // normalize puts every time.Time in UTC, in place, so that DeepEqual
-// compares instants rather than location pointers.
+// compares instants rather than location pointers, and every sample at the
+// precision a recording keeps (precision.go; TestPrecisionKept checks it).
 func normalize(v reflect.Value) {
+	if v.Type() == reflect.TypeOf(source.Sample{}) && v.CanSet() {
+		s := v.Interface().(source.Sample)
+		v.Set(reflect.ValueOf(*recordedSample(&s)))
+	}
 	switch {
 	case v.Type() == timeType:
 		if v.CanSet() {

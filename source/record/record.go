@@ -243,6 +243,9 @@ func (rw *Writer) Write(ev source.Event) error {
 // encode writes ev's line: a sample as a delta against its node's
 // previous one where it may be, else whole.
 func (rw *Writer) encode(ev source.Event) []byte {
+	if ev.Sample != nil {
+		ev.Sample = recordedSample(ev.Sample)
+	}
 	if ev.Sample == nil || ev.Node == "" {
 		return encodeEvent(ev, rw.epoch)
 	}
