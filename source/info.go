@@ -80,6 +80,8 @@ func ParseInfoInto(dst *Info, text string) {
 			dst.RSS = optInt(val)
 		case "maxmemory":
 			dst.MaxMemory = optInt(val)
+		case "mem_clients_slaves":
+			dst.MemClientsReplicas = optInt(val)
 		case "total_system_memory":
 			dst.TotalSystemMemory = optInt(val)
 		// stats

@@ -64,6 +64,11 @@ type Info struct {
 	// TotalSystemMemory is total_system_memory: the RAM of the server's
 	// host as the server reads it, the one host figure a remote server gives.
 	TotalSystemMemory Opt[int64]
+	// MemClientsReplicas is mem_clients_slaves: the memory of the
+	// replicas' clients, their output buffers above all. During a full
+	// sync the writes the replica will replay pile up here, in the parent,
+	// beside the child's copy-on-write.
+	MemClientsReplicas Opt[int64]
 
 	// stats
 	TotalCommands  Opt[int64] // total_commands_processed
@@ -133,7 +138,14 @@ type SaveConfig struct {
 	SaveSchedule          Opt[string]
 	AutoAOFRewritePerc    Opt[int64]
 	AutoAOFRewriteMinSize Opt[int64]
-	Err                   string // why CONFIG GET failed (e.g. NOPERM), empty when it worked
+	// ReplicaBufHard, ReplicaBufSoft and ReplicaBufSoftSecs are the
+	// replica class of client-output-buffer-limit: a replica whose output
+	// buffer passes the hard limit, or stays past the soft one for the
+	// seconds, is cut off, and its full sync starts over. 0 is no limit.
+	ReplicaBufHard     Opt[int64]
+	ReplicaBufSoft     Opt[int64]
+	ReplicaBufSoftSecs Opt[int64]
+	Err                string // why CONFIG GET failed (e.g. NOPERM), empty when it worked
 }
 
 // NodeID names a watched server for as long as vkwatch runs, whatever the

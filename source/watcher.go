@@ -739,6 +739,7 @@ func restarted(prev, cur *Info) bool {
 var configNames = [...]string{
 	"bgsave-default-method", "forkless-infrastructure-enabled", "rdb-key-save-delay",
 	"repl-diskless-sync", "save", "auto-aof-rewrite-percentage", "auto-aof-rewrite-min-size",
+	"client-output-buffer-limit",
 }
 
 // readConfig asks for the save settings (one CONFIG GET per name, pipelined
@@ -800,7 +801,34 @@ func (w *Watcher) readConfig(ctx context.Context) SaveConfig {
 	}
 	c.AutoAOFRewritePerc = num(5)
 	c.AutoAOFRewriteMinSize = num(6)
+	if v, ok := val(7); ok {
+		c.ReplicaBufHard, c.ReplicaBufSoft, c.ReplicaBufSoftSecs = ReplicaBufferLimit(v)
+	}
 	return c
+}
+
+// ReplicaBufferLimit reads the replica class of a
+// client-output-buffer-limit value, "normal 0 0 0 slave 268435456
+// 67108864 60 pubsub 33554432 8388608 60" (Valkey may say replica):
+// hard and soft limits in bytes and the soft limit's seconds; all absent
+// when the value has no such class or is not what it should be.
+func ReplicaBufferLimit(v string) (hard, soft, secs Opt[int64]) {
+	f := strings.Fields(v)
+	for i := 0; i+3 < len(f); i += 4 {
+		if c := strings.ToLower(f[i]); c != "slave" && c != "replica" {
+			continue
+		}
+		var n [3]int64
+		for j := range n {
+			x, err := strconv.ParseInt(f[i+1+j], 10, 64)
+			if err != nil || x < 0 {
+				return
+			}
+			n[j] = x
+		}
+		return Some(n[0]), Some(n[1]), Some(n[2])
+	}
+	return
 }
 
 // wait waits d before the next attempt to connect, passing on command

@@ -205,3 +205,31 @@ func nextCell(st *styles, v store.View) string {
 	}
 	return st.label.r("next ") + st.value.r("~"+fmtBytes(fc.COW)) + st.dim.r(" "+shortBasis(fc.Basis)) + " " + levelText(st, headroom(v, false))
 }
+
+// replBufText is the replica output buffer during a replica's full sync,
+// for beside the save's copy-on-write: "repl buf 3.1 MiB of 256 MiB
+// (mem_clients_slaves)"; empty when no full sync runs or the server does
+// not say. The compact form drops the instrument.
+func replBufText(st *styles, s *source.Sample, compact bool) string {
+	b, ok := forecast.FullSyncBuffer(s)
+	if !ok {
+		return ""
+	}
+	out := st.label.r("repl buf ") + st.value.r(fmtBytes(b.Used))
+	lim, limOK := b.Limit()
+	if compact {
+		if limOK {
+			out += st.dim.r("/") + st.value.r(fmtBytes(lim))
+		}
+		return out
+	}
+	if limOK {
+		out += st.label.r(" of ") + st.value.r(fmtBytes(lim))
+	}
+	if soft, ok := b.Soft.Get(); ok && soft > 0 && b.Hard.V > 0 {
+		out += st.dim.r(fmt.Sprintf(" (soft %s for %ds)", fmtBytes(soft), b.SoftSecs.V))
+	} else if !b.Hard.OK {
+		out += st.dim.r(" (limit n/a)")
+	}
+	return out + st.dim.r(" mem_clients_slaves")
+}

@@ -99,10 +99,19 @@ func saveLine(st *styles, prog progress.Model, s *source.Sample, width int, comp
 	if compact {
 		// The bar between the percentage and the ETA, in the room the
 		// rest leaves; the key counts last, cut first.
-		left := head + st.label.r(" ") + st.value.r(pct)
 		eta := st.label.r(" ETA ") + st.value.r(fmtOptElapsed(sv.ETA))
 		keys := st.label.r(" keys ") + st.value.r(fmtOptCount(sv.Processed)+"/"+fmtOptCount(sv.Total))
-		if room := width - lipgloss.Width(left+eta) - 1; fok && room >= 6 {
+		// A full sync's output buffer before the keys: the host pays
+		// it, the keys only say how far. Room for it comes from the
+		// trigger's detail (which replica: the full pane says) and the
+		// bar (the percentage stays).
+		rb := replBufText(st, s, true)
+		if rb != "" {
+			eta += st.label.r(" ") + rb
+			head = st.warn.r("▶ "+string(sv.Kind)) + st.label.r(" by ") + st.value.r(string(sv.Trigger.Kind))
+		}
+		left := head + st.label.r(" ") + st.value.r(pct)
+		if room := width - lipgloss.Width(left+eta) - 1; fok && room >= 6 && rb == "" {
 			prog.Width = min(room, 30)
 			left += " " + prog.ViewAs(frac)
 		}
@@ -112,7 +121,15 @@ func saveLine(st *styles, prog progress.Model, s *source.Sample, width int, comp
 		st.label.r("  ") + st.value.r(pct) +
 		st.label.r("  elapsed ") + st.value.r(fmtElapsed(sv.Elapsed)) +
 		st.label.r("  ETA ") + st.value.r(fmtOptElapsed(sv.ETA)) +
-		st.label.r("  cow ") + st.value.r(fmtOptBytes(s.COW))
+		st.label.r("  cow ") + st.value.r(fmtOptBytes(s.COW)) + replBufFull(st, s)
+}
+
+// replBufFull is replBufText after two spaces, or nothing.
+func replBufFull(st *styles, s *source.Sample) string {
+	if rb := replBufText(st, s, false); rb != "" {
+		return st.label.r("  ") + rb
+	}
+	return ""
 }
 
 // saveBar is the running save's progress bar, or, while none runs, how to

@@ -1,0 +1,123 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/server"
+	"github.com/vkwatch/vkwatch/source/server/servertest"
+)
+
+// TestRealReplicaFullSyncBuffer: a real primary with data and writers, a
+// real replica attached during a slow diskless sync (rdb-key-save-delay
+// makes the child stream for seconds): the primary's output buffer for
+// the replica grows while the child runs, and the pane, fed by a real
+// watcher, shows it beside the copy-on-write with the server's limit.
+func TestRealReplicaFullSyncBuffer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	srv := servertest.Start(t, server.Options{Args: []string{
+		"--rdb-key-save-delay", "200", "--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "1",
+		"--client-output-buffer-limit", "replica 512mb 128mb 60",
+	}})
+	rc := servertest.Client(t, srv)
+	if err := rc.Do(ctx, "DEBUG", "POPULATE", "20000", "key", "100").Err(); err != nil {
+		t.Fatal(err)
+	}
+	ep, err := source.ParseAddress(srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := source.NewWatcher(ep.Node(), ep, source.NewClock(), source.WatchConfig{Interval: 100 * time.Millisecond})
+	if _, err := w.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	events := make(chan source.Event, 4096)
+	runCtx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { w.Run(runCtx, func(ev source.Event) { events <- ev }) })
+	// Writers: what the replica must replay after the snapshot, held in
+	// the primary's buffer for it meanwhile.
+	wc := servertest.Client(t, srv)
+	wg.Go(func() { writeUntil(runCtx, wc) })
+	defer func() { stop(); wg.Wait() }()
+
+	m := sized(New(Config{Nodes: nodes(ep.String())}), 200, 50)
+	feed := func(what string, cond func(source.Event) bool) {
+		t.Helper()
+		for {
+			select {
+			case ev := <-events:
+				nm, _ := m.Update(EventMsg(ev))
+				m = nm.(Model)
+				if cond(ev) {
+					return
+				}
+			case <-ctx.Done():
+				t.Fatalf("no %s:\n%s", what, view(m))
+			}
+		}
+	}
+	feed("sample with the replica limit", func(ev source.Event) bool {
+		return ev.Kind == source.EventSample && ev.Sample.Config.ReplicaBufHard == source.Some[int64](512<<20)
+	})
+	if strings.Contains(view(m), "repl buf") {
+		t.Fatalf("a replica buffer shown with no full sync:\n%s", view(m))
+	}
+	replica := servertest.Start(t, server.Options{Args: []string{"--replicaof", "127.0.0.1", strconv.Itoa(srv.Port)}})
+	// The buffer on screen while the replica's sync runs, grown past
+	// 1 MiB: the writes held for the replica, not the client's own few
+	// KiB (about 5 MB/s of writes over a snapshot of 4 s).
+	shown := regexp.MustCompile(`repl buf (\d+(?:\.\d+)?) (B|KiB|MiB|GiB) of 512 MiB \(soft 128 MiB for 60s\) mem_clients_slaves`)
+	var seen string
+	feed("replica output buffer on screen", func(ev source.Event) bool {
+		if ev.Kind != source.EventSample || ev.Sample.Save == nil {
+			return false
+		}
+		if got := shown.FindStringSubmatch(view(m)); got != nil && got[2] == "MiB" {
+			seen = got[0]
+			return true
+		}
+		return false
+	})
+	if !strings.Contains(view(m), "by replica 127.0.0.1:"+strconv.Itoa(replica.Port)) {
+		t.Errorf("the save is not the replica's:\n%s", view(m))
+	}
+	t.Logf("seen: %s", seen)
+	feed("end of the full sync", func(ev source.Event) bool { return ev.Kind == source.EventSaveEnded })
+	if strings.Contains(view(m), "repl buf") {
+		t.Errorf("the buffer still shown after the sync's save (%s):\n%s", seen, view(m))
+	}
+}
+
+// writeUntil writes 1 KiB values in pipelines of 50 every 10 ms (a pace,
+// not a synchronisation: about 5 MB/s, so the test leaves the machine's
+// two cores to the servers) until ctx ends.
+func writeUntil(ctx context.Context, c *redis.Client) {
+	val := strings.Repeat("x", 1024)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for i := 0; ctx.Err() == nil; i++ {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return
+		}
+		_, _ = c.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for j := range 50 {
+				p.Set(ctx, fmt.Sprintf("w:%d", (i*50+j)%20000), val, 0)
+			}
+			return nil
+		})
+	}
+}
