@@ -12,6 +12,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/fleet"
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
+	"github.com/vkwatch/vkwatch/source/sourcetest"
 )
 
 // TestFleetFilterAndSummaryOnRealServers watches 32 real servers as a
@@ -26,10 +27,7 @@ func TestFleetFilterAndSummaryOnRealServers(t *testing.T) {
 	members := make([]fleet.Member, n)
 	nodes := make([]Node, n)
 	for i, s := range srvs {
-		ep, err := source.ParseAddress(s.Addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ep := sourcetest.Endpoint(t, s.Addr)
 		members[i] = fleet.Member{ID: ep.Node(), Endpoint: ep}
 		nodes[i] = Node{ID: ep.Node(), Addr: ep.String()}
 	}

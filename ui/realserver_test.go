@@ -16,6 +16,7 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
+	"github.com/vkwatch/vkwatch/source/sourcetest"
 )
 
 // TestRealServerSaveFlow is the whole product in one flow: a real
@@ -87,10 +88,7 @@ func watchReal(t *testing.T, ctx context.Context) (source.Endpoint, *source.Watc
 	if err := rc.Do(ctx, "DEBUG", "POPULATE", "20000", "key", "100").Err(); err != nil {
 		t.Fatal(err)
 	}
-	ep, err := source.ParseAddress(srv.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ep := sourcetest.Endpoint(t, srv.Addr)
 	w := source.NewWatcher(ep.Node(), ep, source.NewClock(), source.WatchConfig{Interval: 100 * time.Millisecond})
 	if _, err := w.Connect(ctx); err != nil {
 		t.Fatal(err)

@@ -154,17 +154,10 @@ func TestSaveRollingCluster(t *testing.T) {
 	c := servertest.StartCluster(t, 3, 1)
 	c.Fill(3000, 100)
 	ctx := context.Background()
-	for _, n := range c.Nodes() {
-		cl := c.Client(n)
-		// About 1,000 keys a shard at 300 µs: saves of ~0.3 s, long enough
-		// to be seen running by the poller.
-		if err := cl.ConfigSet(ctx, "rdb-key-save-delay", "300").Err(); err != nil {
-			t.Fatal(err)
-		}
-		if err := cl.Do(ctx, "ACL", "SETUSER", "roller", "on", ">rollpass", "+@all", "~*", "&*").Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	// About 1,000 keys a shard at 300 µs: saves of ~0.3 s, long enough
+	// to be seen running by the poller.
+	c.DoAll("CONFIG", "SET", "rdb-key-save-delay", "300")
+	c.DoAll("ACL", "SETUSER", "roller", "on", ">rollpass", "+@all", "~*", "&*")
 	env := childEnv("VALKEYCLI_AUTH=rollpass")
 	seed := c.Nodes()[0].Addr
 	replicas := map[string]bool{}

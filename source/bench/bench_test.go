@@ -21,20 +21,12 @@ import (
 	"github.com/vkwatch/vkwatch/source/procmem"
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
+	"github.com/vkwatch/vkwatch/source/sourcetest"
 	"github.com/vkwatch/vkwatch/source/units"
 )
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
-}
-
-func endpoint(t *testing.T, s *server.Server) source.Endpoint {
-	t.Helper()
-	ep, err := source.ParseAddress(s.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ep
 }
 
 func persistence(t *testing.T, c *redis.Client) map[string]string {
@@ -70,7 +62,7 @@ func TestBenchTwoServers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	sums, err := Bench(ctx, Config{
-		Endpoints: []source.Endpoint{endpoint(t, a), endpoint(t, b)},
+		Endpoints: []source.Endpoint{sourcetest.Endpoint(t, a.Addr), sourcetest.Endpoint(t, b.Addr)},
 		Runs:      2,
 		Window:    3 * time.Second,
 		TriggerAt: 500 * time.Millisecond,
@@ -203,7 +195,7 @@ func TestBenchRefusesWhileSaving(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond) // polling INFO, bounded by the deadline
 	}
-	_, err := Bench(ctx, Config{Endpoints: []source.Endpoint{endpoint(t, s)}, Runs: 1, Keys: 1000, Window: time.Second, TriggerAt: 100 * time.Millisecond})
+	_, err := Bench(ctx, Config{Endpoints: []source.Endpoint{sourcetest.Endpoint(t, s.Addr)}, Runs: 1, Keys: 1000, Window: time.Second, TriggerAt: 100 * time.Millisecond})
 	if err == nil || !strings.Contains(err.Error(), s.Addr) || !strings.Contains(err.Error(), "already running") {
 		t.Fatalf("Bench during a save: %v", err)
 	}
@@ -231,7 +223,7 @@ func TestBenchRefusesMissingKeyspace(t *testing.T) {
 	if err := c.ConfigResetStat(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Bench(ctx, Config{Endpoints: []source.Endpoint{endpoint(t, s)}, Runs: 1, Keys: 1_000_000, Window: time.Second, TriggerAt: 100 * time.Millisecond})
+	_, err := Bench(ctx, Config{Endpoints: []source.Endpoint{sourcetest.Endpoint(t, s.Addr)}, Runs: 1, Keys: 1_000_000, Window: time.Second, TriggerAt: 100 * time.Millisecond})
 	var ke *load.KeyspaceError
 	if !errors.As(err, &ke) || ke.Found != 0 || !strings.HasPrefix(err.Error(), s.Addr+": the writers' keyspace vkwatch:0..vkwatch:999999 is not there") {
 		t.Fatalf("Bench without the keyspace: %v", err)
@@ -253,7 +245,7 @@ func TestBenchShowsDatasetPerRun(t *testing.T) {
 	defer cancel()
 	var grew error
 	sums, err := Bench(ctx, Config{
-		Endpoints: []source.Endpoint{endpoint(t, s)}, Runs: 2, Window: 1500 * time.Millisecond, TriggerAt: 300 * time.Millisecond,
+		Endpoints: []source.Endpoint{sourcetest.Endpoint(t, s.Addr)}, Runs: 2, Window: 1500 * time.Millisecond, TriggerAt: 300 * time.Millisecond,
 		Writers: 2, Keys: 5000, Preload: true,
 		Progress: func(m string) {
 			if strings.Contains(m, " run 1/2: dataset ") { // run 1's result line
@@ -343,7 +335,7 @@ func TestBenchParallel(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	sums, err := Bench(ctx, Config{
-		Endpoints: []source.Endpoint{endpoint(t, a), endpoint(t, b)},
+		Endpoints: []source.Endpoint{sourcetest.Endpoint(t, a.Addr), sourcetest.Endpoint(t, b.Addr)},
 		Runs:      1,
 		Window:    2 * time.Second,
 		TriggerAt: 300 * time.Millisecond,
@@ -379,7 +371,7 @@ func TestBenchPeakLiveNeverAFalseZero(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cfg := Config{
-		Endpoints: []source.Endpoint{endpoint(t, s)}, Runs: 1, Window: 2 * time.Second, TriggerAt: 500 * time.Millisecond,
+		Endpoints: []source.Endpoint{sourcetest.Endpoint(t, s.Addr)}, Runs: 1, Window: 2 * time.Second, TriggerAt: 500 * time.Millisecond,
 		Writers: 2, Keys: 100_000, Preload: true, Interval: 50 * time.Millisecond,
 	}
 	for _, withProc := range []bool{false, true} {

@@ -13,16 +13,8 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
+	"github.com/vkwatch/vkwatch/source/sourcetest"
 )
-
-func endpoint(t *testing.T, addr string) source.Endpoint {
-	t.Helper()
-	ep, err := source.ParseAddress(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ep
-}
 
 // rolesOf is node id -> primary id ("" for a primary), as servertest's
 // Cluster.Roles says it.
@@ -91,7 +83,7 @@ func TestDiscoverFollowsCluster(t *testing.T) {
 	c := servertest.StartCluster(t, 3, 1)
 	c.Fill(300, 100)
 	seed := c.Replicas()[0]
-	d := New(endpoint(t, seed.Addr), Config{Every: 200 * time.Millisecond})
+	d := New(sourcetest.Endpoint(t, seed.Addr), Config{Every: 200 * time.Millisecond})
 	top, err := d.Discover(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +113,7 @@ func TestDiscoverFollowsCluster(t *testing.T) {
 	}
 
 	// The same cluster through CLUSTER NODES (servers before 7.0).
-	old := New(endpoint(t, seed.Addr), Config{})
+	old := New(sourcetest.Endpoint(t, seed.Addr), Config{})
 	old.noShards = true
 	otop, err := old.Discover(context.Background())
 	old.Close()
@@ -169,7 +161,7 @@ func TestDiscoverFollowsCluster(t *testing.T) {
 
 func TestDiscoverRefusesAPlainServer(t *testing.T) {
 	s := servertest.Start(t, server.Options{})
-	d := New(endpoint(t, s.Addr), Config{})
+	d := New(sourcetest.Endpoint(t, s.Addr), Config{})
 	defer d.Close()
 	_, err := d.Discover(context.Background())
 	if !errors.Is(err, ErrNotCluster) || !strings.Contains(err.Error(), s.Addr) {
@@ -183,7 +175,7 @@ func TestDiscoverNobodyThere(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	d := New(endpoint(t, addr), Config{Timeout: time.Second})
+	d := New(sourcetest.Endpoint(t, addr), Config{Timeout: time.Second})
 	defer d.Close()
 	_, err = d.Discover(context.Background())
 	if err == nil || !strings.Contains(err.Error(), addr) || !strings.Contains(err.Error(), "refused") {

@@ -8,6 +8,7 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
+	"github.com/vkwatch/vkwatch/source/sourcetest"
 )
 
 func TestColdInterval(t *testing.T) {
@@ -46,7 +47,7 @@ func TestAttentionFollowsTheSave(t *testing.T) {
 	}
 	members := make([]Member, n)
 	for i, s := range srvs {
-		ep := endpoint(t, s.Addr)
+		ep := sourcetest.Endpoint(t, s.Addr)
 		members[i] = Member{ID: ep.Node(), Endpoint: ep}
 	}
 	saverID := members[n/2].ID

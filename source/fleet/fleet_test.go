@@ -13,16 +13,8 @@ import (
 	"github.com/vkwatch/vkwatch/source/cluster"
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
+	"github.com/vkwatch/vkwatch/source/sourcetest"
 )
-
-func endpoint(t *testing.T, addr string) source.Endpoint {
-	t.Helper()
-	ep, err := source.ParseAddress(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ep
-}
 
 // sink keeps every event a fleet emits.
 type sink struct {
@@ -148,7 +140,7 @@ func TestFleetFollowsCluster(t *testing.T) {
 	noLeaks(t)
 	c := servertest.StartCluster(t, 3, 1)
 	c.Fill(300, 100)
-	f := NewCluster(endpoint(t, c.Nodes()[0].Addr), Config{
+	f := NewCluster(sourcetest.Endpoint(t, c.Nodes()[0].Addr), Config{
 		Watch:     source.WatchConfig{Interval: 100 * time.Millisecond},
 		Discovery: cluster.Config{Every: time.Second},
 	})
@@ -242,7 +234,7 @@ func TestFleetOfFiveAddresses(t *testing.T) {
 	var members []Member
 	for range 5 {
 		srv := servertest.Start(t, server.Options{})
-		ep := endpoint(t, srv.Addr)
+		ep := sourcetest.Endpoint(t, srv.Addr)
 		members = append(members, Member{ID: ep.Node(), Endpoint: ep})
 	}
 	f := NewList(members, Config{Watch: source.WatchConfig{Interval: 100 * time.Millisecond}})

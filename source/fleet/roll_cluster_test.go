@@ -10,6 +10,7 @@ import (
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
+	"github.com/vkwatch/vkwatch/source/sourcetest"
 )
 
 // driver plays the UI's part for a rolling save on a real fleet: a
@@ -84,6 +85,20 @@ func (d *driver) ready() bool {
 	return true
 }
 
+// rollCluster is a real 3x1 cluster holding 3,000 keys, saving each key
+// with a delay of delayMicros, and an ACL user "roller" allowed everything
+// on every node; seed is its first node, logged in as roller.
+func rollCluster(t *testing.T, delayMicros string) (*servertest.Cluster, source.Endpoint) {
+	t.Helper()
+	c := servertest.StartCluster(t, 3, 1)
+	c.Fill(3000, 100)
+	c.DoAll("CONFIG", "SET", "rdb-key-save-delay", delayMicros)
+	c.DoAll("ACL", "SETUSER", "roller", "on", ">rollpass", "+@all", "~*", "&*")
+	seed := sourcetest.Endpoint(t, c.Nodes()[0].Addr)
+	seed.Username, seed.Password = "roller", "rollpass"
+	return c, seed
+}
+
 // TestRollOnARealCluster: on a real 3x1 cluster, the rolling save saves
 // exactly one node per shard, a replica each, never two at once (every
 // node's rdb_bgsave_in_progress polled throughout); it stops with the
@@ -91,22 +106,10 @@ func (d *driver) ready() bool {
 // and when the node saving dies.
 func TestRollOnARealCluster(t *testing.T) {
 	noLeaks(t)
-	c := servertest.StartCluster(t, 3, 1)
-	c.Fill(3000, 100)
+	// About 1,000 keys a shard at 400 µs each: saves of ~0.4 s, long
+	// enough to be seen running by the sampler and the poller.
+	c, seed := rollCluster(t, "400")
 	ctx := context.Background()
-	for _, n := range c.Nodes() {
-		cl := c.Client(n)
-		// About 1,000 keys a shard at 400 µs each: saves of ~0.4 s, long
-		// enough to be seen running by the sampler and the poller.
-		if err := cl.ConfigSet(ctx, "rdb-key-save-delay", "400").Err(); err != nil {
-			t.Fatal(err)
-		}
-		if err := cl.Do(ctx, "ACL", "SETUSER", "roller", "on", ">rollpass", "+@all", "~*", "&*").Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	seed := endpoint(t, c.Nodes()[0].Addr)
-	seed.Username, seed.Password = "roller", "rollpass"
 	f := NewCluster(seed, Config{Watch: source.WatchConfig{Interval: 50 * time.Millisecond}})
 	top, err := f.Start(ctx)
 	if err != nil {
@@ -199,20 +202,8 @@ func TestRollOnARealCluster(t *testing.T) {
 // server's words, having saved the first only.
 func TestDriveOnARealCluster(t *testing.T) {
 	noLeaks(t)
-	c := servertest.StartCluster(t, 3, 1)
-	c.Fill(3000, 100)
+	c, seed := rollCluster(t, "300")
 	ctx := context.Background()
-	for _, n := range c.Nodes() {
-		cl := c.Client(n)
-		if err := cl.ConfigSet(ctx, "rdb-key-save-delay", "300").Err(); err != nil {
-			t.Fatal(err)
-		}
-		if err := cl.Do(ctx, "ACL", "SETUSER", "roller", "on", ">rollpass", "+@all", "~*", "&*").Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	seed := endpoint(t, c.Nodes()[0].Addr)
-	seed.Username, seed.Password = "roller", "rollpass"
 	drive := func(t *testing.T) (*Roll, error, []string, *servertest.SaveWatcher, map[string]string) {
 		t.Helper()
 		f := NewCluster(seed, Config{Watch: source.WatchConfig{Interval: 50 * time.Millisecond}})

@@ -19,6 +19,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/load"
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
+	"github.com/vkwatch/vkwatch/source/sourcetest"
 )
 
 // watched is a real server, its dataset and a watcher feeding a Node.
@@ -26,7 +27,7 @@ type watched struct {
 	srv    *server.Server
 	client *redis.Client
 	w      *source.Watcher
-	events chan source.Event
+	events <-chan source.Event
 	node   Node
 	last   *source.Sample
 }
@@ -34,7 +35,7 @@ type watched struct {
 func watch(t *testing.T, keys, delay int) *watched {
 	t.Helper()
 	srv := servertest.Start(t, server.Options{})
-	x := &watched{srv: srv, client: servertest.Client(t, srv), events: make(chan source.Event, 4096)}
+	x := &watched{srv: srv, client: servertest.Client(t, srv)}
 	ctx := context.Background()
 	opts := &redis.Options{Addr: srv.Addr}
 	if err := load.Preload(ctx, opts, load.Config{Keys: keys}, nil); err != nil {
@@ -43,26 +44,12 @@ func watch(t *testing.T, keys, delay int) *watched {
 	if err := x.client.ConfigSet(ctx, "rdb-key-save-delay", strconv.Itoa(delay)).Err(); err != nil {
 		t.Fatal(err)
 	}
-	ep, err := source.ParseAddress(srv.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ep := sourcetest.Endpoint(t, srv.Addr)
 	x.w = source.NewWatcher("n", ep, nil, source.WatchConfig{Interval: 100 * time.Millisecond})
 	if _, err := x.w.Connect(ctx); err != nil {
 		t.Fatal(err)
 	}
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		x.w.Run(runCtx, func(ev source.Event) {
-			select {
-			case x.events <- ev:
-			case <-runCtx.Done():
-			}
-		})
-	}()
-	t.Cleanup(func() { cancel(); <-done; x.w.Close() })
+	x.events = sourcetest.Run(t, x.w, 4096)
 	return x
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/procmem"
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
+	"github.com/vkwatch/vkwatch/source/sourcetest"
 )
 
 // TestPrometheusScrapesASave watches a real server through a real BGSAVE
@@ -50,10 +51,7 @@ func TestPrometheusScrapesASave(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ep, err := source.ParseAddress(srv.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ep := sourcetest.Endpoint(t, srv.Addr)
 	f := fleet.NewList([]fleet.Member{{ID: ep.Node(), Endpoint: ep}}, fleet.Config{
 		Watch: source.WatchConfig{Interval: 100 * time.Millisecond},
 		Configure: func(_ fleet.Member, cfg *source.WatchConfig) {

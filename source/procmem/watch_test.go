@@ -13,6 +13,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/load"
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
+	"github.com/vkwatch/vkwatch/source/sourcetest"
 )
 
 // watched is a real server watched by a source.Watcher whose /proc figures
@@ -21,35 +22,17 @@ type watched struct {
 	srv    *server.Server
 	c      *redis.Client
 	w      *source.Watcher
-	events chan source.Event
+	events <-chan source.Event
 }
 
 func watchLocal(t *testing.T, interval time.Duration) *watched {
 	t.Helper()
 	r := newReader(t)
 	srv := servertest.Start(t, server.Options{})
-	ep, err := source.ParseAddress(srv.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	x := &watched{srv: srv, c: servertest.Client(t, srv), events: make(chan source.Event, 100000)}
+	ep := sourcetest.Endpoint(t, srv.Addr)
+	x := &watched{srv: srv, c: servertest.Client(t, srv)}
 	x.w = source.NewWatcher(ep.Node(), ep, source.NewClock(), source.WatchConfig{Interval: interval, Proc: r.Read})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		x.w.Run(ctx, func(ev source.Event) {
-			select {
-			case x.events <- ev:
-			case <-ctx.Done():
-			}
-		})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		x.w.Close()
-	})
+	x.events = sourcetest.Run(t, x.w, 100000)
 	return x
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/record"
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
+	"github.com/vkwatch/vkwatch/source/sourcetest"
 )
 
 // TestLoadRealSave records a real server through a real BGSAVE into a
@@ -31,10 +32,7 @@ func TestLoadRealSave(t *testing.T) {
 	if err := c.Do(ctx, "DEBUG", "POPULATE", "20000", "key", "300").Err(); err != nil {
 		t.Fatal(err)
 	}
-	ep, err := source.ParseAddress(s.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ep := sourcetest.Endpoint(t, s.Addr)
 	pr, err := procmem.New()
 	if err != nil {
 		t.Fatal(err)

@@ -183,6 +183,15 @@ func (c *Cluster) do(n *ClusterNode, args ...string) string {
 	return s
 }
 
+// DoAll sends a command to every node the cluster started, each of which
+// must accept it: a setting or an ACL user a test wants on every node.
+func (c *Cluster) DoAll(args ...string) {
+	c.t.Helper()
+	for _, n := range c.Nodes() {
+		c.do(n, args...)
+	}
+}
+
 // try sends a command to n and returns its reply as text.
 func (c *Cluster) try(n *ClusterNode, args ...string) (string, error) {
 	a := make([]any, len(args))

@@ -1,0 +1,48 @@
+// Package sourcetest holds what the tests of packages built on source
+// share when they watch a real server (started with servertest): its
+// endpoint, and a watcher run for the test's life. Package source's own
+// tests cannot import it (it imports source); servertest is for them.
+package sourcetest
+
+import (
+	"context"
+	"testing"
+
+	"github.com/vkwatch/vkwatch/source"
+)
+
+// Endpoint parses addr (a test server's address or URL), failing the test
+// if it does not parse.
+func Endpoint(t testing.TB, addr string) source.Endpoint {
+	t.Helper()
+	ep, err := source.ParseAddress(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ep
+}
+
+// Run runs w until the test ends, its events sent to the channel returned
+// (of capacity buffer; a full channel holds the watcher back rather than
+// losing an event). At the test's end the run is cancelled and waited for
+// and w is closed.
+func Run(t testing.TB, w *source.Watcher, buffer int) <-chan source.Event {
+	events := make(chan source.Event, buffer)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.Run(ctx, func(ev source.Event) {
+			select {
+			case events <- ev:
+			case <-ctx.Done():
+			}
+		})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		w.Close()
+	})
+	return events
+}
