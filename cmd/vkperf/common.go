@@ -21,6 +21,20 @@ type testServer struct {
 	admin *redis.Client
 }
 
+// benchServer is where the latency, observer and writers checks begin: the
+// benchmark tool's path and a fresh server; the caller stops the server.
+func benchServer(ctx context.Context) (string, *testServer, error) {
+	rb, err := toolPath("valkey-benchmark", "redis-benchmark")
+	if err != nil {
+		return "", nil, err
+	}
+	srv, err := startServer(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	return rb, srv, nil
+}
+
 // startServer starts a server on a free loopback port with the debug
 // command enabled (DEBUG SLEEP) and waits until it answers.
 func startServer(ctx context.Context) (*testServer, error) {

@@ -77,11 +77,7 @@ func (wt *watch) next(ctx context.Context, timeout time.Duration) (*source.Sampl
 }
 
 func runLatency(ctx context.Context, cfg config) ([]check, error) {
-	rb, err := toolPath("valkey-benchmark", "redis-benchmark")
-	if err != nil {
-		return nil, err
-	}
-	srv, err := startServer(ctx)
+	rb, srv, err := benchServer(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -57,11 +57,7 @@ type observation struct {
 }
 
 func runObserver(ctx context.Context, cfg config) ([]check, error) {
-	rb, err := toolPath("valkey-benchmark", "redis-benchmark")
-	if err != nil {
-		return nil, err
-	}
-	srv, err := startServer(ctx)
+	rb, srv, err := benchServer(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -22,11 +22,7 @@ const (
 )
 
 func runWriters(ctx context.Context, cfg config) ([]check, error) {
-	rb, err := toolPath("valkey-benchmark", "redis-benchmark")
-	if err != nil {
-		return nil, err
-	}
-	srv, err := startServer(ctx)
+	rb, srv, err := benchServer(ctx)
 	if err != nil {
 		return nil, err
 	}
