@@ -219,6 +219,12 @@ func (r Replay) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 				return r, r.seekTo(r.start)
 			}
 			r.paused = !r.paused
+			if r.seeking {
+				// The seek in flight lands and heeds paused; a new gen
+				// would drop it and leave the replay seeking for ever.
+				r.showStatus()
+				return r, nil
+			}
 			r.gen++ // the tick in flight belongs to the old state
 			if r.reading {
 				r.reading = true // its answer is dropped; read again below

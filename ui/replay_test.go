@@ -155,3 +155,22 @@ func TestReplayEndsAndStopsTicking(t *testing.T) {
 		t.Fatalf("replay did not end: pos %v, cmd %v", r.pos, cmd != nil)
 	}
 }
+
+// TestReplaySpaceWhileSeeking: space pressed before a seek lands (the first
+// one, while a loaded machine reads the file) pauses once it lands; it used
+// to drop the seek's answer and leave the replay "seeking" for ever.
+func TestReplaySpaceWhileSeeking(t *testing.T) {
+	r := NewReplay(Config{Nodes: nodes(addrA), Now: fixedNow}, scenario(1, 60*time.Second), 10)
+	r, _ = rupdate(t, r, tea.WindowSizeMsg{Width: 120, Height: 40})
+	seek := r.Init()
+	r, _ = rupdate(t, r, tea.KeyMsg{Type: tea.KeySpace})
+	r, _ = settle(t, r, seek)
+	v := ansi.Strip(r.View())
+	if r.seeking || !r.paused || !strings.Contains(v, "paused (space plays)") {
+		t.Fatalf("space during the first seek: seeking %v, paused %v\n%s", r.seeking, r.paused, v)
+	}
+	r, ticking := rpress(t, r, tea.KeyMsg{Type: tea.KeySpace})
+	if !ticking || r.paused {
+		t.Fatalf("space again does not play: ticking %v, paused %v", ticking, r.paused)
+	}
+}
