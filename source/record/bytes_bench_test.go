@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"io"
 	"testing"
 	"time"
 
@@ -67,4 +68,50 @@ func rerecord(b *testing.B, h Header, evs []source.Event) (size, samples int) {
 		b.Fatal(err)
 	}
 	return buf.Len(), samples
+}
+
+// BenchmarkWriterPerSample is the writer's cost of one sample of the busy
+// real recording (a delta or, every 5 s, a whole line; JSONL through
+// zstd): set against a sample's INFO parse (BenchmarkParseInfoInto in
+// source) and /proc read (BenchmarkRead in source/procmem), what the
+// watcher pays for the same sample.
+func BenchmarkWriterPerSample(b *testing.B) {
+	rf, err := OpenFile("testdata/busy-two-servers.jsonl.zst")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rf.Close()
+	var evs []source.Event
+	sc, err := rf.ScanFrom(0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for sc.Next() {
+		if ev := sc.Event(); ev.Kind == source.EventSample {
+			evs = append(evs, ev)
+		}
+	}
+	sc.Close()
+	w, err := NewCompressedWriter(io.Discard, "jsonl", Zstd, rf.Header)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	span := evs[len(evs)-1].Offset + time.Second
+	i := 0
+	for b.Loop() {
+		// Past the recording's end, the same samples again a span later:
+		// each node's seq goes on, so deltas stay deltas.
+		ev := evs[i%len(evs)]
+		lap := time.Duration(i/len(evs)) * span
+		s := *ev.Sample
+		s.Seq += uint64(i/len(evs)) * uint64(len(evs))
+		ev.Offset += lap
+		s.Offset, s.At = ev.Offset, rf.Header.Epoch.Add(ev.Offset)
+		ev.At, ev.Sample = s.At, &s
+		if err := w.Write(ev); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
 }

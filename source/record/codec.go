@@ -42,9 +42,20 @@ var (
 	sourcePkg    = reflect.TypeOf(source.Latency{}).PkgPath()
 )
 
-// isOpt reports whether t is an instance of source.Opt.
+var optCache sync.Map // reflect.Type -> bool
+
+// isOpt reports whether t is an instance of source.Opt (cached: it is
+// asked for every field the writer writes).
 func isOpt(t reflect.Type) bool {
-	return t.Kind() == reflect.Struct && t.PkgPath() == sourcePkg && strings.HasPrefix(t.Name(), "Opt[")
+	if t.Kind() != reflect.Struct {
+		return false
+	}
+	if v, ok := optCache.Load(t); ok {
+		return v.(bool)
+	}
+	is := t.PkgPath() == sourcePkg && strings.HasPrefix(t.Name(), "Opt[")
+	optCache.Store(t, is)
+	return is
 }
 
 // unitOf tells how a duration field is written: microseconds inside a
@@ -58,9 +69,10 @@ func unitOf(parent reflect.Type) (scale int, suffix string) {
 
 // fieldInfo is one recorded field of a struct.
 type fieldInfo struct {
-	index int
-	key   string
-	scale int // digits after the point for a duration: 9 (s) or 3 (µs); 0 otherwise
+	index  int
+	key    string
+	quoted string // `"key":`, as the writer writes it
+	scale  int    // digits after the point for a duration: 9 (s) or 3 (µs); 0 otherwise
 }
 
 var fieldCache sync.Map // reflect.Type -> []fieldInfo
@@ -93,6 +105,7 @@ func fieldsOf(t reflect.Type) []fieldInfo {
 			panic(fmt.Sprintf("record: fields %s and %s of %s share key %q", other, sf.Name, t, fi.key))
 		}
 		seen[fi.key] = sf.Name
+		fi.quoted = strconv.Quote(fi.key) + ":" // snake_case ASCII: no escapes
 		out = append(out, fi)
 	}
 	fieldCache.Store(t, out)
@@ -134,19 +147,48 @@ func (e *encoder) close() {
 }
 
 func (e *encoder) key(k string) {
-	if !e.first[len(e.first)-1] {
-		e.buf.WriteByte(',')
-	}
-	e.first[len(e.first)-1] = false
+	e.comma()
 	e.str(k)
 	e.buf.WriteByte(':')
 }
 
+// fieldKey writes a struct field's key, quoted once for all by fieldsOf.
+func (e *encoder) fieldKey(f fieldInfo) {
+	e.comma()
+	e.buf.WriteString(f.quoted)
+}
+
+func (e *encoder) comma() {
+	if !e.first[len(e.first)-1] {
+		e.buf.WriteByte(',')
+	}
+	e.first[len(e.first)-1] = false
+}
+
 func (e *encoder) str(s string) {
+	if plainASCII(s) {
+		// What json.Marshal writes for it, without its allocations.
+		e.buf.WriteByte('"')
+		e.buf.WriteString(s)
+		e.buf.WriteByte('"')
+		return
+	}
 	b, _ := json.Marshal(s) // cannot fail for a string
 	// The exact text, with the C1 and bidi controls JSON leaves raw
 	// escaped too, so that a recording is safe to print (issue 16).
 	e.buf.Write(inert.JSON(b))
+}
+
+// plainASCII says whether json.Marshal writes s as it is, in quotes:
+// printable ASCII without the characters it escapes.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c > 0x7e, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
 }
 
 // structFields writes the fields of struct value v as members of the open
@@ -156,7 +198,7 @@ func (e *encoder) structFields(v reflect.Value, skip map[string]bool) {
 		if skip[f.key] {
 			continue
 		}
-		e.key(f.key)
+		e.fieldKey(f)
 		e.value(v.Field(f.index), f.scale)
 	}
 }
@@ -264,7 +306,8 @@ func formatDecimal(n int64, scale int) string {
 	p := uint64(math.Pow10(scale))
 	s := strconv.FormatUint(u/p, 10)
 	if frac := u % p; frac != 0 {
-		fs := fmt.Sprintf("%0*d", scale, frac)
+		fs := strconv.FormatUint(frac, 10)
+		fs = strings.Repeat("0", scale-len(fs)) + fs
 		s += "." + strings.TrimRight(fs, "0")
 	}
 	if neg {

@@ -68,10 +68,10 @@ func (e *encoder) diffFields(prev, cur reflect.Value, skip map[string]bool) {
 			continue
 		}
 		pv, cv := prev.Field(f.index), cur.Field(f.index)
-		if reflect.DeepEqual(pv.Interface(), cv.Interface()) {
+		if sameValue(pv, cv) {
 			continue
 		}
-		e.key(f.key)
+		e.fieldKey(f)
 		t := cv.Type()
 		switch {
 		case t.Kind() == reflect.Struct && !isOpt(t) && t != timeType:
@@ -86,4 +86,39 @@ func (e *encoder) diffFields(prev, cur reflect.Value, skip map[string]bool) {
 			e.value(cv, f.scale)
 		}
 	}
+}
+
+// sameValue is reflect.DeepEqual for the values a sample holds, without
+// boxing each field into an interface (the writer asks it of every field
+// of every sample): numbers, strings and booleans compared directly,
+// structs field by field, anything else by DeepEqual.
+func sameValue(a, b reflect.Value) bool {
+	switch a.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return a.Int() == b.Int()
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return a.Uint() == b.Uint()
+	case reflect.Float32, reflect.Float64:
+		return a.Float() == b.Float() // NaN differs from itself, as in DeepEqual
+	case reflect.String:
+		return a.String() == b.String()
+	case reflect.Bool:
+		return a.Bool() == b.Bool()
+	case reflect.Struct:
+		if a.Type() == timeType {
+			break
+		}
+		for i := range a.NumField() {
+			if !sameValue(a.Field(i), b.Field(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Pointer:
+		if a.IsNil() || b.IsNil() {
+			return a.IsNil() == b.IsNil()
+		}
+		return a.Pointer() == b.Pointer() || sameValue(a.Elem(), b.Elem())
+	}
+	return reflect.DeepEqual(a.Interface(), b.Interface())
 }
