@@ -147,18 +147,19 @@ func BenchmarkFrameView(b *testing.B) {
 	}
 }
 
-// benchFleet is a six-node cluster (three shards of a primary and a
-// replica) in the fleet view at 200x50 with a full history, and the
-// offset of its last samples.
-func benchFleet(b *testing.B) (tea.Model, []*benchServer, time.Duration) {
+// benchFleet is a cluster of shards shards (a primary and a replica
+// each) in the fleet view at 200x50 with a full history, and the offset
+// of its last samples.
+func benchFleet(b *testing.B, shards int) (tea.Model, []*benchServer, time.Duration) {
 	b.Helper()
-	top := source.Topology{Cluster: true, Via: "CLUSTER SHARDS", From: "127.0.0.1:30001", PingInterval: 6 * time.Millisecond}
+	// The PING budget of 1,000 a second shared by the nodes.
+	top := source.Topology{Cluster: true, Via: "CLUSTER SHARDS", From: "127.0.0.1:30001", PingInterval: time.Duration(2*shards) * time.Millisecond}
 	var nodes []ui.Node
 	var srvs []*benchServer
-	for sh := range 3 {
+	for sh := range shards {
 		var shard source.Shard
 		for k, role := range []string{source.RolePrimary, source.RoleReplica} {
-			i := sh + 3*k
+			i := sh + shards*k
 			id := source.NodeID(fmt.Sprintf("%040x", i+1))
 			addr := fmt.Sprintf("127.0.0.1:%d", 30001+i)
 			shard.Nodes = append(shard.Nodes, source.TopologyNode{ID: id, Addr: addr, IP: "127.0.0.1", Role: role, Health: source.HealthOnline})
@@ -180,7 +181,7 @@ func benchFleet(b *testing.B) (tea.Model, []*benchServer, time.Duration) {
 	for off = 0; off <= benchHistory+10*time.Second; off += benchInterval {
 		m, _ = m.Update(fleetBatch(srvs, off))
 	}
-	if !strings.Contains(m.View(), "cluster: 6 nodes in 3 shards") {
+	if want := fmt.Sprintf("cluster: %d nodes in %d shards", 2*shards, shards); !strings.Contains(m.View(), want) {
 		b.Fatalf("not the fleet view:\n%s", m.View())
 	}
 	return m, srvs, off
@@ -199,8 +200,15 @@ func fleetBatch(srvs []*benchServer, off time.Duration) ui.EventsMsg {
 // 200x50, as at defaults: a sample of every node, folded and drawn, then
 // View. The README's Performance section reports it beside BenchmarkFrame
 // (two full panes).
-func BenchmarkFrameFleet(b *testing.B) {
-	m, srvs, off := benchFleet(b)
+func BenchmarkFrameFleet(b *testing.B) { benchFleetFrames(b, 3) }
+
+// BenchmarkFrameFleet100 is the same with a hundred nodes (fifty shards),
+// issue 21's fleet: a frame at 200x50 within 2 ms. Only the rows on screen
+// are drawn, but every node's sample is folded.
+func BenchmarkFrameFleet100(b *testing.B) { benchFleetFrames(b, 50) }
+
+func benchFleetFrames(b *testing.B, shards int) {
+	m, srvs, off := benchFleet(b, shards)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {

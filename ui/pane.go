@@ -210,7 +210,22 @@ func (p *columns) fill(v store.View, now, window, interval time.Duration, w int)
 	}
 	b := &p.buckets
 	pts := v.Points
-	if p.colsOK && k.right == p.colsFor.right && k.plotW == p.colsFor.plotW && k.sub == p.colsFor.sub {
+	same := p.colsOK && k.plotW == p.colsFor.plotW && k.sub == p.colsFor.sub
+	if d := k.right - p.colsFor.right; same && d > 0 && d < int64(b.n) && b.holds(pts) {
+		// The right edge moved on by d columns: the columns keep what
+		// fell in them, so they move left rather than being computed
+		// again from every sample (a hundred rows do this every few
+		// seconds), and the samples after the last one added follow.
+		for i := range p.sub {
+			p.sub[i].Shift(int(d))
+			p.dirty[i] = true
+		}
+		b.prevCol -= int(d)
+		same = true
+	} else {
+		same = same && k.right == p.colsFor.right
+	}
+	if same {
 		// The same columns: add the samples after the last one added.
 		i := pts.Len()
 		for i > 0 && (!b.hasPrev || pts.Offsets[i-1] > b.prevOff) {
@@ -299,6 +314,28 @@ func (b *buckets) add(out []chart.Series, dirty []bool, pts store.Series, i int,
 		b.prevV[m], b.prevOK[m] = v, ok
 	}
 	b.hasPrev, b.prevOff, b.prevCol = true, off, col
+}
+
+// holds reports whether pts still holds the last sample added, with the
+// same values (or none was added): the points only grew since, so the
+// columns can be carried over. After the store's Reset (a replay seeking)
+// they are computed again.
+func (b *buckets) holds(pts store.Series) bool {
+	if !b.hasPrev {
+		return true
+	}
+	for i := pts.Len() - 1; i >= 0 && pts.Offsets[i] >= b.prevOff; i-- {
+		if pts.Offsets[i] != b.prevOff {
+			continue
+		}
+		for m := range metrics {
+			if v, ok := pts.Value(m, i); ok != b.prevOK[m] || (ok && v != b.prevV[m]) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // column is the column time t falls in, of n columns of dt each, the last

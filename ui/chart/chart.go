@@ -44,6 +44,19 @@ func (s *Series) Reset(n int) {
 	clear(s.Brk)
 }
 
+// Shift moves the columns d to the left: the first d drop out and d
+// absent ones come in on the right.
+func (s *Series) Shift(d int) {
+	n := len(s.V)
+	d = min(max(d, 0), n)
+	copy(s.V, s.V[d:])
+	copy(s.OK, s.OK[d:])
+	copy(s.Brk, s.Brk[d:])
+	clear(s.V[n-d:])
+	clear(s.OK[n-d:])
+	clear(s.Brk[n-d:])
+}
+
 // Max returns the largest present value, and whether there is one.
 func (s *Series) Max() (float64, bool) {
 	top, ok := 0.0, false
