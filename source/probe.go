@@ -64,9 +64,10 @@ type probe struct {
 	// has none (probe_loop_linux.go).
 	shared atomic.Pointer[loopConn]
 
-	mu      sync.Mutex    // guards cur, curMin, curMax, lastErr
-	cur     *probeSlot    // the interval being recorded
-	curMin  time.Duration // exact extremes of the real round trips
+	mu      sync.Mutex              // guards cur, hist, curMin, curMax, lastErr
+	cur     *probeSlot              // the interval being recorded
+	hist    *hdrhistogram.Histogram // its round trips
+	curMin  time.Duration           // exact extremes of the real round trips
 	curMax  time.Duration
 	lastErr string
 
@@ -75,12 +76,18 @@ type probe struct {
 	head    int
 	rolling *hdrhistogram.Histogram // the finished intervals in the window, summed
 	rebuild bool                    // rolling must be summed anew (see probeSlotLog)
+	// spare is the histogram of the interval closed last, summarised and
+	// then reset for the next one. A finished interval keeps only its
+	// round trips (rtts), not a histogram (20 KB each, 52 a probe: most of
+	// vkwatch's memory at a hundred nodes), unless it overflowed its log.
+	spare *hdrhistogram.Histogram
 }
 
 // probeSlot is one interval, being recorded or finished and kept for the
 // rolling summary.
 type probeSlot struct {
-	hist     *hdrhistogram.Histogram
+	hist     *hdrhistogram.Histogram // only when overflow: the log is incomplete
+	count    int64                   // round trips recorded, corrections included
 	min, max time.Duration
 	end      time.Duration // probeNow when the interval was closed
 	used     bool
@@ -123,10 +130,11 @@ func newProbe(ep Endpoint, tlsConfig *tls.Config, interval, dialTimeout, sampleE
 		retime:  make(chan struct{}, 1),
 		ring:    make([]probeSlot, n),
 		rolling: newProbeHist(),
+		hist:    newProbeHist(),
+		spare:   newProbeHist(),
 	}
 	p.ivl.Store(int64(interval))
 	for i := range p.ring {
-		p.ring[i].hist = newProbeHist()
 		p.ring[i].rtts = make([]int64, 0, perSlot)
 	}
 	p.cur = &p.ring[0]
@@ -323,7 +331,7 @@ func (p *probe) record(rtt time.Duration) {
 	us = min(max(us, probeHistLowest), probeHistHighest)
 	p.mu.Lock()
 	// Out-of-range values were clamped, so this cannot fail.
-	_ = p.cur.hist.RecordCorrectedValue(us, p.intervalUS())
+	_ = p.hist.RecordCorrectedValue(us, p.intervalUS())
 	if len(p.cur.rtts) < probeSlotLog {
 		p.cur.rtts = append(p.cur.rtts, us)
 	} else {
@@ -380,18 +388,25 @@ func (p *probe) summary() (interval, rolling Latency) {
 	// A slot reused while still in the window (samples came faster than
 	// planned) leaves it first.
 	p.leaveWindow(next)
-	next.hist.Reset()
+	next.hist = nil
 	next.rtts = next.rtts[:0]
 	next.used, next.overflow = false, false
+	closed := p.hist
+	p.hist = p.spare
+	p.hist.Reset()
 	p.cur, p.curMin, p.curMax = next, 0, 0
 	p.mu.Unlock()
 
-	interval = latencyOf(slot.hist, slot.min, slot.max)
+	slot.count = closed.TotalCount()
+	interval = latencyOf(closed, slot.min, slot.max)
 	interval.InFlight = inflight
+	p.spare = closed
 
 	// Rolling window: the finished intervals that ended within it. The
 	// one just closed joins, the ones that ended before it leave.
 	if slot.overflow {
+		// Its log is incomplete: it keeps its histogram to leave by.
+		slot.hist, p.spare = closed, newProbeHist()
 		p.rolling.Merge(slot.hist)
 	} else {
 		slot.ivUS = p.intervalUS()
@@ -411,7 +426,7 @@ func (p *probe) summary() (interval, rolling Latency) {
 			p.leaveWindow(s)
 			continue
 		}
-		if s.hist.TotalCount() == 0 {
+		if s.count == 0 {
 			continue
 		}
 		if rmin == 0 || (s.min > 0 && s.min < rmin) {
@@ -424,15 +439,27 @@ func (p *probe) summary() (interval, rolling Latency) {
 		p.rebuild = false
 		p.rolling.Reset()
 		for i := range p.ring {
-			if p.ring[i].inWindow {
-				p.rolling.Merge(p.ring[i].hist)
-			}
+			p.enterWindow(&p.ring[i])
 		}
 	}
 	rolling = latencyOf(p.rolling, rmin, rmax)
 	rolling.InFlight = inflight
 	interval.Interval, rolling.Interval = p.pingInterval(), p.pingInterval()
 	return interval, rolling
+}
+
+// enterWindow adds a finished interval in the window to the rolling
+// histogram again (a rebuild).
+func (p *probe) enterWindow(s *probeSlot) {
+	switch {
+	case !s.inWindow:
+	case s.overflow:
+		p.rolling.Merge(s.hist)
+	default:
+		for _, us := range s.rtts {
+			_ = p.rolling.RecordCorrectedValue(us, s.ivUS)
+		}
+	}
 }
 
 // leaveWindow takes a finished interval out of the rolling histogram: the
