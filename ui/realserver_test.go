@@ -85,9 +85,7 @@ func watchReal(t *testing.T, ctx context.Context) (source.Endpoint, *source.Watc
 	t.Helper()
 	srv := servertest.Start(t, server.Options{Args: []string{"--rdb-key-save-delay", "100"}})
 	rc := servertest.Client(t, srv)
-	if err := rc.Do(ctx, "DEBUG", "POPULATE", "20000", "key", "100").Err(); err != nil {
-		t.Fatal(err)
-	}
+	servertest.Populate(t, rc, 20000, "key", 100)
 	ep := sourcetest.Endpoint(t, srv.Addr)
 	w := source.NewWatcher(ep.Node(), ep, source.NewClock(), source.WatchConfig{Interval: 100 * time.Millisecond})
 	if _, err := w.Connect(ctx); err != nil {

@@ -34,9 +34,7 @@ func TestSessionForkWarning(t *testing.T) {
 	admin := adminClient(t, srv, "")
 	ctx := context.Background()
 	const keys = 20000
-	if err := admin.Do(ctx, "DEBUG", "POPULATE", keys, "key", 300).Err(); err != nil {
-		t.Fatal(err)
-	}
+	servertest.Populate(t, admin, keys, "key", 300)
 	// A save slowed to about 2 s, during which every key is rewritten:
 	// each page the server writes is copied, so the save costs COW.
 	if err := admin.ConfigSet(ctx, "rdb-key-save-delay", "100").Err(); err != nil {

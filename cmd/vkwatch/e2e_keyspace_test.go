@@ -22,9 +22,7 @@ func TestWritersRefuseMissingKeyspace(t *testing.T) {
 	srv := servertest.Start(t, server.Options{})
 	c := servertest.Client(t, srv)
 	ctx := context.Background()
-	if err := c.Do(ctx, "DEBUG", "POPULATE", "150000", "key", "30").Err(); err != nil {
-		t.Fatal(err)
-	}
+	servertest.Populate(t, c, 150000, "key", 30)
 	const missing = "127.0.0.1:%s: the writers' keyspace vkwatch:0..vkwatch:999999 is not there " +
 		"(none of 256 keys sampled across it exists; the writers only overwrite existing keys): "
 	port := strconv.Itoa(srv.Port)

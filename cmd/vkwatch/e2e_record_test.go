@@ -4,7 +4,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -119,9 +118,7 @@ func run(t *testing.T, args ...string) string {
 func TestRecordingCutOfOneSave(t *testing.T) {
 	srv := servertest.Start(t, server.Options{Args: []string{"--rdb-key-save-delay", "100"}})
 	c := adminClient(t, srv, "")
-	if err := c.Do(context.Background(), "DEBUG", "POPULATE", "15000", "k", "200").Err(); err != nil {
-		t.Fatal(err)
-	}
+	servertest.Populate(t, c, 15000, "k", 200)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "whole.jsonl.zst")
 	s := startSession(t, childEnv(), "--record", path, srv.Addr)

@@ -51,9 +51,7 @@ func TestSaveCommand(t *testing.T) {
 	if err := c.Do(ctx, "AUTH", pass).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Do(ctx, "DEBUG", "POPULATE", 20000, "k", 100).Err(); err != nil {
-		t.Fatal(err)
-	}
+	servertest.Populate(t, c, 20000, "k", 100)
 	rdbSaves := func() string {
 		return regexp.MustCompile(`rdb_saves:(\d+)`).FindStringSubmatch(c.Info(ctx, "persistence").Val())[1]
 	}
@@ -263,9 +261,7 @@ func TestSaveBarOnTerminal(t *testing.T) {
 	srv := servertest.Start(t, server.Options{})
 	c := servertest.Client(t, srv)
 	ctx := context.Background()
-	if err := c.Do(ctx, "DEBUG", "POPULATE", 20000, "k", 100).Err(); err != nil {
-		t.Fatal(err)
-	}
+	servertest.Populate(t, c, 20000, "k", 100)
 	// 20,000 keys at 100 µs: a save of about two seconds, seen at several percentages.
 	if err := c.ConfigSet(ctx, "rdb-key-save-delay", "100").Err(); err != nil {
 		t.Fatal(err)

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vkwatch/vkwatch/source/record"
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
@@ -77,15 +76,7 @@ func TestVersionMatchesBuild(t *testing.T) {
 		cmd.Process.Kill()
 		t.Fatal("the headless recording did not end on SIGTERM")
 	}
-	f, err := os.Open(rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := record.Read(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := readRecording(t, rec)
 	if "vkwatch "+r.Header.VKWatch != got {
 		t.Errorf("the recording's header says vkwatch %q, --version %q", r.Header.VKWatch, got)
 	}

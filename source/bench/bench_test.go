@@ -181,9 +181,7 @@ func TestBenchRefusesWhileSaving(t *testing.T) {
 	c := servertest.Client(t, s)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := c.Do(ctx, "DEBUG", "POPULATE", "5000", "key", "300").Err(); err != nil {
-		t.Fatal(err)
-	}
+	servertest.Populate(t, c, 5000, "key", 300)
 	if err := c.BgSave(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -217,9 +215,7 @@ func TestBenchRefusesMissingKeyspace(t *testing.T) {
 	c := servertest.Client(t, s)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := c.Do(ctx, "DEBUG", "POPULATE", "150000", "key", "30").Err(); err != nil {
-		t.Fatal(err)
-	}
+	servertest.Populate(t, c, 150000, "key", 30)
 	if err := c.ConfigResetStat(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}

@@ -42,9 +42,7 @@ func TestAttentionFollowsTheSave(t *testing.T) {
 	saver := srvs[n/2]
 	adm := servertest.Client(t, saver)
 	// 20,000 keys at 100 us: a save of about 2 s.
-	if err := adm.Do(ctx, "DEBUG", "POPULATE", "20000", "key", "100").Err(); err != nil {
-		t.Fatal(err)
-	}
+	servertest.Populate(t, adm, 20000, "key", 100)
 	members := make([]Member, n)
 	for i, s := range srvs {
 		ep := sourcetest.Endpoint(t, s.Addr)

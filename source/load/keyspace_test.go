@@ -22,9 +22,7 @@ func TestCheckKeyspace(t *testing.T) {
 	ctx := context.Background()
 	opts := &redis.Options{Addr: s.Addr}
 	// The user's own data: 150,000 key:N keys, none of the writers'.
-	if err := c.Do(ctx, "DEBUG", "POPULATE", "150000", "key", "30").Err(); err != nil {
-		t.Fatal(err)
-	}
+	servertest.Populate(t, c, 150000, "key", 30)
 	check := func(keys int) load.Keyspace {
 		t.Helper()
 		k, err := load.CheckKeyspace(ctx, opts, load.Config{Keys: keys})

@@ -31,9 +31,7 @@ func TestPrometheusScrapesASave(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	adm := servertest.Client(t, srv)
-	if err := adm.Do(ctx, "DEBUG", "POPULATE", "20000", "key", "300").Err(); err != nil {
-		t.Fatal(err)
-	}
+	servertest.Populate(t, adm, 20000, "key", 300)
 
 	exp := New()
 	ms, err := Listen("127.0.0.1:0", exp)

@@ -101,10 +101,7 @@ func TestRSSAgreesWithInfo(t *testing.T) {
 	r := newReader(t)
 	s := servertest.Start(t, server.Options{})
 	c := servertest.Client(t, s)
-	ctx := context.Background()
-	if err := c.Do(ctx, "DEBUG", "POPULATE", 100000, "key", 300).Err(); err != nil {
-		t.Fatal(err)
-	}
+	servertest.Populate(t, c, 100000, "key", 300)
 	// used_memory_rss is refreshed by the server about every 100 ms: poll
 	// until both instruments see the same memory, within 5%.
 	var ours, theirs int64
@@ -138,9 +135,7 @@ func TestSaveChildLifecycle(t *testing.T) {
 	pid := s.PID()
 
 	const keys = 200000
-	if err := c.Do(ctx, "DEBUG", "POPULATE", keys, "key", 300).Err(); err != nil {
-		t.Fatal(err)
-	}
+	servertest.Populate(t, c, keys, "key", 300)
 	if m := r.Read(int64(pid)); !m.RSS.OK || m.ChildPID.OK {
 		t.Fatalf("before the save: %+v, want RSS and no child", m)
 	}
@@ -229,9 +224,7 @@ func BenchmarkRead(b *testing.B) {
 	s := servertest.Start(b, server.Options{})
 	c := servertest.Client(b, s)
 	ctx := context.Background()
-	if err := c.Do(ctx, "DEBUG", "POPULATE", 500000, "key", 300).Err(); err != nil {
-		b.Fatal(err)
-	}
+	servertest.Populate(b, c, 500000, "key", 300)
 	if err := c.ConfigSet(ctx, "rdb-key-save-delay", "100").Err(); err != nil {
 		b.Fatal(err)
 	}
@@ -279,9 +272,7 @@ func TestServerPSSAtMostOncePerSecond(t *testing.T) {
 	if !before.PSS.OK || !before.RSS.OK {
 		t.Fatalf("PSS or RSS absent for a local server: %+v", before)
 	}
-	if err := c.Do(context.Background(), "DEBUG", "POPULATE", 100000, "key", 300).Err(); err != nil {
-		t.Fatal(err)
-	}
+	servertest.Populate(t, c, 100000, "key", 300)
 	now = now.Add(serverPSSEvery - time.Millisecond)
 	cached := r.Read(pid)
 	if cached.PSS != before.PSS {

@@ -29,9 +29,7 @@ func TestLoadRealSave(t *testing.T) {
 	c := servertest.Client(t, s)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if err := c.Do(ctx, "DEBUG", "POPULATE", "20000", "key", "300").Err(); err != nil {
-		t.Fatal(err)
-	}
+	servertest.Populate(t, c, 20000, "key", 300)
 	ep := sourcetest.Endpoint(t, s.Addr)
 	pr, err := procmem.New()
 	if err != nil {

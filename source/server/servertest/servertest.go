@@ -70,6 +70,18 @@ func Client(t testing.TB, s *server.Server) *redis.Client {
 	return c
 }
 
+// Populate has the server behind c create keys keys "prefix:0" .. of size
+// bytes each (DEBUG POPULATE: in the server, in one command), failing the
+// test if it refuses.
+func Populate(t testing.TB, c *redis.Client, keys int, prefix string, size int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := c.Do(ctx, "DEBUG", "POPULATE", keys, prefix, size).Err(); err != nil {
+		t.Fatalf("DEBUG POPULATE %d %s %d: %v", keys, prefix, size, err)
+	}
+}
+
 // WaitFor polls cond every 10 ms until it holds, and fails the test when
 // it still does not after within. It waits for a condition, never for a
 // fixed time.
