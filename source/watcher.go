@@ -163,6 +163,11 @@ func NewWatcher(node NodeID, ep Endpoint, clock *Clock, cfg WatchConfig) *Watche
 	opts.MaxRetries = -1
 	opts.ReadBufferSize = 16 << 10
 	opts.WriteBufferSize = 4 << 10
+	// The pipeline pool (the sample's INFO and CONFIG GET) would take
+	// 128 KiB each way per connection: 25 MB at a hundred nodes. A
+	// sample's replies are a few KB.
+	opts.PipelineReadBufferSize = 16 << 10
+	opts.PipelineWriteBufferSize = 4 << 10
 	opts.PoolSize = 2
 	w.opts = opts
 	return w
