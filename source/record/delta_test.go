@@ -152,3 +152,43 @@ func TestVersion2RecordingReadsAndRewritesAsDeltas(t *testing.T) {
 		t.Errorf("deltas take %d bytes for the %d of whole samples", len(v3data), len(data))
 	}
 }
+
+// TestVersion4RecordingRewritesAsVersion5: the real version 4 recordings
+// in testdata (deltas in which an absent cow or footprint means
+// "unchanged") read, and written again as version 5 (where it means
+// "derived": FillInstruments' figure) read back to the same events, the
+// busy one's save with its copy-on-write included.
+func TestVersion4RecordingRewritesAsVersion5(t *testing.T) {
+	for _, name := range []string{"idle", "busy"} {
+		data, err := os.ReadFile("testdata/" + name + "-two-servers.jsonl.zst")
+		if err != nil {
+			t.Fatal(err)
+		}
+		v4, err := Read(bytes.NewReader(data))
+		if err != nil || v4.Truncated || v4.Header.Version != 4 {
+			t.Fatalf("%s: %v, truncated %v, version %d", name, err, v4 != nil && v4.Truncated, v4.Header.Version)
+		}
+		withCOW := 0
+		for _, ev := range v4.Events {
+			if ev.Kind == source.EventSample && ev.Sample.COW.V > 0 {
+				withCOW++
+			}
+		}
+		if name == "busy" && withCOW < 100 {
+			t.Fatalf("busy: %d samples with copy-on-write", withCOW)
+		}
+		v5data := writeAll(t, "jsonl", v4.Header, v4.Events)
+		v5, err := Read(bytes.NewReader(v5data))
+		if err != nil || v5.Header.Version != Version || len(v5.Events) != len(v4.Events) {
+			t.Fatalf("%s rewritten: %v, version %d, %d events of %d", name, err, v5.Header.Version, len(v5.Events), len(v4.Events))
+		}
+		for i := range v4.Events {
+			if d := firstDiff(reflect.ValueOf(norm(v4.Events[i])), reflect.ValueOf(norm(v5.Events[i])), "event"); d != "" {
+				t.Fatalf("%s: event %d differs when rewritten as version 5: %s", name, i, d)
+			}
+		}
+		if bytes.Contains(v5data, []byte(`"delta":{"footprint"`)) || bytes.Count(v5data, []byte(`"footprint":`)) > bytes.Count(v5data, []byte(`"sample":`)) {
+			t.Errorf("%s: version 5 deltas still carry derivable footprints", name)
+		}
+	}
+}

@@ -342,6 +342,9 @@ func decodeEvent(line []byte, h *Header, bases map[source.NodeID]*source.Sample)
 		if err := decodeFields(sm, reflect.ValueOf(s).Elem()); err != nil {
 			return ev, fmt.Errorf("delta.%w", err)
 		}
+		if h.Version >= 5 {
+			fillDerived(s, sm)
+		}
 		ev.Sample = s
 		bases[ev.Node] = s
 	}

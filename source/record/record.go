@@ -42,7 +42,10 @@ const FormatName = "vkwatch-recording"
 //   - 4: a compressed recording ends with an end mark (see compress.go), so
 //     one cut between two frames reads as cut short. The lines are those of
 //     version 3.
-const Version = 4
+//   - 5: a delta sample leaves out cow, cow_from, footprint and
+//     footprint_from when they are what the sample's INFO and /proc figures
+//     give by the watcher's rule (source.FillInstruments; see delta.go).
+const Version = 5
 
 // Header is the first line of every recording.
 type Header struct {
