@@ -356,9 +356,24 @@ func (t *SaveTracker) progress(s *Sample) {
 	if r.baseFoot.OK && s.FootprintFrom == r.baseFootFrom {
 		r.peakFoot = maxOpt(r.peakFoot, s.Footprint)
 	}
-	if f, ok := frac.Get(); ok {
-		r.curve = append(r.curve, CurvePoint{Progress: f, Elapsed: s.Offset - r.started, COW: s.COW, Footprint: s.Footprint})
+	if pt, ok := CurvePointOf(s); ok {
+		r.curve = append(r.curve, pt)
 	}
+}
+
+// CurvePointOf is the point of its save's cost curve a sample makes: what
+// the save had cost at the sample's progress. False when the sample shows
+// no save, or not its progress. The tracker's reports and the history
+// store's running curves are made of the same points.
+func CurvePointOf(s *Sample) (CurvePoint, bool) {
+	if s.Save == nil {
+		return CurvePoint{}, false
+	}
+	f, ok := s.Save.Fraction().Get()
+	if !ok {
+		return CurvePoint{}, false
+	}
+	return CurvePoint{Progress: f, Elapsed: s.Save.Elapsed, COW: s.COW, Footprint: s.Footprint}, true
 }
 
 // finish ends the running save with sample s, the first sample that no

@@ -122,6 +122,15 @@ func TestStoreHoldsARealSave(t *testing.T) {
 		t.Errorf("mid-save view: spans %+v curves %d", mid.Spans, len(mid.Curves))
 	}
 
+	// The running curve mid-save was the start of the report's: the
+	// same points, made once by source.CurvePointOf.
+	if len(mid.Curves) == 0 {
+		t.Fatal("no running curve mid-save")
+	}
+	if run := mid.Curves[0].Points; len(run) == 0 || len(run) > len(rep.Curve) || !reflect.DeepEqual(run, rep.Curve[:len(run)]) {
+		t.Errorf("running curve mid-save %+v is not the start of the report's %+v", run, rep.Curve)
+	}
+
 	// One ended curve, its points the samples' progress, in order.
 	if len(v.Curves) != 1 {
 		t.Fatalf("%d curves", len(v.Curves))

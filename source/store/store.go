@@ -517,8 +517,8 @@ func (n *node) curve(smp *source.Sample, prev *source.Sample) {
 	if r.Trigger.Kind == "" {
 		r.Trigger = sv.Trigger
 	}
-	if f, ok := sv.Fraction().Get(); ok {
-		r.Points = append(r.Points, source.CurvePoint{Progress: f, Elapsed: sv.Elapsed, COW: smp.COW, Footprint: smp.Footprint})
+	if pt, ok := source.CurvePointOf(smp); ok {
+		r.Points = append(r.Points, pt)
 	}
 	l.Curves = cloneAppend(l.Curves[:len(l.Curves)-1], *r)
 }
