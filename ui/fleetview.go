@@ -88,7 +88,7 @@ type fleetView struct {
 func newFleetView(top source.Topology, rollCfg fleet.RollConfig) *fleetView {
 	f := &fleetView{drive: fleet.NewDriver(top, rollCfg),
 		byID: map[source.NodeID]*fleetRow{}, marked: map[source.NodeID]bool{}, keys: newFleetKeys()}
-	f.setTopology(top)
+	f.setTopology()
 	if len(f.rows) > 0 {
 		f.sel = f.rows[0].id
 	}
@@ -111,7 +111,7 @@ func listTopology(nodes []Node) source.Topology {
 func (f *fleetView) observe(ev source.Event) []fleet.Action {
 	acts := f.drive.Observe(ev)
 	if ev.Kind == source.EventTopology && ev.Topology != nil {
-		f.setTopology(*ev.Topology)
+		f.setTopology()
 	}
 	return acts
 }
@@ -119,24 +119,23 @@ func (f *fleetView) observe(ev source.Event) []fleet.Action {
 // roll is the rolling save planned, running or over; nil when none.
 func (f *fleetView) roll() *fleet.Roll { return f.drive.Roll() }
 
-// setTopology takes a new topology: rows for its nodes in its order, the
-// nodes it no longer has marked gone, after the last shard they were in.
-func (f *fleetView) setTopology(top source.Topology) {
-	f.top = top
+// setTopology takes the topology the fleet's status now knows: rows for
+// its nodes in its order (the status made them, in Status.setTopology:
+// the topology becomes rows once), the nodes that left kept and marked
+// gone.
+func (f *fleetView) setTopology() {
+	status := f.drive.Status()
+	f.top = status.Topology()
 	seen := map[source.NodeID]bool{}
-	k := 0
-	for i, sh := range top.Shards {
-		for _, n := range sh.Nodes {
-			r := f.byID[n.ID]
-			if r == nil {
-				r = &fleetRow{id: n.ID, columns: newColumns()}
-				f.byID[n.ID] = r
-				f.rows = append(f.rows, r)
-			}
-			r.node, r.shard, r.order, r.gone = n, i, k, false
-			seen[n.ID] = true
-			k++
+	for k, n := range status.Nodes() {
+		r := f.byID[n.Node.ID]
+		if r == nil {
+			r = &fleetRow{id: n.Node.ID, columns: newColumns()}
+			f.byID[n.Node.ID] = r
+			f.rows = append(f.rows, r)
 		}
+		r.node, r.shard, r.order, r.gone = n.Node, n.Shard, k, false
+		seen[n.Node.ID] = true
 	}
 	for _, r := range f.rows {
 		// A node that left keeps its last shard and place: it shows after
