@@ -453,7 +453,10 @@ func decodeValue(raw json.RawMessage, v reflect.Value, scale int) error {
 		}
 		return nil
 	default:
-		// Scalars (and the odd slice or map) decode as plain JSON.
+		if decodeScalar(raw, v) {
+			return nil
+		}
+		// Other scalars (and the odd map) decode as plain JSON.
 		p := reflect.New(t)
 		if err := json.Unmarshal(raw, p.Interface()); err != nil {
 			return err
@@ -461,4 +464,54 @@ func decodeValue(raw json.RawMessage, v reflect.Value, scale int) error {
 		v.Set(p.Elem())
 		return nil
 	}
+}
+
+// decodeScalar sets v from raw for the plain numbers, booleans and
+// strings nearly every recorded field is, without json.Unmarshal's
+// reflection and allocation (a seek decodes a few thousand samples of a
+// hundred fields each). It says false to leave anything else (a string
+// with escapes, a number in exponent form, a bad value) to json.Unmarshal,
+// which reads it, or says what is wrong, as before.
+func decodeScalar(raw json.RawMessage, v reflect.Value) bool {
+	s := string(raw) // no copy is kept: the conversions below only read it
+	switch v.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || v.OverflowInt(n) {
+			return false
+		}
+		v.SetInt(n)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil || v.OverflowUint(n) {
+			return false
+		}
+		v.SetUint(n)
+	case reflect.Float32, reflect.Float64:
+		if strings.ContainsAny(s, "+_xXpPiInN") { // JSON has no hex, inf, nan or 1_000
+			return false
+		}
+		f, err := strconv.ParseFloat(s, v.Type().Bits())
+		if err != nil {
+			return false
+		}
+		v.SetFloat(f)
+	case reflect.Bool:
+		switch s {
+		case "true":
+			v.SetBool(true)
+		case "false":
+			v.SetBool(false)
+		default:
+			return false
+		}
+	case reflect.String:
+		if len(s) < 2 || s[0] != '"' || s[len(s)-1] != '"' || strings.ContainsAny(s[1:len(s)-1], "\\\"") {
+			return false
+		}
+		v.SetString(s[1 : len(s)-1])
+	default:
+		return false
+	}
+	return true
 }

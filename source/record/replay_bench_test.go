@@ -1,59 +1,145 @@
 package record
 
 import (
+	"bytes"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/vkwatch/vkwatch/source"
 )
 
-// synthFile writes span of six servers sampled every 200ms as .zst, from
-// the real v2 recording's samples (values moved a little each sample).
+// synthFile writes span of six servers sampled every 200 ms as .zst, the
+// way the Writer frames and flushes it (a frame every 10 s with its mark,
+// a flush every second), from the lines of the real busy recording in
+// testdata as today's writer writes them: its whole samples and deltas,
+// taken in turn, with t, at, node and seq set to the synthetic ones. The
+// lines are put together as text rather than encoded again, so that a
+// day of them (2.6 million samples) is made in about a minute; the
+// figures they hold repeat every 40 s, which a replay does not mind.
 func synthFile(b *testing.B, span time.Duration) string {
-	data, err := os.ReadFile("testdata/v2-two-servers.jsonl")
+	fulls, deltas, h := busyLines(b)
+	path := filepath.Join(b.TempDir(), "synth.jsonl.zst")
+	f, err := os.Create(path)
 	if err != nil {
 		b.Fatal(err)
 	}
-	rec, err := Read(bytesReader(data))
+	h.Servers = nil
+	for n := range 6 {
+		h.Servers = append(h.Servers, ServerInfo{Node: source.NodeID("n" + strconv.Itoa(n)), Addr: "127.0.0.1:" + strconv.Itoa(7000+n)})
+	}
+	zstdLevel = zstd.SpeedFastest
+	w, err := NewCompressedWriter(f, "jsonl", Zstd, h)
+	zstdLevel = zstd.SpeedDefault
 	if err != nil {
 		b.Fatal(err)
 	}
-	var smp []*source.Sample
-	for _, ev := range rec.Events {
-		if ev.Kind == source.EventSample {
-			smp = append(smp, ev.Sample)
-		}
-	}
-	path := filepath.Join(b.TempDir(), "day.jsonl.zst")
-	f, _ := os.Create(path)
-	w, _ := NewCompressedWriter(f, "jsonl", Zstd, rec.Header)
+	const every = 200 * time.Millisecond
+	perFull := int(fullEvery / every)
+	var line []byte
+	var flushed time.Duration
 	seq := uint64(0)
-	for off := time.Duration(0); off < span; off += 200 * time.Millisecond {
+	for off := time.Duration(0); off < span; off += every {
 		seq++
-		for n := range 6 {
-			s := *smp[int(seq)%len(smp)]
-			s.Seq, s.Offset, s.At = seq, off, rec.Header.Epoch.Add(off)
-			s.Info.UsedMemory.V += int64(seq)
-			w.Write(source.Event{Node: source.NodeID("n" + strconv.Itoa(n)), Kind: source.EventSample, Offset: off, At: s.At, Sample: &s})
+		w.mu.Lock()
+		if off-flushed >= flushEvery {
+			w.flushLocked()
+			flushed = off
 		}
+		for n := range 6 {
+			t := strconv.AppendFloat(nil, off.Seconds()+float64(n)*1e-4, 'f', 6, 64)
+			node := []byte(`"n` + strconv.Itoa(n) + `"`)
+			if (int(seq)-1)%perFull == 0 {
+				at := h.Epoch.Add(off).UTC().Format(time.RFC3339Nano)
+				line = append(line[:0], `{"t":`...)
+				line = append(line, t...)
+				line = append(line, `,"at":"`+at+`","node":`...)
+				line = append(line, node...)
+				line = append(line, `,"kind":"sample","sample":{"seq":`...)
+				line = strconv.AppendUint(line, seq, 10)
+				line = append(line, fulls[(int(seq)*6+n)%len(fulls)]...)
+			} else {
+				line = append(line[:0], `{"t":`...)
+				line = append(line, t...)
+				line = append(line, `,"node":`...)
+				line = append(line, node...)
+				line = append(line, `,"kind":"sample","delta":`...)
+				line = append(line, deltas[(int(seq)*6+n)%len(deltas)]...)
+			}
+			w.startFrame(off)
+			w.bw.Write(line)
+			w.bw.WriteByte('\n')
+		}
+		w.mu.Unlock()
 	}
-	w.Close()
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
 	f.Close()
 	return path
 }
 
-// BenchmarkReplayOpenAndSeek: OpenFile (the index) and a seek's read of
-// two minutes of history before a point in the middle, for recordings of
-// different lengths: neither should grow with the length.
+var busy struct {
+	once          sync.Once
+	fulls, deltas [][]byte
+	h             Header
+}
+
+// busyLines are the busy recording's whole samples after their seq (from
+// the comma on) and its delta objects, as today's Writer writes them.
+func busyLines(b *testing.B) (fulls, deltas [][]byte, h Header) {
+	busy.once.Do(func() {
+		rf, err := OpenFile("testdata/busy-two-servers.jsonl.zst")
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer rf.Close()
+		sc, _ := rf.ScanFrom(0)
+		var buf bytes.Buffer
+		w, _ := NewWriter(&buf, "jsonl", rf.Header)
+		for sc.Next() {
+			if ev := sc.Event(); ev.Kind == source.EventSample {
+				w.Write(ev)
+			}
+		}
+		sc.Close()
+		w.Close()
+		busy.h = rf.Header
+		for _, l := range bytes.Split(buf.Bytes(), []byte("\n")) {
+			if i := bytes.Index(l, []byte(`"delta":`)); i > 0 {
+				busy.deltas = append(busy.deltas, bytes.Clone(l[i+len(`"delta":`):]))
+			} else if i := bytes.Index(l, []byte(`"sample":{"seq":`)); i > 0 {
+				rest := l[i+len(`"sample":{"seq":`):]
+				busy.fulls = append(busy.fulls, bytes.Clone(rest[bytes.IndexByte(rest, ','):]))
+			}
+		}
+	})
+	if len(busy.fulls) == 0 || len(busy.deltas) == 0 {
+		b.Fatal("no lines from the busy recording")
+	}
+	return busy.fulls, busy.deltas, busy.h
+}
+
+// BenchmarkReplayOpenAndSeek: for an hour and a day of six servers at
+// 200 ms (.zst): OpenFile (the index), the first frame (open, then read
+// the first 2 s of events, what replay shows first), and a seek (read the
+// two minutes of history before a point in the middle, as replay feeds
+// its charts). None should grow with the length. heap-MB is the most heap
+// the Go runtime held (HeapInuse) at the end of the seek's reading.
 func BenchmarkReplayOpenAndSeek(b *testing.B) {
-	for _, span := range []time.Duration{10 * time.Minute, time.Hour} {
+	for _, span := range []time.Duration{time.Hour, 24 * time.Hour} {
 		path := synthFile(b, span)
 		fi, _ := os.Stat(path)
+		samples := float64(span/(200*time.Millisecond)) * 6
 		b.Run("open/"+span.String(), func(b *testing.B) {
+			cpu := cpuTime()
 			for b.Loop() {
 				rf, err := OpenFile(path)
 				if err != nil {
@@ -61,31 +147,59 @@ func BenchmarkReplayOpenAndSeek(b *testing.B) {
 				}
 				rf.Close()
 			}
-			b.ReportMetric(float64(fi.Size())/float64(span/(200*time.Millisecond)*6), "B/sample")
+			reportCPU(b, cpu)
+			b.ReportMetric(float64(fi.Size())/samples, "B/sample")
+			b.ReportMetric(samples, "samples")
+		})
+		b.Run("first/"+span.String(), func(b *testing.B) {
+			cpu := cpuTime()
+			for b.Loop() {
+				rf, err := OpenFile(path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				sc, _ := rf.ScanFrom(rf.Start)
+				for sc.Next() && sc.Event().Offset < rf.Start+2*time.Second {
+				}
+				sc.Close()
+				rf.Close()
+			}
+			reportCPU(b, cpu)
 		})
 		b.Run("seek/"+span.String(), func(b *testing.B) {
 			rf, _ := OpenFile(path)
 			defer rf.Close()
 			target := span / 2
+			var ms runtime.MemStats
+			n := 0
+			cpu := cpuTime()
 			for b.Loop() {
 				sc, _ := rf.ScanFrom(target - 2*time.Minute)
+				n = 0
 				for sc.Next() && sc.Event().Offset < target {
+					n++
 				}
 				sc.Close()
 			}
+			reportCPU(b, cpu)
+			runtime.ReadMemStats(&ms)
+			b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MB")
+			b.ReportMetric(float64(n), "events")
 		})
 	}
 }
 
-func bytesReader(b []byte) *bytesR { return &bytesR{b: b} }
-
-type bytesR struct{ b []byte }
-
-func (r *bytesR) Read(p []byte) (int, error) {
-	if len(r.b) == 0 {
-		return 0, io.EOF
-	}
-	n := copy(p, r.b)
-	r.b = r.b[n:]
-	return n, nil
+// cpuTime is the CPU this process has used: on a shared machine a wall
+// clock measures the neighbours as much as the code, so the benchmarks
+// report CPU time an operation too (cpu-ms/op).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+func reportCPU(b *testing.B, since time.Duration) {
+	b.ReportMetric(float64(cpuTime()-since)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+}
+
+func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
