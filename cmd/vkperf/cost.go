@@ -32,6 +32,7 @@ const (
 // cpuCase is one configuration of vkwatch whose CPU is compared with the
 // reference prober's on the same servers at the same PING rate.
 type cpuCase struct {
+	short string // its name for --cases
 	name  string
 	n     int  // servers watched
 	pty   bool // drawing in a 200x50 pseudo-terminal; else --record FILE without a terminal
@@ -47,12 +48,20 @@ const (
 )
 
 var cpuCases = []cpuCase{
-	{name: "two idle servers at defaults (PING every 2 ms), drawing 200x50", n: 2, pty: true, limit: 1.3},
-	{name: "two idle servers at defaults, --record FILE without a terminal", n: 2, limit: 1.15},
-	{name: "two idle servers, --record FILE, --ping-interval 100ms (20 PINGs/s)", n: 2, args: []string{"--ping-interval", "100ms"}},
-	{name: "one idle server at defaults, drawing 200x50", n: 1, pty: true, limit: 1.3},
-	{name: fmt.Sprintf("a fleet of %d idle servers (vkwatch A B C D E F, its PING budget), drawing 200x50", fleetSize),
+	{short: "two", name: "two idle servers at defaults (PING every 2 ms), drawing 200x50", n: 2, pty: true, limit: 1.3},
+	{short: "record", name: "two idle servers at defaults, --record FILE without a terminal", n: 2, limit: 1.15},
+	{short: "quiet", name: "two idle servers, --record FILE, --ping-interval 100ms (20 PINGs/s)", n: 2, args: []string{"--ping-interval", "100ms"}},
+	{short: "one", name: "one idle server at defaults, drawing 200x50", n: 1, pty: true, limit: 1.3},
+	{short: "six", name: fmt.Sprintf("a fleet of %d idle servers (vkwatch A B C D E F, its PING budget), drawing 200x50", fleetSize),
 		n: fleetSize, pty: true, limit: 1.3, fleet: true},
+}
+
+func caseNames() []string {
+	var out []string
+	for _, c := range cpuCases {
+		out = append(out, c.short)
+	}
+	return out
 }
 
 // costVariants are the short runs that show where vkwatch's CPU goes.
@@ -101,7 +110,7 @@ func runCost(ctx context.Context, cfg config) ([]check, error) {
 	var checks []check
 	cmp, rss, err := compareCPU(ctx, cfg, srvs, dir)
 	checks = append(checks, cmp...)
-	if err != nil {
+	if err != nil || cfg.cases != nil {
 		return checks, err
 	}
 
@@ -206,10 +215,13 @@ func compareCPU(ctx context.Context, cfg config, srvs []*testServer, dir string)
 	}
 	// The fleet runs once vkwatch takes six addresses; its PING budget sets
 	// the reference's interval.
-	fleetInterval, fleetErr := fleetPingInterval(ctx, cfg, srvs[:fleetSize])
+	fleetInterval, fleetErr := time.Duration(0), error(nil)
+	if cfg.runs(cpuCases[len(cpuCases)-1]) {
+		fleetInterval, fleetErr = fleetPingInterval(ctx, cfg, srvs[:fleetSize])
+	}
 	if fleetErr != nil {
 		fmt.Fprintf(cfg.out, "fleet: %v\n", fleetErr)
-	} else {
+	} else if fleetInterval > 0 {
 		fmt.Fprintf(cfg.out, "fleet: vkwatch PINGs each of %d servers every %s; the reference does the same\n", fleetSize, fleetInterval)
 	}
 
@@ -218,7 +230,7 @@ func compareCPU(ctx context.Context, cfg config, srvs []*testServer, dir string)
 	for round := range cfg.rounds {
 		refRuns := map[string]costRun{} // by servers and interval: shared by the cases that match
 		for ci, c := range cpuCases {
-			if c.fleet && fleetErr != nil {
+			if (c.fleet && fleetErr != nil) || !cfg.runs(c) {
 				continue
 			}
 			interval := probeInterval
@@ -265,15 +277,21 @@ func compareCPU(ctx context.Context, cfg config, srvs []*testServer, dir string)
 	}
 	for ci, c := range cpuCases {
 		switch {
+		case !cfg.runs(c):
 		case c.fleet && fleetErr != nil:
 			notRun(c, fleetErr.Error())
 		case c.limit > 0:
 			checks = append(checks, cpuCheck(c, pairs[ci]))
 		}
 	}
-	checks = append(checks, probeCheck(pairs[caseRecord], pairs[caseQuiet]))
+	if cfg.runs(cpuCases[caseRecord]) && cfg.runs(cpuCases[caseQuiet]) {
+		checks = append(checks, probeCheck(pairs[caseRecord], pairs[caseQuiet]))
+	}
 	return checks, rssMax, nil
 }
+
+// runs reports whether --cases selects c.
+func (cfg config) runs(c cpuCase) bool { return cfg.cases == nil || cfg.cases[c.short] }
 
 // probeCheck isolates the PING probe: vkwatch without a terminal at 2 ms
 // less the same at 100 ms (980 fewer PINGs a second, the sampler and the

@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -45,11 +46,13 @@ type config struct {
 	vkwatch  string
 	ref      refProber
 	only     map[string]bool
+	cases    map[string]bool // of the cost phase's CPU comparisons; nil: every one, and the rest of the phase
+	nodes    int             // servers of the hundred phase
 	out      io.Writer
 }
 
 // phases, in the order they run.
-var phases = []string{"micro", "latency", "writers", "observer", "cost"}
+var phases = []string{"micro", "latency", "writers", "observer", "cost", "hundred"}
 
 func main() {
 	cfg, err := parseFlags(os.Args[1:])
@@ -75,6 +78,8 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.rounds, "rounds", 3, "alternating rounds of the CPU comparisons with the reference prober")
 	fs.DurationVar(&cfg.span, "span", 10*time.Second, "length of one CPU measurement in those rounds")
 	fs.StringVar(&cfg.vkwatch, "vkwatch", "", "vkwatch binary to measure; empty: go build ./cmd/vkwatch into a temporary directory")
+	fs.IntVar(&cfg.nodes, "nodes", 100, "servers of the hundred phase (small datasets)")
+	cases := fs.String("cases", "", "only these CPU comparisons of the cost phase, comma-separated ("+strings.Join(caseNames(), ",")+"), and nothing else of it; empty: all")
 	only := fs.String("only", strings.Join(phases, ","), "phases to run, comma-separated: "+strings.Join(phases, ","))
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -82,9 +87,19 @@ func parseFlags(args []string) (config, error) {
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	if cfg.pairs < 1 || cfg.rounds < 1 || cfg.duration < time.Second || cfg.span < 5*time.Second ||
+	if cfg.pairs < 1 || cfg.rounds < 1 || cfg.nodes < 2 || cfg.duration < time.Second || cfg.span < 5*time.Second ||
 		(cfg.soak != 0 && cfg.soak < 10*time.Second) {
-		return cfg, errors.New("--pairs >= 1, --rounds >= 1, --duration >= 1s, --span >= 5s and --soak 0 or >= 10s")
+		return cfg, errors.New("--pairs >= 1, --rounds >= 1, --nodes >= 2, --duration >= 1s, --span >= 5s and --soak 0 or >= 10s")
+	}
+	if *cases != "" {
+		cfg.cases = map[string]bool{}
+		for _, c := range strings.Split(*cases, ",") {
+			c = strings.TrimSpace(c)
+			if !slices.Contains(caseNames(), c) {
+				return cfg, fmt.Errorf("--cases: unknown case %q (want %s)", c, strings.Join(caseNames(), ","))
+			}
+			cfg.cases[c] = true
+		}
 	}
 	cfg.only = map[string]bool{}
 	for _, p := range strings.Split(*only, ",") {
@@ -124,7 +139,7 @@ func run(ctx context.Context, cfg config) error {
 	fmt.Fprintf(cfg.out, "vkperf: %s, %d CPUs, %s\n", time.Now().Format(time.RFC3339), nproc(), cpuModel())
 	var checks []check
 	var errs []error
-	needBin := cfg.only["observer"] || cfg.only["cost"]
+	needBin := cfg.only["observer"] || cfg.only["cost"] || cfg.only["hundred"]
 	needRef := needBin || cfg.only["latency"]
 	dir, err := os.MkdirTemp("", "vkperf-")
 	if err != nil {
@@ -163,11 +178,13 @@ func run(ctx context.Context, cfg config) error {
 			cs, err = runObserver(ctx, cfg)
 		case "cost":
 			cs, err = runCost(ctx, cfg)
-			if err == nil {
+			if err == nil && cfg.cases == nil {
 				var fleet []check
 				fleet, err = runFleetCost(ctx, cfg)
 				cs = append(cs, fleet...)
 			}
+		case "hundred":
+			cs, err = runHundred(ctx, cfg)
 		case "latency":
 			cs, err = runLatency(ctx, cfg)
 		case "writers":

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// The hundred-node fleet (issue 21): --nodes local servers with small
+// datasets, vkwatch watching them all and drawing the fleet view in a
+// 200x50 pseudo-terminal against vkwatch on two of them, alternating;
+// then, in one more run of the fleet, a save on one node and the
+// interval of the PINGs that node receives while it saves.
+
+const (
+	maxHundredCPURate = 3.0 // times vkwatch's CPU on two of the servers
+	hundredKeys       = 1000
+	// A save of hundredKeys stretched by rdb-key-save-delay (µs per key)
+	// to about 5 s, long enough to count its PINGs over saveWatch.
+	hundredSaveDelay = 5000
+	saveWatch        = 2 * time.Second
+	// maxSavePingInterval is the saving node's interval, with a tenth of
+	// slack for the PINGs a stall delays.
+	maxSavePingInterval = 2200 * time.Microsecond
+)
+
+func runHundred(ctx context.Context, cfg config) ([]check, error) {
+	var srvs []*testServer
+	defer func() {
+		for _, s := range srvs {
+			s.stop()
+		}
+	}()
+	fmt.Fprintf(cfg.out, "fleet of %d: starting the servers (%d keys each)\n", cfg.nodes, hundredKeys)
+	for range cfg.nodes {
+		s, err := startServer(ctx)
+		if err != nil {
+			return nil, err
+		}
+		srvs = append(srvs, s)
+		if err := s.admin.Do(ctx, "DEBUG", "POPULATE", hundredKeys).Err(); err != nil {
+			return nil, fmt.Errorf("DEBUG POPULATE on %s: %w", s.Addr, err)
+		}
+	}
+	two := srvs[:2]
+	var fleetCPU, twoCPU []float64
+	var rss, twoRSS int64
+	var fps float64
+	for round := range cfg.rounds {
+		runs := []func() error{
+			func() error {
+				fmt.Fprintf(cfg.out, "round %d: vkwatch on %d servers, drawing 200x50\n", round+1, len(srvs))
+				r, err := measureVKWatch(ctx, cfg, srvs, cfg.span, true, nil)
+				fleetCPU, rss, fps = append(fleetCPU, r.cpu), max(rss, r.rssMax), r.fps
+				return err
+			},
+			func() error {
+				fmt.Fprintf(cfg.out, "round %d: vkwatch on 2 of them, drawing 200x50\n", round+1)
+				r, err := measureVKWatch(ctx, cfg, two, cfg.span, true, nil)
+				twoCPU, twoRSS = append(twoCPU, r.cpu), max(twoRSS, r.rssMax)
+				return err
+			},
+		}
+		if round%2 == 1 {
+			runs[0], runs[1] = runs[1], runs[0]
+		}
+		for _, run := range runs {
+			if err := run(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	f, t := summarize(fleetCPU), summarize(twoCPU)
+	var ratios []float64
+	for i := range min(len(fleetCPU), len(twoCPU)) {
+		ratios = append(ratios, fleetCPU[i]/twoCPU[i])
+	}
+	r := summarize(ratios)
+	checks := []check{{
+		Target: fmt.Sprintf("CPU, vkwatch on %d idle local servers (%d keys each) drawing 200x50: <= %.0f x vkwatch on two of them", len(srvs), hundredKeys, maxHundredCPURate),
+		Measured: fmt.Sprintf("%.2fx (rounds: median %.2f, min %.2f, max %.2f, n=%d): %d servers %.2f%% of a core (%.2f-%.2f%%), two %.2f%% (%.2f-%.2f%%); %.1f fps",
+			f.Mean/t.Mean, r.Median, r.Min, r.Max, r.N, len(srvs), 100*f.Mean, 100*f.Min, 100*f.Max, 100*t.Mean, 100*t.Min, 100*t.Max, fps),
+		Verdict: verdict(f.Mean/t.Mean <= maxHundredCPURate),
+	}, {
+		Target:   fmt.Sprintf("RSS, vkwatch on %d servers (the store's bound: <= 100 MB)", len(srvs)),
+		Measured: fmt.Sprintf("max %.1f MiB (two servers: %.1f MiB)", mib(rss), mib(twoRSS)),
+		Verdict:  verdict(rss <= 100<<20),
+	}}
+	c, err := savePingInterval(ctx, cfg, srvs)
+	if err != nil {
+		return checks, err
+	}
+	return append(checks, c), nil
+}
+
+// savePingInterval runs vkwatch on every server, starts a stretched
+// BGSAVE on the first (not through vkwatch: its samples must find it)
+// and counts the PINGs the saving node and an idle one execute over
+// saveWatch once the save has run for a second.
+func savePingInterval(ctx context.Context, cfg config, srvs []*testServer) (check, error) {
+	target := fmt.Sprintf("PING interval of the node that saves, in a fleet of %d (vkwatch drawing 200x50): <= 2 ms (%s with slack)", len(srvs), maxSavePingInterval)
+	argv := []string{cfg.vkwatch}
+	for _, s := range srvs {
+		argv = append(argv, s.Addr)
+	}
+	bases := make([]int64, len(srvs))
+	for i, s := range srvs {
+		n, err := s.clients(ctx)
+		if err != nil {
+			return check{}, err
+		}
+		bases[i] = n
+	}
+	a, err := startInPTY("vkwatch", argv...)
+	if err != nil {
+		return check{}, err
+	}
+	defer a.stop()
+	for i, s := range srvs {
+		if err := s.waitClients(ctx, bases[i]+2, 30*time.Second); err != nil {
+			return check{}, err
+		}
+	}
+	saver, idle := srvs[0], srvs[len(srvs)-1]
+	if err := saver.admin.ConfigSet(ctx, "rdb-key-save-delay", fmt.Sprint(hundredSaveDelay)).Err(); err != nil {
+		return check{}, err
+	}
+	defer saver.admin.ConfigSet(context.WithoutCancel(ctx), "rdb-key-save-delay", "0")
+	if err := saver.admin.BgSave(ctx).Err(); err != nil {
+		return check{}, err
+	}
+	if err := waitUntil(ctx, "the save to run", 10*time.Second, func() (bool, error) {
+		n, err := saver.infoInt(ctx, "persistence", "rdb_bgsave_in_progress")
+		return n == 1, err
+	}); err != nil {
+		return check{}, err
+	}
+	fmt.Fprintf(cfg.out, "save on %s (about %s): counting PINGs over %s\n", saver.Addr,
+		time.Duration(hundredKeys*hundredSaveDelay)*time.Microsecond, saveWatch)
+	time.Sleep(time.Second) // a few samples for vkwatch to see the save and move the node's interval: what is measured is the steady state
+	count := func() (int64, int64, time.Time, error) {
+		s, err := pingCalls(ctx, []*testServer{saver})
+		if err != nil {
+			return 0, 0, time.Time{}, err
+		}
+		i, err := pingCalls(ctx, []*testServer{idle})
+		return s, i, time.Now(), err
+	}
+	s0, i0, t0, err := count()
+	if err != nil {
+		return check{}, err
+	}
+	time.Sleep(saveWatch)
+	s1, i1, t1, err := count()
+	if err != nil {
+		return check{}, err
+	}
+	still, err := saver.infoInt(ctx, "persistence", "rdb_bgsave_in_progress")
+	if err != nil {
+		return check{}, err
+	}
+	if still != 1 {
+		return check{Target: target, Measured: "not measured: the save ended within the count", Verdict: "MISS"}, nil
+	}
+	wall := t1.Sub(t0)
+	every := func(n int64) time.Duration {
+		if n <= 0 {
+			return wall
+		}
+		return wall / time.Duration(n)
+	}
+	saving, other := every(s1-s0), every(i1-i0)
+	return check{
+		Target: target,
+		Measured: fmt.Sprintf("%s (%d PINGs in %s; an idle node of the same fleet: one every %s)",
+			saving.Round(10*time.Microsecond), s1-s0, wall.Round(time.Millisecond), other.Round(10*time.Microsecond)),
+		Verdict: verdict(saving <= maxSavePingInterval),
+	}, nil
+}
