@@ -550,14 +550,24 @@ func writeReports(path string, reports []source.SaveReport) error {
 type batcher struct {
 	mu     sync.Mutex
 	events []source.Event
+	// ready holds a token while events wait: the pump sleeps on it
+	// rather than ticking 20 times a second when nothing came.
+	ready chan struct{}
 }
 
-func newBatcher() *batcher { return &batcher{} }
+func newBatcher() *batcher { return &batcher{ready: make(chan struct{}, 1)} }
 
 func (b *batcher) add(ev source.Event) {
 	b.mu.Lock()
+	first := len(b.events) == 0
 	b.events = append(b.events, ev)
 	b.mu.Unlock()
+	if first {
+		select {
+		case b.ready <- struct{}{}:
+		default:
+		}
+	}
 }
 
 func (b *batcher) take() []source.Event {
@@ -568,7 +578,7 @@ func (b *batcher) take() []source.Event {
 	return evs
 }
 
-// frameInterval is how often queued events are handed to the UI, and
+// frameInterval is the least time between two messages to the UI, and
 // frameRate the renderer's matching cap: a human rate, however fast
 // samples come.
 const (
@@ -576,17 +586,32 @@ const (
 	frameRate     = int(time.Second / frameInterval)
 )
 
+// pump hands the queued events to the UI when some came, at most once a
+// frameInterval: events that come within a frame of the last message wait
+// for the rest of it and go together. An idle pump wakes only when events
+// come (five times a second for a sampler at defaults), not at every frame.
 func (b *batcher) pump(ctx context.Context, send func(tea.Msg)) {
-	t := time.NewTicker(frameInterval)
-	defer t.Stop()
+	wait := time.NewTimer(frameInterval)
+	wait.Stop()
+	defer wait.Stop()
+	var last time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
-			if evs := b.take(); len(evs) > 0 {
-				send(ui.EventsMsg(evs))
+		case <-b.ready:
+		}
+		if d := frameInterval - time.Since(last); !last.IsZero() && d > 0 {
+			wait.Reset(d)
+			select {
+			case <-ctx.Done():
+				return
+			case <-wait.C:
 			}
+		}
+		if evs := b.take(); len(evs) > 0 {
+			send(ui.EventsMsg(evs))
+			last = time.Now()
 		}
 	}
 }
