@@ -112,7 +112,7 @@ func (r *Reader) cgroupOf(pid int) (memoryCgroup, bool) {
 		if pl.dir == "" {
 			return memoryCgroup{}, false
 		}
-		if cg, ok := pl.read(); ok {
+		if cg, ok := r.readUsage(pl, pid, now); ok {
 			return cg, true
 		}
 		// The cgroup is gone (the process moved): look again.
@@ -133,7 +133,44 @@ func (r *Reader) cgroupOf(pid int) (memoryCgroup, bool) {
 	if pl.dir == "" {
 		return memoryCgroup{}, false
 	}
-	return pl.read()
+	return r.readUsage(pl, pid, now)
+}
+
+// usageEvery is how long one read of a cgroup's usage serves the other
+// servers in it: the servers of a fleet sampled in one wake-up on one host
+// (often all in one cgroup) read it once between them. A process asking
+// again always reads afresh, so a server sampled alone, even at the
+// shortest --interval, sees every change.
+const usageEvery = 5 * time.Millisecond
+
+// usageReading is one read of a cgroup's usage and the processes it
+// served.
+type usageReading struct {
+	at     time.Time
+	cg     memoryCgroup
+	ok     bool
+	served []int
+}
+
+// readUsage is pl.read for process pid, shared with the other processes
+// of the cgroup for usageEvery.
+func (r *Reader) readUsage(pl cgroupPlace, pid int, now time.Time) (memoryCgroup, bool) {
+	r.usageMu.Lock()
+	defer r.usageMu.Unlock()
+	if u, ok := r.usage[pl.dir]; ok && fresh(u.at, now, usageEvery) && !slices.Contains(u.served, pid) {
+		u.served = append(u.served, pid)
+		r.usage[pl.dir] = u
+		u.cg.limit = pl.limit
+		return u.cg, u.ok
+	}
+	cg, ok := pl.read()
+	for k, u := range r.usage {
+		if now.Sub(u.at) > cgroupEvery {
+			delete(r.usage, k)
+		}
+	}
+	r.usage[pl.dir] = usageReading{at: now, cg: cg, ok: ok, served: []int{pid}}
+	return cg, ok
 }
 
 // read reads the cgroup's usage; its limit is the one read with the place.

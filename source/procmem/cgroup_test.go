@@ -414,3 +414,61 @@ func TestHostMemAvailableShared(t *testing.T) {
 		t.Errorf("after %s: got %v, want %d", hostMemEvery, got, 2000<<10)
 	}
 }
+
+// TestCgroupUsageShared: one read of a cgroup's usage serves the other
+// processes in it for usageEvery, never the same process twice, and a
+// read after usageEvery is fresh.
+func TestCgroupUsageShared(t *testing.T) {
+	r, pid := fakeHost(t, []string{mountV2}, "0::/a\n", map[string]string{"fs/cgroup/a/memory.current": "100\n"})
+	other := pid + 1
+	if err := os.MkdirAll(filepath.Join(r.mount, strconv.Itoa(other)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(r.mount, strconv.Itoa(other), "cgroup"), []byte("0::/a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	r.now = func() time.Time { return now }
+	usage := filepath.Join(filepath.Dir(r.mount), "sys", "fs", "cgroup", "a", "memory.current")
+	get := func(p int) int64 {
+		t.Helper()
+		cg, ok := r.cgroupOf(p)
+		if !ok {
+			t.Fatalf("pid %d: no cgroup", p)
+		}
+		return cg.usage
+	}
+	if u := get(pid); u != 100 {
+		t.Fatalf("first read: %d, want 100", u)
+	}
+	if err := os.WriteFile(usage, []byte("150\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if u := get(other); u != 100 {
+		t.Errorf("another process of the cgroup within %s: %d, want the shared read (100)", usageEvery, u)
+	}
+	if u := get(pid); u != 150 {
+		t.Errorf("the same process again: %d, want a fresh read (150)", u)
+	}
+	if err := os.WriteFile(usage, []byte("175\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(usageEvery)
+	if u := get(other); u != 175 {
+		t.Errorf("after %s: %d, want a fresh read (175)", usageEvery, u)
+	}
+}
+
+// TestPSSEvery: a server's PSS is read every serverPSSEvery up to
+// pssPerSecond servers, less often beyond, pssPerSecond reads a second in
+// all.
+func TestPSSEvery(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		want time.Duration
+	}{{0, serverPSSEvery}, {1, serverPSSEvery}, {pssPerSecond, serverPSSEvery}, {pssPerSecond + 1, 2 * serverPSSEvery}, {100, 10 * serverPSSEvery}} {
+		if got := pssEvery(c.n); got != c.want {
+			t.Errorf("pssEvery(%d) = %s, want %s", c.n, got, c.want)
+		}
+	}
+}

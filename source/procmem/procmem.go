@@ -45,6 +45,8 @@ type Reader struct {
 	memMu   sync.Mutex
 	memAt   time.Time // when /proc/meminfo was last read
 	memAvl  source.Opt[int64]
+	usageMu sync.Mutex
+	usage   map[string]usageReading // each cgroup's last usage, by file
 }
 
 // hostMemEvery is how long one read of the host's MemAvailable serves
@@ -61,6 +63,18 @@ const hostMemEvery = 100 * time.Millisecond
 // is shown nowhere but in recordings; the save child's smaps_rollup, whose
 // Private_Dirty is the copy-on-write instrument, is still read every time.
 const serverPSSEvery = time.Second
+
+// pssPerSecond is how many servers' smaps_rollup one Reader reads a
+// second at most: past that many servers each is read less often than
+// serverPSSEvery (a hundred servers: every 10 s each), so that a fleet's
+// PSS, shown nowhere but in recordings, does not cost a fifth of the
+// process's CPU.
+const pssPerSecond = 10
+
+// pssEvery is how often each of n servers' PSS is read.
+func pssEvery(n int) time.Duration {
+	return serverPSSEvery * time.Duration(max(1, (n+pssPerSecond-1)/pssPerSecond))
+}
 
 // pssReading is one read of a server's PSS.
 type pssReading struct {
@@ -84,7 +98,7 @@ func newAt(mount string) (*Reader, error) {
 	}
 	_, err = os.Stat(filepath.Join(mount, "self", "smaps_rollup"))
 	return &Reader{mount: mount, fs: fs, rollup: err == nil, now: time.Now,
-		pss: map[int]pssReading{}, cgroups: map[int]cgroupPlace{}}, nil
+		pss: map[int]pssReading{}, cgroups: map[int]cgroupPlace{}, usage: map[string]usageReading{}}, nil
 }
 
 // Read returns the RSS and PSS of process pid, the host's MemAvailable, its
@@ -163,8 +177,9 @@ func (r *Reader) serverPSS(p procfs.Proc) (int64, bool) {
 	now := r.now()
 	r.pssMu.Lock()
 	last, ok := r.pss[p.PID]
+	every := pssEvery(len(r.pss))
 	r.pssMu.Unlock()
-	if ok && fresh(last.at, now, serverPSSEvery) {
+	if ok && fresh(last.at, now, every) {
 		return last.pss, true
 	}
 	sm, ok := r.smapsRollup(p)
@@ -173,7 +188,7 @@ func (r *Reader) serverPSS(p procfs.Proc) (int64, bool) {
 	// Forget the processes no longer read (a restarted server, a fleet
 	// that changed).
 	for pid, v := range r.pss {
-		if now.Sub(v.at) > 10*serverPSSEvery {
+		if now.Sub(v.at) > 10*every {
 			delete(r.pss, pid)
 		}
 	}
