@@ -152,6 +152,8 @@ func ParseInfoInto(dst *Info, text string) {
 			dst.KeysProcessed = optInt(val)
 		case "current_save_keys_total":
 			dst.KeysTotal = optInt(val)
+		case "slot_migration_fork_in_progress":
+			dst.SlotMigrationFork = optInt(val)
 		// cluster
 		case "cluster_enabled":
 			dst.ClusterEnabled = optInt(val)

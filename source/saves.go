@@ -208,6 +208,8 @@ func anotherJob(kind SaveKind, a, b *Info) bool {
 		return grew(a.RDBSaves, b.RDBSaves)
 	case SaveAOF:
 		return grew(a.AOFRewrites, b.AOFRewrites) || grew(a.TotalForks, b.TotalForks)
+	case SaveSlotMigration:
+		return grew(a.TotalForks, b.TotalForks)
 	}
 	return false
 }
@@ -237,6 +239,8 @@ func saveKind(in *Info) (SaveKind, bool) {
 		return SaveFork, true
 	case in.AOFRewriteInProgress.V == 1 && in.AOFRewriteInProgress.OK:
 		return SaveAOF, true
+	case in.SlotMigrationFork.V == 1 && in.SlotMigrationFork.OK:
+		return SaveSlotMigration, true
 	}
 	return "", false
 }
@@ -453,11 +457,16 @@ func (t *SaveTracker) report(kind SaveKind, s *Sample) *SaveReport {
 		}
 		return o
 	}
-	if kind == SaveAOF {
+	switch kind {
+	case SaveSlotMigration:
+		// INFO keeps no last status or copy-on-write of a slot
+		// migration's child (CLUSTER GETSLOTMIGRATIONS has its
+		// cow_size): the live figures the samples saw are the report's.
+	case SaveAOF:
 		rep.Status = in.AOFLastStatus
 		rep.ServerSeconds = nonNeg(in.AOFLastRewriteTime)
 		rep.COW = in.AOFLastCOW
-	} else {
+	default:
 		rep.Status = in.RDBLastStatus
 		rep.ServerSeconds = nonNeg(in.RDBLastTime)
 		rep.COW = in.RDBLastCOW

@@ -32,6 +32,11 @@ import (
 // rule was due or a replica was waiting, is labelled by that evidence: the
 // server would have started it then anyway.
 func (t *SaveTracker) triggerOf(kind SaveKind, prev, s *Sample, missed bool) Trigger {
+	if kind == SaveSlotMigration {
+		// The server says whose fork it is: no command of vkwatch's,
+		// no replica, no rule starts it.
+		return Trigger{Kind: TriggerSlotMigration, Detail: "slot migration (slot_migration_fork_in_progress)"}
+	}
 	if pc := t.pending; pc != nil && pc.aof == (kind == SaveAOF) {
 		t.pending = nil
 		return Trigger{Kind: TriggerUser, Detail: pc.command}

@@ -105,6 +105,11 @@ type Info struct {
 	CurrentForkPerc       Opt[float64]
 	KeysProcessed         Opt[int64] // current_save_keys_processed
 	KeysTotal             Opt[int64] // current_save_keys_total
+	// SlotMigrationFork is slot_migration_fork_in_progress (Valkey 9.0+):
+	// atomic slot migration forks a child of its own, which copies on
+	// write like a save's but is no BGSAVE (rdb_bgsave_in_progress stays
+	// 0). Absent on servers without it.
+	SlotMigrationFork Opt[int64]
 
 	// cluster (asked on connecting only)
 	ClusterEnabled Opt[int64] // cluster_enabled: 1 in cluster mode
@@ -145,7 +150,10 @@ type SaveConfig struct {
 	ReplicaBufHard     Opt[int64]
 	ReplicaBufSoft     Opt[int64]
 	ReplicaBufSoftSecs Opt[int64]
-	Err                string // why CONFIG GET failed (e.g. NOPERM), empty when it worked
+	// DisableTHP is disable-thp (Redis 6.2+, Valkey; default yes): the
+	// server turns transparent huge pages off for itself.
+	DisableTHP Opt[bool]
+	Err        string // why CONFIG GET failed (e.g. NOPERM), empty when it worked
 }
 
 // NodeID names a watched server for as long as vkwatch runs, whatever the
@@ -225,6 +233,13 @@ type ProcMem struct {
 	// (/proc/meminfo): what a fork's copy-on-write can still take before
 	// the kernel starts reclaiming or the OOM killer wakes.
 	HostMemAvailable Opt[int64]
+	// THPKernel is the host's transparent huge page setting
+	// (/sys/kernel/mm/transparent_hugepage/enabled: always, madvise or
+	// never; empty when unread) and AnonHugePages the server's memory that
+	// huge pages back now (its smaps_rollup). Read every 10 s: where huge
+	// pages back the heap, one write during a save copies 2 MiB, not 4 KiB.
+	THPKernel     string
+	AnonHugePages Opt[int64]
 }
 
 // Sample is one reading of one server.
@@ -278,6 +293,9 @@ const (
 	SaveFork     SaveKind = "BGSAVE fork"
 	SaveForkless SaveKind = "BGSAVE forkless"
 	SaveAOF      SaveKind = "AOF rewrite"
+	// SaveSlotMigration is the fork of Valkey 9.0's atomic slot
+	// migration: its child streams the slots' snapshot to the target.
+	SaveSlotMigration SaveKind = "slot migration fork"
 )
 
 // Instrument names where a figure comes from, on screen and in recordings.
@@ -300,6 +318,9 @@ const (
 	TriggerAOF      TriggerKind = "aof"      // the server's own AOF rewrite (auto-aof-rewrite-*)
 	TriggerSchedule TriggerKind = "schedule" // a `save <seconds> <changes>` rule came due
 	TriggerOther    TriggerKind = "other"    // another client (BGSAVE, BGREWRITEAOF, ...)
+	// TriggerSlotMigration is Valkey 9.0's atomic slot migration (INFO
+	// persistence: slot_migration_fork_in_progress).
+	TriggerSlotMigration TriggerKind = "slot migration"
 )
 
 // Trigger is who started a save, as far as vkwatch can tell, and the

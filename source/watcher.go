@@ -744,7 +744,7 @@ func restarted(prev, cur *Info) bool {
 var configNames = [...]string{
 	"bgsave-default-method", "forkless-infrastructure-enabled", "rdb-key-save-delay",
 	"repl-diskless-sync", "save", "auto-aof-rewrite-percentage", "auto-aof-rewrite-min-size",
-	"client-output-buffer-limit",
+	"client-output-buffer-limit", "disable-thp",
 }
 
 // readConfig asks for the save settings (one CONFIG GET per name, pipelined
@@ -809,6 +809,7 @@ func (w *Watcher) readConfig(ctx context.Context) SaveConfig {
 	if v, ok := val(7); ok {
 		c.ReplicaBufHard, c.ReplicaBufSoft, c.ReplicaBufSoftSecs = ReplicaBufferLimit(v)
 	}
+	c.DisableTHP = yesNo(8)
 	return c
 }
 

@@ -58,7 +58,11 @@ func forecastLine(st *styles, v store.View, compact bool) string {
 	if fc.Basis == forecast.Forkless {
 		return st.label.r("next save ") + st.value.r("forkless") + st.dim.r(": no child, no copy-on-write")
 	}
-	out := st.label.r("next save cow ") + st.value.r("~"+fmtBytes(fc.COW)) + st.dim.r(" "+basisTag(fc.Basis))
+	basis, thp := basisTag(fc.Basis), thpTag(st, v.Latest, compact)
+	if compact && thp != "" {
+		basis = shortBasis(fc.Basis) // room for the warning, not at the headroom's cost
+	}
+	out := st.label.r("next save cow ") + st.value.r("~"+fmtBytes(fc.COW)) + st.dim.r(" "+basis) + thp
 	if fp, ok := fc.Footprint.Get(); ok {
 		out += sep + st.label.r("footprint ") + st.value.r(fmtBytes(fp))
 	}
@@ -232,4 +236,21 @@ func replBufText(st *styles, s *source.Sample, compact bool) string {
 		out += st.dim.r(" (limit n/a)")
 	}
 	return out + st.dim.r(" mem_clients_slaves")
+}
+
+// thpTag warns, beside a forecast copy-on-write counted in 4 KiB pages,
+// where transparent huge pages can back the server's heap: one write then
+// copies 2 MiB. Empty where they cannot, or /proc and /sys were not read.
+func thpTag(st *styles, s *source.Sample, compact bool) string {
+	if s == nil {
+		return ""
+	}
+	cause, ok := forecast.THPOf(s).Cause(s.Config.DisableTHP)
+	if !ok {
+		return ""
+	}
+	if compact {
+		return st.warn.r(" ⚠ 2 MiB pages")
+	}
+	return st.warn.r(" ⚠ huge pages (" + cause + "): a write copies 2 MiB, not 4 KiB")
 }

@@ -1,11 +1,13 @@
 package ui
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/forecast"
 )
 
 // stuckEvents is one server whose save's keys processed stand at 5,000
@@ -81,5 +83,41 @@ func TestCOWNotesSayINFOsAge(t *testing.T) {
 	s.Info.CurrentCOWAge = source.Opt[int64]{}
 	if got := cowNotes(&st, s); len(got) != 0 {
 		t.Errorf("no age field: notes %q", got)
+	}
+}
+
+// THP on screen, from the fake /sys and smaps_rollup trees of
+// source/forecast/testdata (the kernel's setting cannot be changed here):
+// where huge pages back the heap, the next-save line warns that a write
+// copies 2 MiB, at 80x24 briefly and at 200x50 with its cause; where
+// they cannot (never, none in use), nothing.
+func TestTHPWarningOnScreen(t *testing.T) {
+	events := func(tree string) []source.Event {
+		thp := forecast.ReadTHP(filepath.Join("..", "source", "forecast", "testdata", tree), 4242)
+		f := newFake(0, false)
+		var sc script
+		sc.add(f.connected(0))
+		sc.run(f, 0, 3*time.Second, nil)
+		for _, ev := range sc.events {
+			if ev.Sample != nil {
+				ev.Sample.Proc.THPKernel, ev.Sample.Proc.AnonHugePages = thp.Kernel, thp.AnonHuge
+				ev.Sample.Config.DisableTHP = source.Some(true)
+			}
+		}
+		return sc.events
+	}
+	for _, size := range [][2]int{{80, 24}, {200, 50}} {
+		m := feed(t, sized(newTestModel(addrA), size[0], size[1]), events("thp-always"))
+		want := "next save cow ~103 MiB bound ⚠ 2 MiB pages · footprint 218 MiB · headroom ok"
+		if size[0] == 200 {
+			want = "⚠ huge pages (AnonHugePages 260 MiB): a write copies 2 MiB, not 4 KiB"
+		}
+		if v := view(m); !strings.Contains(v, want) {
+			t.Errorf("%dx%d: no %q:\n%s", size[0], size[1], want, v)
+		}
+		m = feed(t, sized(newTestModel(addrA), size[0], size[1]), events("thp-never"))
+		if v := view(m); strings.Contains(v, "THP") || strings.Contains(v, "huge pages") {
+			t.Errorf("%dx%d: warned with THP [never] and none in use:\n%s", size[0], size[1], v)
+		}
 	}
 }

@@ -95,22 +95,37 @@ func anonHuge(b []byte) source.Opt[int64] {
 	return source.Opt[int64]{}
 }
 
-// Warning says when huge pages can back the server's heap, so that one
-// write copies 2 MiB rather than 4 KiB: its smaps_rollup shows huge pages
-// now, or the kernel hands them out unasked ("always") and the server
-// does not turn them off for itself (disableTHP: its disable-thp setting,
-// Redis 6.2+ and Valkey, default yes; absent where unknown). "madvise"
-// gives them only to memory that asks, which Redis and Valkey do not.
-func (t THP) Warning(disableTHP source.Opt[bool]) (string, bool) {
+// Cause says whether huge pages can back the server's heap, so that one
+// write copies 2 MiB rather than 4 KiB, and what shows it, briefly: its
+// smaps_rollup shows huge pages now ("AnonHugePages 260 MiB"), or the
+// kernel hands them out unasked ("always") and the server does not turn
+// them off for itself (disableTHP: its disable-thp setting, Redis 6.2+
+// and Valkey, default yes; absent where unknown): "THP [always],
+// disable-thp no". "madvise" gives them only to memory that asks, which
+// Redis and Valkey do not.
+func (t THP) Cause(disableTHP source.Opt[bool]) (string, bool) {
 	if v, ok := t.AnonHuge.Get(); ok && v > 0 {
-		return fmt.Sprintf("transparent huge pages back %d MiB of the server (AnonHugePages): one write during a save copies 2 MiB, not 4 KiB", v>>20), true
+		return fmt.Sprintf("AnonHugePages %d MiB", v>>20), true
 	}
 	if t.Kernel == "always" && !disableTHP.V {
-		why := "disable-thp no"
 		if !disableTHP.OK {
-			why = "disable-thp unknown"
+			return "THP [always], disable-thp n/a", true
 		}
-		return "the kernel's transparent_hugepage is [always] and " + why + ": one write during a save can copy 2 MiB, not 4 KiB", true
+		return "THP [always], disable-thp no", true
 	}
 	return "", false
+}
+
+// Warning is Cause as a sentence.
+func (t THP) Warning(disableTHP source.Opt[bool]) (string, bool) {
+	c, ok := t.Cause(disableTHP)
+	if !ok {
+		return "", false
+	}
+	return "transparent huge pages can back the heap (" + c + "): one write during a save copies 2 MiB, not 4 KiB", true
+}
+
+// THPOf is the THP of a sample's server as its /proc reading saw it.
+func THPOf(s *source.Sample) THP {
+	return THP{Kernel: s.Proc.THPKernel, AnonHuge: s.Proc.AnonHugePages}
 }

@@ -14,7 +14,7 @@ func TestTHPFromFakeTrees(t *testing.T) {
 	if always.Kernel != "always" || always.AnonHuge != source.Some[int64](266240<<10) {
 		t.Fatalf("always: %+v", always)
 	}
-	if w, ok := always.Warning(source.Some(true)); !ok || !strings.Contains(w, "260 MiB of the server (AnonHugePages)") {
+	if w, ok := always.Warning(source.Some(true)); !ok || !strings.Contains(w, "(AnonHugePages 260 MiB): one write during a save copies 2 MiB, not 4 KiB") {
 		t.Errorf("huge pages in use: %q %v", w, ok)
 	}
 	never := ReadTHP("testdata/thp-never", 4242)
@@ -33,6 +33,12 @@ func TestTHPFromFakeTrees(t *testing.T) {
 		if w, ok := idle.Warning(d); !ok || !strings.Contains(w, "[always]") {
 			t.Errorf("disable-thp %+v: %q %v", d, w, ok)
 		}
+	}
+	if c, _ := idle.Cause(source.Opt[bool]{}); c != "THP [always], disable-thp n/a" {
+		t.Errorf("disable-thp unknown: %q", c)
+	}
+	if _, ok := (THP{Kernel: "madvise", AnonHuge: source.Some[int64](0)}).Cause(source.Some(false)); ok {
+		t.Error("madvise, none in use: warned")
 	}
 	if got := ReadTHP("testdata/none", 1); got.Kernel != "" || got.AnonHuge.OK {
 		t.Errorf("nothing readable: %+v", got)

@@ -47,6 +47,8 @@ type Reader struct {
 	memAvl  source.Opt[int64]
 	usageMu sync.Mutex
 	usage   map[string]usageReading // each cgroup's last usage, by file
+	thpMu   sync.Mutex
+	thp     map[int]thpReading // each server's THP, by pid
 }
 
 // hostMemEvery is how long one read of the host's MemAvailable serves
@@ -98,7 +100,7 @@ func newAt(mount string) (*Reader, error) {
 	}
 	_, err = os.Stat(filepath.Join(mount, "self", "smaps_rollup"))
 	return &Reader{mount: mount, fs: fs, rollup: err == nil, now: time.Now,
-		pss: map[int]pssReading{}, cgroups: map[int]cgroupPlace{}, usage: map[string]usageReading{}}, nil
+		pss: map[int]pssReading{}, cgroups: map[int]cgroupPlace{}, usage: map[string]usageReading{}, thp: map[int]thpReading{}}, nil
 }
 
 // Read returns the RSS and PSS of process pid, the host's MemAvailable, its
@@ -134,6 +136,8 @@ func (r *Reader) Read(pid int64) source.ProcMem {
 			m.CgroupLimit = source.Some(cg.limit)
 		}
 	}
+	thp := r.thpOf(p.PID)
+	m.THPKernel, m.AnonHugePages = thp.Kernel, thp.AnonHuge
 	child, ok := r.saveChild(p)
 	if !ok {
 		return m
