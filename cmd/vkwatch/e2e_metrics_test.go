@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -27,20 +26,7 @@ func TestHeadlessMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	cmd := exec.Command(vkwatchBin, "--metrics", addr, srv.Addr)
-	cmd.Env = childEnv()
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr // stdout is /dev/null: headless
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	defer func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-		}
-	}()
+	h := startHeadless(t, "--metrics", addr, srv.Addr)
 	var body string
 	servertest.WaitFor(t, 15*time.Second, "the footprint and PING at /metrics", func() bool {
 		req, _ := http.NewRequest("GET", "http://"+addr+"/metrics", nil)
@@ -71,19 +57,10 @@ func TestHeadlessMetrics(t *testing.T) {
 			t.Errorf("/metrics serves %q, which is not vkwatch's to export", line)
 		}
 	}
-	if !strings.Contains(stderr.String(), "serving metrics at http://"+addr+"/metrics") {
-		t.Errorf("stderr does not say where the metrics are: %q", stderr.String())
+	if !strings.Contains(h.stderr.String(), "serving metrics at http://"+addr+"/metrics") {
+		t.Errorf("stderr does not say where the metrics are: %q", h.stderr.String())
 	}
-	cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("headless exporter: %v (%s)", err, stderr.String())
-		}
-	case <-time.After(exitMargin):
-		cmd.Process.Kill()
-		t.Fatal("the headless exporter did not end on SIGTERM")
-	}
+	h.stop(t, "headless exporter")
 }
 
 // TestMetricsPortTaken: a --metrics address already in use is a one-line

@@ -108,6 +108,50 @@ func (b *lockedBuffer) String() string {
 	return b.b.String()
 }
 
+// headless is one vkwatch process run without a terminal (stdout is
+// /dev/null), its stderr kept. It is killed at the test's end if still
+// running.
+type headless struct {
+	cmd    *exec.Cmd
+	stderr lockedBuffer
+	done   chan error
+	ended  bool
+}
+
+func startHeadless(t *testing.T, args ...string) *headless {
+	t.Helper()
+	h := &headless{cmd: exec.Command(vkwatchBin, args...), done: make(chan error, 1)}
+	h.cmd.Env = childEnv()
+	h.cmd.Stderr = &h.stderr
+	if err := h.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { h.done <- h.cmd.Wait() }()
+	t.Cleanup(func() {
+		if !h.ended {
+			h.cmd.Process.Kill()
+			<-h.done
+		}
+	})
+	return h
+}
+
+// stop sends SIGTERM and fails the test unless the process, the what,
+// ends cleanly within exitMargin.
+func (h *headless) stop(t *testing.T, what string) {
+	t.Helper()
+	h.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-h.done:
+		h.ended = true
+		if err != nil {
+			t.Fatalf("%s: %v (%s)", what, err, h.stderr.String())
+		}
+	case <-time.After(exitMargin):
+		t.Fatalf("the %s did not end on SIGTERM", what)
+	}
+}
+
 // session is one vkwatch process on a pseudo-terminal. Its stdin and
 // stdout are the terminal; stderr is kept apart so that a test can check
 // what it says.

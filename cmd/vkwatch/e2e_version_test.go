@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -53,29 +52,12 @@ func TestVersionMatchesBuild(t *testing.T) {
 
 	srv := servertest.Start(t, server.Options{})
 	rec := filepath.Join(t.TempDir(), "run.jsonl")
-	cmd := exec.Command(vkwatchBin, "--record", rec, srv.Addr)
-	cmd.Env = childEnv()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr // stdout is /dev/null: a headless recording
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	h := startHeadless(t, "--record", rec, srv.Addr)
 	servertest.WaitFor(t, 15*time.Second, "a sample in the recording", func() bool {
 		b, _ := os.ReadFile(rec)
 		return bytes.Contains(b, []byte(`"sample"`))
 	})
-	cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("headless recording: %v (%s)", err, stderr.String())
-		}
-	case <-time.After(exitMargin):
-		cmd.Process.Kill()
-		t.Fatal("the headless recording did not end on SIGTERM")
-	}
+	h.stop(t, "headless recording")
 	r := readRecording(t, rec)
 	if "vkwatch "+r.Header.VKWatch != got {
 		t.Errorf("the recording's header says vkwatch %q, --version %q", r.Header.VKWatch, got)
