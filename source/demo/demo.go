@@ -95,22 +95,9 @@ func Start(ctx context.Context, cfg Config) (d *Demo, err error) {
 	}
 	name := describe(ctx, bin)
 
-	scenario := cfg.Scenario
-	if scenario != ScenarioLoad {
-		say("checking whether %s has forkless save", name)
-		ok, err := supportsForkless(ctx, bin)
-		if err != nil {
-			return nil, err
-		}
-		switch {
-		case ok:
-			scenario = ScenarioForkless
-		case scenario == ScenarioForkless:
-			return nil, fmt.Errorf("demo: %s has no forkless save (it refuses --forkless-infrastructure-enabled, which Valkey 9.2 added); "+
-				"use scenario %s, or a valkey-server 9.2 or later", name, ScenarioLoad)
-		default:
-			scenario = ScenarioLoad
-		}
+	scenario, err := chooseScenario(ctx, cfg.Scenario, bin, name, say)
+	if err != nil {
+		return nil, err
 	}
 
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -128,28 +115,8 @@ func Start(ctx context.Context, cfg Config) (d *Demo, err error) {
 		}
 	}()
 
-	var args [2][]string
-	switch scenario {
-	case ScenarioForkless:
-		// Both servers carry the forkless bookkeeping (about 4 bytes a
-		// key) so that the save method is the only difference.
-		for i, method := range []string{"fork", "forkless"} {
-			args[i] = []string{"--forkless-infrastructure-enabled", "yes", "--bgsave-default-method", method}
-		}
-		d.Why = fmt.Sprintf("%s has forkless save: left fork, right forkless, both under %d writers", name, cfg.Writers)
-	default:
-		if cfg.Scenario == ScenarioLoad {
-			d.Why = fmt.Sprintf("%s, same save method on both: left idle, right under %d writers", name, cfg.Writers)
-		} else {
-			d.Why = fmt.Sprintf("%s has no forkless save: left idle, right under %d writers", name, cfg.Writers)
-		}
-	}
-	if cfg.SaveDelay > 0 {
-		for i := range args {
-			args[i] = append(args[i], "--rdb-key-save-delay", strconv.Itoa(cfg.SaveDelay))
-		}
-	}
-
+	args, why := cfg.serverArgs(scenario, name)
+	d.Why = why
 	say("starting two %s", name)
 	if err := d.startServers(ctx, bin, args); err != nil {
 		return d, err
@@ -163,19 +130,72 @@ func Start(ctx context.Context, cfg Config) (d *Demo, err error) {
 		return d, err
 	}
 
-	loaded := [2]bool{scenario == ScenarioForkless, true}
+	return d, d.startWriters(wctx, [2]bool{scenario == ScenarioForkless, true}, lcfg, say)
+}
+
+// chooseScenario settles auto: forkless when the binary has it, else idle
+// against load. Forkless asked of a binary without it is an error that
+// says which binary and what to use instead.
+func chooseScenario(ctx context.Context, want Scenario, bin, name string, say func(string, ...any)) (Scenario, error) {
+	if want == ScenarioLoad {
+		return want, nil
+	}
+	say("checking whether %s has forkless save", name)
+	ok, err := supportsForkless(ctx, bin)
+	switch {
+	case err != nil:
+		return "", err
+	case ok:
+		return ScenarioForkless, nil
+	case want == ScenarioForkless:
+		return "", fmt.Errorf("demo: %s has no forkless save (it refuses --forkless-infrastructure-enabled, which Valkey 9.2 added); "+
+			"use scenario %s, or a valkey-server 9.2 or later", name, ScenarioLoad)
+	}
+	return ScenarioLoad, nil
+}
+
+// serverArgs are the two servers' extra arguments in the scenario (the
+// one difference between them, and the save delay on both), and the
+// banner's line saying why.
+func (cfg Config) serverArgs(scenario Scenario, name string) (args [2][]string, why string) {
+	switch scenario {
+	case ScenarioForkless:
+		// Both servers carry the forkless bookkeeping (about 4 bytes a
+		// key) so that the save method is the only difference.
+		for i, method := range []string{"fork", "forkless"} {
+			args[i] = []string{"--forkless-infrastructure-enabled", "yes", "--bgsave-default-method", method}
+		}
+		why = fmt.Sprintf("%s has forkless save: left fork, right forkless, both under %d writers", name, cfg.Writers)
+	default:
+		if cfg.Scenario == ScenarioLoad {
+			why = fmt.Sprintf("%s, same save method on both: left idle, right under %d writers", name, cfg.Writers)
+		} else {
+			why = fmt.Sprintf("%s has no forkless save: left idle, right under %d writers", name, cfg.Writers)
+		}
+	}
+	if cfg.SaveDelay > 0 {
+		for i := range args {
+			args[i] = append(args[i], "--rdb-key-save-delay", strconv.Itoa(cfg.SaveDelay))
+		}
+	}
+	return args, why
+}
+
+// startWriters starts the write load on each loaded server, under wctx
+// (which outlives Start).
+func (d *Demo) startWriters(wctx context.Context, loaded [2]bool, lcfg load.Config, say func(string, ...any)) error {
 	for i := range d.Servers {
 		if !loaded[i] {
 			continue
 		}
-		say("starting %d writers on the %s server", cfg.Writers, side(i))
+		say("starting %d writers on the %s server", lcfg.Writers, side(i))
 		w, err := load.StartWriters(wctx, d.Options[i], lcfg)
 		if err != nil {
-			return d, fmt.Errorf("demo: writers on the %s server: %w", side(i), err)
+			return fmt.Errorf("demo: writers on the %s server: %w", side(i), err)
 		}
 		d.Writers[i] = w
 	}
-	return d, nil
+	return nil
 }
 
 func (cfg Config) withDefaults() (Config, error) {
