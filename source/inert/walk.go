@@ -143,61 +143,80 @@ func (w *Walker) walk(v reflect.Value, p *plan) (reflect.Value, bool) {
 		ni.Set(e)
 		return ni, true
 	case reflect.Struct:
-		var out reflect.Value
-		for _, fp := range p.fields {
-			f, changed := w.walk(v.Field(fp.index), fp.plan)
-			if !changed {
-				continue
-			}
-			if !out.IsValid() {
+		return w.walkStruct(v, p)
+	case reflect.Array, reflect.Slice:
+		return w.walkList(v, p)
+	case reflect.Map:
+		return w.walkMap(v, p)
+	}
+	return v, false
+}
+
+// walkStruct walks v's exported fields that can hold strings; the struct
+// is copied only once a field changes.
+func (w *Walker) walkStruct(v reflect.Value, p *plan) (reflect.Value, bool) {
+	var out reflect.Value
+	for _, fp := range p.fields {
+		f, changed := w.walk(v.Field(fp.index), fp.plan)
+		if !changed {
+			continue
+		}
+		if !out.IsValid() {
+			out = reflect.New(v.Type()).Elem()
+			out.Set(v)
+		}
+		out.Field(fp.index).Set(f)
+	}
+	if out.IsValid() {
+		return out, true
+	}
+	return v, false
+}
+
+// walkList walks an array's or a slice's elements; it is copied only once
+// an element changes, so the caller's slice is never written.
+func (w *Walker) walkList(v reflect.Value, p *plan) (reflect.Value, bool) {
+	t := v.Type()
+	var out reflect.Value
+	for i := 0; i < v.Len(); i++ {
+		e, changed := w.walk(v.Index(i), p.elem)
+		if !changed {
+			continue
+		}
+		if !out.IsValid() {
+			if t.Kind() == reflect.Array {
 				out = reflect.New(t).Elem()
 				out.Set(v)
+			} else {
+				out = reflect.MakeSlice(t, v.Len(), v.Len())
+				reflect.Copy(out, v)
 			}
-			out.Field(fp.index).Set(f)
 		}
-		if out.IsValid() {
-			return out, true
-		}
+		out.Index(i).Set(e)
+	}
+	if out.IsValid() {
+		return out, true
+	}
+	return v, false
+}
+
+// walkMap walks a map's keys and values into a new map, returned only if
+// one of them changed.
+func (w *Walker) walkMap(v reflect.Value, p *plan) (reflect.Value, bool) {
+	if v.IsNil() {
 		return v, false
-	case reflect.Array, reflect.Slice:
-		var out reflect.Value
-		for i := 0; i < v.Len(); i++ {
-			e, changed := w.walk(v.Index(i), p.elem)
-			if !changed {
-				continue
-			}
-			if !out.IsValid() {
-				if t.Kind() == reflect.Array {
-					out = reflect.New(t).Elem()
-					out.Set(v)
-				} else {
-					out = reflect.MakeSlice(t, v.Len(), v.Len())
-					reflect.Copy(out, v)
-				}
-			}
-			out.Index(i).Set(e)
-		}
-		if out.IsValid() {
-			return out, true
-		}
-		return v, false
-	case reflect.Map:
-		if v.IsNil() {
-			return v, false
-		}
-		changed := false
-		out := reflect.MakeMapWithSize(t, v.Len())
-		it := v.MapRange()
-		for it.Next() {
-			k, kc := w.walk(it.Key(), p.key)
-			e, ec := w.walk(it.Value(), p.elem)
-			changed = changed || kc || ec
-			out.SetMapIndex(k, e)
-		}
-		if changed {
-			return out, true
-		}
-		return v, false
+	}
+	changed := false
+	out := reflect.MakeMapWithSize(v.Type(), v.Len())
+	it := v.MapRange()
+	for it.Next() {
+		k, kc := w.walk(it.Key(), p.key)
+		e, ec := w.walk(it.Value(), p.elem)
+		changed = changed || kc || ec
+		out.SetMapIndex(k, e)
+	}
+	if changed {
+		return out, true
 	}
 	return v, false
 }
