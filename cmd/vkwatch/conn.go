@@ -166,6 +166,32 @@ func (f *connFlags) reject(cmd *cobra.Command, why string) error {
 // 127.0.0.1:6379. A password comes, in order, from -a, the URL, --askpass,
 // VALKEYCLI_AUTH, REDISCLI_AUTH. Nothing is dialled here.
 func (a *app) endpoints(f *connFlags, addrs []string) ([]source.Endpoint, error) {
+	parsed, err := f.servers(addrs)
+	if err != nil {
+		return nil, err
+	}
+	cred := &credentials{a: a, f: f}
+	eps := make([]source.Endpoint, 0, len(parsed))
+	for _, ep := range parsed {
+		if err := cred.fill(&ep); err != nil {
+			return nil, err
+		}
+		if err := f.apply(&ep); err != nil {
+			return nil, err
+		}
+		for _, prev := range eps {
+			if prev.Node() == ep.Node() {
+				return nil, usageErr("%s is given twice", ep)
+			}
+		}
+		eps = append(eps, ep)
+	}
+	return eps, nil
+}
+
+// servers are the servers named, as parsed: -h, -p, -s or -u's first,
+// then one per ADDR; with none of them, 127.0.0.1:6379.
+func (f *connFlags) servers(addrs []string) ([]source.Endpoint, error) {
 	first, as, named, err := f.first()
 	if err != nil {
 		return nil, err
@@ -191,73 +217,85 @@ func (a *app) endpoints(f *connFlags, addrs []string) ([]source.Endpoint, error)
 	if len(parsed) == 0 {
 		parsed = append(parsed, source.Endpoint{Network: "tcp", Addr: "127.0.0.1:6379"})
 	}
-	eps := make([]source.Endpoint, 0, len(parsed))
-	warned := false
-	warn := func() {
-		if !warned {
-			fmt.Fprintln(a.stderr, passwordWarning)
-			warned = true
-		}
+	return parsed, nil
+}
+
+// credentials gives each server its password and user, valkey-cli's way:
+// a password from -a, the URL, --askpass (asked once for all), then
+// VALKEYCLI_AUTH, REDISCLI_AUTH; a user from --user, the URL, then
+// VALKEYCLI_USER. A password on the command line is warned of, once.
+type credentials struct {
+	a      *app
+	f      *connFlags
+	warned bool
+	asked  *string
+}
+
+func (c *credentials) warn() {
+	if !c.warned {
+		fmt.Fprintln(c.a.stderr, passwordWarning)
+		c.warned = true
 	}
-	var asked *string
-	for _, ep := range parsed {
-		if ep.Password != "" {
-			warn()
-		}
-		switch {
-		case f.pass != "":
-			warn()
-			ep.Password = f.pass
-		case ep.Password != "":
-		case f.askpass:
-			if asked == nil {
-				p, err := a.readPassword("Please input password: ")
-				fmt.Fprintln(a.stderr)
-				if err != nil {
-					return nil, usageErr("--askpass: cannot read a password from the terminal: %v", err)
-				}
-				pw := strings.TrimRight(string(p), "\r\n")
-				asked = &pw
-			}
-			ep.Password = *asked
-		case a.getenv("VALKEYCLI_AUTH") != "":
-			ep.Password = a.getenv("VALKEYCLI_AUTH")
-		case a.getenv("REDISCLI_AUTH") != "":
-			ep.Password = a.getenv("REDISCLI_AUTH")
-		}
-		switch {
-		case f.user != "":
-			ep.Username = f.user
-		case ep.Username != "":
-		case a.getenv("VALKEYCLI_USER") != "":
-			ep.Username = a.getenv("VALKEYCLI_USER")
-		}
-		if f.db >= 0 {
-			ep.DB = f.db
-		}
-		if f.tls {
-			ep.TLS.Enabled = true
-		}
-		if ep.TLS.Enabled || f.cacert != "" || f.cert != "" {
-			ep.TLS.Enabled = true
-			ep.TLS.SNI = f.sni
-			ep.TLS.CACert = f.cacert
-			ep.TLS.CACertDir = f.cacertdir
-			ep.TLS.Cert = f.cert
-			ep.TLS.Key = f.key
-			ep.TLS.Insecure = f.insecure
-		}
-		if (f.cert == "") != (f.key == "") {
-			return nil, usageErr("--cert and --key go together")
-		}
-		for _, prev := range eps {
-			if prev.Node() == ep.Node() {
-				return nil, usageErr("%s is given twice", ep)
-			}
-		}
-		eps = append(eps, ep)
+}
+
+func (c *credentials) fill(ep *source.Endpoint) error {
+	a, f := c.a, c.f
+	if ep.Password != "" {
+		c.warn()
 	}
-	return eps, nil
+	switch {
+	case f.pass != "":
+		c.warn()
+		ep.Password = f.pass
+	case ep.Password != "":
+	case f.askpass:
+		if c.asked == nil {
+			p, err := a.readPassword("Please input password: ")
+			fmt.Fprintln(a.stderr)
+			if err != nil {
+				return usageErr("--askpass: cannot read a password from the terminal: %v", err)
+			}
+			pw := strings.TrimRight(string(p), "\r\n")
+			c.asked = &pw
+		}
+		ep.Password = *c.asked
+	case a.getenv("VALKEYCLI_AUTH") != "":
+		ep.Password = a.getenv("VALKEYCLI_AUTH")
+	case a.getenv("REDISCLI_AUTH") != "":
+		ep.Password = a.getenv("REDISCLI_AUTH")
+	}
+	switch {
+	case f.user != "":
+		ep.Username = f.user
+	case ep.Username != "":
+	case a.getenv("VALKEYCLI_USER") != "":
+		ep.Username = a.getenv("VALKEYCLI_USER")
+	}
+	return nil
+}
+
+// apply sets on ep what the flags say of every server: the database and
+// TLS (on when asked, or when a certificate is given or the URL is rediss).
+func (f *connFlags) apply(ep *source.Endpoint) error {
+	if f.db >= 0 {
+		ep.DB = f.db
+	}
+	if f.tls {
+		ep.TLS.Enabled = true
+	}
+	if ep.TLS.Enabled || f.cacert != "" || f.cert != "" {
+		ep.TLS.Enabled = true
+		ep.TLS.SNI = f.sni
+		ep.TLS.CACert = f.cacert
+		ep.TLS.CACertDir = f.cacertdir
+		ep.TLS.Cert = f.cert
+		ep.TLS.Key = f.key
+		ep.TLS.Insecure = f.insecure
+	}
+	if (f.cert == "") != (f.key == "") {
+		return usageErr("--cert and --key go together")
+	}
+	return nil
 }
 
 // keyspaceRefusal turns a *load.KeyspaceError into the usage error (exit
