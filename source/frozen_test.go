@@ -28,15 +28,7 @@ func TestDoFrozenServerTimesOut(t *testing.T) {
 		t.Fatalf("PING: %+v", r)
 	}
 
-	if err := srv.Freeze(); err != nil {
-		t.Fatal(err)
-	}
-	thawed := false
-	defer func() {
-		if !thawed {
-			srv.Thaw()
-		}
-	}()
+	thaw := servertest.Freeze(t, srv)
 	start := time.Now()
 	r := x.w.Do(context.Background(), "BGSAVE")
 	took := time.Since(start)
@@ -50,8 +42,7 @@ func TestDoFrozenServerTimesOut(t *testing.T) {
 		return ev.Kind == EventCommand && ev.Command.Err == r.Err && ev.Command.Command == "BGSAVE"
 	})
 
-	srv.Thaw()
-	thawed = true
+	thaw()
 	x.next(t, 10*time.Second, "a sample after the stall", kind(EventSample))
 	if r := x.w.Do(context.Background(), "PING"); r.Err != "" || r.Reply != "PONG" {
 		t.Errorf("the next command after a timeout: %+v", r)

@@ -43,15 +43,7 @@ func TestProbeLoopStalledServerDelaysNoOther(t *testing.T) {
 	ph.summary()
 	ps.summary()
 
-	if err := stalled.Freeze(); err != nil {
-		t.Fatal(err)
-	}
-	thawed := false
-	defer func() {
-		if !thawed {
-			stalled.Thaw()
-		}
-	}()
+	thaw := servertest.Freeze(t, stalled)
 	before := ph.answered.Load()
 	var inflight, healthyMax time.Duration
 	servertest.WaitFor(t, 20*time.Second, "the stalled server's PING in flight for a second", func() bool {
@@ -75,10 +67,7 @@ func TestProbeLoopStalledServerDelaysNoOther(t *testing.T) {
 		t.Errorf("probe gave up on a stalled server: %s", e)
 	}
 
-	if err := stalled.Thaw(); err != nil {
-		t.Fatal(err)
-	}
-	thawed = true
+	thaw()
 	var worst time.Duration
 	servertest.WaitFor(t, 10*time.Second, "the stalled PING's answer", func() bool {
 		iv, _ := ps.summary()

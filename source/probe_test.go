@@ -151,15 +151,7 @@ func TestProbeFrozenServerShowsInFlight(t *testing.T) {
 	srv := servertest.Start(t, server.Options{})
 	p, _ := startProbe(t, srv)
 	servertest.WaitFor(t, 10*time.Second, "first PINGs", func() bool { return p.answered.Load() >= 10 })
-	if err := srv.Freeze(); err != nil {
-		t.Fatal(err)
-	}
-	thawed := false
-	defer func() {
-		if !thawed {
-			srv.Thaw()
-		}
-	}()
+	thaw := servertest.Freeze(t, srv)
 	servertest.WaitFor(t, 10*time.Second, "an in-flight PING older than 700ms", func() bool {
 		iv, roll := p.summary()
 		return iv.InFlight >= 700*time.Millisecond && iv.Worst() == iv.InFlight && roll.InFlight == iv.InFlight
@@ -167,8 +159,7 @@ func TestProbeFrozenServerShowsInFlight(t *testing.T) {
 	if e := p.err(); e != "" {
 		t.Errorf("probe gave up on a frozen server: %s", e)
 	}
-	srv.Thaw()
-	thawed = true
+	thaw()
 	var worst time.Duration
 	servertest.WaitFor(t, 10*time.Second, "the frozen PING's answer", func() bool {
 		iv, _ := p.summary()

@@ -536,15 +536,7 @@ func TestWatcherFrozenServer(t *testing.T) {
 	srv := servertest.Start(t, server.Options{})
 	x := startWatch(t, srv.Addr, WatchConfig{})
 	last := x.next(t, 10*time.Second, "a sample", kind(EventSample)).Sample
-	if err := srv.Freeze(); err != nil {
-		t.Fatal(err)
-	}
-	thawed := false
-	defer func() {
-		if !thawed {
-			srv.Thaw()
-		}
-	}()
+	thaw := servertest.Freeze(t, srv)
 	ev := x.next(t, 10*time.Second, "not answering", func(ev Event) bool {
 		if ev.Kind == EventSample {
 			last = ev.Sample
@@ -554,8 +546,7 @@ func TestWatcherFrozenServer(t *testing.T) {
 	if !strings.HasPrefix(ev.Err, "not answering for ") {
 		t.Errorf("stall reported as %q", ev.Err)
 	}
-	srv.Thaw()
-	thawed = true
+	thaw()
 	x.next(t, 10*time.Second, "connected again", kind(EventConnected))
 	s := x.next(t, 10*time.Second, "a sample", kind(EventSample)).Sample
 	if s.Seq != last.Seq+1 {

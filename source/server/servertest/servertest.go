@@ -82,6 +82,28 @@ func Populate(t testing.TB, c *redis.Client, keys int, prefix string, size int) 
 	}
 }
 
+// Freeze stops s (SIGSTOP) until thaw is called, or the test ends: a
+// test that fails while s is frozen leaves no stopped process behind.
+// thaw (SIGCONT) may be called more than once; it fails the test if the
+// signal cannot be sent.
+func Freeze(t testing.TB, s *server.Server) (thaw func()) {
+	t.Helper()
+	if err := s.Freeze(); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	thaw = func() {
+		t.Helper()
+		once.Do(func() {
+			if err := s.Thaw(); err != nil {
+				t.Fatalf("thaw %s: %v", s.Addr, err)
+			}
+		})
+	}
+	t.Cleanup(thaw)
+	return thaw
+}
+
 // WaitFor polls cond every 10 ms until it holds, and fails the test when
 // it still does not after within. It waits for a condition, never for a
 // fixed time.
