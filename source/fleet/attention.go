@@ -153,13 +153,7 @@ func (f *Fleet) Expect(why string, nodes ...source.NodeID) {
 	for _, n := range nodes {
 		f.att.expected[n] = why
 	}
-	changed := f.retimeLocked()
-	top := f.topo
-	running := f.runCtx != nil
-	f.mu.Unlock()
-	if changed && running {
-		f.emitTopology(top)
-	}
+	f.retimeUnlock()
 }
 
 // sending notes a save command about to be sent to node.
@@ -170,6 +164,15 @@ func (f *Fleet) sending(node source.NodeID, args []string) {
 	f.mu.Lock()
 	f.att.sent[node] = strings.ToUpper(args[0]) + " sent"
 	f.att.sentAt[node] = f.clock.Offset()
+	f.retimeUnlock()
+}
+
+func (f *Fleet) fixedInterval() bool { return f.cfg.Watch.PingInterval > 0 }
+
+// retimeUnlock retimes the watchers (retimeLocked), releases f.mu, which
+// the caller holds, and tells a running fleet's listener of the new
+// intervals, outside the lock.
+func (f *Fleet) retimeUnlock() {
 	changed := f.retimeLocked()
 	top := f.topo
 	running := f.runCtx != nil
@@ -178,8 +181,6 @@ func (f *Fleet) sending(node source.NodeID, args []string) {
 		f.emitTopology(top)
 	}
 }
-
-func (f *Fleet) fixedInterval() bool { return f.cfg.Watch.PingInterval > 0 }
 
 // retimeLocked gives every watcher the interval its attention calls for
 // and puts the intervals in the topology; it reports whether the
