@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,6 +29,28 @@ import (
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
+
+// progressLog keeps the lines Bench reports through Config.Progress,
+// which it calls from its own goroutines.
+type progressLog struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (p *progressLog) add(m string) {
+	p.mu.Lock()
+	p.lines = append(p.lines, m)
+	p.mu.Unlock()
+}
+
+// all is a copy of the lines so far.
+func (p *progressLog) all() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.lines)
+}
+
+func (p *progressLog) String() string { return strings.Join(p.all(), "\n") }
 
 func persistence(t *testing.T, c *redis.Client) map[string]string {
 	t.Helper()
@@ -58,7 +81,7 @@ func TestBenchTwoServers(t *testing.T) {
 
 	var mu sync.Mutex
 	events := map[source.NodeID]int{}
-	var progress []string
+	var progress progressLog
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	sums, err := Bench(ctx, Config{
@@ -69,11 +92,7 @@ func TestBenchTwoServers(t *testing.T) {
 		Writers:   4,
 		Keys:      20000,
 		Preload:   true,
-		Progress: func(m string) {
-			mu.Lock()
-			progress = append(progress, m)
-			mu.Unlock()
-		},
+		Progress:  progress.add,
 		Events: func(ev source.Event) {
 			mu.Lock()
 			events[ev.Node]++
@@ -81,7 +100,7 @@ func TestBenchTwoServers(t *testing.T) {
 		},
 	})
 	if err != nil {
-		t.Fatalf("Bench: %v\nprogress:\n%s", err, strings.Join(progress, "\n"))
+		t.Fatalf("Bench: %v\nprogress:\n%s", err, progress.String())
 	}
 	if len(sums) != 2 {
 		t.Fatalf("%d summaries", len(sums))

@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -43,8 +42,7 @@ func TestBenchCluster(t *testing.T) {
 	if len(targets) != 4 {
 		t.Fatalf("%d targets, want the 4 nodes", len(targets))
 	}
-	var mu sync.Mutex
-	var progress []string
+	var progress progressLog
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	sums, err := Bench(ctx, Config{
@@ -55,28 +53,24 @@ func TestBenchCluster(t *testing.T) {
 		Writers:   2,
 		Keys:      5000,
 		Preload:   true,
-		Progress: func(m string) {
-			mu.Lock()
-			progress = append(progress, m)
-			mu.Unlock()
-		},
+		Progress:  progress.add,
 	})
 	if err != nil {
-		t.Fatalf("Bench: %v\nprogress:\n%s", err, strings.Join(progress, "\n"))
+		t.Fatalf("Bench: %v\nprogress:\n%s", err, progress.String())
 	}
-	for _, l := range progress {
+	for _, l := range progress.all() {
 		if strings.Contains(l, "errors") {
 			t.Errorf("writers saw errors: %s", l)
 		}
 	}
 	loads := 0
-	for _, l := range progress {
+	for _, l := range progress.all() {
 		if strings.Contains(l, "loading 5000 keys") {
 			loads++
 		}
 	}
 	if loads != 2 {
-		t.Errorf("%d datasets loaded, want one per shard:\n%s", loads, strings.Join(progress, "\n"))
+		t.Errorf("%d datasets loaded, want one per shard:\n%s", loads, progress.String())
 	}
 	for i, s := range sums {
 		if s.Addr != targets[i].Save.String() || s.Label != targets[i].Label || len(s.Runs) != 1 {
