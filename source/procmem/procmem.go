@@ -88,6 +88,10 @@ type pssReading struct {
 // (not Linux, or not mounted).
 func New() (*Reader, error) { return newAt(procfs.DefaultMountPoint) }
 
+// NewAt is New for a proc filesystem mounted at mount: a host's /proc
+// mounted elsewhere (a container watching its host), or a test's tree.
+func NewAt(mount string) (*Reader, error) { return newAt(mount) }
+
 func newAt(mount string) (*Reader, error) {
 	// procfs.NewFS only checks that the directory exists; ask for a file
 	// that only a real proc filesystem has.
