@@ -33,17 +33,21 @@ func TestSessionForkWarning(t *testing.T) {
 	srv := servertest.Start(t, server.Options{})
 	admin := adminClient(t, srv, "")
 	ctx := context.Background()
-	const keys = 20000
-	servertest.Populate(t, admin, keys, "key", 300)
-	// A save slowed to about 2 s, during which every key is rewritten:
-	// each page the server writes is copied, so the save costs COW.
-	if err := admin.ConfigSet(ctx, "rdb-key-save-delay", "100").Err(); err != nil {
+	// Few large keys, each save of one slowed by 1 ms: about 2 s in all.
+	// (20,000 keys at 100 µs each took over 30 s in a suite run at load 25:
+	// every sleep overshoots by the scheduler's latency, so the count of
+	// sleeps, not their length, decides how long a loaded machine takes.)
+	const keys, size = 2000, 3000
+	servertest.Populate(t, admin, keys, "key", size)
+	// During the save every key is rewritten: each page the server writes
+	// is copied, so the save costs COW.
+	if err := admin.ConfigSet(ctx, "rdb-key-save-delay", "1000").Err(); err != nil {
 		t.Fatal(err)
 	}
 	if err := admin.BgSave(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	value := strings.Repeat("v", 300)
+	value := strings.Repeat("v", size)
 	deadline := time.Now().Add(30 * time.Second)
 	for in := persistence(t, admin); in.RDBInProgress.V == 1 || !in.RDBLastCOW.OK; in = persistence(t, admin) {
 		if time.Now().After(deadline) {
