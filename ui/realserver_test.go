@@ -79,20 +79,35 @@ func (sc *screen) waitForLong(t *testing.T, tm *teatest.TestModel, s string, d t
 
 // watchReal starts a real server whose BGSAVE of 20k keys takes about 2 s
 // (rdb-key-save-delay 100 µs a key, so it is sampled mid-save) and a
-// connected watcher of it, sampling every 100 ms; both end with the test.
-// rc is the test's own client of the server.
+// connected watcher of it (see startRealWatch).
 func watchReal(t *testing.T, ctx context.Context) (source.Endpoint, *source.Watcher, *redis.Client) {
 	t.Helper()
-	srv := servertest.Start(t, server.Options{Args: []string{"--rdb-key-save-delay", "100"}})
-	rc := servertest.Client(t, srv)
-	servertest.Populate(t, rc, 20000, "key", 100)
-	ep := sourcetest.Endpoint(t, srv.Addr)
-	w := source.NewWatcher(ep.Node(), ep, source.NewClock(), source.WatchConfig{Interval: 100 * time.Millisecond})
-	if _, err := w.Connect(ctx); err != nil {
+	x := startRealWatch(t, ctx, server.Options{Args: []string{"--rdb-key-save-delay", "100"}})
+	return x.ep, x.w, x.rc
+}
+
+// realWatch is a real server holding 20k keys of 100 bytes, the test's
+// own client of it (rc) and a connected watcher of it sampling every
+// 100 ms; all end with the test.
+type realWatch struct {
+	srv *server.Server
+	rc  *redis.Client
+	ep  source.Endpoint
+	w   *source.Watcher
+}
+
+func startRealWatch(t *testing.T, ctx context.Context, opts server.Options) *realWatch {
+	t.Helper()
+	x := &realWatch{srv: servertest.Start(t, opts)}
+	x.rc = servertest.Client(t, x.srv)
+	servertest.Populate(t, x.rc, 20000, "key", 100)
+	x.ep = sourcetest.Endpoint(t, x.srv.Addr)
+	x.w = source.NewWatcher(x.ep.Node(), x.ep, source.NewClock(), source.WatchConfig{Interval: 100 * time.Millisecond})
+	if _, err := x.w.Connect(ctx); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { w.Close() })
-	return ep, w, rc
+	t.Cleanup(func() { x.w.Close() })
+	return x
 }
 
 // programOn runs the UI of the one server w watches in a teatest program,

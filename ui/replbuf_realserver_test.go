@@ -25,23 +25,11 @@ import (
 func TestRealReplicaFullSyncBuffer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	srv := servertest.Start(t, server.Options{Args: []string{
+	x := startRealWatch(t, ctx, server.Options{Args: []string{
 		"--rdb-key-save-delay", "200", "--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "1",
 		"--client-output-buffer-limit", "replica 512mb 128mb 60",
 	}})
-	rc := servertest.Client(t, srv)
-	if err := rc.Do(ctx, "DEBUG", "POPULATE", "20000", "key", "100").Err(); err != nil {
-		t.Fatal(err)
-	}
-	ep, err := source.ParseAddress(srv.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := source.NewWatcher(ep.Node(), ep, source.NewClock(), source.WatchConfig{Interval: 100 * time.Millisecond})
-	if _, err := w.Connect(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
+	srv, ep, w := x.srv, x.ep, x.w
 	events := make(chan source.Event, 4096)
 	runCtx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
