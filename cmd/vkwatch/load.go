@@ -6,8 +6,10 @@ import (
 	"time"
 
 	"github.com/charmbracelet/bubbles/progress"
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
+	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/inert"
 	"github.com/vkwatch/vkwatch/source/load"
 )
@@ -63,26 +65,9 @@ func (a *app) runLoad(ctx context.Context, cf *connFlags, lf *loadFlags, addrs [
 	}
 	cfg := load.Config{Prefix: lf.prefix, Keys: lf.keys, ValueSize: lf.valueSize, Writers: lf.writers}
 	if !lf.skipPreload {
-		bar := progress.New(progress.WithWidth(40), progress.WithoutPercentage())
-		start := time.Now()
-		last := ""
-		err := load.Preload(ctx, opts, cfg, func(done, total int) {
-			el := time.Since(start).Seconds()
-			rate := 0.0
-			if el > 0 {
-				rate = float64(done) / el
-			}
-			line := fmt.Sprintf("\rpreload %s %3.0f%% %d/%d keys  %.0f keys/s", bar.ViewAs(float64(done)/float64(total)), 100*float64(done)/float64(total), done, total, rate)
-			if line != last {
-				fmt.Fprint(a.stderr, line)
-				last = line
-			}
-		})
-		fmt.Fprintln(a.stderr)
-		if err != nil {
-			return withCode(exitConnect, fmt.Errorf("%s: preload: %w", eps[0], err))
+		if err := a.preloadShown(ctx, eps[0], opts, cfg); err != nil {
+			return err
 		}
-		fmt.Fprintf(a.stderr, "preloaded %d keys of %d bytes under %q in %s\n", lf.keys, lf.valueSize, lf.prefix, time.Since(start).Round(time.Millisecond))
 	}
 	if lf.writers == 0 {
 		return nil
@@ -102,6 +87,13 @@ func (a *app) runLoad(ctx context.Context, cf *connFlags, lf *loadFlags, addrs [
 	}
 	defer w.Stop()
 	fmt.Fprintf(a.stderr, "%d writers running against %s; ctrl+c to stop\n", lf.writers, inert.Text(eps[0].String()))
+	a.showWriters(ctx, w)
+	return nil
+}
+
+// showWriters prints the writers' SET rate once a second, on one line
+// rewritten in place, until ctx ends, then what they did in all.
+func (a *app) showWriters(ctx context.Context, w *load.Writers) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	prev, prevT := w.Ops(), time.Now()
@@ -109,7 +101,7 @@ func (a *app) runLoad(ctx context.Context, cf *connFlags, lf *loadFlags, addrs [
 		select {
 		case <-ctx.Done():
 			fmt.Fprintf(a.stderr, "\nstopped after %d SETs (%d errors)\n", w.Ops(), w.Errors())
-			return nil
+			return
 		case now := <-t.C:
 			ops := w.Ops()
 			msg := fmt.Sprintf("\r%8.0f SET/s  total %d", float64(ops-prev)/now.Sub(prevT).Seconds(), ops)
@@ -123,4 +115,30 @@ func (a *app) runLoad(ctx context.Context, cf *connFlags, lf *loadFlags, addrs [
 			prev, prevT = ops, now
 		}
 	}
+}
+
+// preloadShown fills the keyspace, with a progress bar and rate on stderr,
+// and says how long it took.
+func (a *app) preloadShown(ctx context.Context, ep source.Endpoint, opts *redis.Options, cfg load.Config) error {
+	bar := progress.New(progress.WithWidth(40), progress.WithoutPercentage())
+	start := time.Now()
+	last := ""
+	err := load.Preload(ctx, opts, cfg, func(done, total int) {
+		el := time.Since(start).Seconds()
+		rate := 0.0
+		if el > 0 {
+			rate = float64(done) / el
+		}
+		line := fmt.Sprintf("\rpreload %s %3.0f%% %d/%d keys  %.0f keys/s", bar.ViewAs(float64(done)/float64(total)), 100*float64(done)/float64(total), done, total, rate)
+		if line != last {
+			fmt.Fprint(a.stderr, line)
+			last = line
+		}
+	})
+	fmt.Fprintln(a.stderr)
+	if err != nil {
+		return withCode(exitConnect, fmt.Errorf("%s: preload: %w", ep, err))
+	}
+	fmt.Fprintf(a.stderr, "preloaded %d keys of %d bytes under %q in %s\n", cfg.Keys, cfg.ValueSize, cfg.Prefix, time.Since(start).Round(time.Millisecond))
+	return nil
 }
