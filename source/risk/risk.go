@@ -173,15 +173,19 @@ func Assess(in Input) Fork {
 	f.Used, f.RSS = s.Info.UsedMemory, s.Info.RSS
 	f.Seen = seenCOW(s, in.Last)
 	cow := f.Seen
-	if fc, ok := in.Forecast.Get(); ok && (!cow.OK || fc.Bytes > cow.V.Bytes) {
-		cow = in.Forecast
+	// A forecast is evidence where nothing was seen yet, even a forecast of
+	// 0 B (an idle server: no writes, no pages to copy): the fork still
+	// needs the footprint it has. A seen 0 is INFO's "no fork yet".
+	forecast := false
+	if fc, ok := in.Forecast.Get(); ok && (!cow.OK || fc.Bytes > cow.V.Bytes || cow.V.Bytes <= 0) {
+		cow, forecast = in.Forecast, true
 	}
 	used, ok := f.Used.Get()
 	switch {
 	case !ok:
 		f.Why = "used_memory absent"
 		return f
-	case !cow.OK || cow.V.Bytes <= 0:
+	case !cow.OK || cow.V.Bytes < 0 || cow.V.Bytes == 0 && !forecast:
 		f.Why = "no copy-on-write observed yet"
 		return f
 	}

@@ -138,6 +138,15 @@ func TestAssessForecast(t *testing.T) {
 	if f := Assess(Input{Sample: sample(some(900*mib), some(gib), none, some(0), ""), Forecast: source.Some(Figure{Bytes: 200 * mib, From: "forecast"})}); !f.Exceeds() {
 		t.Errorf("forecast without a COW seen: %s", verdict(f))
 	}
+	// An idle server's forecast is 0 B: the footprint is still checked
+	// (it fits here), where a seen 0 alone says nothing.
+	idle := sample(some(700*mib), some(gib), none, some(0), "")
+	if f := Assess(Input{Sample: idle, Forecast: source.Some(Figure{Bytes: 0, From: "forecast"})}); f.Level != OK || len(f.Checks) == 0 {
+		t.Errorf("a forecast of 0 B: %s", verdict(f))
+	}
+	if f := Assess(Input{Sample: sample(some(gib+mib), some(gib), none, some(0), ""), Forecast: source.Some(Figure{Bytes: 0, From: "forecast"})}); !f.Exceeds() {
+		t.Errorf("a forecast of 0 B over maxmemory already: %s", verdict(f))
+	}
 }
 
 // TestAssessRealServer judges a real server's fork from its own INFO: a
