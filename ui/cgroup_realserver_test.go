@@ -15,6 +15,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/procmem"
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
+	"github.com/vkwatch/vkwatch/source/sourcetest"
 )
 
 // TestRealSaveConfirmedPastCgroupLimit: a real server with writers, whose
@@ -27,19 +28,14 @@ func TestRealSaveConfirmedPastCgroupLimit(t *testing.T) {
 	defer cancel()
 	srv := servertest.Start(t, server.Options{Args: []string{"--rdb-key-save-delay", "100"}})
 	rc := servertest.Client(t, srv)
-	if err := rc.Do(ctx, "DEBUG", "POPULATE", "20000", "key", "100").Err(); err != nil {
-		t.Fatal(err)
-	}
+	servertest.Populate(t, rc, 20000, "key", 100)
 	pid := srv.PID()
 	real, err := procmem.New()
 	if err != nil {
 		t.Fatal(err)
 	}
 	fake := fakeCgroupProc(t, pid, "testdata/cgroup-tight/sys")
-	ep, err := source.ParseAddress(srv.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ep := sourcetest.Endpoint(t, srv.Addr)
 	w := source.NewWatcher(ep.Node(), ep, source.NewClock(), source.WatchConfig{Interval: 100 * time.Millisecond,
 		Proc: func(pid int64) source.ProcMem {
 			m, f := real.Read(pid), fake.Read(pid)

@@ -17,6 +17,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/procmem"
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
+	"github.com/vkwatch/vkwatch/source/sourcetest"
 )
 
 // TestRecordLiveWatch records a real server watched through a BGSAVE and
@@ -30,14 +31,9 @@ func TestRecordLiveWatch(t *testing.T) {
 	defer cancel()
 	adm := redis.NewClient(&redis.Options{Addr: s.Addr, Password: pw})
 	defer adm.Close()
-	if err := adm.Do(ctx, "DEBUG", "POPULATE", "20000", "key", "300").Err(); err != nil {
-		t.Fatal(err)
-	}
+	servertest.Populate(t, adm, 20000, "key", 300)
 
-	ep, err := source.ParseAddress("redis://:" + pw + "@" + s.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ep := sourcetest.Endpoint(t, "redis://:"+pw+"@"+s.Addr)
 	clock := source.NewClock()
 	// With /proc, so that the instruments and the cgroup are recorded and
 	// replayed too.

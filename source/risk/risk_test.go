@@ -159,9 +159,7 @@ func TestAssessRealServer(t *testing.T) {
 	c := servertest.Client(t, srv)
 	ctx := context.Background()
 	const keys = 20000
-	if err := c.Do(ctx, "DEBUG", "POPULATE", keys, "k", 200).Err(); err != nil {
-		t.Fatal(err)
-	}
+	servertest.Populate(t, c, keys, "k", 200)
 	// 20,000 keys at 50 µs: a save of about a second, overwritten meanwhile.
 	if err := c.ConfigSet(ctx, "rdb-key-save-delay", "50").Err(); err != nil {
 		t.Fatal(err)

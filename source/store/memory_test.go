@@ -10,6 +10,7 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
+	"github.com/vkwatch/vkwatch/source/sourcetest"
 	"github.com/vkwatch/vkwatch/source/store"
 )
 
@@ -85,10 +86,7 @@ func realSamples(t testing.TB, n int) []*source.Sample {
 	srv := servertest.Start(t, server.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	ep, err := source.ParseAddress(srv.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ep := sourcetest.Endpoint(t, srv.Addr)
 	w := source.NewWatcher(ep.Node(), ep, source.NewClock(), source.WatchConfig{Interval: 10 * time.Millisecond})
 	if _, err := w.Connect(ctx); err != nil {
 		t.Fatal(err)

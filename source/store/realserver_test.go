@@ -10,6 +10,7 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
+	"github.com/vkwatch/vkwatch/source/sourcetest"
 	"github.com/vkwatch/vkwatch/source/store"
 )
 
@@ -22,13 +23,8 @@ func TestStoreHoldsARealSave(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	adm := servertest.Client(t, srv)
-	if err := adm.Do(ctx, "DEBUG", "POPULATE", "20000", "key", "100").Err(); err != nil {
-		t.Fatal(err)
-	}
-	ep, err := source.ParseAddress(srv.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	servertest.Populate(t, adm, 20000, "key", 100)
+	ep := sourcetest.Endpoint(t, srv.Addr)
 	w := source.NewWatcher(ep.Node(), ep, source.NewClock(), source.WatchConfig{Interval: 100 * time.Millisecond})
 	if _, err := w.Connect(ctx); err != nil {
 		t.Fatal(err)
