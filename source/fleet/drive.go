@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -116,6 +117,10 @@ type DriveConfig struct {
 	Progress func(r *Roll, st *Status)
 }
 
+// ExpectNext is why the roll's next node is probed finely, as the
+// header says it.
+const ExpectNext = "next in the roll"
+
 // ErrHeld is why Drive stops at a node the memory check holds (and
 // RollConfig.Force is not set): a script has nobody to ask.
 var ErrHeld = errors.New("held by the memory check")
@@ -163,6 +168,8 @@ func Drive(ctx context.Context, f *Fleet, top source.Topology, conns []Connected
 	}
 	ready := time.NewTimer(cfg.Ready)
 	defer ready.Stop()
+	var next []source.NodeID // what f was told to expect
+	defer f.Expect("")
 	for {
 		select {
 		case <-ctx.Done():
@@ -190,6 +197,10 @@ func Drive(ctx context.Context, f *Fleet, top source.Topology, conns []Connected
 		r := d.Roll()
 		if r == nil {
 			continue
+		}
+		if n := r.Next(); !slices.Equal(n, next) {
+			next = n
+			f.Expect(ExpectNext, n...)
 		}
 		if r.State() == RollHeld {
 			d.Cancel()

@@ -420,6 +420,24 @@ func (r *Roll) advance() []Action {
 	return out
 }
 
+// Next is the node the roll starts next: its first waiting step, while
+// the roll is planned, running or held; none once it is over or
+// cancelling. It is what the fleet probes finely before it forks
+// (Fleet.Expect), so a fork pause there is not missed.
+func (r *Roll) Next() []source.NodeID {
+	switch r.state {
+	case RollPlanned, RollRunning, RollHeld:
+	default:
+		return nil
+	}
+	for _, st := range r.steps {
+		if st.State == StepWaiting {
+			return []source.NodeID{st.Node.ID}
+		}
+	}
+	return nil
+}
+
 // finish ends a roll whose steps have all left the waiting state.
 func (r *Roll) finish() {
 	for _, st := range r.steps {

@@ -204,9 +204,15 @@ func TestDriveOnARealCluster(t *testing.T) {
 	noLeaks(t)
 	c, seed := rollCluster(t, "300")
 	ctx := context.Background()
+	// fine: the nodes seen probed at the fine interval while their step
+	// still waited (the roll's next node, issue 21).
+	var fine map[source.NodeID]bool
 	drive := func(t *testing.T) (*Roll, error, []string, *servertest.SaveWatcher, map[string]string) {
 		t.Helper()
-		f := NewCluster(seed, Config{Watch: source.WatchConfig{Interval: 50 * time.Millisecond}})
+		// A small PING budget, so that the nodes out of attention are
+		// probed far more coarsely than 2 ms (at the default budget six
+		// nodes would all get the fine interval).
+		f := NewCluster(seed, Config{Watch: source.WatchConfig{Interval: 50 * time.Millisecond}, PingBudget: 100})
 		defer f.Close()
 		top, err := f.Start(ctx)
 		if err != nil {
@@ -217,7 +223,12 @@ func TestDriveOnARealCluster(t *testing.T) {
 		p := c.WatchSaves(t)
 		var seen []string // each step's state as Progress told it, when it changed
 		last := map[source.NodeID]StepState{}
-		r, err := Drive(ctx, f, top, conns, DriveConfig{Progress: func(r *Roll, _ *Status) {
+		fine = map[source.NodeID]bool{}
+		r, err := Drive(ctx, f, top, conns, DriveConfig{Emit: func(ev source.Event) {
+			if st, ok := last[ev.Node]; ok && st == StepWaiting && ev.Kind == source.EventSample && ev.Sample.Ping.Interval == MinPingInterval {
+				fine[ev.Node] = true
+			}
+		}, Progress: func(r *Roll, _ *Status) {
 			for _, st := range r.Steps() {
 				if s, ok := last[st.Node.ID]; !ok || s != st.State {
 					last[st.Node.ID] = st.State
@@ -246,6 +257,13 @@ func TestDriveOnARealCluster(t *testing.T) {
 			}
 			if !slices.Contains(seen, st.Node.Addr+" saving") && !slices.Contains(seen, st.Node.Addr+" sent") {
 				t.Errorf("progress never told %s going: %v", st.Node.Addr, seen)
+			}
+		}
+		// The nodes after the first wait a whole save each: meanwhile,
+		// as the roll's next, they are probed at 2 ms.
+		for _, st := range r.Steps()[1:] {
+			if !fine[st.Node.ID] {
+				t.Errorf("%s, next in the roll, never probed at %s before its save", st.Node.Addr, MinPingInterval)
 			}
 		}
 		if len(saved) != 3 || p.MaxAtOnce() != 1 {
