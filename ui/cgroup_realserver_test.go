@@ -57,18 +57,7 @@ func TestRealSaveConfirmedPastCgroupLimit(t *testing.T) {
 	m := sized(New(Config{Nodes: nodes(ep.String()), Send: func(_ source.NodeID, args ...string) { w.Do(ctx, args...) }}), 200, 50)
 	feed := func(what string, cond func(source.Event) bool) {
 		t.Helper()
-		for {
-			select {
-			case ev := <-events:
-				nm, _ := m.Update(EventMsg(ev))
-				m = nm.(Model)
-				if cond(ev) {
-					return
-				}
-			case <-ctx.Done():
-				t.Fatalf("no %s:\n%s", what, view(m))
-			}
-		}
+		feedUntil(t, ctx, &m, events, what, cond)
 	}
 	feed("a forecast past the cgroup limit", func(source.Event) bool {
 		return strings.Contains(view(m), "headroom would exceed") && strings.Contains(view(m), "of 64.0 MiB cgroup limit")

@@ -77,6 +77,24 @@ func (sc *screen) waitForLong(t *testing.T, tm *teatest.TestModel, s string, d t
 	sc.seen = append(sc.seen, last...)
 }
 
+// feedUntil feeds *m the watcher's events until one satisfies cond,
+// failing the test with the screen when ctx ends first.
+func feedUntil(t *testing.T, ctx context.Context, m *Model, events <-chan source.Event, what string, cond func(source.Event) bool) {
+	t.Helper()
+	for {
+		select {
+		case ev := <-events:
+			nm, _ := m.Update(EventMsg(ev))
+			*m = nm.(Model)
+			if cond(ev) {
+				return
+			}
+		case <-ctx.Done():
+			t.Fatalf("no %s:\n%s", what, view(*m))
+		}
+	}
+}
+
 // watchReal starts a real server whose BGSAVE of 20k keys takes about 2 s
 // (rdb-key-save-delay 100 µs a key, so it is sampled mid-save) and a
 // connected watcher of it (see startRealWatch).
@@ -142,18 +160,7 @@ func TestRealServerCostCurve(t *testing.T) {
 	// until feeds the model the watcher's events until one satisfies cond.
 	until := func(what string, cond func(source.Event) bool) {
 		t.Helper()
-		for {
-			select {
-			case ev := <-events:
-				nm, _ := m.Update(EventMsg(ev))
-				m = nm.(Model)
-				if cond(ev) {
-					return
-				}
-			case <-ctx.Done():
-				t.Fatalf("no %s:\n%s", what, view(m))
-			}
-		}
+		feedUntil(t, ctx, &m, events, what, cond)
 	}
 	until("first sample", func(ev source.Event) bool { return ev.Kind == source.EventSample })
 	for i := range 2 {

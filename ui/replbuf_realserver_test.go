@@ -43,18 +43,7 @@ func TestRealReplicaFullSyncBuffer(t *testing.T) {
 	m := sized(New(Config{Nodes: nodes(ep.String())}), 200, 50)
 	feed := func(what string, cond func(source.Event) bool) {
 		t.Helper()
-		for {
-			select {
-			case ev := <-events:
-				nm, _ := m.Update(EventMsg(ev))
-				m = nm.(Model)
-				if cond(ev) {
-					return
-				}
-			case <-ctx.Done():
-				t.Fatalf("no %s:\n%s", what, view(m))
-			}
-		}
+		feedUntil(t, ctx, &m, events, what, cond)
 	}
 	feed("sample with the replica limit", func(ev source.Event) bool {
 		return ev.Kind == source.EventSample && ev.Sample.Config.ReplicaBufHard == source.Some[int64](512<<20)
