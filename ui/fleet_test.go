@@ -375,6 +375,13 @@ func TestFleetRollingSaveConfirmProgressAndStop(t *testing.T) {
 		!strings.Contains(v, "B again: start the rolling save • any other key: cancel") {
 		t.Fatalf("confirmation:\n%s", v)
 	}
+	// Where the width holds them, each node with its forecast and
+	// headroom.
+	wide := newRollSim(t, 200, 50)
+	wide.key("B")
+	if v := view(wide.m); !strings.Contains(v, "1: 127.0.0.1:30004 ~150 MiB bound ok  2: 127.0.0.1:30005 ~175 MiB bound ok  3: 127.0.0.1:30006 ~200 MiB bound ok") {
+		t.Errorf("200x50 confirmation without the forecasts:\n%s", v)
+	}
 	// Any other key cancels: nothing planned, nothing sent.
 	r.key("o")
 	if strings.Contains(view(r.m), "rolling BGSAVE") || len(r.log.got()) != 0 {

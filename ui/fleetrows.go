@@ -480,7 +480,7 @@ func (f *fleetView) view(st *styles, prog progress.Model, s *store.Store, perRow
 		first := at == 0 || f.shown[at-1].shard != r.shard
 		out = append(out, f.rowLines(st, prog, s, r, first)...)
 	}
-	roll := f.rollLines(st)
+	roll := f.rollLines(st, s)
 	for len(out) < f.height-len(roll) {
 		out = append(out, "")
 	}
@@ -602,7 +602,7 @@ func (f *fleetView) colHeads(st *styles) string {
 
 // rollLines are the rolling save's lines: its plan waiting for B again,
 // its progress (n of m, ETA, what it does or waits for), or how it ended.
-func (f *fleetView) rollLines(st *styles) []string {
+func (f *fleetView) rollLines(st *styles, s *store.Store) []string {
 	if f.roll() == nil {
 		return nil
 	}
@@ -622,11 +622,24 @@ func (f *fleetView) rollLines(st *styles) []string {
 		}
 		l1 = st.warn.r(fmt.Sprintf("rolling BGSAVE of %d node%s, one per shard, %d at a time, never 2 on one host:",
 			len(steps), plural(len(steps)), max(f.drive.Config().MaxParallel, 1)))
+		// Each node with its forecast and headroom (the check the roll
+		// makes again before it starts the node) where the width holds
+		// them all; else the nodes alone, which the rows' save column
+		// gives the forecasts of.
 		names := make([]string, len(steps))
-		for i, s := range steps {
-			names[i] = fmt.Sprintf("%d: %s", i+1, s.Node.Addr)
+		plain := make([]string, len(steps))
+		for i, step := range steps {
+			plain[i] = fmt.Sprintf("%d: %s", i+1, step.Node.Addr)
+			names[i] = plain[i]
+			if c := nextCell(st, s.Live(step.Node.ID)); c != "" {
+				names[i] += " " + strings.TrimPrefix(ansi.Strip(c), "next ")
+			}
 		}
-		l2 = st.value.r(strings.Join(names, "  "))
+		l2 = strings.Join(names, "  ")
+		if ansi.StringWidth(l2) > f.width {
+			l2 = strings.Join(plain, "  ")
+		}
+		l2 = st.value.r(l2)
 	case fleet.RollRunning, fleet.RollHeld:
 		l1 = st.warn.r("rolling save") + st.value.r(fmt.Sprintf(" %d of %d saved", p.Done, p.Total)) +
 			st.label.r(" · ETA ") + st.value.r(rollETA(p)) + st.dim.r(" · esc cancels the rest")
