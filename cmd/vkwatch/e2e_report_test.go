@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -50,17 +51,21 @@ func runVKWatch(t *testing.T, timeout time.Duration, args ...string) (int, strin
 	defer cancel()
 	cmd := exec.CommandContext(ctx, vkwatchBin, args...)
 	cmd.Env = childEnv()
+	// Out of time, the child is asked for its goroutines (Go's SIGQUIT
+	// dump goes to stderr) before it is killed: a hang names itself.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGQUIT) }
+	cmd.WaitDelay = 5 * time.Second
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("vkwatch %s did not end within %s; its stderr:\n%s", strings.Join(args, " "), timeout, errb.String())
+	}
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
 		t.Fatalf("vkwatch %s: %v", strings.Join(args, " "), err)
-	}
-	if ctx.Err() != nil {
-		t.Fatalf("vkwatch %s did not end within %s", strings.Join(args, " "), timeout)
 	}
 	return code, out.String(), errb.String()
 }
