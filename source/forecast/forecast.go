@@ -219,7 +219,16 @@ func Predict(now Now, cal *Calibration) (Forecast, bool) {
 	w, haveRate := now.Rate.Get()
 	if haveRate && w >= 0 {
 		n := PagesPerWrite * w * f.Duration.Seconds()
-		f.Bound = source.Some(min(int64(pages*(1-math.Exp(-n/pages))*PageSize), worst))
+		bound := int64(pages * (1 - math.Exp(-n/pages)) * PageSize)
+		// The server writes pages of its own while a child holds them
+		// (its cron, clients' buffers, the monitor's own INFO and PING):
+		// a save with no writes before it still copied about 1 MiB here.
+		// What such a save of this node copied is part of the bound, or
+		// an idle server's "upper bound" of 0 B is below every save.
+		if cal != nil && cal.Rate == 0 {
+			bound = max(bound, cal.COW)
+		}
+		f.Bound = source.Some(min(bound, worst))
 	}
 	switch {
 	case cal != nil && cal.K > 0 && haveRate && w >= 0:

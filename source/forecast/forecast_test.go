@@ -143,3 +143,24 @@ func TestCount(t *testing.T) {
 		}
 	}
 }
+
+// TestPredictIdleBoundHoldsTheServersOwnCopies: after a save with no
+// writes before it (which still copied the server's own pages), an idle
+// node's bound is at least that save's COW, not 0 B below it; with writes
+// the uniform bound still rules when it is larger.
+func TestPredictIdleBoundHoldsTheServersOwnCopies(t *testing.T) {
+	used := int64(64 << 20)
+	rest := &Calibration{Used: used, COW: 1 << 20, Seconds: 2}
+	f, _ := Predict(Now{Used: source.Some(used), Rate: source.Some(0.0)}, rest)
+	if f.Basis != Bound || f.COW != 1<<20 || f.Bound != source.Some[int64](1<<20) {
+		t.Errorf("idle after an idle save: %+v", f)
+	}
+	if f, _ := Predict(Now{Used: source.Some(used), Rate: source.Some(0.0)}, nil); f.COW != 0 {
+		t.Errorf("idle, no save seen: %+v", f)
+	}
+	busy, _ := Predict(Now{Used: source.Some(used), Rate: source.Some(1000.0)}, rest)
+	pages := float64(used) / PageSize
+	if want := int64(pages * (1 - math.Exp(-PagesPerWrite*1000*busy.Duration.Seconds()/pages)) * PageSize); busy.COW != max(want, 1<<20) || want < 1<<20 {
+		t.Errorf("writes after an idle save: %+v, uniform %d", busy, want)
+	}
+}
