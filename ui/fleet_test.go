@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -585,5 +586,50 @@ func TestKeysTypedTogetherAreKeysEach(t *testing.T) {
 	m = nm.(Model)
 	if got := selected(t, m); got != fleetAddr(5) || !strings.Contains(lineWith(t, m, fleetAddr(2)+" "), "*") {
 		t.Fatalf("jj j: selected %s, want %s with %s marked:\n%s", got, fleetAddr(5), fleetAddr(2), view(m))
+	}
+}
+
+// TestFleetRollingSaveExpectsItsNextNode: the fleet view's roll tells the
+// fleet (Config.Expect) the node it starts next, as the headless roll
+// does, so that node is probed finely before it forks; once the roll is
+// over the expectation is withdrawn.
+func TestFleetRollingSaveExpectsItsNextNode(t *testing.T) {
+	r := newRollSim(t, 120, 40)
+	var mu sync.Mutex
+	var told []string
+	r.m.cfg.Expect = func(why string, nodes ...source.NodeID) {
+		mu.Lock()
+		defer mu.Unlock()
+		told = append(told, fmt.Sprintf("%s %v", why, nodes))
+	}
+	said := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(told)
+	}
+	r.key("B")
+	r.idle() // the next samples carry what the roll wants told
+	if got := said(); !slices.Equal(got, []string{fmt.Sprintf("next in the roll [%s]", fleetID(4))}) {
+		t.Fatalf("planned roll: Expect told %q, want its first node", got)
+	}
+	r.key("B")
+	r.idle()
+	if got := said(); got[len(got)-1] != fmt.Sprintf("next in the roll [%s]", fleetID(5)) {
+		t.Fatalf("first node sent: Expect told %q, want the second node next", got)
+	}
+	r.answer(4, "")
+	r.save(4, time.Second)
+	if got := said(); got[len(got)-1] != fmt.Sprintf("next in the roll [%s]", fleetID(6)) {
+		t.Fatalf("second node sent: Expect told %q, want the third next", got)
+	}
+	n := len(said())
+	r.idle()
+	if len(said()) != n {
+		t.Fatalf("Expect told again with nothing changed: %q", said())
+	}
+	r.answer(5, "NOPERM this user has no permissions to run the 'bgsave' command")
+	r.idle()
+	if got := said(); got[len(got)-1] != " []" {
+		t.Fatalf("roll stopped: Expect told %q, want the expectation withdrawn", got)
 	}
 }

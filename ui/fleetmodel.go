@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -246,6 +247,37 @@ func (f *fleetView) escape() {
 // calling Config.Send, run concurrently by bubbletea; their answers come
 // back as events, which the roll follows.
 func (m *Model) rollCmds(acts []fleet.Action) tea.Cmd {
+	return tea.Batch(m.sendCmds(acts), m.expectCmd())
+}
+
+// expectCmd tells the fleet the roll's next node when it changed (none
+// once the roll is over or cancelled), so that its fork pause falls
+// between PINGs 2 ms apart, as in the headless roll (fleet.Drive).
+func (m *Model) expectCmd() tea.Cmd {
+	f, expect := m.fleet, m.cfg.Expect
+	if f == nil || expect == nil {
+		return nil
+	}
+	var next []source.NodeID
+	if r := f.roll(); r != nil {
+		next = r.Next()
+	}
+	if slices.Equal(next, f.expected) {
+		return nil
+	}
+	f.expected = next
+	return func() tea.Msg {
+		if len(next) == 0 {
+			expect("")
+		} else {
+			expect(fleet.ExpectNext, next...)
+		}
+		return nil
+	}
+}
+
+// sendCmds turns the roll's actions into a tea.Cmd each.
+func (m *Model) sendCmds(acts []fleet.Action) tea.Cmd {
 	send := m.cfg.Send
 	if len(acts) == 0 || send == nil || m.cfg.ReadOnly {
 		return nil

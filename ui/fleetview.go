@@ -65,6 +65,8 @@ type fleetView struct {
 	// its roll is planned (waiting for B again), running, or over (its
 	// last line stays until esc or the next B).
 	drive *fleet.Driver
+	// expected is the roll's next node as Config.Expect was last told.
+	expected []source.NodeID
 
 	rows   []*fleetRow // topology order, gone nodes after their shard
 	byID   map[source.NodeID]*fleetRow

@@ -75,6 +75,10 @@ type Config struct {
 	// Send sends a command to a server. It is called only inside a tea.Cmd
 	// and may block; its answer arrives later as an EventCommand.
 	Send func(node source.NodeID, args ...string)
+	// Expect names the nodes a rolling save starts next, to be probed
+	// finely before they fork (source/fleet's Fleet.Expect; none
+	// withdraws them). Called only inside a tea.Cmd; nil: not told.
+	Expect func(why string, nodes ...source.NodeID)
 	// ReadOnly refuses b/a/B/A with a footer note and never calls Send.
 	ReadOnly bool
 	// Banner is an optional one-line header above the panes.

@@ -472,6 +472,7 @@ func (s *monitorSession) runUI() error {
 		Send: func(node source.NodeID, args ...string) {
 			s.fleet.Do(s.ctx, node, args...)
 		},
+		Expect: s.fleet.Expect,
 	})
 	p := newProgram(s.ctx, model, s.a)
 	go func() {
