@@ -158,9 +158,10 @@ func Drive(ctx context.Context, f *Fleet, top source.Topology, conns []Connected
 		for _, a := range acts {
 			wg.Go(func() {
 				res := f.Do(runCtx, a.Node, a.Args...)
-				// The answer reaches the roll as an event when the node's
-				// watcher runs; one that left the fleet says nothing, so
-				// its answer is handed over too (twice is harmless).
+				// The answer reaches the roll as an event (the node's
+				// watcher's, or the fleet's for a node that left); it is
+				// handed over here too, in case the watcher stopped before
+				// it said it (twice is harmless).
 				off, at := f.clock.Now()
 				q.pushOwn(source.Event{Node: a.Node, Kind: source.EventCommand, Offset: off, At: at, Command: &res})
 			})

@@ -542,12 +542,31 @@ func (f *Fleet) Do(ctx context.Context, node source.NodeID, args ...string) sour
 	r := f.watchers[node]
 	f.mu.Unlock()
 	if r == nil {
-		return source.CommandResult{Command: strings.Join(args, " "), Err: fmt.Sprintf("%s is not watched (it left the fleet)", node)}
+		return f.notWatched(node, args)
 	}
 	// A save about to start is probed finely from before it forks, so
 	// that the fork's pause falls between PINGs 2 ms apart.
 	f.sending(node, args)
 	return r.w.Do(ctx, args...)
+}
+
+// notWatched is Do's answer for a node the fleet does not watch (it left
+// while the command was on its way, as a rolling save's next node can): a
+// refusal, emitted as that node's EventCommand too, so that whoever follows
+// the events (the fleet view's roll) sees the command end and is not left
+// waiting on it.
+func (f *Fleet) notWatched(node source.NodeID, args []string) source.CommandResult {
+	off, at := f.clock.Now()
+	res := source.CommandResult{Command: strings.Join(args, " "), Sent: off, Done: off,
+		Err: fmt.Sprintf("%s is not watched (it left the fleet)", node)}
+	f.mu.Lock()
+	emit := f.emit
+	f.mu.Unlock()
+	if emit != nil {
+		c := res
+		emit(source.Event{Node: node, Kind: source.EventCommand, Offset: off, At: at, Command: &c})
+	}
+	return res
 }
 
 // Member returns the member with id, and whether it is watched now.

@@ -268,7 +268,18 @@ func TestFleetOfFiveAddresses(t *testing.T) {
 	if !res.OK() || res.Reply != "PONG" {
 		t.Errorf("Do PING: %+v", res)
 	}
-	if res := f.Do(context.Background(), "nobody", "PING"); res.OK() {
+	if res := f.Do(context.Background(), "nobody", "BGSAVE"); res.OK() {
 		t.Errorf("Do to an unknown node: %+v", res)
 	}
+	// Its refusal is an event too: a roll that sent it is not left
+	// waiting for an answer that never comes.
+	servertest.WaitFor(t, 5*time.Second, "the refusal to an unknown node as an event", func() bool {
+		for _, ev := range s.events() {
+			if ev.Node == "nobody" && ev.Kind == source.EventCommand && ev.Command != nil &&
+				ev.Command.Command == "BGSAVE" && strings.Contains(ev.Command.Err, "not watched") {
+				return true
+			}
+		}
+		return false
+	})
 }
