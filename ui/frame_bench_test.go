@@ -61,8 +61,12 @@ func (f *benchServer) sample(off time.Duration) source.Event {
 		COW: source.Some[int64](0), COWFrom: source.FromProc,
 		Footprint: source.Some(used + 13<<20), FootprintFrom: source.FromProc,
 	}
-	if cyc := math.Mod(x, 120); cyc >= 60 && cyc < 75 {
-		el := time.Duration((cyc - 60) * float64(time.Second))
+	// A save from 60 s to 75 s of every two minutes. In durations, not
+	// float seconds: a start computed from floats moved by a few
+	// nanoseconds from sample to sample, so the store saw a new save at
+	// every sample and the benchmark timed a curve started 75 times over.
+	if cyc := off % (120 * time.Second); cyc >= 60*time.Second && cyc < 75*time.Second {
+		el := cyc - 60*time.Second
 		cow := int64(el/benchInterval) * 256 << 10
 		s.Save = &source.SaveProgress{
 			Kind: source.SaveFork, Started: off - el, Elapsed: el,
