@@ -76,23 +76,8 @@ func rerecord(b *testing.B, h Header, evs []source.Event) (size, samples int) {
 // source) and /proc read (BenchmarkRead in source/procmem), what the
 // watcher pays for the same sample.
 func BenchmarkWriterPerSample(b *testing.B) {
-	rf, err := OpenFile("testdata/busy-two-servers.jsonl.zst")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer rf.Close()
-	var evs []source.Event
-	sc, err := rf.ScanFrom(0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for sc.Next() {
-		if ev := sc.Event(); ev.Kind == source.EventSample {
-			evs = append(evs, ev)
-		}
-	}
-	sc.Close()
-	w, err := NewCompressedWriter(io.Discard, "jsonl", Zstd, rf.Header)
+	evs, h := busySamples(b)
+	w, err := NewCompressedWriter(io.Discard, "jsonl", Zstd, *h)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -107,7 +92,7 @@ func BenchmarkWriterPerSample(b *testing.B) {
 		s := *ev.Sample
 		s.Seq += uint64(i/len(evs)) * uint64(len(evs))
 		ev.Offset += lap
-		s.Offset, s.At = ev.Offset, rf.Header.Epoch.Add(ev.Offset)
+		s.Offset, s.At = ev.Offset, h.Epoch.Add(ev.Offset)
 		ev.At, ev.Sample = s.At, &s
 		if err := w.Write(ev); err != nil {
 			b.Fatal(err)
