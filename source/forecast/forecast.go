@@ -15,7 +15,8 @@
 // write rate now and the duration the last save's keys per second give for
 // today's key count. Before any save is seen there is no k: the forecast is
 // then the uniform-write upper bound, with PagesPerWrite pages per write
-// and an estimated duration, beside the worst case, every page copied.
+// and BoundMargin times the writes expected over an estimated duration,
+// beside the worst case, every page copied.
 // Each forecast names its basis.
 //
 // It is pure arithmetic on samples and reports: no I/O.
@@ -42,6 +43,15 @@ const PageSize = 4096
 // of 300 B, one writer), a save copied 1.1-1.3 pages per write: a bound of
 // one page per write, the plain formula, fell below the actual.
 const PagesPerWrite = 3
+
+// BoundMargin is how many times the expected writes the upper bound
+// counts: the write rate before a save and the save's duration are both
+// estimates, and the bound must hold when they err short. Measured here
+// on a quiet machine (Redis 7.0.15, 1,000,000 keys, one writer), the rate
+// of the seconds before a save read 11,500 SETs/s for a save that ran at
+// 18,000, and the bound without a margin fell 0.3 MiB below the actual
+// (285.8 against 286.1 MiB); saves of the same dataset took 3.15-3.90 s.
+const BoundMargin = 1.5
 
 // Basis names what a forecast rests on, on screen and in output.
 type Basis string
@@ -218,7 +228,7 @@ func Predict(now Now, cal *Calibration) (Forecast, bool) {
 	pages := float64(used) / PageSize
 	w, haveRate := now.Rate.Get()
 	if haveRate && w >= 0 {
-		n := PagesPerWrite * w * f.Duration.Seconds()
+		n := PagesPerWrite * BoundMargin * w * f.Duration.Seconds()
 		bound := int64(pages * (1 - math.Exp(-n/pages)) * PageSize)
 		// The server writes pages of its own while a child holds them
 		// (its cron, clients' buffers, the monitor's own INFO and PING):

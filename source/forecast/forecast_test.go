@@ -109,7 +109,7 @@ func TestPredictWithoutCalibration(t *testing.T) {
 		t.Errorf("bound: %+v", f)
 	}
 	pages := float64(used) / PageSize
-	if want := int64(pages * (1 - math.Exp(-PagesPerWrite*1000*2/pages)) * PageSize); f.COW != want {
+	if want := int64(pages * (1 - math.Exp(-PagesPerWrite*BoundMargin*1000*2/pages)) * PageSize); f.COW != want {
 		t.Errorf("bound %d, want %d", f.COW, want)
 	}
 	f, _ = Predict(Now{Used: source.Some(used), Rate: source.Some(1000.0), LastSaveSeconds: source.Some[int64](0)}, nil)
@@ -160,7 +160,7 @@ func TestPredictIdleBoundHoldsTheServersOwnCopies(t *testing.T) {
 	}
 	busy, _ := Predict(Now{Used: source.Some(used), Rate: source.Some(1000.0)}, rest)
 	pages := float64(used) / PageSize
-	if want := int64(pages * (1 - math.Exp(-PagesPerWrite*1000*busy.Duration.Seconds()/pages)) * PageSize); busy.COW != max(want, 1<<20) || want < 1<<20 {
+	if want := int64(pages * (1 - math.Exp(-PagesPerWrite*BoundMargin*1000*busy.Duration.Seconds()/pages)) * PageSize); busy.COW != max(want, 1<<20) || want < 1<<20 {
 		t.Errorf("writes after an idle save: %+v, uniform %d", busy, want)
 	}
 }
