@@ -583,3 +583,40 @@ func TestResizeWhilePausedShowsNothingNewer(t *testing.T) {
 		t.Errorf("resizing while paused changed the frame:\n%s\nwant:\n%s", view(m), paused)
 	}
 }
+
+// TestSlotMigrationMarked: a slot migration's fork is marked M in the
+// marker row, and the legend says what M is while one is in view (it
+// showed as "?" before); without one the legend is the usual.
+func TestSlotMigrationMarked(t *testing.T) {
+	var s script
+	a := newFake(0, true)
+	s.add(a.connected(0))
+	s.run(a, 0, 60*time.Second, func(off time.Duration) {
+		switch off {
+		case 20 * time.Second:
+			a.startSave(off, source.SaveSlotMigration)
+		case 35 * time.Second:
+			s.add(a.endSave(off))
+		}
+	})
+	for _, c := range [][2]int{{200, 50}, {120, 40}, {80, 24}} {
+		m := setup(t, Config{Nodes: nodes(addrA)}, c[0], c[1], s.events)
+		marks := lineWith(t, m, "×gap")
+		legend := markLegendFor(999, true)
+		if !strings.Contains(marks, legend) {
+			legend = markLegendMShort
+		}
+		i := strings.Index(marks, legend)
+		if i < 0 {
+			t.Fatalf("%dx%d: the legend names no migration: %q", c[0], c[1], marks)
+		}
+		marks = marks[i+len(legend):]
+		if !strings.ContainsRune(marks, markMigration) || strings.ContainsRune(marks, '?') {
+			t.Errorf("%dx%d: marker row should show the migration as M: %q", c[0], c[1], marks)
+		}
+	}
+	m := setup(t, Config{Nodes: nodes(addrA)}, 120, 40, scenario(1, 60*time.Second))
+	if l := lineWith(t, m, "×gap"); strings.Contains(l, "migration") || strings.Contains(l, "/M") {
+		t.Errorf("a fork save's legend names a migration: %q", l)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/charmbracelet/bubbles/progress"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/store"
@@ -113,6 +114,7 @@ type pane struct {
 	plotSet
 	plots  [][]string // per metric: styled plot and scale, one per row
 	marks  string     // styled marker row
+	marksM bool       // a slot migration's fork is in the marker row
 	drawn  chartKey
 	drawOK bool
 	gen    uint64 // counts chart redraws, for the box cache
@@ -379,6 +381,7 @@ func (p *pane) drawCharts(st *styles, v store.View, now time.Duration, tops []fl
 		}
 	}
 	p.marks = drawMarks(st, now, 2*p.colsFor.sub, w, v.Spans, v.Gaps)
+	p.marksM = strings.ContainsRune(ansi.Strip(p.marks), markMigration)
 }
 
 // scaled paints a chart's rows and puts its scale at their right: the
@@ -468,10 +471,7 @@ func (p *pane) render(st *styles, prog progress.Model, v store.View, focused boo
 			fixed = append(fixed, labels[y]+row)
 		}
 	}
-	legend := markLegend
-	if f.labelW < len(markLegend)+1 {
-		legend = markLegendShort
-	}
+	legend := markLegendFor(f.labelW, p.marksM)
 	fixed = append(fixed, padRight(st.dim.r(legend), f.labelW)+p.marks+strings.Repeat(" ", scaleW))
 	top := title(st, p.addr, v)
 	axis := chart.AxisLine(f.plotW, chart.TimeTicks(f.plotW, 2*p.colsFor.sub), '─')
@@ -552,10 +552,30 @@ const (
 )
 
 // markLegend is the marker row's label; markLegendShort where it does not fit.
+// A slot migration's fork (Valkey 9.0's atomic slot migration) is rare, so
+// its letter joins the legend only while one is in the row.
 const (
-	markLegend      = "F fork L forkless A aof ×gap"
-	markLegendShort = "saves F/L/A ×gap"
+	markLegend       = "F fork L forkless A aof ×gap"
+	markLegendShort  = "saves F/L/A ×gap"
+	markLegendM      = "F fork L forkless A aof M slot migration ×gap"
+	markLegendMMid   = "F fork L forkless A aof M migr. ×gap"
+	markLegendMShort = "saves F/L/A/M ×gap"
+	markMigration    = 'M'
 )
+
+// markLegendFor is the widest legend that fits labelW cells.
+func markLegendFor(labelW int, migration bool) string {
+	all := []string{markLegend, markLegendShort}
+	if migration {
+		all = []string{markLegendM, markLegendMShort}
+	}
+	for _, l := range all[:len(all)-1] {
+		if labelW >= len(l)+1 { // bytes, as the legend was always measured
+			return l
+		}
+	}
+	return all[len(all)-1]
+}
 
 func kindMark(k source.SaveKind) rune {
 	switch k {
@@ -565,6 +585,8 @@ func kindMark(k source.SaveKind) rune {
 		return 'L'
 	case source.SaveAOF:
 		return 'A'
+	case source.SaveSlotMigration:
+		return markMigration
 	}
 	return '?'
 }
