@@ -38,7 +38,9 @@ import (
 // zstd, an empty last gzip member with the comment endComment), so a file
 // cut exactly between two frames still reads as cut short: a stream of
 // whole frames is otherwise a valid file. Recordings of format version 3
-// and older have no end mark and are read as before.
+// and older have no end mark and are read as before. Just before a zstd
+// end mark, Close writes a trailer listing every frame mark (trailer.go),
+// so a reader finds them without walking the file.
 
 // Compression is how a recording's bytes are stored.
 type Compression int
@@ -92,6 +94,12 @@ const endMagic = 0x184D2A5C
 
 var endPayload = []byte(`{"end":true}`)
 
+// trailerMagic is the zstd skippable frame magic of the trailer: the
+// frame marks again, all in one place, written by Close just before the
+// end mark so that a reader finds its index in one or two reads from the
+// file's end instead of walking every block header (see trailer.go).
+const trailerMagic = 0x184D2A5D
+
 // endComment is the comment of the empty gzip member that ends a recording.
 const endComment = "vkwatch recording end"
 
@@ -119,7 +127,7 @@ func newCompressor(c Compression, w io.Writer) (compressor, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &zstdStream{w: w, enc: enc}, nil
+		return &zstdStream{w: &countingWriter{w: w}, enc: enc}, nil
 	case Gzip:
 		return &gzipStream{w: w}, nil
 	}
@@ -127,9 +135,23 @@ func newCompressor(c Compression, w io.Writer) (compressor, error) {
 }
 
 type zstdStream struct {
-	w     io.Writer
+	w     *countingWriter
 	enc   *zstd.Encoder
 	begun bool
+	marks []Mark // every frame mark written: the trailer's content
+}
+
+// countingWriter counts the bytes written through it: where the next
+// frame mark starts.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 func (z *zstdStream) Write(p []byte) (int, error) {
@@ -155,6 +177,7 @@ func (z *zstdStream) newFrame(t time.Duration) error {
 		}
 	}
 	mark, _ := json.Marshal(frameMark{T: t.Seconds()})
+	z.marks = append(z.marks, Mark{T: markT(frameMark{T: t.Seconds()}), Pos: z.w.n})
 	var hdr [8]byte
 	binary.LittleEndian.PutUint32(hdr[:4], skippableMagic)
 	binary.LittleEndian.PutUint32(hdr[4:], uint32(len(mark)))
@@ -171,6 +194,9 @@ func (z *zstdStream) Close() error {
 		if err := z.enc.Close(); err != nil {
 			return err
 		}
+	}
+	if _, err := z.w.Write(zstdTrailer(z.marks)); err != nil {
+		return err
 	}
 	_, err := z.w.Write(zstdEndMark())
 	return err

@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"flag"
 	"io"
 	"os"
 	"path/filepath"
@@ -127,30 +128,67 @@ func busyLines(b *testing.B) (fulls, deltas [][]byte, h Header) {
 	return busy.fulls, busy.deltas, busy.h
 }
 
+// synthKeep keeps the day's synthetic recording, to measure what
+// vkwatch replay holds in memory replaying it (README).
+var synthKeep = flag.String("synth.keep", "", "BenchmarkReplayOpenAndSeek: copy the day's synthetic recording to this path")
+
+// withoutTrailer writes a copy of the recording at path with its trailer
+// cut out (the end mark kept): a file as written before the trailer, which
+// Open indexes by walking its frames.
+func withoutTrailer(b *testing.B, path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	end := len(zstdEndMark())
+	n := int(uint32(data[len(data)-end-8]) | uint32(data[len(data)-end-7])<<8 | uint32(data[len(data)-end-6])<<16 | uint32(data[len(data)-end-5])<<24)
+	out := filepath.Join(b.TempDir(), "walk.jsonl.zst")
+	cut := append(bytes.Clone(data[:len(data)-end-8-n]), data[len(data)-end:]...)
+	if err := os.WriteFile(out, cut, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return out
+}
+
 // BenchmarkReplayOpenAndSeek: for an hour and a day of six servers at
 // 200 ms (.zst): OpenFile (the index), the first frame (open, then read
 // the first 2 s of events, what replay shows first), and a seek (read the
 // two minutes of history before a point in the middle, as replay feeds
 // its charts). None should grow with the length. heap-MB is the most heap
 // the Go runtime held (HeapInuse) at the end of the seek's reading.
+// open-walk is the open of the same file without its trailer (as written
+// before it, or cut short), indexed by walking its frames.
 func BenchmarkReplayOpenAndSeek(b *testing.B) {
 	for _, span := range []time.Duration{time.Hour, 24 * time.Hour} {
 		path := synthFile(b, span)
+		if *synthKeep != "" && span == 24*time.Hour {
+			data, err := os.ReadFile(path)
+			if err == nil {
+				err = os.WriteFile(*synthKeep, data, 0o644)
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
 		fi, _ := os.Stat(path)
 		samples := float64(span/(200*time.Millisecond)) * 6
-		b.Run("open/"+span.String(), func(b *testing.B) {
-			cpu := cpuTime()
-			for b.Loop() {
-				rf, err := OpenFile(path)
-				if err != nil {
-					b.Fatal(err)
+		open := func(path string) func(b *testing.B) {
+			return func(b *testing.B) {
+				cpu := cpuTime()
+				for b.Loop() {
+					rf, err := OpenFile(path)
+					if err != nil {
+						b.Fatal(err)
+					}
+					rf.Close()
 				}
-				rf.Close()
+				reportCPU(b, cpu)
+				b.ReportMetric(float64(fi.Size())/samples, "B/sample")
+				b.ReportMetric(samples, "samples")
 			}
-			reportCPU(b, cpu)
-			b.ReportMetric(float64(fi.Size())/samples, "B/sample")
-			b.ReportMetric(samples, "samples")
-		})
+		}
+		b.Run("open/"+span.String(), open(path))
+		b.Run("open-walk/"+span.String(), open(withoutTrailer(b, path)))
 		b.Run("first/"+span.String(), func(b *testing.B) {
 			cpu := cpuTime()
 			for b.Loop() {
