@@ -1,7 +1,6 @@
 package record
 
 import (
-	"encoding/json"
 	"reflect"
 	"time"
 
@@ -154,13 +153,13 @@ func sameValue(a, b reflect.Value) bool {
 }
 
 // fillDerived sets the instruments' fields a version 5 delta line left
-// out (sm holds the keys it has) to what FillInstruments derives.
-func fillDerived(s *source.Sample, sm map[string]json.RawMessage) {
+// out (has says which keys it has) to what FillInstruments derives.
+func fillDerived(s *source.Sample, has func(key string) bool) {
 	d := *s
 	source.FillInstruments(&d)
 	have, derived := derivedFields(s), derivedFields(&d)
 	for i, k := range derivedKeys {
-		if _, ok := sm[k]; !ok {
+		if !has(k) {
 			reflect.ValueOf(have[i]).Elem().Set(reflect.ValueOf(derived[i]).Elem())
 		}
 	}
