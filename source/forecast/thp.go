@@ -36,14 +36,24 @@ const maxSysFile = 64 << 10
 // root ("/" on a real host; a testdata tree in tests). A file that
 // cannot be read leaves its field unknown.
 func ReadTHP(root string, pid int64) THP {
-	var t THP
+	return THP{Kernel: ReadTHPKernel(root), AnonHuge: ReadAnonHuge(root, pid)}
+}
+
+// ReadTHPKernel is the kernel's transparent huge page setting under root,
+// "" when it cannot be read: one file for every server of the host.
+func ReadTHPKernel(root string) string {
 	if b, err := readBounded(filepath.Join(root, "sys/kernel/mm/transparent_hugepage/enabled")); err == nil {
-		t.Kernel = bracketed(string(b))
+		return bracketed(string(b))
 	}
+	return ""
+}
+
+// ReadAnonHuge is AnonHugePages of process pid's smaps_rollup under root.
+func ReadAnonHuge(root string, pid int64) source.Opt[int64] {
 	if b, err := readBounded(filepath.Join(root, "proc", strconv.FormatInt(pid, 10), "smaps_rollup")); err == nil {
-		t.AnonHuge = anonHuge(b)
+		return anonHuge(b)
 	}
-	return t
+	return source.Opt[int64]{}
 }
 
 func readBounded(path string) ([]byte, error) {

@@ -37,18 +37,20 @@ type Reader struct {
 	mountsOnce sync.Once
 	mounts     cgroupMounts
 
-	now     func() time.Time // time.Now; tests move it
-	pssMu   sync.Mutex
-	pss     map[int]pssReading // the server's last smaps_rollup PSS, by pid
-	cgMu    sync.Mutex
-	cgroups map[int]cgroupPlace // where each process's memory cgroup is, by pid
-	memMu   sync.Mutex
-	memAt   time.Time // when /proc/meminfo was last read
-	memAvl  source.Opt[int64]
-	usageMu sync.Mutex
-	usage   map[string]usageReading // each cgroup's last usage, by file
-	thpMu   sync.Mutex
-	thp     map[int]thpReading // each server's THP, by pid
+	now         func() time.Time // time.Now; tests move it
+	pssMu       sync.Mutex
+	pss         map[int]pssReading // the server's last smaps_rollup PSS, by pid
+	cgMu        sync.Mutex
+	cgroups     map[int]cgroupPlace // where each process's memory cgroup is, by pid
+	memMu       sync.Mutex
+	memAt       time.Time // when /proc/meminfo was last read
+	memAvl      source.Opt[int64]
+	usageMu     sync.Mutex
+	usage       map[string]usageReading // each cgroup's last usage, by file
+	thpMu       sync.Mutex
+	thp         map[int]thpReading // each server's THP, by pid
+	thpKernel   string             // the kernel's setting, for every server
+	thpKernelAt time.Time          // when it was read
 }
 
 // hostMemEvery is how long one read of the host's MemAvailable serves
