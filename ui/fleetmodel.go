@@ -97,7 +97,7 @@ func (m *Model) startFleet() {
 	if m.cfg.Topology != nil {
 		top = *m.cfg.Topology
 	}
-	m.fleet = newFleetView(top, fleet.RollConfig{MaxParallel: max(m.cfg.MaxParallelSaves, 1)})
+	m.fleet = newFleetView(top, fleet.RollConfig{MaxParallel: max(m.cfg.MaxParallelSaves, 1)}, m.store)
 	m.stack = viewStack{viewFleet}
 }
 

@@ -86,9 +86,11 @@ type fleetView struct {
 }
 
 // newFleetView returns the fleet view of top. rollCfg is the rolling
-// save's configuration (its memory check, how many at once).
-func newFleetView(top source.Topology, rollCfg fleet.RollConfig) *fleetView {
-	f := &fleetView{drive: fleet.NewDriver(top, rollCfg),
+// save's configuration (its memory check, how many at once); the rolling
+// save reads each node's state from hist, the store the model feeds
+// before the view (one copy of it).
+func newFleetView(top source.Topology, rollCfg fleet.RollConfig, hist *store.Store) *fleetView {
+	f := &fleetView{drive: fleet.NewDriverOf(top, rollCfg, hist),
 		byID: map[source.NodeID]*fleetRow{}, marked: map[source.NodeID]bool{}, keys: newFleetKeys()}
 	f.setTopology()
 	if len(f.rows) > 0 {
@@ -107,9 +109,10 @@ func listTopology(nodes []Node) source.Topology {
 	return top
 }
 
-// observe folds one event in: the status first, then the roll, as the
-// planner wants; a topology adds rows for nodes that joined and marks
-// those that left. It returns the commands the roll wants sent now.
+// observe folds one event in, after the store has it: the status first,
+// then the roll, as the planner wants; a topology adds rows for nodes that
+// joined and marks those that left. It returns the commands the roll
+// wants sent now.
 func (f *fleetView) observe(ev source.Event) []fleet.Action {
 	acts := f.drive.Observe(ev)
 	if ev.Kind == source.EventTopology && ev.Topology != nil {

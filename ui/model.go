@@ -295,33 +295,33 @@ func (m Model) Reports() []source.SaveReport {
 
 // fold applies one event to the state: a command's answer to the footer,
 // anything else to the store; in a fleet, every event to the fleet view
-// too (its status, topology and rolling save), which returns the commands
-// its rolling save wants sent. Nothing is drawn here.
+// too (its topology and rolling save, which read the nodes' state from the
+// store: it comes first), which returns the commands its rolling save
+// wants sent. Nothing is drawn here.
 func (m *Model) fold(ev source.Event) []fleet.Action {
 	// Every string a server or a recording said is made inert here, once
 	// per event, before any part of the UI keeps or draws it (node ids
 	// stay keys; they are shown through inert.Text).
 	ev = source.Inert(ev)
-	var acts []fleet.Action
-	if m.fleet != nil {
-		acts = m.fleet.observe(ev)
-		if ev.Kind == source.EventTopology {
-			return acts // about the fleet, not about a node
-		}
-	} else if m.byID[ev.Node] == nil {
+	if m.fleet == nil && m.byID[ev.Node] == nil {
 		return nil // an event for a server this UI was not told about
 	}
-	if ev.Kind == source.EventCommand {
+	switch ev.Kind {
+	case source.EventTopology: // about the fleet, not about a node
+	case source.EventCommand:
 		if ev.Command != nil {
 			m.answer(ev.Node, ev.Command)
 		}
-		return acts
+	default:
+		m.store.Add(ev)
+		if ev.Kind == source.EventSample || ev.Kind == source.EventSaveEnded {
+			m.stuckFooter(ev.Node)
+		}
 	}
-	m.store.Add(ev)
-	if ev.Kind == source.EventSample || ev.Kind == source.EventSaveEnded {
-		m.stuckFooter(ev.Node)
+	if m.fleet == nil {
+		return nil
 	}
-	return acts
+	return m.fleet.observe(ev)
 }
 
 // answer puts a command's answer in the footer, in place of the note or

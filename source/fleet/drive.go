@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/store"
 )
 
 // Driver holds a rolling save and what it is planned from: a Status and,
@@ -24,9 +25,16 @@ type Driver struct {
 	started time.Duration // the run clock when the roll started
 }
 
-// NewDriver returns a driver for the fleet of top, whose rolls use cfg.
+// NewDriver returns a driver for the fleet of top, whose rolls use cfg,
+// with a status of its own (NewStatus): headless.
 func NewDriver(top source.Topology, cfg RollConfig) *Driver {
 	return &Driver{status: NewStatus(top), cfg: cfg}
+}
+
+// NewDriverOf returns a driver whose status reads each node's state from
+// hist (NewStatusOf): the caller adds every event to hist before Observe.
+func NewDriverOf(top source.Topology, cfg RollConfig, hist *store.Store) *Driver {
+	return &Driver{status: NewStatusOf(top, hist), cfg: cfg}
 }
 
 // Observe folds one event in (the status, then the roll) and returns the

@@ -16,6 +16,7 @@ type sim struct {
 	st  *Status
 	r   *Roll
 	now time.Duration
+	seq uint64 // samples are numbered, as a watcher numbers them
 }
 
 func tnode(id, role, ip, primary string) source.TopologyNode {
@@ -64,8 +65,9 @@ func (s *sim) feed(ev source.Event) []Action {
 }
 
 func (s *sim) sample(id string, in source.Info, save *source.SaveProgress) []Action {
+	s.seq++
 	return s.feed(source.Event{Node: source.NodeID(id), Kind: source.EventSample,
-		Sample: &source.Sample{Offset: s.now, Info: in, Save: save}})
+		Sample: &source.Sample{Seq: s.seq, Offset: s.now, Info: in, Save: save}})
 }
 
 func (s *sim) idle(id string) []Action {

@@ -6,10 +6,13 @@ import (
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/forecast"
+	"github.com/vkwatch/vkwatch/source/store"
 )
 
 // NodeStatus is what is known of one node now: a fleet view's row, before
-// any history.
+// any history. Its place in the fleet is the Status's own; the rest is
+// read from the history store (source/store), the one copy of each
+// node's latest state.
 type NodeStatus struct {
 	Node  source.TopologyNode
 	Shard int    // index of its shard in the topology
@@ -25,9 +28,8 @@ type NodeStatus struct {
 	Sample *source.Sample     // the latest sample, nil before the first
 	Report *source.SaveReport // the latest save report, nil before the first
 	// Forecast is the node's next fork save (source/forecast), from its
-	// samples and saves as Status saw them; absent before a sample.
+	// samples and saves as the store saw them; absent before a sample.
 	Forecast source.Opt[forecast.Forecast]
-	fc       *forecast.Node
 }
 
 // Busy reports whether the node runs a fork child or loads a dataset, as
@@ -42,20 +44,41 @@ func (n NodeStatus) Busy() bool {
 	return s.Save != nil || in.RDBInProgress.V == 1 || in.AOFRewriteInProgress.V == 1 || in.Loading.V == 1
 }
 
-// Status folds a fleet's events into the latest state of each node. It is
-// pure and deterministic: the UI holds one and feeds it every event from
-// Update (replay feeds it the recorded ones). Not safe for concurrent use.
+// member is a node's place in the topology: all Status keeps of it.
+type member struct {
+	node  source.TopologyNode
+	shard int
+	host  string
+}
+
+// Status is a fleet's topology over the latest state of each node, which
+// it reads from a history store. It is pure and deterministic: the UI
+// holds one over its own store and feeds it every event from Update after
+// the store (replay feeds it the recorded ones); headless, NewStatus
+// keeps a store of its own. Not safe for concurrent use.
 type Status struct {
 	top   source.Topology
-	nodes map[source.NodeID]*NodeStatus
+	nodes map[source.NodeID]*member
 	order []source.NodeID // topology order
 	now   time.Duration   // the latest event's offset
+	hist  *store.Store
+	// feed says the store is the Status's own: Observe adds the members'
+	// events to it. Otherwise the store's owner adds them first.
+	feed bool
 }
 
 // NewStatus returns a Status that knows top (it learns later topologies
-// from EventTopology).
+// from EventTopology), with a store of its own that Observe feeds.
 func NewStatus(top source.Topology) *Status {
-	s := &Status{nodes: map[source.NodeID]*NodeStatus{}}
+	s := NewStatusOf(top, store.New(store.Config{}))
+	s.feed = true
+	return s
+}
+
+// NewStatusOf returns a Status that knows top and reads each node's state
+// from hist, which its owner feeds every event before Observe.
+func NewStatusOf(top source.Topology, hist *store.Store) *Status {
+	s := &Status{nodes: map[source.NodeID]*member{}, hist: hist}
 	s.setTopology(top)
 	return s
 }
@@ -66,10 +89,14 @@ func (s *Status) setTopology(top source.Topology) {
 	seen := map[source.NodeID]bool{}
 	for i, sh := range top.Shards {
 		for _, n := range sh.Nodes {
-			st := s.node(n.ID)
-			st.Node, st.Shard, st.Host = n, i, source.HostKey(n.IP)
-			if st.Host == "" {
-				st.Host = source.HostKey(hostOfAddr(n.Addr))
+			m := s.nodes[n.ID]
+			if m == nil {
+				m = &member{}
+				s.nodes[n.ID] = m
+			}
+			m.node, m.shard, m.host = n, i, source.HostKey(n.IP)
+			if m.host == "" {
+				m.host = source.HostKey(hostOfAddr(n.Addr))
 			}
 			s.order = append(s.order, n.ID)
 			seen[n.ID] = true
@@ -80,16 +107,6 @@ func (s *Status) setTopology(top source.Topology) {
 			delete(s.nodes, id)
 		}
 	}
-}
-
-// node returns the status of id, making one when there is none.
-func (s *Status) node(id source.NodeID) *NodeStatus {
-	st := s.nodes[id]
-	if st == nil {
-		st = &NodeStatus{Node: source.TopologyNode{ID: id}, Shard: -1}
-		s.nodes[id] = st
-	}
-	return st
 }
 
 // Observe folds one event in.
@@ -103,48 +120,9 @@ func (s *Status) Observe(ev source.Event) {
 		}
 		return
 	}
-	st := s.nodes[ev.Node]
-	if st == nil {
-		return // not a member (any more)
+	if s.feed && s.nodes[ev.Node] != nil && ev.Kind != source.EventCommand {
+		s.hist.Add(ev)
 	}
-	switch ev.Kind {
-	case source.EventConnected:
-		st.Identity, st.Connected, st.Err, st.Stalled = ev.Identity, true, "", false
-	case source.EventDisconnected:
-		st.Connected, st.Err, st.Stalled = false, ev.Err, source.Stalled(ev.Err)
-	case source.EventSample, source.EventSaveStarted:
-		if ev.Sample != nil {
-			if st.Sample != ev.Sample { // a save's first sample comes twice
-				st.observe(ev.Sample)
-			}
-			st.Sample = ev.Sample
-			st.Connected, st.Err, st.Stalled = true, "", false
-		}
-	case source.EventSaveEnded:
-		if ev.Report != nil {
-			st.Report = ev.Report
-			st.learn(ev.Report)
-		}
-	}
-}
-
-// observe and learn feed the node's forecast.
-func (n *NodeStatus) observe(s *source.Sample) {
-	if n.fc == nil {
-		n.fc = &forecast.Node{}
-	}
-	n.fc.Observe(s)
-	f, ok := n.fc.Forecast()
-	n.Forecast = source.Opt[forecast.Forecast]{V: f, OK: ok}
-}
-
-func (n *NodeStatus) learn(r *source.SaveReport) {
-	if n.fc == nil {
-		n.fc = &forecast.Node{}
-	}
-	n.fc.Learn(r)
-	f, ok := n.fc.Forecast()
-	n.Forecast = source.Opt[forecast.Forecast]{V: f, OK: ok}
 }
 
 // Now returns the offset of the latest event observed: the status's now.
@@ -155,11 +133,11 @@ func (s *Status) Topology() source.Topology { return s.top }
 
 // Node returns the status of one node, and whether it is a member.
 func (s *Status) Node(id source.NodeID) (NodeStatus, bool) {
-	st := s.nodes[id]
-	if st == nil {
+	m := s.nodes[id]
+	if m == nil {
 		return NodeStatus{}, false
 	}
-	return *st, true
+	return s.status(id, m), true
 }
 
 // Nodes returns every node's status in topology order: shard by shard,
@@ -167,9 +145,22 @@ func (s *Status) Node(id source.NodeID) (NodeStatus, bool) {
 func (s *Status) Nodes() []NodeStatus {
 	out := make([]NodeStatus, 0, len(s.order))
 	for _, id := range s.order {
-		out = append(out, *s.nodes[id])
+		out = append(out, s.status(id, s.nodes[id]))
 	}
 	return out
+}
+
+// status is a member's place with its state as the store has it now
+// (live: a frozen view does not hold the roll back).
+func (s *Status) status(id source.NodeID, m *member) NodeStatus {
+	v := s.hist.Live(id)
+	down := v.State == store.Disconnected
+	return NodeStatus{
+		Node: m.node, Shard: m.shard, Host: m.host,
+		Identity: v.Identity, Connected: v.State == store.Connected,
+		Err: v.Reason, Stalled: down && source.Stalled(v.Reason),
+		Sample: v.Latest, Report: v.Report, Forecast: v.Forecast,
+	}
 }
 
 // hostOfAddr is the host part of host:port.
