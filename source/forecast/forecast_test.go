@@ -146,7 +146,8 @@ func TestCount(t *testing.T) {
 
 // TestPredictIdleBoundHoldsTheServersOwnCopies: after a save with no
 // writes before it (which still copied the server's own pages), an idle
-// node's bound is at least that save's COW, not 0 B below it; with writes
+// node's bound is at least that save's COW, not 0 B below it; before any
+// save, at least assumedOwnCOW; with writes
 // the uniform bound still rules when it is larger.
 func TestPredictIdleBoundHoldsTheServersOwnCopies(t *testing.T) {
 	used := int64(64 << 20)
@@ -155,8 +156,13 @@ func TestPredictIdleBoundHoldsTheServersOwnCopies(t *testing.T) {
 	if f.Basis != Bound || f.COW != 1<<20 || f.Bound != source.Some[int64](1<<20) {
 		t.Errorf("idle after an idle save: %+v", f)
 	}
-	if f, _ := Predict(Now{Used: source.Some(used), Rate: source.Some(0.0)}, nil); f.COW != 0 {
+	// No save seen: the assumed floor, never 0 B (the first save of the
+	// demo's idle server copied about 1 MiB), and never above worst.
+	if f, _ := Predict(Now{Used: source.Some(used), Rate: source.Some(0.0)}, nil); f.Basis != Bound || f.COW != assumedOwnCOW {
 		t.Errorf("idle, no save seen: %+v", f)
+	}
+	if f, _ := Predict(Now{Used: source.Some[int64](1 << 20), Rate: source.Some(0.0)}, nil); f.COW != 1<<20 {
+		t.Errorf("idle 1 MiB server, no save seen: %+v, want its worst case", f)
 	}
 	busy, _ := Predict(Now{Used: source.Some(used), Rate: source.Some(1000.0)}, rest)
 	pages := float64(used) / PageSize

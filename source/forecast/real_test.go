@@ -273,3 +273,25 @@ func TestStuckSaveStoppedChild(t *testing.T) {
 		t.Errorf("stuck after the save: %s", why)
 	}
 }
+
+// TestIdleFirstSaveWithinTheAssumedFloor: an idle real server never saved
+// before is forecast at the assumed floor (the uniform bound of no writes
+// is 0 B), and its first save, which copies the server's own pages, comes
+// out at or below it.
+func TestIdleFirstSaveWithinTheAssumedFloor(t *testing.T) {
+	x := watch(t, 200_000, 0)
+	x.steady(t)
+	f, ok := x.node.Forecast()
+	if !ok || f.Basis != Bound || f.COW != assumedOwnCOW {
+		t.Fatalf("idle, no save seen: %+v (rate %+v)", f, x.node.Rate())
+	}
+	r := x.save(t)
+	cow, ok := r.COW.Get()
+	if !ok {
+		t.Fatalf("the report has no rdb_last_cow_size: %+v", r)
+	}
+	t.Logf("idle first save: rdb_last_cow_size %d B, the floor %d B", cow, f.COW)
+	if cow > f.COW {
+		t.Errorf("the first idle save copied %d B, above the assumed floor %d B", cow, f.COW)
+	}
+}
