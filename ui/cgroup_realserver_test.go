@@ -7,15 +7,12 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/procmem"
 	"github.com/vkwatch/vkwatch/source/server"
-	"github.com/vkwatch/vkwatch/source/server/servertest"
-	"github.com/vkwatch/vkwatch/source/sourcetest"
 )
 
 // TestRealSaveConfirmedPastCgroupLimit: a real server with writers, whose
@@ -26,39 +23,21 @@ import (
 func TestRealSaveConfirmedPastCgroupLimit(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	srv := servertest.Start(t, server.Options{Args: []string{"--rdb-key-save-delay", "100"}})
-	rc := servertest.Client(t, srv)
-	servertest.Populate(t, rc, 20000, "key", 100)
-	pid := srv.PID()
+	x := startRealServer(t, server.Options{Args: []string{"--rdb-key-save-delay", "100"}})
 	real, err := procmem.New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	fake := fakeCgroupProc(t, pid, "testdata/cgroup-tight/sys")
-	ep := sourcetest.Endpoint(t, srv.Addr)
-	w := source.NewWatcher(ep.Node(), ep, source.NewClock(), source.WatchConfig{Interval: 100 * time.Millisecond,
+	fake := fakeCgroupProc(t, x.srv.PID(), "testdata/cgroup-tight/sys")
+	x.watch(t, ctx, source.WatchConfig{Interval: 100 * time.Millisecond,
 		Proc: func(pid int64) source.ProcMem {
 			m, f := real.Read(pid), fake.Read(pid)
 			m.Cgroup, m.CgroupUsage, m.CgroupLimit = f.Cgroup, f.CgroupUsage, f.CgroupLimit
 			return m
 		}})
-	if _, err := w.Connect(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
-	events := make(chan source.Event, 4096)
-	runCtx, stop := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() { w.Run(runCtx, func(ev source.Event) { events <- ev }) })
-	wc := servertest.Client(t, srv)
-	wg.Go(func() { writeUntil(runCtx, wc) })
-	defer func() { stop(); wg.Wait() }()
-
-	m := sized(New(Config{Nodes: nodes(ep.String()), Send: func(_ source.NodeID, args ...string) { w.Do(ctx, args...) }}), 200, 50)
-	feed := func(what string, cond func(source.Event) bool) {
-		t.Helper()
-		feedUntil(t, ctx, &m, events, what, cond)
-	}
+	ep, rc := x.ep, x.rc
+	m := sized(New(Config{Nodes: nodes(ep.String()), Send: x.send(ctx)}), 200, 50)
+	feed := x.run(t, ctx, &m, true)
 	feed("a forecast past the cgroup limit", func(source.Event) bool {
 		return strings.Contains(view(m), "headroom would exceed") && strings.Contains(view(m), "of 64.0 MiB cgroup limit")
 	})

@@ -116,16 +116,63 @@ type realWatch struct {
 
 func startRealWatch(t *testing.T, ctx context.Context, opts server.Options) *realWatch {
 	t.Helper()
+	x := startRealServer(t, opts)
+	x.watch(t, ctx, source.WatchConfig{Interval: 100 * time.Millisecond})
+	return x
+}
+
+// startRealServer is startRealWatch without the watcher, for a test that
+// watches with a configuration of its own (x.watch).
+func startRealServer(t *testing.T, opts server.Options) *realWatch {
+	t.Helper()
 	x := &realWatch{srv: servertest.Start(t, opts)}
 	x.rc = servertest.Client(t, x.srv)
 	servertest.Populate(t, x.rc, 20000, "key", 100)
 	x.ep = sourcetest.Endpoint(t, x.srv.Addr)
-	x.w = source.NewWatcher(x.ep.Node(), x.ep, source.NewClock(), source.WatchConfig{Interval: 100 * time.Millisecond})
+	return x
+}
+
+// watch connects a watcher of x's server with cfg; it is closed when the
+// test ends.
+func (x *realWatch) watch(t *testing.T, ctx context.Context, cfg source.WatchConfig) {
+	t.Helper()
+	x.w = source.NewWatcher(x.ep.Node(), x.ep, source.NewClock(), cfg)
 	if _, err := x.w.Connect(ctx); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { x.w.Close() })
-	return x
+}
+
+// send is a Config.Send that sends through x's watcher.
+func (x *realWatch) send(ctx context.Context) func(source.NodeID, ...string) {
+	return func(_ source.NodeID, args ...string) { x.w.Do(ctx, args...) }
+}
+
+// run runs x's watcher into a channel, and with writers writeUntil on a
+// client of its own, until the test ends. feed feeds *m the watcher's
+// events until one satisfies cond (feedUntil).
+func (x *realWatch) run(t *testing.T, ctx context.Context, m *Model, writers bool) (feed func(what string, cond func(source.Event) bool)) {
+	t.Helper()
+	events := make(chan source.Event, 4096)
+	runCtx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		x.w.Run(runCtx, func(ev source.Event) {
+			select {
+			case events <- ev:
+			case <-runCtx.Done():
+			}
+		})
+	})
+	if writers {
+		wc := servertest.Client(t, x.srv)
+		wg.Go(func() { writeUntil(runCtx, wc) })
+	}
+	t.Cleanup(func() { stop(); wg.Wait() })
+	return func(what string, cond func(source.Event) bool) {
+		t.Helper()
+		feedUntil(t, ctx, m, events, what, cond)
+	}
 }
 
 // programOn runs the UI of the one server w watches in a teatest program,
@@ -149,19 +196,11 @@ func programOn(t *testing.T, ctx context.Context, w *source.Watcher, ep source.E
 func TestRealServerCostCurve(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	ep, w, _ := watchReal(t, ctx)
-	events := make(chan source.Event, 1024)
-	runCtx, stop := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() { w.Run(runCtx, func(ev source.Event) { events <- ev }) })
-	defer func() { stop(); wg.Wait() }()
-
-	m := sized(New(Config{Nodes: nodes(ep.String()), Send: func(_ source.NodeID, args ...string) { w.Do(ctx, args...) }}), 160, 45)
+	x := startRealWatch(t, ctx, server.Options{Args: []string{"--rdb-key-save-delay", "100"}})
+	ep := x.ep
+	m := sized(New(Config{Nodes: nodes(ep.String()), Send: x.send(ctx)}), 160, 45)
 	// until feeds the model the watcher's events until one satisfies cond.
-	until := func(what string, cond func(source.Event) bool) {
-		t.Helper()
-		feedUntil(t, ctx, &m, events, what, cond)
-	}
+	until := x.run(t, ctx, &m, false)
 	until("first sample", func(ev source.Event) bool { return ev.Kind == source.EventSample })
 	for i := range 2 {
 		var cmd tea.Cmd

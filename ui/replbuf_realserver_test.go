@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,22 +28,11 @@ func TestRealReplicaFullSyncBuffer(t *testing.T) {
 		"--rdb-key-save-delay", "200", "--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "1",
 		"--client-output-buffer-limit", "replica 512mb 128mb 60",
 	}})
-	srv, ep, w := x.srv, x.ep, x.w
-	events := make(chan source.Event, 4096)
-	runCtx, stop := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() { w.Run(runCtx, func(ev source.Event) { events <- ev }) })
+	srv, ep := x.srv, x.ep
+	m := sized(New(Config{Nodes: nodes(ep.String())}), 200, 50)
 	// Writers: what the replica must replay after the snapshot, held in
 	// the primary's buffer for it meanwhile.
-	wc := servertest.Client(t, srv)
-	wg.Go(func() { writeUntil(runCtx, wc) })
-	defer func() { stop(); wg.Wait() }()
-
-	m := sized(New(Config{Nodes: nodes(ep.String())}), 200, 50)
-	feed := func(what string, cond func(source.Event) bool) {
-		t.Helper()
-		feedUntil(t, ctx, &m, events, what, cond)
-	}
+	feed := x.run(t, ctx, &m, true)
 	feed("sample with the replica limit", func(ev source.Event) bool {
 		return ev.Kind == source.EventSample && ev.Sample.Config.ReplicaBufHard == source.Some[int64](512<<20)
 	})
