@@ -59,6 +59,9 @@ func optFloat(o source.Opt[float64]) string {
 func seconds(d time.Duration) string { return formatDecimal(int64(d), 9) }
 func micros(d time.Duration) string  { return formatDecimal(int64(d), 3) }
 
+// csvSet fills the cell of column col of a row.
+type csvSet func(col, v string)
+
 func csvRow(ev source.Event, epoch time.Time) []string {
 	row := make([]string, len(csvColumns))
 	set := func(col, v string) {
@@ -74,54 +77,24 @@ func csvRow(ev source.Event, epoch time.Time) []string {
 	set("at", epoch.Add(ev.Offset).Format(time.RFC3339Nano))
 	set("node", string(ev.Node))
 	set("kind", ev.Kind.String())
+	eventCells(set, ev)
+	if ev.Kind != source.EventSample && ev.Err != "" && row[len(row)-1] == "" {
+		set("detail", ev.Err)
+	}
+	for i, c := range csvColumns {
+		if csvText[c] {
+			row[i] = inert.CSV(row[i])
+		}
+	}
+	return row
+}
 
+// eventCells fills the cells of what ev says, by its kind.
+func eventCells(set csvSet, ev source.Event) {
 	switch ev.Kind {
 	case source.EventSample:
 		if s := ev.Sample; s != nil {
-			set("used_memory", optInt(s.Info.UsedMemory))
-			set("rss", optInt(s.Info.RSS))
-			set("maxmemory", optInt(s.Info.MaxMemory))
-			set("proc_rss", optInt(s.Proc.RSS))
-			set("proc_pss", optInt(s.Proc.PSS))
-			set("footprint", optInt(s.Footprint))
-			set("footprint_from", string(s.FootprintFrom))
-			set("cow", optInt(s.COW))
-			set("cow_from", string(s.COWFrom))
-			set("current_cow_size", optInt(s.Info.CurrentCOW))
-			set("child_private_dirty", optInt(s.Proc.ChildPrivateDirty))
-			set("cgroup", s.Proc.Cgroup)
-			set("cgroup_usage", optInt(s.Proc.CgroupUsage))
-			set("cgroup_limit", optInt(s.Proc.CgroupLimit))
-			set("ops", optFloat(s.OpsPerSec))
-			set("inst_ops", optInt(s.Info.InstOps))
-			set("writer_ops", optFloat(s.WriterOpsPerSec))
-			if s.Ping.Count > 0 {
-				set("ping_count", strconv.FormatInt(s.Ping.Count, 10))
-				set("ping_min_us", micros(s.Ping.Min))
-				set("ping_p50_us", micros(s.Ping.P50))
-				set("ping_p99_us", micros(s.Ping.P99))
-				set("ping_max_us", micros(s.Ping.Max))
-			} else {
-				set("ping_count", "0")
-			}
-			if s.Ping.InFlight > 0 {
-				set("ping_inflight_us", micros(s.Ping.InFlight))
-			}
-			if p := s.Save; p != nil {
-				set("save_kind", string(p.Kind))
-				set("trigger", string(p.Trigger.Kind))
-				set("trigger_detail", p.Trigger.Detail)
-				set("save_elapsed_s", seconds(p.Elapsed))
-				set("keys_processed", optInt(p.Processed))
-				set("keys_total", optInt(p.Total))
-				if p.ETA.OK {
-					set("eta_s", seconds(p.ETA.V))
-				}
-			}
-			set("rdb_bgsave_in_progress", optInt(s.Info.RDBInProgress))
-			set("aof_rewrite_in_progress", optInt(s.Info.AOFRewriteInProgress))
-			set("rdb_last_cow_size", optInt(s.Info.RDBLastCOW))
-			set("rdb_last_bgsave_time_sec", optInt(s.Info.RDBLastTime))
+			sampleCells(set, s)
 		}
 	case source.EventConnected:
 		if id := ev.Identity; id != nil {
@@ -162,15 +135,59 @@ func csvRow(ev source.Event, epoch time.Time) []string {
 			set("detail", topologyDetail(t))
 		}
 	}
-	if ev.Kind != source.EventSample && ev.Err != "" && row[len(row)-1] == "" {
-		set("detail", ev.Err)
-	}
-	for i, c := range csvColumns {
-		if csvText[c] {
-			row[i] = inert.CSV(row[i])
+}
+
+// sampleCells fills the measurement columns of a sample.
+func sampleCells(set csvSet, s *source.Sample) {
+	set("used_memory", optInt(s.Info.UsedMemory))
+	set("rss", optInt(s.Info.RSS))
+	set("maxmemory", optInt(s.Info.MaxMemory))
+	set("proc_rss", optInt(s.Proc.RSS))
+	set("proc_pss", optInt(s.Proc.PSS))
+	set("footprint", optInt(s.Footprint))
+	set("footprint_from", string(s.FootprintFrom))
+	set("cow", optInt(s.COW))
+	set("cow_from", string(s.COWFrom))
+	set("current_cow_size", optInt(s.Info.CurrentCOW))
+	set("child_private_dirty", optInt(s.Proc.ChildPrivateDirty))
+	set("cgroup", s.Proc.Cgroup)
+	set("cgroup_usage", optInt(s.Proc.CgroupUsage))
+	set("cgroup_limit", optInt(s.Proc.CgroupLimit))
+	set("ops", optFloat(s.OpsPerSec))
+	set("inst_ops", optInt(s.Info.InstOps))
+	set("writer_ops", optFloat(s.WriterOpsPerSec))
+	pingCells(set, s.Ping)
+	if p := s.Save; p != nil {
+		set("save_kind", string(p.Kind))
+		set("trigger", string(p.Trigger.Kind))
+		set("trigger_detail", p.Trigger.Detail)
+		set("save_elapsed_s", seconds(p.Elapsed))
+		set("keys_processed", optInt(p.Processed))
+		set("keys_total", optInt(p.Total))
+		if p.ETA.OK {
+			set("eta_s", seconds(p.ETA.V))
 		}
 	}
-	return row
+	set("rdb_bgsave_in_progress", optInt(s.Info.RDBInProgress))
+	set("aof_rewrite_in_progress", optInt(s.Info.AOFRewriteInProgress))
+	set("rdb_last_cow_size", optInt(s.Info.RDBLastCOW))
+	set("rdb_last_bgsave_time_sec", optInt(s.Info.RDBLastTime))
+}
+
+// pingCells fills the PING columns: no latencies when none was answered.
+func pingCells(set csvSet, p source.Latency) {
+	if p.Count > 0 {
+		set("ping_count", strconv.FormatInt(p.Count, 10))
+		set("ping_min_us", micros(p.Min))
+		set("ping_p50_us", micros(p.P50))
+		set("ping_p99_us", micros(p.P99))
+		set("ping_max_us", micros(p.Max))
+	} else {
+		set("ping_count", "0")
+	}
+	if p.InFlight > 0 {
+		set("ping_inflight_us", micros(p.InFlight))
+	}
 }
 
 // reportDetail summarises a save report in one cell, absent values as n/a.
