@@ -508,6 +508,8 @@ type sampling struct {
 	lastAnswer time.Duration // when INFO last answered
 }
 
+// loop samples until ctx ends: while the server cannot be reached it
+// reconnects with backoff, then it takes one INFO a tick.
 func (s *sampling) loop(ctx context.Context, wg *sync.WaitGroup) {
 	w := s.w
 	tick := time.NewTimer(time.Hour)
@@ -518,18 +520,13 @@ func (s *sampling) loop(ctx context.Context, wg *sync.WaitGroup) {
 	connected, down, stalled := false, false, false
 	for ctx.Err() == nil {
 		if !connected {
-			id, text, at, err := w.connect(ctx)
+			text, at, err := s.connect(ctx, wg)
 			if ctx.Err() != nil {
 				return
 			}
 			if err != nil {
 				if !down {
-					reason := err.Error()
-					var ce *ConnectError
-					if errors.As(err, &ce) {
-						reason = ce.Cause
-					}
-					s.push(Event{Kind: EventDisconnected, Err: reason})
+					s.push(Event{Kind: EventDisconnected, Err: connectReason(err)})
 					down = true
 				}
 				if !s.wait(ctx, timer, backoff) {
@@ -539,21 +536,6 @@ func (s *sampling) loop(ctx context.Context, wg *sync.WaitGroup) {
 				continue
 			}
 			connected, down, stalled, backoff = true, false, false, backoffMin
-			s.id = id
-			s.prev, s.opsCarry = nil, 0
-			s.haveConfig = false
-			s.push(Event{Kind: EventConnected, Identity: &id})
-			if s.probe == nil {
-				s.probe = newProbe(w.ep, w.tlsCfg, w.PingInterval(), w.cfg.ConnectTimeout, w.cfg.Interval)
-				w.probe.Store(s.probe)
-				// A SetPingInterval between the two lines above counts.
-				s.probe.setInterval(w.PingInterval())
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					s.probe.run(ctx)
-				}()
-			}
 			s.sample(ctx, text, at)
 			tick.Reset(sampleWait(probeNow(), w.cfg.Interval, w.PingInterval()))
 		}
@@ -591,14 +573,57 @@ func (s *sampling) loop(ctx context.Context, wg *sync.WaitGroup) {
 		}
 		if stalled {
 			stalled = false
-			id := w.identity(ParseInfo(text))
-			id.Cluster = s.id.Cluster // asked on connecting only
-			s.id = id
-			s.push(Event{Kind: EventConnected, Identity: &id})
+			s.resumed(text)
 		}
 		s.causeFirst(ctx)
 		s.sample(ctx, text, at)
 	}
+}
+
+// connect (re)connects the sampler. Connected, the sampling starts afresh
+// (no ops rate across the gap, the save configuration asked again) and the
+// probe runs; text and at are the first INFO and when it answered.
+func (s *sampling) connect(ctx context.Context, wg *sync.WaitGroup) (text string, at time.Duration, err error) {
+	id, text, at, err := s.w.connect(ctx)
+	if err != nil || ctx.Err() != nil {
+		return text, at, err
+	}
+	s.id = id
+	s.prev, s.opsCarry = nil, 0
+	s.haveConfig = false
+	s.push(Event{Kind: EventConnected, Identity: &id})
+	if s.probe == nil {
+		w := s.w
+		s.probe = newProbe(w.ep, w.tlsCfg, w.PingInterval(), w.cfg.ConnectTimeout, w.cfg.Interval)
+		w.probe.Store(s.probe)
+		// A SetPingInterval between the two lines above counts.
+		s.probe.setInterval(w.PingInterval())
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.probe.run(ctx)
+		}()
+	}
+	return text, at, nil
+}
+
+// connectReason is what EventDisconnected says of a failed connect: the
+// cause alone where there is one.
+func connectReason(err error) string {
+	var ce *ConnectError
+	if errors.As(err, &ce) {
+		return ce.Cause
+	}
+	return err.Error()
+}
+
+// resumed says the server answers again after a stall, with the identity
+// its INFO gives now.
+func (s *sampling) resumed(text string) {
+	id := s.w.identity(ParseInfo(text))
+	id.Cluster = s.id.Cluster // asked on connecting only
+	s.id = id
+	s.push(Event{Kind: EventConnected, Identity: &id})
 }
 
 // causeFirst hands the save tracker the answers of vkwatch's own commands
