@@ -51,6 +51,36 @@ func startServer(ctx context.Context) (*testServer, error) {
 	return &testServer{Server: s, admin: c}, nil
 }
 
+// startServers starts n servers (startServer); stop stops those that
+// started, after an error too.
+func startServers(ctx context.Context, n int) (srvs []*testServer, stop func(), err error) {
+	stop = func() {
+		for _, s := range srvs {
+			s.stop()
+		}
+	}
+	for range n {
+		s, err := startServer(ctx)
+		if err != nil {
+			return srvs, stop, err
+		}
+		srvs = append(srvs, s)
+	}
+	return srvs, stop, nil
+}
+
+// alternate runs a then b, or b then a in odd rounds, so that neither
+// program of a comparison always runs first; it stops at the first error.
+func alternate(round int, a, b func() error) error {
+	if round%2 == 1 {
+		a, b = b, a
+	}
+	if err := a(); err != nil {
+		return err
+	}
+	return b()
+}
+
 func (s *testServer) stop() {
 	s.admin.Close()
 	s.Server.Stop()

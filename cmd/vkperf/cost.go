@@ -88,18 +88,10 @@ type costRun struct {
 }
 
 func runCost(ctx context.Context, cfg config) ([]check, error) {
-	var srvs []*testServer
-	defer func() {
-		for _, s := range srvs {
-			s.stop()
-		}
-	}()
-	for range fleetSize {
-		s, err := startServer(ctx)
-		if err != nil {
-			return nil, err
-		}
-		srvs = append(srvs, s)
+	srvs, stop, err := startServers(ctx, fleetSize)
+	defer stop()
+	if err != nil {
+		return nil, err
 	}
 	dir, err := os.MkdirTemp("", "vkperf-rec-")
 	if err != nil {
@@ -149,33 +141,7 @@ func runCost(ctx context.Context, cfg config) ([]check, error) {
 			Verdict:  verdict(rss <= maxRSS),
 		})
 	if soak != nil {
-		cpu := summarize(soak.cpuPerTenSecs)
-		flat := check{
-			Target: "Own cost: memory flat over a 10-minute run (last third vs middle third, <= +5%)",
-			Measured: fmt.Sprintf("mean RSS by thirds of %s: %.1f / %.1f / %.1f MiB (%+.1f%%)",
-				soak.span.Round(time.Second), soak.thirds[0]/(1<<20), soak.thirds[1]/(1<<20), soak.thirds[2]/(1<<20),
-				100*(soak.thirds[2]/soak.thirds[1]-1)),
-		}
-		if cfg.soak >= flatMinSoak {
-			flat.Verdict = verdict(soak.thirds[2] <= soak.thirds[1]*(1+flatSlack))
-		} else {
-			flat.Verdict = "INFO"
-			flat.Measured += fmt.Sprintf("; judged only with --soak >= %s (the 2 min history is still filling)", flatMinSoak)
-		}
-		checks = append(checks,
-			check{
-				Target: "Own cost: CPU of vkwatch, two idle servers at defaults, drawing 200x50 <= 3% of one core (issue 6)",
-				Measured: fmt.Sprintf("%.2f%% over %s (10 s slices: min %.2f%%, max %.2f%%)",
-					100*soak.cpu, soak.span.Round(time.Second), 100*cpu.Min, 100*cpu.Max),
-				Verdict: verdict(soak.cpu <= maxCPUShare),
-			},
-			flat,
-			check{
-				Target: "Drawing: frames per second at defaults (two servers, 5 samples/s each)",
-				Measured: fmt.Sprintf("%.1f fps, %.1f KiB/s to the terminal; each watched server spent %.2f%% / %.2f%% of a core answering",
-					soak.fps, soak.bytesPerSec/1024, 100*soak.serverCPU[0], 100*soak.serverCPU[1]),
-				Verdict: "INFO",
-			})
+		checks = append(checks, soakChecks(cfg, soak)...)
 	}
 	checks = append(checks,
 		check{
@@ -191,6 +157,39 @@ func runCost(ctx context.Context, cfg config) ([]check, error) {
 		},
 	)
 	return checks, nil
+}
+
+// soakChecks are the checks of a long run at defaults: CPU, memory flat
+// over the run, frames drawn.
+func soakChecks(cfg config, soak *costRun) []check {
+	cpu := summarize(soak.cpuPerTenSecs)
+	flat := check{
+		Target: "Own cost: memory flat over a 10-minute run (last third vs middle third, <= +5%)",
+		Measured: fmt.Sprintf("mean RSS by thirds of %s: %.1f / %.1f / %.1f MiB (%+.1f%%)",
+			soak.span.Round(time.Second), soak.thirds[0]/(1<<20), soak.thirds[1]/(1<<20), soak.thirds[2]/(1<<20),
+			100*(soak.thirds[2]/soak.thirds[1]-1)),
+	}
+	if cfg.soak >= flatMinSoak {
+		flat.Verdict = verdict(soak.thirds[2] <= soak.thirds[1]*(1+flatSlack))
+	} else {
+		flat.Verdict = "INFO"
+		flat.Measured += fmt.Sprintf("; judged only with --soak >= %s (the 2 min history is still filling)", flatMinSoak)
+	}
+	return []check{
+		{
+			Target: "Own cost: CPU of vkwatch, two idle servers at defaults, drawing 200x50 <= 3% of one core (issue 6)",
+			Measured: fmt.Sprintf("%.2f%% over %s (10 s slices: min %.2f%%, max %.2f%%)",
+				100*soak.cpu, soak.span.Round(time.Second), 100*cpu.Min, 100*cpu.Max),
+			Verdict: verdict(soak.cpu <= maxCPUShare),
+		},
+		flat,
+		{
+			Target: "Drawing: frames per second at defaults (two servers, 5 samples/s each)",
+			Measured: fmt.Sprintf("%.1f fps, %.1f KiB/s to the terminal; each watched server spent %.2f%% / %.2f%% of a core answering",
+				soak.fps, soak.bytesPerSec/1024, 100*soak.serverCPU[0], 100*soak.serverCPU[1]),
+			Verdict: "INFO",
+		},
+	}
 }
 
 // cpuPair is one round's measurement of a case: vkwatch and the reference.
@@ -213,17 +212,7 @@ func compareCPU(ctx context.Context, cfg config, srvs []*testServer, dir string)
 		}
 		return checks, 0, nil
 	}
-	// The fleet runs once vkwatch takes six addresses; its PING budget sets
-	// the reference's interval.
-	fleetInterval, fleetErr := time.Duration(0), error(nil)
-	if cfg.runs(cpuCases[len(cpuCases)-1]) {
-		fleetInterval, fleetErr = fleetPingInterval(ctx, cfg, srvs[:fleetSize])
-	}
-	if fleetErr != nil {
-		fmt.Fprintf(cfg.out, "fleet: %v\n", fleetErr)
-	} else if fleetInterval > 0 {
-		fmt.Fprintf(cfg.out, "fleet: vkwatch PINGs each of %d servers every %s; the reference does the same\n", fleetSize, fleetInterval)
-	}
+	fleetInterval, fleetErr := fleetCaseInterval(ctx, cfg, srvs)
 
 	pairs := make([][]cpuPair, len(cpuCases))
 	recN := 0
@@ -261,14 +250,8 @@ func compareCPU(ctx context.Context, cfg config, srvs []*testServer, dir string)
 				rssMax = max(rssMax, vk.rssMax)
 				return err
 			}
-			steps := []func() error{runRef, runVK}
-			if round%2 == 1 {
-				steps = []func() error{runVK, runRef}
-			}
-			for _, step := range steps {
-				if err := step(); err != nil {
-					return checks, rssMax, fmt.Errorf("%s: %w", c.name, err)
-				}
+			if err := alternate(round, runRef, runVK); err != nil {
+				return checks, rssMax, fmt.Errorf("%s: %w", c.name, err)
 			}
 			ref := refRuns[key]
 			fmt.Fprintf(cfg.out, "  ratio %.3f: vkwatch %.2f%%, reference %.2f%% of a core\n", vk.cpu/ref.cpu, 100*vk.cpu, 100*ref.cpu)
@@ -288,6 +271,22 @@ func compareCPU(ctx context.Context, cfg config, srvs []*testServer, dir string)
 		checks = append(checks, probeCheck(pairs[caseRecord], pairs[caseQuiet]))
 	}
 	return checks, rssMax, nil
+}
+
+// fleetCaseInterval is the PING interval of the fleet case (0 when
+// --cases leaves it out): the fleet runs once vkwatch takes six
+// addresses; its PING budget sets the reference's interval.
+func fleetCaseInterval(ctx context.Context, cfg config, srvs []*testServer) (time.Duration, error) {
+	if !cfg.runs(cpuCases[len(cpuCases)-1]) {
+		return 0, nil
+	}
+	iv, err := fleetPingInterval(ctx, cfg, srvs[:fleetSize])
+	if err != nil {
+		fmt.Fprintf(cfg.out, "fleet: %v\n", err)
+	} else if iv > 0 {
+		fmt.Fprintf(cfg.out, "fleet: vkwatch PINGs each of %d servers every %s; the reference does the same\n", fleetSize, iv)
+	}
+	return iv, err
 }
 
 // runs reports whether --cases selects c.
@@ -360,11 +359,7 @@ func cpuCheck(c cpuCase, ps []cpuPair) check {
 // is measured, not taken from fleet.PingInterval, so that the reference
 // probes at the rate the binary under test really uses.
 func fleetPingInterval(ctx context.Context, cfg config, srvs []*testServer) (time.Duration, error) {
-	argv := []string{cfg.vkwatch}
-	for _, s := range srvs {
-		argv = append(argv, s.Addr)
-	}
-	argv = append(argv, "--record", os.DevNull)
+	argv := append(cfg.vkwatchOn(srvs), "--record", os.DevNull)
 	r, err := measure(ctx, cfg, srvs, 5*time.Second, false, argv, 2)
 	if err != nil {
 		return 0, fmt.Errorf("vkwatch with %d addresses: %w", len(srvs), err)
@@ -380,25 +375,27 @@ func fleetPingInterval(ctx context.Context, cfg config, srvs []*testServer) (tim
 // no terminal) and samples its CPU time and RSS for span, after it has
 // connected and drawn its first frames.
 func measureVKWatch(ctx context.Context, cfg config, srvs []*testServer, span time.Duration, withPTY bool, extra []string) (costRun, error) {
+	argv := cfg.vkwatchOn(srvs)
+	// vkwatch keeps two connections per server: the sampler and the probe.
+	return measure(ctx, cfg, srvs, span, withPTY, append(argv, extra...), 2)
+}
+
+// vkwatchOn is the command line of vkwatch watching srvs.
+func (cfg config) vkwatchOn(srvs []*testServer) []string {
 	argv := []string{cfg.vkwatch}
 	for _, s := range srvs {
 		argv = append(argv, s.Addr)
 	}
-	// vkwatch keeps two connections per server: the sampler and the probe.
-	return measure(ctx, cfg, srvs, span, withPTY, append(argv, extra...), 2)
+	return argv
 }
 
 // measure runs argv, in a pseudo-terminal or with no terminal, and samples
 // its CPU time and RSS every second for span once it holds conns
 // connections to each server (and, in a terminal, has drawn).
 func measure(ctx context.Context, cfg config, srvs []*testServer, span time.Duration, withPTY bool, argv []string, conns int64) (costRun, error) {
-	bases := make([]int64, len(srvs))
-	for i, s := range srvs {
-		n, err := s.clients(ctx)
-		if err != nil {
-			return costRun{}, err
-		}
-		bases[i] = n
+	bases, err := clientCounts(ctx, srvs)
+	if err != nil {
+		return costRun{}, err
 	}
 	name := filepath.Base(argv[0])
 	start := startInPTY
@@ -410,6 +407,48 @@ func measure(ctx context.Context, cfg config, srvs []*testServer, span time.Dura
 		return costRun{}, err
 	}
 	defer a.stop()
+	if err := waitReady(ctx, a, name, withPTY, srvs, bases, conns); err != nil {
+		return costRun{}, err
+	}
+	pings0, err := pingCalls(ctx, srvs)
+	if err != nil {
+		return costRun{}, err
+	}
+	points, err := usageEverySecond(ctx, cfg, a, name, srvs, span)
+	if err != nil {
+		return costRun{}, err
+	}
+	pings1, err := pingCalls(ctx, srvs)
+	if err != nil {
+		return costRun{}, err
+	}
+	r := costOf(points)
+	r.pingsPerSec = float64(pings1-pings0) / r.span.Seconds()
+	fmt.Fprintf(cfg.out, "  cpu %.2f%% of a core, rss max %.1f MiB, %.0f PINGs/s", 100*r.cpu, mib(r.rssMax), r.pingsPerSec)
+	if withPTY {
+		fmt.Fprintf(cfg.out, ", %.1f fps, %.1f KiB/s drawn", r.fps, r.bytesPerSec/1024)
+	}
+	fmt.Fprintln(cfg.out)
+	return r, nil
+}
+
+// clientCounts is connected_clients of each server.
+func clientCounts(ctx context.Context, srvs []*testServer) ([]int64, error) {
+	bases := make([]int64, len(srvs))
+	for i, s := range srvs {
+		n, err := s.clients(ctx)
+		if err != nil {
+			return nil, err
+		}
+		bases[i] = n
+	}
+	return bases, nil
+}
+
+// waitReady waits until a holds conns more connections to each server
+// than bases and, in a terminal, has drawn twice; an exit of a's ends the
+// wait with its words.
+func waitReady(ctx context.Context, a *attached, name string, withPTY bool, srvs []*testServer, bases []int64, conns int64) error {
 	exitErr := func() error {
 		if out := a.output(); !withPTY && out != "" {
 			return fmt.Errorf("%s %w (%v): %s", name, errExited, a.err, firstLine(out))
@@ -424,48 +463,50 @@ func measure(ctx context.Context, cfg config, srvs []*testServer, span time.Dura
 			c, err := s.clients(ctx)
 			return c >= bases[i]+conns, err
 		}); err != nil {
-			return costRun{}, err
+			return err
 		}
 	}
-	if err := waitUntil(ctx, name+" drawing", 15*time.Second, func() (bool, error) {
+	return waitUntil(ctx, name+" drawing", 15*time.Second, func() (bool, error) {
 		if a.exited() {
 			return false, exitErr()
 		}
 		return !withPTY || a.frames.Load() >= 2, nil
-	}); err != nil {
-		return costRun{}, err
-	}
+	})
+}
 
-	type point struct {
-		self    usage
-		servers []usage
-		frames  int64
-		bytes   int64
+// usagePoint is one reading of a measured run: its own usage, each
+// server's, and what it had drawn so far.
+type usagePoint struct {
+	self    usage
+	servers []usage
+	frames  int64
+	bytes   int64
+}
+
+func readPoint(a *attached, srvs []*testServer) (usagePoint, error) {
+	p := usagePoint{frames: a.frames.Load(), bytes: a.bytes.Load()}
+	var err error
+	if p.self, err = readUsage(a.pid()); err != nil {
+		return p, err
 	}
-	read := func() (point, error) {
-		p := point{frames: a.frames.Load(), bytes: a.bytes.Load()}
-		var err error
-		if p.self, err = readUsage(a.pid()); err != nil {
+	for _, s := range srvs {
+		u, err := readUsage(s.PID())
+		if err != nil {
 			return p, err
 		}
-		for _, s := range srvs {
-			u, err := readUsage(s.PID())
-			if err != nil {
-				return p, err
-			}
-			p.servers = append(p.servers, u)
-		}
-		return p, nil
+		p.servers = append(p.servers, u)
 	}
-	pings0, err := pingCalls(ctx, srvs)
+	return p, nil
+}
+
+// usageEverySecond reads a's usage every second over span, printing a
+// line every 10 s (every minute over a span of 5 minutes or more).
+func usageEverySecond(ctx context.Context, cfg config, a *attached, name string, srvs []*testServer, span time.Duration) ([]usagePoint, error) {
+	first, err := readPoint(a, srvs)
 	if err != nil {
-		return costRun{}, err
+		return nil, err
 	}
-	first, err := read()
-	if err != nil {
-		return costRun{}, err
-	}
-	points := []point{first}
+	points := []usagePoint{first}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	report := 10 * time.Second
@@ -475,15 +516,15 @@ func measure(ctx context.Context, cfg config, srvs []*testServer, span time.Dura
 	for time.Since(first.self.at) < span {
 		select {
 		case <-ctx.Done():
-			return costRun{}, ctx.Err()
+			return nil, ctx.Err()
 		case <-tick.C:
 		}
 		if a.exited() {
-			return costRun{}, fmt.Errorf("%s exited during the run: %v", name, a.err)
+			return nil, fmt.Errorf("%s exited during the run: %v", name, a.err)
 		}
-		p, err := read()
+		p, err := readPoint(a, srvs)
 		if err != nil {
-			return costRun{}, err
+			return nil, err
 		}
 		points = append(points, p)
 		if el := p.self.at.Sub(first.self.at); el.Round(time.Second)%report == 0 && el.Round(time.Second) < span {
@@ -491,20 +532,20 @@ func measure(ctx context.Context, cfg config, srvs []*testServer, span time.Dura
 				100*cpuShare(first.self, p.self), mib(p.self.rss), p.frames-first.frames)
 		}
 	}
-	pings1, err := pingCalls(ctx, srvs)
-	if err != nil {
-		return costRun{}, err
-	}
-	last := points[len(points)-1]
+	return points, nil
+}
+
+// costOf is what the points of a run say, but its PINGs.
+func costOf(points []usagePoint) costRun {
+	first, last := points[0], points[len(points)-1]
 	wall := last.self.at.Sub(first.self.at).Seconds()
 	r := costRun{
 		span:        last.self.at.Sub(first.self.at),
 		cpu:         cpuShare(first.self, last.self),
 		fps:         float64(last.frames-first.frames) / wall,
 		bytesPerSec: float64(last.bytes-first.bytes) / wall,
-		pingsPerSec: float64(pings1-pings0) / wall,
 	}
-	for i := range srvs {
+	for i := range first.servers {
 		r.serverCPU = append(r.serverCPU, cpuShare(first.servers[i], last.servers[i]))
 	}
 	var sums [3]float64
@@ -523,12 +564,7 @@ func measure(ctx context.Context, cfg config, srvs []*testServer, span time.Dura
 	for i := 10; i < len(points); i += 10 {
 		r.cpuPerTenSecs = append(r.cpuPerTenSecs, cpuShare(points[i-10].self, points[i].self))
 	}
-	fmt.Fprintf(cfg.out, "  cpu %.2f%% of a core, rss max %.1f MiB, %.0f PINGs/s", 100*r.cpu, mib(r.rssMax), r.pingsPerSec)
-	if withPTY {
-		fmt.Fprintf(cfg.out, ", %.1f fps, %.1f KiB/s drawn", r.fps, r.bytesPerSec/1024)
-	}
-	fmt.Fprintln(cfg.out)
-	return r, nil
+	return r
 }
 
 // pingCalls is the number of PINGs the servers have executed, all together

@@ -38,7 +38,7 @@ func runFleetCost(ctx context.Context, cfg config) ([]check, error) {
 	fmt.Fprintf(cfg.out, "fleet: vkwatch --cluster %s (6 nodes) vs vkwatch %s %s, %d rounds of %s each, alternating\n",
 		nodes[0].Addr, two[0].Addr, two[1].Addr, fleetRounds, fleetSpan)
 	for round := range fleetRounds {
-		runs := []func() error{
+		err := alternate(round,
 			func() error {
 				// Two connections per node (sampler and probe), and the
 				// discovery's on the first.
@@ -50,15 +50,9 @@ func runFleetCost(ctx context.Context, cfg config) ([]check, error) {
 				r, err := measureVKWatch(ctx, cfg, two, fleetSpan, true, nil)
 				twoCPU = append(twoCPU, r.cpu)
 				return err
-			},
-		}
-		if round%2 == 1 {
-			runs[0], runs[1] = runs[1], runs[0]
-		}
-		for _, run := range runs {
-			if err := run(); err != nil {
-				return nil, err
-			}
+			})
+		if err != nil {
+			return nil, err
 		}
 	}
 	f, t := summarize(fleetCPU), summarize(twoCPU)

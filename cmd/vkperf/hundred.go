@@ -25,19 +25,13 @@ const (
 )
 
 func runHundred(ctx context.Context, cfg config) ([]check, error) {
-	var srvs []*testServer
-	defer func() {
-		for _, s := range srvs {
-			s.stop()
-		}
-	}()
 	fmt.Fprintf(cfg.out, "fleet of %d: starting the servers (%d keys each)\n", cfg.nodes, hundredKeys)
-	for range cfg.nodes {
-		s, err := startServer(ctx)
-		if err != nil {
-			return nil, err
-		}
-		srvs = append(srvs, s)
+	srvs, stop, err := startServers(ctx, cfg.nodes)
+	defer stop()
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range srvs {
 		if err := s.admin.Do(ctx, "DEBUG", "POPULATE", hundredKeys).Err(); err != nil {
 			return nil, fmt.Errorf("DEBUG POPULATE on %s: %w", s.Addr, err)
 		}
@@ -47,7 +41,7 @@ func runHundred(ctx context.Context, cfg config) ([]check, error) {
 	var rss, twoRSS int64
 	var fps float64
 	for round := range cfg.rounds {
-		runs := []func() error{
+		err := alternate(round,
 			func() error {
 				fmt.Fprintf(cfg.out, "round %d: vkwatch on %d servers, drawing 200x50\n", round+1, len(srvs))
 				r, err := measureVKWatch(ctx, cfg, srvs, cfg.span, true, nil)
@@ -59,15 +53,9 @@ func runHundred(ctx context.Context, cfg config) ([]check, error) {
 				r, err := measureVKWatch(ctx, cfg, two, cfg.span, true, nil)
 				twoCPU, twoRSS = append(twoCPU, r.cpu), max(twoRSS, r.rssMax)
 				return err
-			},
-		}
-		if round%2 == 1 {
-			runs[0], runs[1] = runs[1], runs[0]
-		}
-		for _, run := range runs {
-			if err := run(); err != nil {
-				return nil, err
-			}
+			})
+		if err != nil {
+			return nil, err
 		}
 	}
 	f, t := summarize(fleetCPU), summarize(twoCPU)
@@ -99,19 +87,11 @@ func runHundred(ctx context.Context, cfg config) ([]check, error) {
 // saveWatch once the save has run for a second.
 func savePingInterval(ctx context.Context, cfg config, srvs []*testServer) (check, error) {
 	target := fmt.Sprintf("PING interval of the node that saves, in a fleet of %d (vkwatch drawing 200x50): <= 2 ms (%s with slack)", len(srvs), maxSavePingInterval)
-	argv := []string{cfg.vkwatch}
-	for _, s := range srvs {
-		argv = append(argv, s.Addr)
+	bases, err := clientCounts(ctx, srvs)
+	if err != nil {
+		return check{}, err
 	}
-	bases := make([]int64, len(srvs))
-	for i, s := range srvs {
-		n, err := s.clients(ctx)
-		if err != nil {
-			return check{}, err
-		}
-		bases[i] = n
-	}
-	a, err := startInPTY("vkwatch", argv...)
+	a, err := startInPTY("vkwatch", cfg.vkwatchOn(srvs)...)
 	if err != nil {
 		return check{}, err
 	}
@@ -122,53 +102,19 @@ func savePingInterval(ctx context.Context, cfg config, srvs []*testServer) (chec
 		}
 	}
 	saver, idle := srvs[0], srvs[len(srvs)-1]
-	if err := saver.admin.ConfigSet(ctx, "rdb-key-save-delay", fmt.Sprint(hundredSaveDelay)).Err(); err != nil {
-		return check{}, err
-	}
-	defer saver.admin.ConfigSet(context.WithoutCancel(ctx), "rdb-key-save-delay", "0")
-	if err := saver.admin.BgSave(ctx).Err(); err != nil {
-		return check{}, err
-	}
-	if err := waitUntil(ctx, "the save to run", 10*time.Second, func() (bool, error) {
-		n, err := saver.infoInt(ctx, "persistence", "rdb_bgsave_in_progress")
-		return n == 1, err
-	}); err != nil {
+	undo, err := stretchedSave(ctx, saver)
+	defer undo()
+	if err != nil {
 		return check{}, err
 	}
 	fmt.Fprintf(cfg.out, "save on %s (about %s): counting PINGs over %s\n", saver.Addr,
 		time.Duration(hundredKeys*hundredSaveDelay)*time.Microsecond, saveWatch)
-	// What is measured is the steady state: first wait (within 3 s of the
-	// 5 s save) until vkwatch's samples have seen the save and its PINGs
-	// come finely, at least 20 in 100 ms.
-	var seen time.Duration
-	began := time.Now()
-	if err := waitUntil(ctx, "the saving node's PINGs to come finely", 3*time.Second, func() (bool, error) {
-		a, err := pingCalls(ctx, []*testServer{saver})
-		if err != nil {
-			return false, err
-		}
-		time.Sleep(100 * time.Millisecond) // the measuring window, not a synchronisation
-		b, err := pingCalls(ctx, []*testServer{saver})
-		seen = time.Since(began)
-		return b-a >= 20, err
-	}); err != nil {
+	seen, err := waitFinePings(ctx, saver)
+	if err != nil {
 		return check{Target: target, Measured: fmt.Sprintf("the saving node was not probed finely within %s of its save starting", seen.Round(time.Millisecond)), Verdict: "MISS"}, nil
 	}
 	fmt.Fprintf(cfg.out, "  probed finely %s after the save started\n", seen.Round(time.Millisecond))
-	count := func() (int64, int64, time.Time, error) {
-		s, err := pingCalls(ctx, []*testServer{saver})
-		if err != nil {
-			return 0, 0, time.Time{}, err
-		}
-		i, err := pingCalls(ctx, []*testServer{idle})
-		return s, i, time.Now(), err
-	}
-	s0, i0, t0, err := count()
-	if err != nil {
-		return check{}, err
-	}
-	time.Sleep(saveWatch)
-	s1, i1, t1, err := count()
+	saving, other, n, wall, err := pingEvery(ctx, saver, idle)
 	if err != nil {
 		return check{}, err
 	}
@@ -179,18 +125,76 @@ func savePingInterval(ctx context.Context, cfg config, srvs []*testServer) (chec
 	if still != 1 {
 		return check{Target: target, Measured: "not measured: the save ended within the count", Verdict: "MISS"}, nil
 	}
-	wall := t1.Sub(t0)
+	return check{
+		Target: target,
+		Measured: fmt.Sprintf("%s (%d PINGs in %s, from %s after the save started; an idle node of the same fleet: one every %s)",
+			saving.Round(10*time.Microsecond), n, wall.Round(time.Millisecond), seen.Round(time.Millisecond), other.Round(10*time.Microsecond)),
+		Verdict: verdict(saving <= maxSavePingInterval),
+	}, nil
+}
+
+// stretchedSave starts a BGSAVE on s slowed by hundredSaveDelay and waits
+// until it runs; undo puts the delay back to 0.
+func stretchedSave(ctx context.Context, s *testServer) (undo func(), err error) {
+	undo = func() {}
+	if err := s.admin.ConfigSet(ctx, "rdb-key-save-delay", fmt.Sprint(hundredSaveDelay)).Err(); err != nil {
+		return undo, err
+	}
+	undo = func() { s.admin.ConfigSet(context.WithoutCancel(ctx), "rdb-key-save-delay", "0") }
+	if err := s.admin.BgSave(ctx).Err(); err != nil {
+		return undo, err
+	}
+	return undo, waitUntil(ctx, "the save to run", 10*time.Second, func() (bool, error) {
+		n, err := s.infoInt(ctx, "persistence", "rdb_bgsave_in_progress")
+		return n == 1, err
+	})
+}
+
+// waitFinePings waits for the steady state that is measured: within 3 s
+// of the 5 s save, vkwatch's samples have seen the save and its PINGs
+// come finely, at least 20 in 100 ms. seen is how long that took (or how
+// long it waited).
+func waitFinePings(ctx context.Context, saver *testServer) (seen time.Duration, err error) {
+	began := time.Now()
+	err = waitUntil(ctx, "the saving node's PINGs to come finely", 3*time.Second, func() (bool, error) {
+		a, err := pingCalls(ctx, []*testServer{saver})
+		if err != nil {
+			return false, err
+		}
+		time.Sleep(100 * time.Millisecond) // the measuring window, not a synchronisation
+		b, err := pingCalls(ctx, []*testServer{saver})
+		seen = time.Since(began)
+		return b-a >= 20, err
+	})
+	return seen, err
+}
+
+// pingEvery counts the PINGs saver and idle execute over saveWatch: how
+// far apart they came on each, n of them on saver in wall.
+func pingEvery(ctx context.Context, saver, idle *testServer) (saving, other time.Duration, n int64, wall time.Duration, err error) {
+	count := func() (int64, int64, time.Time, error) {
+		s, err := pingCalls(ctx, []*testServer{saver})
+		if err != nil {
+			return 0, 0, time.Time{}, err
+		}
+		i, err := pingCalls(ctx, []*testServer{idle})
+		return s, i, time.Now(), err
+	}
+	s0, i0, t0, err := count()
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	time.Sleep(saveWatch) // the measuring window, not a synchronisation
+	s1, i1, t1, err := count()
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	wall = t1.Sub(t0)
 	every := func(n int64) time.Duration {
 		if n <= 0 {
 			return wall
 		}
 		return wall / time.Duration(n)
 	}
-	saving, other := every(s1-s0), every(i1-i0)
-	return check{
-		Target: target,
-		Measured: fmt.Sprintf("%s (%d PINGs in %s, from %s after the save started; an idle node of the same fleet: one every %s)",
-			saving.Round(10*time.Microsecond), s1-s0, wall.Round(time.Millisecond), seen.Round(time.Millisecond), other.Round(10*time.Microsecond)),
-		Verdict: verdict(saving <= maxSavePingInterval),
-	}, nil
+	return every(s1 - s0), every(i1 - i0), s1 - s0, wall, nil
 }

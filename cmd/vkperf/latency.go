@@ -85,13 +85,29 @@ func runLatency(ctx context.Context, cfg config) ([]check, error) {
 	fmt.Fprintf(cfg.out, "idle server %s; each round runs, in rotating order: vkwatch's probe (PING every 2 ms) for %s;\n"+
 		"  the reference prober (PING every 2 ms) for %s; and %s -t ping -c 1 -n %s (back to back)\n",
 		srv.Addr, latencyWindow, latencyWindow, rb, latencyPings)
+	r, err := measureLatency(ctx, cfg, rb, srv)
+	if err != nil {
+		return nil, err
+	}
+	checks := []check{r.refCheck(cfg), r.truthCheck()}
+	worsts, err := stalls(ctx, srv, cfg.pairs)
+	if err != nil {
+		return checks, err
+	}
+	return append(checks, stallCheck(worsts)), nil
+}
 
-	// µs per round
-	var ours, ref, inline, mbulk []float64
+// latencyRounds are the idle PING p50 of each round, in µs, of vkwatch's
+// probe, the reference prober and redis-benchmark's two PING tests.
+type latencyRounds struct{ ours, ref, inline, mbulk []float64 }
+
+// measureLatency runs cfg.pairs rounds of the three, in rotating order.
+func measureLatency(ctx context.Context, cfg config, rb string, srv *testServer) (latencyRounds, error) {
+	var r latencyRounds
 	steps := []func() error{
 		func() error {
 			lat, err := probeIdle(ctx, srv.Addr)
-			ours = append(ours, float64(lat.P50)/1e3)
+			r.ours = append(r.ours, float64(lat.P50)/1e3)
 			return err
 		},
 		func() error {
@@ -99,17 +115,17 @@ func runLatency(ctx context.Context, cfg config) ([]check, error) {
 				return nil
 			}
 			p50, err := refIdle(ctx, cfg, srv)
-			ref = append(ref, float64(p50)/1e3)
+			r.ref = append(r.ref, float64(p50)/1e3)
 			return err
 		},
 		func() error {
 			res, err := runBenchmark(ctx, rb, srv.Port, "-t", "ping", "-c", "1", "-n", latencyPings)
-			for _, r := range res {
-				switch r.Test {
+			for _, b := range res {
+				switch b.Test {
 				case "PING_INLINE":
-					inline = append(inline, float64(r.P50)/1e3)
+					r.inline = append(r.inline, float64(b.P50)/1e3)
 				case "PING_MBULK":
-					mbulk = append(mbulk, float64(r.P50)/1e3)
+					r.mbulk = append(r.mbulk, float64(b.P50)/1e3)
 				}
 			}
 			return err
@@ -118,33 +134,44 @@ func runLatency(ctx context.Context, cfg config) ([]check, error) {
 	for i := 0; i < cfg.pairs; i++ {
 		for j := range steps {
 			if err := steps[(i+j)%len(steps)](); err != nil {
-				return nil, err
+				return r, err
 			}
 		}
-		if len(inline) <= i || len(mbulk) <= i {
-			return nil, errors.New("redis-benchmark printed no PING_INLINE or PING_MBULK line")
+		if len(r.inline) <= i || len(r.mbulk) <= i {
+			return r, errors.New("redis-benchmark printed no PING_INLINE or PING_MBULK line")
 		}
 		refText := "not run"
-		if len(ref) > i {
-			refText = fmt.Sprintf("%.1f µs", ref[i])
+		if len(r.ref) > i {
+			refText = fmt.Sprintf("%.1f µs", r.ref[i])
 		}
 		fmt.Fprintf(cfg.out, "round %d p50: vkwatch %.1f µs; reference prober %s; redis-benchmark PING_INLINE %.1f µs, PING_MBULK %.1f µs\n",
-			i+1, ours[i], refText, inline[i], mbulk[i])
+			i+1, r.ours[i], refText, r.inline[i], r.mbulk[i])
 	}
-	o, m, in := summarize(ours), summarize(mbulk), summarize(inline)
-	refRow := check{
+	return r, nil
+}
+
+// refCheck holds vkwatch's p50 against the reference prober's.
+func (r latencyRounds) refCheck(cfg config) check {
+	o := summarize(r.ours)
+	c := check{
 		Target: fmt.Sprintf("Latency: vkwatch's idle PING p50 <= %.1f x the reference prober's, both PINGing every 2 ms", maxP50Ratio),
 	}
-	if cfg.ref.ok() {
-		rs := summarize(ref)
-		refRow.Measured = fmt.Sprintf("%.2f: vkwatch %.1f µs vs reference %.1f µs, medians of %d rounds (vkwatch %.0f-%.0f, reference %.0f-%.0f); "+
-			"vkwatch times a reply by the kernel's receive timestamp, the reference by clock_gettime after read()",
-			o.Median/rs.Median, o.Median, rs.Median, o.N, o.Min, o.Max, rs.Min, rs.Max)
-		refRow.Verdict = verdict(o.Median <= maxP50Ratio*rs.Median)
-	} else {
-		refRow.Measured, refRow.Verdict = "could not run: "+cfg.ref.missing, "MISS"
+	if !cfg.ref.ok() {
+		c.Measured, c.Verdict = "could not run: "+cfg.ref.missing, "MISS"
+		return c
 	}
-	// vkwatch sends PING as a RESP array, as PING_MBULK does.
+	rs := summarize(r.ref)
+	c.Measured = fmt.Sprintf("%.2f: vkwatch %.1f µs vs reference %.1f µs, medians of %d rounds (vkwatch %.0f-%.0f, reference %.0f-%.0f); "+
+		"vkwatch times a reply by the kernel's receive timestamp, the reference by clock_gettime after read()",
+		o.Median/rs.Median, o.Median, rs.Median, o.N, o.Min, o.Max, rs.Min, rs.Max)
+	c.Verdict = verdict(o.Median <= maxP50Ratio*rs.Median)
+	return c
+}
+
+// truthCheck holds vkwatch's p50 against redis-benchmark's PING_MBULK:
+// vkwatch sends PING as a RESP array, as PING_MBULK does.
+func (r latencyRounds) truthCheck() check {
+	o, m, in := summarize(r.ours), summarize(r.mbulk), summarize(r.inline)
 	diff := o.Median - m.Median
 	allowed := max(0.10*m.Median, 20)
 	truth := check{
@@ -159,25 +186,22 @@ func runLatency(ctx context.Context, cfg config) ([]check, error) {
 	if m.Max > 1.5*m.Min {
 		truth.Measured += fmt.Sprintf("; NOISY: the reference itself varied %.1fx across rounds, re-run on a quiet machine", m.Max/m.Min)
 	}
-	checks := []check{refRow, truth}
+	return truth
+}
 
-	worsts, err := stalls(ctx, srv, cfg.pairs)
-	if err != nil {
-		return checks, err
-	}
-	all, lowest := true, worsts[0]
+// stallCheck: every DEBUG SLEEP shows as a worst PING at least as long.
+func stallCheck(worsts []time.Duration) check {
+	all := true
 	var parts []string
 	for _, w := range worsts {
 		all = all && w >= debugSleep
-		lowest = min(lowest, w)
 		parts = append(parts, fmt.Sprintf("%.1f", float64(w)/float64(time.Millisecond)))
 	}
-	checks = append(checks, check{
+	return check{
 		Target:   "Latency truth: DEBUG SLEEP 0.5 shows as a worst PING >= 500 ms",
 		Measured: fmt.Sprintf("worst PING of %d stalls: %s ms", len(worsts), strings.Join(parts, ", ")),
 		Verdict:  verdict(all),
-	})
-	return checks, nil
+	}
 }
 
 // maxP50Ratio is how much higher vkwatch's idle p50 may be than the

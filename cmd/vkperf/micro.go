@@ -66,13 +66,31 @@ func runMicro(ctx context.Context, cfg config) ([]check, error) {
 	if gomod == "" || gomod == os.DevNull {
 		return nil, fmt.Errorf("not inside the vkwatch module: run vkperf from the checkout")
 	}
-	// name -> metric -> values over the runs
+	all, err := goBenchmarks(ctx, cfg, filepath.Dir(gomod))
+	if err != nil {
+		return nil, err
+	}
+	get := func(name, metric string) summary { return summarize(all[name][metric]) }
+	for _, name := range sortedKeys(all) {
+		fmt.Fprintf(cfg.out, "%-28s", name)
+		for _, metric := range sortedKeys(all[name]) {
+			s := get(name, metric)
+			fmt.Fprintf(cfg.out, "  %s %s [%s..%s]", fmtNum(s.Median), metric, fmtNum(s.Min), fmtNum(s.Max))
+		}
+		fmt.Fprintln(cfg.out)
+	}
+	return microChecks(get), nil
+}
+
+// goBenchmarks runs microBenchmarks in the module at dir, microCount
+// times each: name -> metric -> values over the runs.
+func goBenchmarks(ctx context.Context, cfg config, dir string) (map[string]map[string][]float64, error) {
 	all := map[string]map[string][]float64{}
 	for _, mb := range microBenchmarks {
 		args := []string{"test", "-run", "^$", "-bench", mb.regex, "-benchmem", "-count", strconv.Itoa(microCount), mb.pkg}
 		fmt.Fprintf(cfg.out, "go %s\n", strings.Join(args, " "))
 		cmd := exec.CommandContext(ctx, "go", args...)
-		cmd.Dir = filepath.Dir(gomod)
+		cmd.Dir = dir
 		start := time.Now()
 		b, err := cmd.CombinedOutput()
 		if err != nil {
@@ -92,16 +110,12 @@ func runMicro(ctx context.Context, cfg config) ([]check, error) {
 		}
 		fmt.Fprintf(cfg.out, "  %d result lines in %s\n", len(lines), time.Since(start).Round(time.Second))
 	}
-	get := func(name, metric string) summary { return summarize(all[name][metric]) }
-	for _, name := range sortedKeys(all) {
-		fmt.Fprintf(cfg.out, "%-28s", name)
-		for _, metric := range sortedKeys(all[name]) {
-			s := get(name, metric)
-			fmt.Fprintf(cfg.out, "  %s %s [%s..%s]", fmtNum(s.Median), metric, fmtNum(s.Min), fmtNum(s.Max))
-		}
-		fmt.Fprintln(cfg.out)
-	}
+	return all, nil
+}
 
+// microChecks are the drawing, parsing and probing targets, from get's
+// summaries of the benchmarks' metrics.
+func microChecks(get func(name, metric string) summary) []check {
 	view := get("BenchmarkFrameView", "ns/op")
 	frame := get("BenchmarkFrame", "ns/op")
 	scroll := get("BenchmarkFrameScroll", "ns/op")
@@ -143,7 +157,7 @@ func runMicro(ctx context.Context, cfg config) ([]check, error) {
 				fps.Median, 1e3/flood.Median, perFrame.Median, wait.Median),
 			Verdict: verdict(fps.Max <= maxFPS),
 		},
-	}, nil
+	}
 }
 
 func fmtNum(v float64) string {
