@@ -36,7 +36,7 @@ func TestRealSaveConfirmedPastCgroupLimit(t *testing.T) {
 			return m
 		}})
 	ep, rc := x.ep, x.rc
-	m := sized(New(Config{Nodes: nodes(ep.String()), Send: x.send(ctx)}), 200, 50)
+	m := sized(New(Config{Nodes: nodes(ep.String()), Send: sendVia(ctx, x.w)}), 200, 50)
 	feed := x.run(t, ctx, &m, true)
 	feed("a forecast past the cgroup limit", func(source.Event) bool {
 		return strings.Contains(view(m), "headroom would exceed") && strings.Contains(view(m), "of 64.0 MiB cgroup limit")

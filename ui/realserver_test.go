@@ -28,21 +28,11 @@ func TestRealServerSaveFlow(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	ep, w, rc := watchReal(t, ctx)
-	tm, wait := programOn(t, ctx, w, ep)
-
-	var sc screen
-	sc.waitFor(t, tm, "connected")
+	tm, sc, wait := programOn(t, ctx, w, ep)
 	tm.Type("b")
 	sc.waitFor(t, tm, "Background saving started")
 	sc.waitFor(t, tm, "▶ BGSAVE fork")
-	sc.waitForLong(t, tm, "last save BGSAVE fork by ", 60*time.Second)
-
-	tm.Type("q")
-	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
-	cancel()
-	wait()
-
-	reports := tm.FinalModel(t).(Model).Reports()
+	reports := sc.reportsAfterSave(t, tm, cancel, wait)
 	if len(reports) != 1 {
 		t.Fatalf("want one report, got %d", len(reports))
 	}
@@ -143,32 +133,24 @@ func (x *realWatch) watch(t *testing.T, ctx context.Context, cfg source.WatchCon
 	t.Cleanup(func() { x.w.Close() })
 }
 
-// send is a Config.Send that sends through x's watcher.
-func (x *realWatch) send(ctx context.Context) func(source.NodeID, ...string) {
-	return func(_ source.NodeID, args ...string) { x.w.Do(ctx, args...) }
+// sendVia is a Config.Send that sends through w.
+func sendVia(ctx context.Context, w *source.Watcher) func(source.NodeID, ...string) {
+	return func(_ source.NodeID, args ...string) { w.Do(ctx, args...) }
 }
 
-// run runs x's watcher into a channel, and with writers writeUntil on a
-// client of its own, until the test ends. feed feeds *m the watcher's
+// run runs x's watcher until the test ends (sourcetest.Run), and with
+// writers writeUntil on a client of its own. feed feeds *m the watcher's
 // events until one satisfies cond (feedUntil).
 func (x *realWatch) run(t *testing.T, ctx context.Context, m *Model, writers bool) (feed func(what string, cond func(source.Event) bool)) {
 	t.Helper()
-	events := make(chan source.Event, 4096)
-	runCtx, stop := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		x.w.Run(runCtx, func(ev source.Event) {
-			select {
-			case events <- ev:
-			case <-runCtx.Done():
-			}
-		})
-	})
+	events := sourcetest.Run(t, x.w, 4096)
 	if writers {
 		wc := servertest.Client(t, x.srv)
-		wg.Go(func() { writeUntil(runCtx, wc) })
+		wctx, stop := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		wg.Go(func() { writeUntil(wctx, wc) })
+		t.Cleanup(func() { stop(); wg.Wait() })
 	}
-	t.Cleanup(func() { stop(); wg.Wait() })
 	return func(what string, cond func(source.Event) bool) {
 		t.Helper()
 		feedUntil(t, ctx, m, events, what, cond)
@@ -177,16 +159,31 @@ func (x *realWatch) run(t *testing.T, ctx context.Context, m *Model, writers boo
 
 // programOn runs the UI of the one server w watches in a teatest program,
 // fed by w's events as the wiring feeds them, its commands sent through
-// w. wait waits for the watcher to stop once ctx is cancelled.
-func programOn(t *testing.T, ctx context.Context, w *source.Watcher, ep source.Endpoint) (tm *teatest.TestModel, wait func()) {
+// w, and waits until it has drawn "connected" (sc holds what it drew).
+// wait waits for the watcher to stop once ctx is cancelled.
+func programOn(t *testing.T, ctx context.Context, w *source.Watcher, ep source.Endpoint) (tm *teatest.TestModel, sc *screen, wait func()) {
 	t.Helper()
 	tm = teatest.NewTestModel(t, New(Config{
 		Nodes: nodes(ep.String()),
-		Send:  func(_ source.NodeID, args ...string) { w.Do(ctx, args...) },
+		Send:  sendVia(ctx, w),
 	}), teatest.WithInitialTermSize(140, 45))
 	var wg sync.WaitGroup
 	wg.Go(func() { w.Run(ctx, func(ev source.Event) { tm.Send(EventMsg(ev)) }) })
-	return tm, wg.Wait
+	sc = &screen{}
+	sc.waitFor(t, tm, "connected")
+	return tm, sc, wg.Wait
+}
+
+// reportsAfterSave waits for the end-of-save summary, quits the program,
+// stops its watcher (cancel, then wait) and returns the model's reports.
+func (sc *screen) reportsAfterSave(t *testing.T, tm *teatest.TestModel, cancel context.CancelFunc, wait func()) []source.SaveReport {
+	t.Helper()
+	sc.waitForLong(t, tm, "last save BGSAVE fork by ", 60*time.Second)
+	tm.Type("q")
+	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+	cancel()
+	wait()
+	return tm.FinalModel(t).(Model).Reports()
 }
 
 // TestRealServerCostCurve saves a real server twice through the model's
@@ -198,7 +195,7 @@ func TestRealServerCostCurve(t *testing.T) {
 	defer cancel()
 	x := startRealWatch(t, ctx, server.Options{Args: []string{"--rdb-key-save-delay", "100"}})
 	ep := x.ep
-	m := sized(New(Config{Nodes: nodes(ep.String()), Send: x.send(ctx)}), 160, 45)
+	m := sized(New(Config{Nodes: nodes(ep.String()), Send: sendVia(ctx, x.w)}), 160, 45)
 	// until feeds the model the watcher's events until one satisfies cond.
 	until := x.run(t, ctx, &m, false)
 	until("first sample", func(ev source.Event) bool { return ev.Kind == source.EventSample })
@@ -240,10 +237,7 @@ func TestRealServerCancelRefused(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	ep, w, rc := watchReal(t, ctx)
-	tm, wait := programOn(t, ctx, w, ep)
-
-	var sc screen
-	sc.waitFor(t, tm, "connected")
+	tm, sc, wait := programOn(t, ctx, w, ep)
 	tm.Type("b")
 	sc.waitFor(t, tm, "▶ BGSAVE fork")
 	tm.Type("x")
@@ -253,12 +247,7 @@ func TestRealServerCancelRefused(t *testing.T) {
 	if p := source.ParseInfo(rc.Info(ctx, "persistence").Val()); p.RDBInProgress.V != 1 {
 		t.Errorf("the save stopped after a refused cancel: rdb_bgsave_in_progress %+v", p.RDBInProgress)
 	}
-	sc.waitForLong(t, tm, "last save BGSAVE fork by ", 60*time.Second)
-	tm.Type("q")
-	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
-	cancel()
-	wait()
-	reports := tm.FinalModel(t).(Model).Reports()
+	reports := sc.reportsAfterSave(t, tm, cancel, wait)
 	if len(reports) != 1 || reports[0].Status != "ok" {
 		t.Fatalf("reports %+v, want one ok save", reports)
 	}
