@@ -128,9 +128,9 @@ func busyLines(b *testing.B) (fulls, deltas [][]byte, h Header) {
 	return busy.fulls, busy.deltas, busy.h
 }
 
-// synthKeep keeps the day's synthetic recording, to measure what
-// vkwatch replay holds in memory replaying it (README).
-var synthKeep = flag.String("synth.keep", "", "BenchmarkReplayOpenAndSeek: copy the day's synthetic recording to this path")
+// synthKeep keeps the synthetic recordings, to measure what vkwatch
+// replay holds in memory replaying them (README).
+var synthKeep = flag.String("synth.keep", "", "BenchmarkReplayOpenAndSeek: copy the synthetic recordings to DIR/1h0m0s.jsonl.zst and DIR/24h0m0s.jsonl.zst")
 
 // withoutTrailer writes a copy of the recording at path with its trailer
 // cut out (the end mark kept): a file as written before the trailer, which
@@ -161,10 +161,10 @@ func withoutTrailer(b *testing.B, path string) string {
 func BenchmarkReplayOpenAndSeek(b *testing.B) {
 	for _, span := range []time.Duration{time.Hour, 24 * time.Hour} {
 		path := synthFile(b, span)
-		if *synthKeep != "" && span == 24*time.Hour {
+		if *synthKeep != "" {
 			data, err := os.ReadFile(path)
 			if err == nil {
-				err = os.WriteFile(*synthKeep, data, 0o644)
+				err = os.WriteFile(filepath.Join(*synthKeep, span.String()+".jsonl.zst"), data, 0o644)
 			}
 			if err != nil {
 				b.Fatal(err)
