@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -152,4 +153,72 @@ func TestStoreHoldsARealSave(t *testing.T) {
 		}
 	}
 	t.Logf("%d samples, save %s observed %s, curve of %d points up to %.0f%%", len(samples), rep.Kind, rep.Observed, len(c.Points), c.Points[len(c.Points)-1].Progress*100)
+}
+
+// TestStoreSpansAreTheTrackersSaves runs a BGSAVE and a BGREWRITEAOF the
+// server schedules behind it, on a real server: the rewrite starts as the
+// save ends, often between two samples, so one sample shows the next job
+// before the first one's report comes. The store keeps one span and one
+// curve per save the watcher's tracker reported, each where its report
+// says (its kind, start and end), however the samples fell.
+func TestStoreSpansAreTheTrackersSaves(t *testing.T) {
+	// 10,000 keys at 100 µs each: about a second each, sampled mid-way.
+	srv := servertest.Start(t, server.Options{Args: []string{"--rdb-key-save-delay", "100"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	servertest.Populate(t, servertest.Client(t, srv), 10000, "key", 100)
+	ep := sourcetest.Endpoint(t, srv.Addr)
+	w := source.NewWatcher(ep.Node(), ep, source.NewClock(), source.WatchConfig{Interval: 100 * time.Millisecond})
+	if _, err := w.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	events := make(chan source.Event, 1024)
+	runCtx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { w.Run(runCtx, func(ev source.Event) { events <- ev }) })
+	defer func() { stop(); wg.Wait() }()
+
+	st := store.New(store.Config{Keep: time.Minute})
+	var reports []*source.SaveReport
+	sawSave := false
+	for len(reports) < 2 {
+		select {
+		case ev := <-events:
+			st.Add(ev)
+			switch {
+			case ev.Kind == source.EventSample && !sawSave:
+				sawSave = true
+				if res := w.Do(ctx, "BGSAVE"); !res.OK() {
+					t.Fatalf("BGSAVE: %s", res.Err)
+				}
+				if res := w.Do(ctx, "BGREWRITEAOF"); !res.OK() || !strings.Contains(res.Reply, "scheduled") {
+					t.Fatalf("BGREWRITEAOF: %q %s", res.Reply, res.Err)
+				}
+			case ev.Kind == source.EventSaveEnded:
+				reports = append(reports, ev.Report)
+			}
+		case <-ctx.Done():
+			t.Fatalf("%d of 2 saves reported", len(reports))
+		}
+	}
+	v := st.View(ep.Node())
+	var want, got []store.Span
+	for _, r := range reports {
+		want = append(want, store.Span{Kind: r.Kind, Trigger: r.Trigger, Start: r.Started, End: r.Ended, Ended: true})
+	}
+	got = v.Spans
+	if want[0].Kind != source.SaveFork || want[1].Kind != source.SaveAOF || !reflect.DeepEqual(got, want) {
+		t.Fatalf("spans\n%+v\nwant the reports'\n%+v", got, want)
+	}
+	// A curve per save that knew its progress (the fork's does; an AOF
+	// rewrite's needs current_save_keys_total), each its report's save.
+	if len(v.Curves) == 0 || len(v.Curves) > 2 || v.Curves[0].Started != reports[0].Started {
+		t.Fatalf("curves %+v for saves started at %v and %v", v.Curves, reports[0].Started, reports[1].Started)
+	}
+	for i, c := range v.Curves {
+		if r := reports[i]; c.Running || c.Kind != r.Kind || c.Started != r.Started || c.Status != r.Status || len(c.Points) == 0 {
+			t.Errorf("curve %d: %s from %v %q, %d points; report %s from %v %q", i, c.Kind, c.Started, c.Status, len(c.Points), r.Kind, r.Started, r.Status)
+		}
+	}
 }

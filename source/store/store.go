@@ -338,7 +338,7 @@ func (s *Store) Add(ev source.Event) bool {
 			l.Gaps = append(l.Gaps, Gap{From: ev.Offset, Open: true})
 		}
 	case source.EventSample, source.EventSaveStarted:
-		changed = ev.Sample != nil && n.addSample(ev.Sample, ev.Kind == source.EventSaveStarted, s.cfg.Columns)
+		changed = ev.Sample != nil && n.addSample(ev.Sample, s.cfg.Columns)
 	case source.EventSaveEnded:
 		changed = ev.Report != nil
 		if changed {
@@ -419,7 +419,7 @@ func (n *node) prune(cut time.Duration) {
 // a save start both as a sample and as the save's start), keeps the save
 // span and the running save's curve up to date, and reports whether the
 // sample was new.
-func (n *node) addSample(smp *source.Sample, started bool, cols []Column) bool {
+func (n *node) addSample(smp *source.Sample, cols []Column) bool {
 	l := &n.live
 	if n.pushed && smp.Seq == n.lastSeq {
 		return false
@@ -441,40 +441,35 @@ func (n *node) addSample(smp *source.Sample, started bool, cols []Column) bool {
 		l.State = Connected
 	}
 	if smp.Save != nil {
-		n.span(smp, started)
+		n.span(smp)
 		n.curve(smp, prev)
 	}
 	return true
 }
 
-// span extends the running save's span, or opens one.
-func (n *node) span(smp *source.Sample, started bool) {
+// span extends the span of the save the sample shows, or opens one. A
+// save is the tracker's: known by the kind and start its SaveProgress
+// carries (and its report repeats), as its curve is. Another save shown
+// means the tracker began another job (an AOF rewrite that waited for a
+// BGSAVE, a replica's sync right after a save): the span open before is
+// over at the last sample that saw it, until its report says where.
+func (n *node) span(smp *source.Sample) {
 	l := &n.live
 	sv := smp.Save
 	k := len(l.Spans)
-	open := k > 0 && !l.Spans[k-1].Ended
-	if open && l.Spans[k-1].Kind != sv.Kind {
-		// A different job is running now (an AOF rewrite that waited for a
-		// BGSAVE): the previous one is over even if its end was missed.
-		l.Spans = cloneAppend(l.Spans[:k-1], endSpan(l.Spans[k-1], l.Spans[k-1].End))
-		open = false
-	}
-	if !open {
-		start := sv.Started
-		if started && start == 0 {
-			start = smp.Offset
+	if k > 0 && !l.Spans[k-1].Ended {
+		last := l.Spans[k-1]
+		if last.Kind == sv.Kind && last.Start == sv.Started {
+			last.End = max(last.End, smp.Offset)
+			if last.Trigger.Kind == "" {
+				last.Trigger = sv.Trigger
+			}
+			l.Spans = cloneAppend(l.Spans[:k-1], last)
+			return
 		}
-		l.Spans = append(l.Spans, Span{Kind: sv.Kind, Trigger: sv.Trigger, Start: start, End: smp.Offset})
-		return
+		l.Spans = cloneAppend(l.Spans[:k-1], endSpan(last, last.End))
 	}
-	last := l.Spans[k-1]
-	if smp.Offset > last.End {
-		last.End = smp.Offset
-	}
-	if last.Trigger.Kind == "" {
-		last.Trigger = sv.Trigger
-	}
-	l.Spans = cloneAppend(l.Spans[:k-1], last)
+	l.Spans = append(l.Spans, Span{Kind: sv.Kind, Trigger: sv.Trigger, Start: sv.Started, End: smp.Offset})
 }
 
 func endSpan(sp Span, end time.Duration) Span {
@@ -559,10 +554,15 @@ func (n *node) endSave(r *source.SaveReport, keep int) {
 	l.Report = r
 	n.closeSpan(r)
 	var c Curve
-	if run := n.running; run != nil && run.Kind == r.Kind {
+	ofSave := func(c Curve) bool { return c.Kind == r.Kind && c.Started == r.Started }
+	if run := n.running; run != nil && ofSave(*run) {
 		c = *run
 		n.running = nil
 		l.Curves = l.Curves[:len(l.Curves)-1]
+	} else if i := slices.IndexFunc(n.ended(), ofSave); i >= 0 {
+		// Ended when the next save showed, before this report came.
+		c = l.Curves[i]
+		l.Curves = slices.Delete(slices.Clone(l.Curves), i, i+1)
 	} else {
 		c = Curve{Node: l.ID, Kind: r.Kind, Started: r.Started, StartedAt: r.StartedAt}
 	}
@@ -581,12 +581,8 @@ func (n *node) endSave(r *source.SaveReport, keep int) {
 		n.trimCurves(keep)
 		return
 	}
-	ended := l.Curves
-	if n.running != nil {
-		ended = ended[:len(ended)-1]
-	}
 	out := make([]Curve, 0, len(l.Curves)+1)
-	out = append(append(out, ended...), c)
+	out = append(append(out, n.ended()...), c)
 	if n.running != nil {
 		out = append(out, *n.running)
 	}
@@ -594,24 +590,29 @@ func (n *node) endSave(r *source.SaveReport, keep int) {
 	n.trimCurves(keep)
 }
 
+// ended is the view's ended curves: all but the running one.
+func (n *node) ended() []Curve {
+	if n.running != nil {
+		return n.live.Curves[:len(n.live.Curves)-1]
+	}
+	return n.live.Curves
+}
+
 // trimCurves keeps the newest keep ended curves (and the running one).
 func (n *node) trimCurves(keep int) {
 	l := &n.live
-	ended := len(l.Curves)
-	if n.running != nil {
-		ended--
-	}
-	if ended > keep {
+	if ended := len(n.ended()); ended > keep {
 		l.Curves = slices.Clone(l.Curves[ended-keep:])
 	}
 }
 
-// closeSpan closes the span of the save a report describes, or adds it
-// whole when its start was never seen (a save shorter than one sample).
+// closeSpan closes the span of the save a report describes (its kind and
+// start), or adds it whole when the save was never seen running (a save
+// shorter than one sample).
 func (n *node) closeSpan(r *source.SaveReport) {
 	l := &n.live
 	for i := len(l.Spans) - 1; i >= 0; i-- {
-		if sp := l.Spans[i]; !sp.Ended && sp.Kind == r.Kind {
+		if sp := l.Spans[i]; sp.Kind == r.Kind && sp.Start == r.Started {
 			sp.End, sp.Ended = r.Ended, true
 			if r.Trigger.Kind != "" {
 				sp.Trigger = r.Trigger

@@ -266,6 +266,39 @@ func TestAnotherJobEndsTheRunningCurve(t *testing.T) {
 	}
 }
 
+// A replica's full sync right after a save: the next fork shows in the
+// sample that ends the first, whose report comes after it. Each save keeps
+// its own span and curve, known by its kind and start as the tracker
+// reports them.
+func TestASaveRightAfterOneOfItsKind(t *testing.T) {
+	s := New(Config{})
+	f := &feeder{id: nodeA}
+	user := source.Trigger{Kind: source.TriggerUser}
+	f.run(s, 0, 2*time.Second, func(off time.Duration) {
+		if off == tick {
+			f.save = &source.SaveProgress{Kind: source.SaveFork, Trigger: user, Started: off}
+		}
+	})
+	first := f.report(2*time.Second, nil)
+	f.save = &source.SaveProgress{Kind: source.SaveFork, Trigger: source.Trigger{Kind: source.TriggerReplica}, Started: 2 * time.Second}
+	s.Add(f.sample(2 * time.Second))
+	s.Add(first)
+	f.run(s, 2*time.Second+tick, 3*time.Second, nil)
+	s.Add(f.report(3*time.Second, nil))
+	v := s.View(nodeA)
+	want := []Span{
+		{Kind: source.SaveFork, Trigger: user, Start: tick, End: 2 * time.Second, Ended: true},
+		{Kind: source.SaveFork, Trigger: source.Trigger{Kind: source.TriggerReplica}, Start: 2 * time.Second, End: 3 * time.Second, Ended: true},
+	}
+	if !reflect.DeepEqual(v.Spans, want) {
+		t.Errorf("spans\n%+v\nwant\n%+v", v.Spans, want)
+	}
+	if c := v.Curves; len(c) != 2 || c[0].Started != tick || c[0].Status != "ok" || len(c[0].Points) != 9 ||
+		c[1].Started != 2*time.Second || c[1].Status != "ok" || len(c[1].Points) != 5 || c[1].Running {
+		t.Errorf("curves %+v", c)
+	}
+}
+
 func TestFreeze(t *testing.T) {
 	s := New(Config{Keep: 10 * time.Second})
 	a, b := &feeder{id: nodeA}, &feeder{id: nodeB}
