@@ -179,6 +179,25 @@ func (e *encoder) str(s string) {
 	e.buf.Write(inert.JSON(b))
 }
 
+// time writes tm as RFC 3339 with nanoseconds, in quotes (the format has
+// nothing JSON escapes).
+func (e *encoder) time(tm time.Time) {
+	e.buf.WriteByte('"')
+	e.buf.Write(tm.AppendFormat(e.buf.AvailableBuffer(), time.RFC3339Nano))
+	e.buf.WriteByte('"')
+}
+
+// decimal writes n / 10^scale as formatDecimal does.
+func (e *encoder) decimal(n int64, scale int) {
+	e.buf.Write(appendDecimal(e.buf.AvailableBuffer(), n, scale))
+}
+
+// reset empties e for the next line, keeping its buffers.
+func (e *encoder) reset() {
+	e.buf.Reset()
+	e.first = e.first[:0]
+}
+
 // plainASCII says whether json.Marshal writes s as it is, in quotes:
 // printable ASCII without the characters it escapes.
 func plainASCII(s string) bool {
@@ -215,7 +234,7 @@ func (e *encoder) value(v reflect.Value, scale int) {
 		e.value(v.Field(0), scale)
 		return
 	case t == durationType:
-		e.buf.WriteString(formatDecimal(v.Int(), scale))
+		e.buf.Write(appendDecimal(e.buf.AvailableBuffer(), v.Int(), scale))
 		return
 	case t == timeType:
 		tm := v.Interface().(time.Time)
@@ -223,7 +242,7 @@ func (e *encoder) value(v reflect.Value, scale int) {
 			e.buf.WriteString("null")
 			return
 		}
-		e.str(tm.Format(time.RFC3339Nano))
+		e.time(tm)
 		return
 	}
 	switch t.Kind() {
@@ -242,16 +261,16 @@ func (e *encoder) value(v reflect.Value, scale int) {
 	case reflect.Bool:
 		e.buf.WriteString(strconv.FormatBool(v.Bool()))
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		e.buf.WriteString(strconv.FormatInt(v.Int(), 10))
+		e.buf.Write(strconv.AppendInt(e.buf.AvailableBuffer(), v.Int(), 10))
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		e.buf.WriteString(strconv.FormatUint(v.Uint(), 10))
+		e.buf.Write(strconv.AppendUint(e.buf.AvailableBuffer(), v.Uint(), 10))
 	case reflect.Float32, reflect.Float64:
 		f := v.Float()
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			e.buf.WriteString("null")
 			return
 		}
-		e.buf.WriteString(strconv.FormatFloat(f, 'g', -1, t.Bits()))
+		e.buf.Write(strconv.AppendFloat(e.buf.AvailableBuffer(), f, 'g', -1, t.Bits()))
 	case reflect.Slice:
 		// Element by element, so a slice of structs follows the same rules
 		// (an Opt inside is null or its value). A nil slice is null.
@@ -295,25 +314,49 @@ func (e *encoder) value(v reflect.Value, scale int) {
 // formatDecimal writes n / 10^scale as an exact decimal without trailing
 // zeros: 1500000000 at scale 9 is "1.5".
 func formatDecimal(n int64, scale int) string {
+	return string(appendDecimal(nil, n, scale))
+}
+
+// appendDecimal is formatDecimal appending to dst, without allocating
+// when dst has room (the writer formats a few durations every sample).
+func appendDecimal(dst []byte, n int64, scale int) []byte {
 	if scale == 0 {
-		return strconv.FormatInt(n, 10)
+		return strconv.AppendInt(dst, n, 10)
 	}
-	neg := n < 0
 	u := uint64(n)
-	if neg {
-		u = uint64(-n)
+	if n < 0 {
+		dst = append(dst, '-')
+		u = -u // two's complement: right for math.MinInt64 too
 	}
-	p := uint64(math.Pow10(scale))
-	s := strconv.FormatUint(u/p, 10)
-	if frac := u % p; frac != 0 {
-		fs := strconv.FormatUint(frac, 10)
-		fs = strings.Repeat("0", scale-len(fs)) + fs
-		s += "." + strings.TrimRight(fs, "0")
+	p := pow10[scale]
+	dst = strconv.AppendUint(dst, u/p, 10)
+	frac := u % p
+	if frac == 0 {
+		return dst
 	}
-	if neg {
-		s = "-" + s
+	digits := scale
+	for frac%10 == 0 {
+		frac /= 10
+		digits--
 	}
-	return s
+	dst = append(dst, '.')
+	for range digits - decimalLen(frac) {
+		dst = append(dst, '0')
+	}
+	return strconv.AppendUint(dst, frac, 10)
+}
+
+// pow10 are the scales appendDecimal takes, up to nanoseconds.
+var pow10 = [...]uint64{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9}
+
+// decimalLen is the number of decimal digits of n (1 for 0).
+func decimalLen(n uint64) int {
+	d := 1
+	for n >= 10 {
+		n /= 10
+		d++
+	}
+	return d
 }
 
 // parseDecimal reads a number written by formatDecimal back into units of

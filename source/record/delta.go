@@ -29,6 +29,13 @@ import (
 // "unchanged". Before, footprint alone was about 5 of a busy sample's 128
 // compressed bytes, a copy of proc.rss plus the child's private dirty.
 
+// Format version 6 goes on to two figures of a sample that are copies or
+// sums of others: ping10s.in_flight_us (the PING in flight when the
+// summary was taken, the same one for both windows: ping.in_flight_us)
+// and save.elapsed_s (the sample's offset less save.started_s: the
+// tracker's definition). A version 6 delta leaves each out when it is
+// that, and writes it when it is not; absent means derived here too.
+
 // derivedKeys are the keys a version 5 delta writes only when they differ
 // from what FillInstruments derives.
 var derivedKeys = []string{"cow", "cow_from", "footprint", "footprint_from"}
@@ -44,6 +51,7 @@ var fullEvery = 5 * time.Second
 // deltaState is what the Writer remembers per node.
 type deltaState struct {
 	prev     source.Sample
+	prevSave source.SaveProgress // what prev.Save points to
 	lastFull time.Duration
 }
 
@@ -56,36 +64,79 @@ func useDelta(st *deltaState, ev source.Event) bool {
 // encodeDelta writes a sample event as a delta against prev (no newline).
 func encodeDelta(ev source.Event, prev *source.Sample, epoch time.Time) []byte {
 	var e encoder
+	e.delta(ev, prev, epoch)
+	return e.buf.Bytes()
+}
+
+// Skip sets of a delta's top level: seq (the previous one's plus one) and
+// the derived instruments always; offset_s and at when they are the
+// event's, as they nearly always are. Fixed, so a delta allocates none.
+var (
+	deltaSkip   = skipSet("seq")
+	deltaSkipAt = skipSet("seq", "offset_s", "at")
+)
+
+func skipSet(keys ...string) map[string]bool {
+	m := map[string]bool{}
+	for _, k := range append(keys, derivedKeys...) {
+		m[k] = true
+	}
+	return m
+}
+
+// delta writes a sample event as a delta against prev.
+func (e *encoder) delta(ev source.Event, prev *source.Sample, epoch time.Time) {
 	e.open()
 	e.key("t")
-	e.buf.WriteString(formatDecimal(int64(ev.Offset), 9))
+	e.decimal(int64(ev.Offset), 9)
 	e.key("node")
 	e.str(string(ev.Node))
 	e.key("kind")
 	e.str(ev.Kind.String())
 	e.key("delta")
 	e.open()
-	s := *ev.Sample
-	skip := map[string]bool{"seq": true}
+	s := ev.Sample
+	skip := deltaSkip
 	if s.Offset == ev.Offset && s.At.Equal(epoch.Add(ev.Offset)) {
-		skip["offset_s"], skip["at"] = true, true
+		skip = deltaSkipAt
 	}
-	for _, k := range derivedKeys {
-		skip[k] = true
+	e.diffFields(reflect.ValueOf(prev).Elem(), reflect.ValueOf(s).Elem(), skip)
+	// The instruments, where they are not what FillInstruments makes of
+	// the line's figures. Compared field by field: no copy of the sample
+	// escapes to the heap.
+	d := derivedOf(s)
+	if s.COW != d.COW {
+		e.key("cow")
+		e.value(reflect.ValueOf(s.COW), 0)
 	}
-	e.diffFields(reflect.ValueOf(*prev), reflect.ValueOf(s), skip)
-	d := s
+	if s.COWFrom != d.COWFrom {
+		e.key("cow_from")
+		e.str(string(s.COWFrom))
+	}
+	if s.Footprint != d.Footprint {
+		e.key("footprint")
+		e.value(reflect.ValueOf(s.Footprint), 0)
+	}
+	if s.FootprintFrom != d.FootprintFrom {
+		e.key("footprint_from")
+		e.str(string(s.FootprintFrom))
+	}
+	e.close()
+	e.close()
+}
+
+// derived are the instruments' figures FillInstruments makes of a
+// sample's INFO and /proc figures.
+type derived struct {
+	COW, Footprint         source.Opt[int64]
+	COWFrom, FootprintFrom source.Instrument
+}
+
+func derivedOf(s *source.Sample) derived {
+	var d source.Sample
+	d.Info, d.Proc = s.Info, s.Proc
 	source.FillInstruments(&d)
-	have, derived := derivedFields(&s), derivedFields(&d)
-	for i, k := range derivedKeys {
-		if v := reflect.ValueOf(have[i]).Elem(); !sameValue(v, reflect.ValueOf(derived[i]).Elem()) {
-			e.key(k)
-			e.value(v, 0)
-		}
-	}
-	e.close()
-	e.close()
-	return e.buf.Bytes()
+	return derived{d.COW, d.Footprint, d.COWFrom, d.FootprintFrom}
 }
 
 // diffFields writes the fields of struct cur that differ from prev, as
@@ -135,7 +186,7 @@ func sameValue(a, b reflect.Value) bool {
 		return a.Bool() == b.Bool()
 	case reflect.Struct:
 		if a.Type() == timeType {
-			break
+			break // rare in a delta: Sample.At is left out
 		}
 		for i := range a.NumField() {
 			if !sameValue(a.Field(i), b.Field(i)) {
@@ -148,19 +199,85 @@ func sameValue(a, b reflect.Value) bool {
 			return a.IsNil() == b.IsNil()
 		}
 		return a.Pointer() == b.Pointer() || sameValue(a.Elem(), b.Elem())
+	case reflect.Array:
+		for i := range a.Len() {
+			if !sameValue(a.Index(i), b.Index(i)) {
+				return false
+			}
+		}
+		return true
 	}
 	return reflect.DeepEqual(a.Interface(), b.Interface())
 }
 
-// fillDerived sets the instruments' fields a version 5 delta line left
-// out (has says which keys it has) to what FillInstruments derives.
-func fillDerived(s *source.Sample, has func(key string) bool) {
+// deltaBase is what the delta of cur is taken against: prev, with the
+// figures version 6 derives set to cur's where cur's are derivable (so
+// the delta leaves them out) and to something other than cur's where
+// not (so the delta writes them even when they did not change). base and
+// baseSave are the caller's scratch.
+func deltaBase(prev, cur *source.Sample, base *source.Sample, baseSave *source.SaveProgress) *source.Sample {
+	*base = *prev
+	if cur.Ping10s.InFlight == cur.Ping.InFlight {
+		base.Ping10s.InFlight = cur.Ping10s.InFlight
+	} else if base.Ping10s.InFlight == cur.Ping10s.InFlight {
+		base.Ping10s.InFlight = cur.Ping10s.InFlight + 1
+	}
+	if cur.Save != nil && prev.Save != nil {
+		// (A save that is new to this delta is written whole.)
+		*baseSave = *prev.Save
+		if cur.Save.Elapsed == cur.Offset-cur.Save.Started {
+			baseSave.Elapsed = cur.Save.Elapsed
+		} else if baseSave.Elapsed == cur.Save.Elapsed {
+			baseSave.Elapsed = cur.Save.Elapsed + 1
+		}
+		base.Save = baseSave
+	}
+	return base
+}
+
+// fillDerived sets the fields a delta line of version 5 or later left out
+// to what they are derived from: delta is the line's delta object, has
+// says which of its top-level keys it holds.
+func fillDerived(s *source.Sample, delta []byte, has func(key string) bool, version int) {
 	d := *s
 	source.FillInstruments(&d)
 	have, derived := derivedFields(s), derivedFields(&d)
 	for i, k := range derivedKeys {
 		if !has(k) {
 			reflect.ValueOf(have[i]).Elem().Set(reflect.ValueOf(derived[i]).Elem())
+		}
+	}
+	if version < 6 {
+		return
+	}
+	if memberOf(memberOf(delta, "ping10s"), "in_flight_us") == nil {
+		s.Ping10s.InFlight = s.Ping.InFlight
+	}
+	if s.Save != nil && memberOf(memberOf(delta, "save"), "elapsed_s") == nil {
+		sv := *s.Save // perhaps the base's, which stays as it is
+		sv.Elapsed = s.Offset - sv.Started
+		s.Save = &sv
+	}
+}
+
+// memberOf is the value of member key of the JSON object obj, nil when
+// it has none (or obj is nil or no object as the writer writes them).
+func memberOf(obj []byte, key string) []byte {
+	if obj == nil {
+		return nil
+	}
+	w, ok := walkObject(obj)
+	if !ok {
+		return nil
+	}
+	var val []byte
+	for {
+		k, v, esc, more := w.next()
+		if !more {
+			return val
+		}
+		if !esc && string(k) == key {
+			val = v // the last one wins, as in the decoder
 		}
 	}
 }

@@ -192,3 +192,54 @@ func TestVersion4RecordingRewritesAsVersion5(t *testing.T) {
 		}
 	}
 }
+
+// TestVersion6DerivedFields: a delta leaves out ping10s.in_flight_us when
+// it is ping.in_flight_us and save.elapsed_s when it is the sample's
+// offset less save.started_s, writes each when it is not (unchanged or
+// not), and every sample reads back as written.
+func TestVersion6DerivedFields(t *testing.T) {
+	epoch := time.Now().Round(0)
+	var evs []source.Event
+	for i := range 40 {
+		off := time.Duration(i)*200*time.Millisecond + time.Duration(i%3)*time.Microsecond
+		s := &source.Sample{Seq: uint64(i), Offset: off, At: epoch.Add(off)}
+		s.Info.UsedMemory = source.Some(int64(1000 + i))
+		s.Ping.InFlight = time.Duration(i%4) * 10 * time.Microsecond
+		s.Ping10s.InFlight = s.Ping.InFlight
+		if i%10 == 7 {
+			s.Ping10s.InFlight = 3 * time.Microsecond // not the interval's
+		}
+		if i >= 5 {
+			s.Save = &source.SaveProgress{Kind: source.SaveFork, Started: time.Second, Elapsed: off - time.Second}
+			if i%10 == 3 {
+				s.Save.Elapsed = 42 * time.Millisecond // not offset less start
+			}
+		}
+		evs = append(evs, source.Event{Node: "n1", Kind: source.EventSample, Offset: off, At: s.At, Sample: s})
+	}
+	data := writeAll(t, "jsonl", testHeader(epoch), evs)
+	rec, err := Read(bytes.NewReader(data))
+	if err != nil || len(rec.Events) != len(evs) {
+		t.Fatalf("read back: %v, %d events of %d", err, len(rec.Events), len(evs))
+	}
+	for i := range evs {
+		if d := firstDiff(reflect.ValueOf(norm(evs[i])), reflect.ValueOf(norm(rec.Events[i])), "event"); d != "" {
+			t.Fatalf("event %d differs after the round trip: %s", i, d)
+		}
+	}
+	for i, l := range bytes.Split(data, []byte("\n"))[1:] {
+		if !bytes.Contains(l, []byte(`"delta":`)) {
+			continue
+		}
+		inFlight := bytes.Contains(l, []byte(`"ping10s":{"in_flight_us"`))
+		if want := i%10 == 7; inFlight != want {
+			t.Errorf("delta %d: ping10s.in_flight_us written %v, want %v: %s", i, inFlight, want, l)
+		}
+		// Written when not derivable, and in the save that begins in a
+		// delta (written whole).
+		elapsed := bytes.Contains(l, []byte(`"elapsed_s"`))
+		if want := i == 5 || i > 5 && i%10 == 3; elapsed != want {
+			t.Errorf("delta %d: save.elapsed_s written %v, want %v: %s", i, elapsed, want, l)
+		}
+	}
+}

@@ -45,7 +45,10 @@ const FormatName = "vkwatch-recording"
 //   - 5: a delta sample leaves out cow, cow_from, footprint and
 //     footprint_from when they are what the sample's INFO and /proc figures
 //     give by the watcher's rule (source.FillInstruments; see delta.go).
-const Version = 5
+//   - 6: a delta sample also leaves out ping10s.in_flight_us when it is
+//     ping.in_flight_us, and save.elapsed_s when it is the sample's offset
+//     less save.started_s (see delta.go).
+const Version = 6
 
 // Header is the first line of every recording.
 type Header struct {
@@ -77,6 +80,11 @@ type Writer struct {
 	csv       *csv.Writer // nil for JSONL
 	comp      compressor  // nil for a plain recording
 	nodes     map[source.NodeID]*deltaState
+	enc       encoder       // the line being written, its buffer kept between lines
+	scratch   source.Sample // the sample being written, as recorded
+	scratchSv source.SaveProgress
+	base      source.Sample // what its delta is against (deltaBase)
+	baseSv    source.SaveProgress
 	frameT    time.Duration
 	epoch     time.Time
 	lastFlush time.Time
@@ -219,6 +227,7 @@ func (rw *Writer) Write(ev source.Event) error {
 	var line []byte
 	if rw.csv == nil {
 		// Under the lock: a delta is against the line written before it.
+		// line is rw.enc's buffer, good until the next encode.
 		line = rw.encode(ev)
 	}
 	rw.startFrame(ev.Offset)
@@ -244,27 +253,32 @@ func (rw *Writer) Write(ev source.Event) error {
 }
 
 // encode writes ev's line: a sample as a delta against its node's
-// previous one where it may be, else whole.
+// previous one where it may be, else whole. The line is in rw.enc's
+// buffer; the sample at the recorded precision is in rw.scratch: a sample
+// costs the writer no allocation of its own.
 func (rw *Writer) encode(ev source.Event) []byte {
+	e := &rw.enc
+	e.reset()
+	ev.Offset = ev.Offset.Round(offsetStep)
 	if ev.Sample != nil {
-		ev.Sample = recordedSample(ev.Sample)
+		ev.Sample = rw.recorded(ev.Sample)
 	}
 	if ev.Sample == nil || ev.Node == "" {
-		return encodeEvent(ev, rw.epoch)
+		e.event(ev, rw.epoch)
+		return e.buf.Bytes()
 	}
 	if rw.nodes == nil {
 		rw.nodes = map[source.NodeID]*deltaState{}
 	}
 	st := rw.nodes[ev.Node]
-	var line []byte
 	if useDelta(st, ev) {
-		line = encodeDelta(ev, &st.prev, rw.epoch)
+		e.delta(ev, deltaBase(&st.prev, ev.Sample, &rw.base, &rw.baseSv), rw.epoch)
 	} else {
-		line = encodeEvent(ev, rw.epoch)
+		e.event(ev, rw.epoch)
 		if ev.Kind != source.EventSample {
 			// A save_started event's sample is the sample event's twin:
 			// the delta chain goes on from the sample events alone.
-			return line
+			return e.buf.Bytes()
 		}
 		if st == nil {
 			st = &deltaState{}
@@ -274,10 +288,25 @@ func (rw *Writer) encode(ev source.Event) []byte {
 	}
 	st.prev = *ev.Sample
 	if sv := ev.Sample.Save; sv != nil {
-		c := *sv // the watcher's tracker may fill in its own copy later
-		st.prev.Save = &c
+		// A copy of its own: the watcher's tracker may fill in its
+		// progress later, and rw.scratchSv is the next sample's.
+		st.prevSave = *sv
+		st.prev.Save = &st.prevSave
 	}
-	return line
+	return e.buf.Bytes()
+}
+
+// recorded is s at the precision a recording keeps (recordedSample), in
+// rw.scratch.
+func (rw *Writer) recorded(s *source.Sample) *source.Sample {
+	rw.scratch = *s
+	roundSample(&rw.scratch)
+	if s.Save != nil {
+		rw.scratchSv = *s.Save
+		roundSave(&rw.scratchSv, s.Offset)
+		rw.scratch.Save = &rw.scratchSv
+	}
+	return &rw.scratch
 }
 
 // Close flushes what is buffered and stops the background flushing. It does
@@ -351,12 +380,21 @@ func encodeHeader(h Header) []byte {
 // normally are; the reader puts them back.
 func encodeEvent(ev source.Event, epoch time.Time) []byte {
 	var e encoder
+	e.event(ev, epoch)
+	return e.buf.Bytes()
+}
+
+// skipOffsetAt leaves a whole sample's offset_s and at out of its line.
+var skipOffsetAt = map[string]bool{"offset_s": true, "at": true}
+
+// event writes one event line (without newline), as encodeEvent.
+func (e *encoder) event(ev source.Event, epoch time.Time) {
 	at := epoch.Add(ev.Offset)
 	e.open()
 	e.key("t")
-	e.buf.WriteString(formatDecimal(int64(ev.Offset), 9))
+	e.decimal(int64(ev.Offset), 9)
 	e.key("at")
-	e.str(at.Format(time.RFC3339Nano))
+	e.time(at)
 	e.key("node")
 	e.str(string(ev.Node))
 	e.key("kind")
@@ -366,14 +404,14 @@ func encodeEvent(ev source.Event, epoch time.Time) []byte {
 		e.open()
 		var skip map[string]bool
 		if ev.Sample.Offset == ev.Offset && ev.Sample.At.Equal(at) {
-			skip = map[string]bool{"offset_s": true, "at": true}
+			skip = skipOffsetAt
 		}
-		e.structFields(reflect.ValueOf(*ev.Sample), skip)
+		e.structFields(reflect.ValueOf(ev.Sample).Elem(), skip)
 		e.close()
 	}
 	if ev.Identity != nil {
 		e.key("identity")
-		e.value(reflect.ValueOf(*ev.Identity), 0)
+		e.value(reflect.ValueOf(ev.Identity).Elem(), 0)
 	}
 	if ev.Err != "" {
 		e.key("err")
@@ -381,16 +419,15 @@ func encodeEvent(ev source.Event, epoch time.Time) []byte {
 	}
 	if ev.Command != nil {
 		e.key("command")
-		e.value(reflect.ValueOf(*ev.Command), 0)
+		e.value(reflect.ValueOf(ev.Command).Elem(), 0)
 	}
 	if ev.Report != nil {
 		e.key("report")
-		e.value(reflect.ValueOf(*ev.Report), 0)
+		e.value(reflect.ValueOf(ev.Report).Elem(), 0)
 	}
 	if ev.Topology != nil {
 		e.key("topology")
-		e.value(reflect.ValueOf(*ev.Topology), 0)
+		e.value(reflect.ValueOf(ev.Topology).Elem(), 0)
 	}
 	e.close()
-	return e.buf.Bytes()
 }
