@@ -338,22 +338,15 @@ func (e Endpoint) Node() NodeID { return NodeID(e.String()) }
 // name, the database and TLS when they are not the defaults. It never
 // contains the password.
 func (e Endpoint) String() string {
-	var b strings.Builder
-	if e.Network == "unix" {
-		if e.Username != "" || e.DB != 0 || e.TLS.Enabled {
-			b.WriteString("unix://")
-			if e.Username != "" {
-				b.WriteString(url.PathEscape(e.Username) + "@")
-			}
-			b.WriteString(e.Addr)
-			if e.DB != 0 {
-				b.WriteString("?db=" + strconv.Itoa(e.DB))
-			}
-			return b.String()
-		}
+	unix := e.Network == "unix"
+	if unix && e.Username == "" && e.DB == 0 && !e.TLS.Enabled {
 		return e.Addr
 	}
-	if e.TLS.Enabled {
+	var b strings.Builder
+	switch {
+	case unix:
+		b.WriteString("unix://")
+	case e.TLS.Enabled:
 		b.WriteString("rediss://")
 	}
 	if e.Username != "" {
@@ -361,7 +354,12 @@ func (e Endpoint) String() string {
 	}
 	b.WriteString(e.Addr)
 	if e.DB != 0 {
-		b.WriteString("/" + strconv.Itoa(e.DB))
+		if unix {
+			b.WriteString("?db=")
+		} else {
+			b.WriteString("/")
+		}
+		b.WriteString(strconv.Itoa(e.DB))
 	}
 	return b.String()
 }
