@@ -74,6 +74,17 @@ func (x *watch) next(t *testing.T, within time.Duration, what string, match func
 	}
 }
 
+// count is how many events of kind k next has taken so far.
+func (x *watch) count(k EventKind) int {
+	n := 0
+	for _, ev := range x.seen {
+		if ev.Kind == k {
+			n++
+		}
+	}
+	return n
+}
+
 func kind(k EventKind) func(Event) bool { return func(ev Event) bool { return ev.Kind == k } }
 
 // sampleWhere matches a sample event for which cond holds.
@@ -499,12 +510,7 @@ func TestWatcherReconnectsAfterRestart(t *testing.T) {
 	if up.Identity.ProcessID != Some(int64(srv.PID())) || srv.PID() == oldPID {
 		t.Errorf("identity after restart %+v (old pid %d, new %d)", up.Identity, oldPID, srv.PID())
 	}
-	n := 0
-	for _, ev := range x.seen {
-		if ev.Kind == EventDisconnected {
-			n++
-		}
-	}
+	n := x.count(EventDisconnected)
 	if n != 1 {
 		t.Errorf("%d disconnect events for one outage, want 1", n)
 	}
@@ -647,12 +653,7 @@ func TestWatcherRunReportsRefusedOnce(t *testing.T) {
 	x.next(t, 10*time.Second, "connected", kind(EventConnected))
 	x.next(t, 10*time.Second, "a sample", kind(EventSample))
 	_ = srv
-	n := 0
-	for _, ev := range x.seen {
-		if ev.Kind == EventDisconnected {
-			n++
-		}
-	}
+	n := x.count(EventDisconnected)
 	if n != 1 {
 		t.Errorf("%d disconnect events while retrying, want 1", n)
 	}
