@@ -103,20 +103,13 @@ func TestCancelSaveReadOnly(t *testing.T) {
 // TestCancelledReportReads: a cancelled save reads "cancelled" in the
 // last-save block and the table, not as a failure ("✗").
 func TestCancelledReportReads(t *testing.T) {
-	var s script
-	a := newFake(0, false)
-	s.add(a.connected(0))
-	s.run(a, 0, 30*time.Second, func(off time.Duration) {
-		switch off {
-		case 20 * time.Second:
-			a.startSave(off, source.SaveFork)
-		case 25 * time.Second:
-			ev := a.endSave(off)
+	evs := scripted(newFake(0, false), 30*time.Second, source.SaveFork, span{20 * time.Second, 25 * time.Second})
+	for _, ev := range evs {
+		if ev.Kind == source.EventSaveEnded {
 			ev.Report.Status = source.StatusCancelled
-			s.add(ev)
 		}
-	})
-	m := setup(t, Config{Nodes: nodes(addrA)}, 200, 50, s.events)
+	}
+	m := setup(t, Config{Nodes: nodes(addrA)}, 200, 50, evs)
 	last := lineWith(t, m, "last save")
 	if !strings.Contains(last, "cancelled") || strings.Contains(last, "✗") {
 		t.Errorf("last save line %q", last)

@@ -233,57 +233,53 @@ func sized(m Model, w, h int) Model {
 	return nm.(Model)
 }
 
+// keyTypes are the keys press sends by name; any other string is typed.
+var keyTypes = map[string]tea.KeyType{
+	"tab": tea.KeyTab, "shift+tab": tea.KeyShiftTab, "ctrl+c": tea.KeyCtrlC, "esc": tea.KeyEsc,
+	"up": tea.KeyUp, "down": tea.KeyDown, "enter": tea.KeyEnter,
+}
+
 // press returns m after a key press, and the command it returned.
 func press(m Model, k string) (Model, tea.Cmd) {
-	var msg tea.KeyMsg
-	switch k {
-	case "tab":
-		msg = tea.KeyMsg{Type: tea.KeyTab}
-	case "shift+tab":
-		msg = tea.KeyMsg{Type: tea.KeyShiftTab}
-	case "ctrl+c":
-		msg = tea.KeyMsg{Type: tea.KeyCtrlC}
-	case "esc":
-		msg = tea.KeyMsg{Type: tea.KeyEsc}
-	case "up":
-		msg = tea.KeyMsg{Type: tea.KeyUp}
-	case "down":
-		msg = tea.KeyMsg{Type: tea.KeyDown}
-	case "enter":
-		msg = tea.KeyMsg{Type: tea.KeyEnter}
-	default:
-		msg = tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+	msg := tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+	if kt, ok := keyTypes[k]; ok {
+		msg = tea.KeyMsg{Type: kt}
 	}
 	nm, cmd := m.Update(msg)
 	return nm.(Model), cmd
+}
+
+// span is a save a script runs, from start to end (an end at or past the
+// script's end: still running there).
+type span struct{ start, end time.Duration }
+
+// scripted scripts f: connected at 0, a sample every tick until until, and
+// saves of kind over spans.
+func scripted(f *fakeServer, until time.Duration, kind source.SaveKind, spans ...span) []source.Event {
+	var s script
+	s.add(f.connected(0))
+	s.run(f, 0, until, func(off time.Duration) {
+		for _, sp := range spans {
+			switch off {
+			case sp.start:
+				f.startSave(off, kind)
+			case sp.end:
+				s.add(f.endSave(off))
+			}
+		}
+	})
+	return s.events
 }
 
 // scenario builds the standard timeline: both servers connect at 0; server
 // A runs a fork BGSAVE from 20s to 35s; server B a forkless save from 50s
 // that is still running at the end (60s).
 func scenario(servers int, until time.Duration) []source.Event {
-	var s script
-	a, b := newFake(0, false), newFake(1, true)
-	s.add(a.connected(0))
-	s.run(a, 0, until, func(off time.Duration) {
-		switch off {
-		case 20 * time.Second:
-			a.startSave(off, source.SaveFork)
-		case 35 * time.Second:
-			s.add(a.endSave(off))
-		}
-	})
+	a := scripted(newFake(0, false), until, source.SaveFork, span{20 * time.Second, 35 * time.Second})
 	if servers < 2 {
-		return s.events
+		return a
 	}
-	var t script
-	t.add(b.connected(0))
-	t.run(b, 0, until, func(off time.Duration) {
-		if off == 50*time.Second {
-			b.startSave(off, source.SaveForkless)
-		}
-	})
-	return interleave(s.events, t.events)
+	return interleave(a, scripted(newFake(1, true), until, source.SaveForkless, span{50 * time.Second, until}))
 }
 
 // interleave merges two time-ordered event lists by offset.

@@ -588,19 +588,9 @@ func TestResizeWhilePausedShowsNothingNewer(t *testing.T) {
 // marker row, and the legend says what M is while one is in view (it
 // showed as "?" before); without one the legend is the usual.
 func TestSlotMigrationMarked(t *testing.T) {
-	var s script
-	a := newFake(0, true)
-	s.add(a.connected(0))
-	s.run(a, 0, 60*time.Second, func(off time.Duration) {
-		switch off {
-		case 20 * time.Second:
-			a.startSave(off, source.SaveSlotMigration)
-		case 35 * time.Second:
-			s.add(a.endSave(off))
-		}
-	})
+	evs := scripted(newFake(0, true), 60*time.Second, source.SaveSlotMigration, span{20 * time.Second, 35 * time.Second})
 	for _, c := range [][2]int{{200, 50}, {120, 40}, {80, 24}} {
-		m := setup(t, Config{Nodes: nodes(addrA)}, c[0], c[1], s.events)
+		m := setup(t, Config{Nodes: nodes(addrA)}, c[0], c[1], evs)
 		marks := lineWith(t, m, "×gap")
 		legend := markLegendFor(999, true)
 		if !strings.Contains(marks, legend) {

@@ -16,26 +16,16 @@ import (
 func cowScenario() []source.Event {
 	var out []source.Event
 	for i, cow := range []int64{1 * mib, 111 * mib} {
-		var s script
-		f := newFake(i, false)
-		s.add(f.connected(0))
-		s.run(f, 0, 30*time.Second, func(off time.Duration) {
-			switch off {
-			case 10 * time.Second:
-				f.startSave(off, source.SaveFork)
-			case 20 * time.Second:
-				s.add(f.endSave(off))
-			}
-		})
-		for _, ev := range s.events {
+		evs := scripted(newFake(i, false), 30*time.Second, source.SaveFork, span{10 * time.Second, 20 * time.Second})
+		for _, ev := range evs {
 			if ev.Sample != nil && ev.Sample.Save != nil {
 				ev.Sample.COW = source.Some(cow)
 			}
 		}
 		if out == nil {
-			out = s.events
+			out = evs
 		} else {
-			out = interleave(out, s.events)
+			out = interleave(out, evs)
 		}
 	}
 	return out
@@ -213,27 +203,10 @@ func TestFeedingInBatchesDrawsTheSame(t *testing.T) {
 // twoSaves: server A saves by fork twice (10-20 s, 40-52 s), server B
 // once forkless (30-45 s), with COW and footprint growing as they go.
 func twoSaves() []source.Event {
-	var s, u script
-	a, b := newFake(0, false), newFake(1, true)
-	s.add(a.connected(0))
-	s.run(a, 0, 60*time.Second, func(off time.Duration) {
-		switch off {
-		case 10 * time.Second, 40 * time.Second:
-			a.startSave(off, source.SaveFork)
-		case 20 * time.Second, 52 * time.Second:
-			s.add(a.endSave(off))
-		}
-	})
-	u.add(b.connected(0))
-	u.run(b, 0, 60*time.Second, func(off time.Duration) {
-		switch off {
-		case 30 * time.Second:
-			b.startSave(off, source.SaveForkless)
-		case 45 * time.Second:
-			u.add(b.endSave(off))
-		}
-	})
-	return interleave(s.events, u.events)
+	a := scripted(newFake(0, false), 60*time.Second, source.SaveFork,
+		span{10 * time.Second, 20 * time.Second}, span{40 * time.Second, 52 * time.Second})
+	b := scripted(newFake(1, true), 60*time.Second, source.SaveForkless, span{30 * time.Second, 45 * time.Second})
+	return interleave(a, b)
 }
 
 func TestCostCurveShowsEverySave(t *testing.T) {
