@@ -323,11 +323,7 @@ func serverName(ins []src.Input, file int, addr string) string {
 }
 
 func memoryFigure(stem, name string, s *src.Server, sp spans, dur float64, sc scales) *Figure {
-	p := newPlot("Memory: "+name, "time since the recording began", "bytes")
-	timeAxis(p, dur)
-	p.Y.Min, p.Y.Max = 0, sc.memHi*headroom
-	p.Y.Tick.Marker = bytesTicks{}
-	p.Add(sp)
+	p := linearTimePlot("Memory: "+name, "bytes", dur, sc.memHi, bytesTicks{}, sp)
 	foot := "footprint"
 	if s.FootprintFrom != "" {
 		foot += " (" + string(s.FootprintFrom) + ")"
@@ -339,11 +335,7 @@ func memoryFigure(stem, name string, s *src.Server, sp spans, dur float64, sc sc
 }
 
 func opsFigure(stem, name string, s *src.Server, sp spans, dur float64, sc scales) *Figure {
-	p := newPlot("Ops/s: "+name, "time since the recording began", "ops/s")
-	timeAxis(p, dur)
-	p.Y.Min, p.Y.Max = 0, sc.opsHi*headroom
-	p.Y.Tick.Marker = countTicks{}
-	p.Add(sp)
+	p := linearTimePlot("Ops/s: "+name, "ops/s", dur, sc.opsHi, countTicks{}, sp)
 	addLine(p, src.Decimate(s.T, s.Ops, 0, dur, buckets), "ops/s (total_commands_processed)", colOps, nil, 1)
 	return &Figure{Name: stem + "-ops", Title: "Ops/s of " + name, plot: p, w: figW, h: figH}
 }
@@ -375,6 +367,17 @@ func pingFigure(stem, name string, s *src.Server, sp spans, dur float64, sc scal
 // headroom leaves the top of a time figure to its legend, so that no
 // line runs under it.
 const headroom = 1.35
+
+// linearTimePlot is a plot over the recording's time of a value from 0 to
+// hi (and the legend's headroom above it), the saves' spans behind.
+func linearTimePlot(title, ylabel string, dur, hi float64, ticks plot.Ticker, sp spans) *plot.Plot {
+	p := newPlot(title, "time since the recording began", ylabel)
+	timeAxis(p, dur)
+	p.Y.Min, p.Y.Max = 0, hi*headroom
+	p.Y.Tick.Marker = ticks
+	p.Add(sp)
+	return p
+}
 
 func timeAxis(p *plot.Plot, dur float64) {
 	p.X.Min, p.X.Max = 0, math.Max(dur, 1)
