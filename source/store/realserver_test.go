@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"reflect"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -192,8 +191,11 @@ func TestStoreSpansAreTheTrackersSaves(t *testing.T) {
 				if res := w.Do(ctx, "BGSAVE"); !res.OK() {
 					t.Fatalf("BGSAVE: %s", res.Err)
 				}
-				if res := w.Do(ctx, "BGREWRITEAOF"); !res.OK() || !strings.Contains(res.Reply, "scheduled") {
-					t.Fatalf("BGREWRITEAOF: %q %s", res.Reply, res.Err)
+				// Scheduled behind the BGSAVE, or started at once if a
+				// stalled test process sent it after the BGSAVE's end: two
+				// saves either way, and the same spans are due.
+				if res := w.Do(ctx, "BGREWRITEAOF"); !res.OK() {
+					t.Fatalf("BGREWRITEAOF: %s", res.Err)
 				}
 			case ev.Kind == source.EventSaveEnded:
 				reports = append(reports, ev.Report)
