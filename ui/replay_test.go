@@ -135,6 +135,18 @@ func TestReplayPlaysPausesAndSeeks(t *testing.T) {
 
 func TestReplayIsReadOnlyAndPassesKeys(t *testing.T) {
 	r := replayOf(t, 1)
+	// The help offers no command a recording cannot take, short or full.
+	help := func(r Replay) string {
+		v := ansi.Strip(r.View())
+		return v[strings.LastIndex(v, "\n")+1:]
+	}
+	if h := help(r); strings.Contains(h, "bgsave") || strings.Contains(h, "bgrewriteaof") || !strings.Contains(h, "quit") {
+		t.Errorf("a replay's help offers commands: %q", h)
+	}
+	full, _ := rupdate(t, r, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("?")})
+	if v := ansi.Strip(full.View()); strings.Contains(v, "bgsave") || strings.Contains(v, "cancel save") || !strings.Contains(v, "quit") {
+		t.Errorf("a replay's full help offers commands:\n%s", v)
+	}
 	r, cmd := rupdate(t, r, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("b")})
 	if cmd != nil || !strings.Contains(ansi.Strip(r.View()), "read-only: BGSAVE not sent (a recording takes no commands)") {
 		t.Errorf("b in a replay should be refused:\n%s", ansi.Strip(r.View()))

@@ -164,7 +164,29 @@ type openHelp struct{ m *Model }
 
 // ShortHelp implements help.KeyMap.
 func (h openHelp) ShortHelp() []key.Binding {
-	return h.m.views[h.m.stack.body()].ShortHelp(h.m)
+	return h.m.offered(h.m.views[h.m.stack.body()].ShortHelp(h.m))
+}
+
+// offered leaves out of bs the commands a read-only model (a replay,
+// --read-only) does not send: their keys still answer, with the note
+// saying why, but the help does not offer them.
+func (m *Model) offered(bs []key.Binding) []key.Binding {
+	if !m.cfg.ReadOnly {
+		return bs
+	}
+	command := map[string]bool{}
+	for _, c := range append(m.keys.commands(), m.keys.Both) {
+		for _, k := range c.Keys() {
+			command[k] = true
+		}
+	}
+	out := bs[:0:0]
+	for _, b := range bs {
+		if ks := b.Keys(); len(ks) == 0 || !command[ks[0]] {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // FullHelp implements help.KeyMap.
@@ -178,7 +200,14 @@ func (h openHelp) FullHelp() [][]key.Binding {
 	}
 	g := h.m.keys
 	general := append([]key.Binding{g.Scale, g.Close, g.Pause, g.Shot}, cols[kindFoot]...)
-	return [][]key.Binding{g.commands(), cols[kindBase], cols[kindBody], append(general, g.Quit)}
+	all := [][]key.Binding{g.commands(), cols[kindBase], cols[kindBody], append(general, g.Quit)}
+	if h.m.cfg.ReadOnly {
+		all = all[1:]
+		for i := range all {
+			all[i] = h.m.offered(all[i])
+		}
+	}
+	return all
 }
 
 // viewStack is the views open, the base first. It is never empty.
