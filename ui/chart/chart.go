@@ -72,11 +72,29 @@ func (s *Series) Max() (float64, bool) {
 // dot columns and four dot rows per cell. Reuse one per chart: its grid
 // is kept between draws.
 type Line struct {
+	size
+	grid *runes.PatternDotsGrid
+	set  []canvas.Point // the dots set by the last draw, to unset
+	out  []string
+	b    strings.Builder
+}
+
+// size is a chart's size in cells.
+type size struct {
 	width, rows int
-	grid        *runes.PatternDotsGrid
-	set         []canvas.Point // the dots set by the last draw, to unset
-	out         []string
-	b           strings.Builder
+	made        bool // a size was given and the chart's buffers made for it
+}
+
+// resize takes width by rows cells, at least 1 by 1, and reports whether
+// that differs from the chart's size (or none was given yet): only then
+// does the chart make its buffers again.
+func (s *size) resize(width, rows int) bool {
+	width, rows = max(width, 1), max(rows, 1)
+	if s.made && s.width == width && s.rows == rows {
+		return false
+	}
+	s.width, s.rows, s.made = width, rows, true
+	return true
 }
 
 // NewLine returns a line chart of width cells by rows rows.
@@ -88,14 +106,12 @@ func NewLine(width, rows int) *Line {
 
 // Resize changes the chart's size.
 func (l *Line) Resize(width, rows int) {
-	width, rows = max(width, 1), max(rows, 1)
-	if l.grid != nil && l.width == width && l.rows == rows {
+	if !l.resize(width, rows) {
 		return
 	}
-	l.width, l.rows = width, rows
-	l.grid = runes.NewPatternDotsGrid(2*width, 4*rows)
+	l.grid = runes.NewPatternDotsGrid(2*l.width, 4*l.rows)
 	l.set = l.set[:0]
-	l.out = make([]string, rows)
+	l.out = make([]string, l.rows)
 }
 
 // dot sets one dot of the grid, remembering it.
@@ -173,8 +189,8 @@ func dotRow(v, top float64, h int) int {
 // value per column: ntcharts' graph columns on a canvas of its own (the
 // sparkline's Draw would allocate a fresh canvas every time).
 type Bars struct {
+	size
 	c      canvas.Model
-	w, h   int
 	height []float64
 	out    []string
 	b      strings.Builder
@@ -189,14 +205,12 @@ func NewBars(width, rows int) *Bars {
 
 // Resize changes the chart's size.
 func (b *Bars) Resize(width, rows int) {
-	width, rows = max(width, 1), max(rows, 1)
-	if b.out != nil && b.w == width && b.h == rows {
+	if !b.resize(width, rows) {
 		return
 	}
-	b.w, b.h = width, rows
-	b.c = canvas.New(width, rows)
-	b.height = make([]float64, width)
-	b.out = make([]string, rows)
+	b.c = canvas.New(b.width, b.rows)
+	b.height = make([]float64, b.width)
+	b.out = make([]string, b.rows)
 }
 
 // Draw plots s (width columns) on a scale from 0 to top and returns the
@@ -206,8 +220,8 @@ func (b *Bars) Draw(s *Series, top float64) []string {
 	if top <= 0 {
 		top = 1
 	}
-	rows := float64(b.h)
-	n := min(len(s.V), b.w)
+	rows := float64(b.rows)
+	n := min(len(s.V), b.width)
 	clear(b.height)
 	for i := range n {
 		v := s.V[i]
@@ -217,13 +231,13 @@ func (b *Bars) Draw(s *Series, top float64) []string {
 		case v > top:
 			v = top
 		}
-		b.height[b.w-n+i] = max(v/top*rows, 1.0/8)
+		b.height[b.width-n+i] = max(v/top*rows, 1.0/8)
 	}
 	b.c.Fill(canvas.Cell{})
-	graph.DrawColumns(&b.c, canvas.Point{X: 0, Y: b.h - 1}, b.height, plain)
-	for y := range b.h {
+	graph.DrawColumns(&b.c, canvas.Point{X: 0, Y: b.rows - 1}, b.height, plain)
+	for y := range b.rows {
 		b.b.Reset()
-		for x := range b.w {
+		for x := range b.width {
 			r := b.c.Cell(canvas.Point{X: x, Y: y}).Rune
 			if r == 0 {
 				r = ' '

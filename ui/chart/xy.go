@@ -19,10 +19,10 @@ type Point struct {
 // width cells by rows rows, each curve labelled by a rune at its end so
 // they tell apart without colour.
 type XY struct {
-	width, rows int
-	grid        *graph.BrailleGrid
-	cells       [][]rune
-	owner       [][]int
+	size
+	grid  *graph.BrailleGrid
+	cells [][]rune
+	owner [][]int
 }
 
 // NewXY returns a plot of width cells by rows rows.
@@ -34,15 +34,13 @@ func NewXY(width, rows int) *XY {
 
 // Resize changes the plot's size.
 func (c *XY) Resize(width, rows int) {
-	width, rows = max(width, 1), max(rows, 1)
-	if c.grid != nil && c.width == width && c.rows == rows {
+	if !c.resize(width, rows) {
 		return
 	}
-	c.width, c.rows = width, rows
-	c.grid = graph.NewBrailleGrid(width, rows, 0, 1, 0, 1)
-	c.cells, c.owner = make([][]rune, rows), make([][]int, rows)
-	for y := range rows {
-		c.cells[y], c.owner[y] = make([]rune, width), make([]int, width)
+	c.grid = graph.NewBrailleGrid(c.width, c.rows, 0, 1, 0, 1)
+	c.cells, c.owner = make([][]rune, c.rows), make([][]int, c.rows)
+	for y := range c.rows {
+		c.cells[y], c.owner[y] = make([]rune, c.width), make([]int, c.width)
 	}
 }
 
