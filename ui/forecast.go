@@ -19,15 +19,17 @@ func headroom(v store.View, aof bool) risk.Fork {
 	return risk.Assess(risk.Input{Sample: v.Latest, Last: v.Report, AOF: aof, Forecast: forecast.RiskFigure(v.Forecast)})
 }
 
+// basisWords are each basis's words: in a few cells, and in a table cell.
+var basisWords = map[forecast.Basis][2]string{
+	forecast.Calibrated: {"calibrated", "cal"},
+	forecast.Bound:      {"upper bound", "bound"},
+	forecast.Worst:      {"worst case", "worst"},
+}
+
 // basisTag is the forecast's basis in a few cells.
 func basisTag(b forecast.Basis) string {
-	switch b {
-	case forecast.Calibrated:
-		return "calibrated"
-	case forecast.Bound:
-		return "upper bound"
-	case forecast.Worst:
-		return "worst case"
+	if w, ok := basisWords[b]; ok {
+		return w[0]
 	}
 	return string(b)
 }
@@ -187,13 +189,8 @@ func (m *Model) stuckFooter(id source.NodeID) {
 
 // shortBasis is a basis for a table cell.
 func shortBasis(b forecast.Basis) string {
-	switch b {
-	case forecast.Calibrated:
-		return "cal"
-	case forecast.Bound:
-		return "bound"
-	case forecast.Worst:
-		return "worst"
+	if w, ok := basisWords[b]; ok {
+		return w[1]
 	}
 	return string(b)
 }
