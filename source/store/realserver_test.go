@@ -61,10 +61,11 @@ func TestStoreHoldsARealSave(t *testing.T) {
 		t.Fatalf("BGSAVE: %s", res.Err)
 	}
 	var mid *store.View
+	var midTrigger source.Trigger
 	next("sample mid-save", func(ev source.Event) bool {
 		if ev.Sample != nil && ev.Sample.Save != nil && ev.Sample.Save.Fraction().Or(0) > 0.2 {
 			v := st.View(ep.Node())
-			mid = &v
+			mid, midTrigger = &v, ev.Sample.Save.Trigger
 			return true
 		}
 		return false
@@ -115,7 +116,12 @@ func TestStoreHoldsARealSave(t *testing.T) {
 		t.Errorf("spans %+v, report %v..%v", v.Spans, rep.Started, rep.Ended)
 	}
 	if len(mid.Spans) != 1 || mid.Spans[0].Ended || len(mid.Curves) != 1 || !mid.Curves[0].Running {
-		t.Errorf("mid-save view: spans %+v curves %d", mid.Spans, len(mid.Curves))
+		t.Fatalf("mid-save view: spans %+v curves %d", mid.Spans, len(mid.Curves))
+	}
+	// The running save is the user's as the tracker says it now, whether
+	// the BGSAVE's answer came before the save's first sample or after.
+	if midTrigger.Kind != source.TriggerUser || mid.Spans[0].Trigger != midTrigger || mid.Curves[0].Trigger != midTrigger {
+		t.Errorf("mid-save trigger: tracker %+v, span %+v, curve %+v", midTrigger, mid.Spans[0].Trigger, mid.Curves[0].Trigger)
 	}
 
 	// The running curve mid-save was the start of the report's: the

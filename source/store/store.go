@@ -461,7 +461,9 @@ func (n *node) span(smp *source.Sample) {
 		last := l.Spans[k-1]
 		if last.Kind == sv.Kind && last.Start == sv.Started {
 			last.End = max(last.End, smp.Offset)
-			if last.Trigger.Kind == "" {
+			if sv.Trigger.Kind != "" {
+				// The tracker's latest word: a BGSAVE's answer can come
+				// after the first sample that showed its save.
 				last.Trigger = sv.Trigger
 			}
 			l.Spans = cloneAppend(l.Spans[:k-1], last)
@@ -509,8 +511,8 @@ func (n *node) curve(smp *source.Sample, prev *source.Sample) {
 		n.setRunning(&c)
 	}
 	r := n.running
-	if r.Trigger.Kind == "" {
-		r.Trigger = sv.Trigger
+	if sv.Trigger.Kind != "" {
+		r.Trigger = sv.Trigger // the tracker's latest word, as the span's
 	}
 	if pt, ok := source.CurvePointOf(smp); ok {
 		r.Points = append(r.Points, pt)

@@ -299,6 +299,27 @@ func TestASaveRightAfterOneOfItsKind(t *testing.T) {
 	}
 }
 
+// The server forks before it answers a BGSAVE: the tracker first calls
+// the save another client's, then the user's once the answer comes. The
+// running save's span and curve say what the tracker says now.
+func TestTheTrackersLatestTrigger(t *testing.T) {
+	s := New(Config{})
+	f := &feeder{id: nodeA}
+	other, user := source.Trigger{Kind: source.TriggerOther}, source.Trigger{Kind: source.TriggerUser, Detail: "BGSAVE"}
+	f.run(s, 0, 2*time.Second, func(off time.Duration) {
+		switch off {
+		case tick:
+			f.save = &source.SaveProgress{Kind: source.SaveFork, Trigger: other, Started: off}
+		case 3 * tick:
+			f.save.Trigger = user
+		}
+	})
+	v := s.View(nodeA)
+	if len(v.Spans) != 1 || v.Spans[0].Trigger != user || len(v.Curves) != 1 || v.Curves[0].Trigger != user {
+		t.Errorf("spans %+v, curves %d (trigger %+v): want the user's", v.Spans, len(v.Curves), v.Curves)
+	}
+}
+
 func TestFreeze(t *testing.T) {
 	s := New(Config{Keep: 10 * time.Second})
 	a, b := &feeder{id: nodeA}, &feeder{id: nodeB}
