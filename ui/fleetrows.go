@@ -405,13 +405,8 @@ func (f *fleetView) rowInfo(st *styles, v store.View, r *fleetRow, k rowKey) str
 
 // shortKind names a save in a row's few cells: fork, forkless, aof.
 func shortKind(k source.SaveKind) string {
-	switch k {
-	case source.SaveFork:
-		return "fork"
-	case source.SaveForkless:
-		return "forkless"
-	case source.SaveAOF:
-		return "aof"
+	if n := kindNames[k]; n.short != "" {
+		return n.short
 	}
 	return fmtOrNA(string(k))
 }

@@ -577,16 +577,21 @@ func markLegendFor(labelW int, migration bool) string {
 	return all[len(all)-1]
 }
 
+// kindNames are a save kind's mark on the marker row and its name in a
+// fleet row's few cells (shortKind; none for a slot migration's fork).
+var kindNames = map[source.SaveKind]struct {
+	mark  rune
+	short string
+}{
+	source.SaveFork:          {'F', "fork"},
+	source.SaveForkless:      {'L', "forkless"},
+	source.SaveAOF:           {'A', "aof"},
+	source.SaveSlotMigration: {markMigration, ""},
+}
+
 func kindMark(k source.SaveKind) rune {
-	switch k {
-	case source.SaveFork:
-		return 'F'
-	case source.SaveForkless:
-		return 'L'
-	case source.SaveAOF:
-		return 'A'
-	case source.SaveSlotMigration:
-		return markMigration
+	if n, ok := kindNames[k]; ok {
+		return n.mark
 	}
 	return '?'
 }
