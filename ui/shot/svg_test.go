@@ -24,7 +24,7 @@ func TestRenderKeepsColours(t *testing.T) {
 		t.Fatalf("screen text %q", sc.Text)
 	}
 	svg := SVG(sc, "vkwatch demo")
-	for _, want := range []string{
+	svgHas(t, svg,
 		`fill="#ff5f5f">red</text>`,
 		`fill="#0000ff"/>`, // index 21's background, behind "bold"
 		`font-weight="bold">bold</text>`,
@@ -36,11 +36,7 @@ func TestRenderKeepsColours(t *testing.T) {
 		`x="16.0" y="75.5" textLength="33.6" lengthAdjust="spacingAndGlyphs" fill="#cdd6f4">╔══╗</text>`,
 		`x="58.0" y="75.5" textLength="8.4" lengthAdjust="spacingAndGlyphs" fill="#cdd6f4">⣿</text>`,
 		`x="74.8" y="75.5" textLength="25.2" lengthAdjust="spacingAndGlyphs" fill="#cdd6f4">42%</text>`,
-	} {
-		if !bytes.Contains(svg, []byte(want)) {
-			t.Errorf("SVG lacks %s:\n%s", want, svg)
-		}
-	}
+	)
 	checkSVG(t, "rendered", svg)
 }
 
@@ -53,11 +49,7 @@ func TestFromFrame(t *testing.T) {
 		t.Fatalf("screen %q, want %q", sc.Text, want)
 	}
 	svg := SVG(sc, "vkwatch")
-	for _, want := range []string{`font-weight="bold">vkwatch</text>`, `fill="#a6e3a1">1.2 GiB</text>`, `>127.0.0.1:6379</text>`} {
-		if !bytes.Contains(svg, []byte(want)) {
-			t.Errorf("SVG lacks %s:\n%s", want, svg)
-		}
-	}
+	svgHas(t, svg, `font-weight="bold">vkwatch</text>`, `fill="#a6e3a1">1.2 GiB</text>`, `>127.0.0.1:6379</text>`)
 	checkSVG(t, "frame", svg)
 }
 
@@ -68,6 +60,16 @@ func TestFromFrameAsksNothing(t *testing.T) {
 	sc := FromFrame("a\x1b[6nb\x1b[c\x1b]11;?\x07c\x07\x1b[2Jd", 10, 2)
 	if want := "abcd\n"; sc.Text != want {
 		t.Fatalf("screen %q, want %q", sc.Text, want)
+	}
+}
+
+// svgHas fails the test for each of wants that svg lacks.
+func svgHas(t *testing.T, svg []byte, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !bytes.Contains(svg, []byte(want)) {
+			t.Errorf("SVG lacks %s:\n%s", want, svg)
+		}
 	}
 }
 
