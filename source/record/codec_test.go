@@ -121,6 +121,12 @@ func normalize(v reflect.Value) {
 		s := v.Interface().(source.Sample)
 		v.Set(reflect.ValueOf(*recordedSample(&s)))
 	}
+	if v.Type() == reflect.TypeOf(source.Event{}) && v.CanSet() {
+		// t to offsetStep, as the writer writes it.
+		ev := v.Addr().Interface().(*source.Event)
+		off := ev.Offset.Round(offsetStep)
+		ev.At, ev.Offset = ev.At.Add(off-ev.Offset), off
+	}
 	switch {
 	case v.Type() == timeType:
 		if v.CanSet() {

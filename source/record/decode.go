@@ -781,7 +781,7 @@ func (p *eventParts) decodeDelta(ev *source.Event, h *Header, bases map[source.N
 		return prefixed("delta", err)
 	}
 	if h.Version >= 5 {
-		fillDerived(s, p.delta, func(k string) bool { return present.has(fieldPos(sampleType, k)) }, h.Version)
+		fillDerived(s, base, p.delta, func(k string) bool { return present.has(fieldPos(sampleType, k)) }, h.Version)
 	}
 	ev.Sample = s
 	bases[ev.Node] = s

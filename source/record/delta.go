@@ -36,6 +36,15 @@ import (
 // tracker's definition). A version 6 delta leaves each out when it is
 // that, and writes it when it is not; absent means derived here too.
 
+// Format version 7 adds save.eta_s: a delta leaves it out when it is the
+// server's forkless estimate (forkless_eta, in whole seconds: the tracker
+// takes that when there is one), or else the previous sample's ETA
+// counted down by the time between the two, as the tracker's own ETA runs
+// between two steps of the keys processed. The writer records the
+// counted-down figure whenever it rounds to the live one's millisecond
+// (the precision rule's, precision.go), so the chain of deltas carries
+// the ETA as exactly as the rounding did.
+
 // derivedKeys are the keys a version 5 delta writes only when they differ
 // from what FillInstruments derives.
 var derivedKeys = []string{"cow", "cow_from", "footprint", "footprint_from"}
@@ -230,15 +239,44 @@ func deltaBase(prev, cur *source.Sample, base *source.Sample, baseSave *source.S
 		} else if baseSave.Elapsed == cur.Save.Elapsed {
 			baseSave.Elapsed = cur.Save.Elapsed + 1
 		}
+		eta := cur.Save.ETA
+		if eta == etaDerived(prev, cur) {
+			baseSave.ETA = eta
+		} else if baseSave.ETA == eta {
+			baseSave.ETA = source.Some(eta.V + 1) // present, and not eta
+		}
 		base.Save = baseSave
 	}
 	return base
 }
 
+// etaDerived is the ETA a version 7 delta of cur that leaves save.eta_s out
+// means, prev being the node's sample before it.
+func etaDerived(prev, cur *source.Sample) source.Opt[time.Duration] {
+	if eta, ok := cur.Info.ForklessETA.Get(); ok && eta >= 0 {
+		return source.Some(time.Duration(eta) * time.Second)
+	}
+	if prev.Save != nil && prev.Save.ETA.OK {
+		return source.Some(prev.Save.ETA.V - (cur.Offset - prev.Offset))
+	}
+	return source.Opt[time.Duration]{}
+}
+
+// fitETA records cur's ETA (the writer's copy) as etaDerived's when that
+// rounds to the live figure's saveStep, so that the delta leaves it out.
+func fitETA(prev, cur *source.Sample, live source.Opt[time.Duration]) {
+	if cur.Save == nil || prev.Save == nil || !live.OK {
+		return
+	}
+	if d := etaDerived(prev, cur); d.OK && d.V.Round(saveStep) == live.V.Round(saveStep) {
+		cur.Save.ETA = d
+	}
+}
+
 // fillDerived sets the fields a delta line of version 5 or later left out
 // to what they are derived from: delta is the line's delta object, has
 // says which of its top-level keys it holds.
-func fillDerived(s *source.Sample, delta []byte, has func(key string) bool, version int) {
+func fillDerived(s, base *source.Sample, delta []byte, has func(key string) bool, version int) {
 	d := *s
 	source.FillInstruments(&d)
 	have, derived := derivedFields(s), derivedFields(&d)
@@ -253,9 +291,20 @@ func fillDerived(s *source.Sample, delta []byte, has func(key string) bool, vers
 	if memberOf(memberOf(delta, "ping10s"), "in_flight_us") == nil {
 		s.Ping10s.InFlight = s.Ping.InFlight
 	}
-	if s.Save != nil && memberOf(memberOf(delta, "save"), "elapsed_s") == nil {
+	if s.Save == nil {
+		return
+	}
+	save := memberOf(delta, "save")
+	elapsed := memberOf(save, "elapsed_s") == nil
+	eta := version >= 7 && base.Save != nil && memberOf(save, "eta_s") == nil
+	if elapsed || eta {
 		sv := *s.Save // perhaps the base's, which stays as it is
-		sv.Elapsed = s.Offset - sv.Started
+		if elapsed {
+			sv.Elapsed = s.Offset - sv.Started
+		}
+		if eta {
+			sv.ETA = etaDerived(base, s)
+		}
 		s.Save = &sv
 	}
 }

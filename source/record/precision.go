@@ -7,32 +7,50 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 )
 
-// The precision a recorded sample keeps (format version 5). Most of a
-// busy sample's bytes after compression were digits no instrument
-// measured: ops/s as a float64 to 16 digits (a count of whole commands
-// over an interval: one command in 200 ms is 5 ops/s), PING figures to
-// the nanosecond (a loopback round trip jitters by microseconds, and the
-// histogram's p50 and p99 are whole microseconds already), a save's
-// elapsed time and ETA to the nanosecond (sampled every interval). Each is
-// rounded, before a delta is taken, to well below what its instrument can
-// tell apart; every other field (INFO's and /proc's integers, times,
-// offsets) is written exactly as before. (Variables, not constants, so
-// that a benchmark can try others.)
-var (
-	opsStep     = 0.1                   // ops/s
-	latencyStep = 100 * time.Nanosecond // PING: a tenth of a microsecond
-	saveStep    = time.Millisecond      // a save's elapsed time and ETA
+// The precision a recorded sample keeps (format version 5, made coarser
+// in 7). Most of a busy sample's bytes after compression were digits no
+// instrument measured: ops/s as a float64 to 16 digits (a count of whole
+// commands over an interval: one command in 200 ms is 5 ops/s), PING
+// figures to the nanosecond (a loopback round trip jitters by
+// microseconds, and the histogram's p50 and p99 are whole microseconds
+// already), a save's ETA to the nanosecond (an estimate, sampled every
+// interval), and every time of a sample to the nanosecond or microsecond:
+// t and the other offsets (the sampler's reading of its clock when an
+// INFO reply came in, which the reply's own trip and the goroutine's
+// wake-up blur by tenths of a millisecond and more) and INFO's
+// server_time_usec (the server's clock when it wrote the reply: as blurred
+// as seen from here, and read by vkwatch in whole seconds). Each is
+// rounded, before a delta is taken, to below what its instrument can tell
+// apart; every other field (INFO's and /proc's integers) is written
+// exactly.
+const (
+	// opsStep: whole ops/s, finer than one command for any interval up to
+	// a second; opsStepSlow for longer intervals.
+	opsStep     = 1.0
+	opsStepSlow = 0.1
+	latencyStep = time.Microsecond // PING
+	saveStep    = time.Millisecond // a save's ETA (and elapsed time, where not derived)
+	// offsetStep is the precision of t, a sample's offset and a save's
+	// start.
+	offsetStep = time.Microsecond
+	// serverTimeStep is server_time_usec's, in its microseconds.
+	serverTimeStep = 1000
 )
 
-// offsetStep is the precision of t, a sample's offset and a save's start:
-// exact so far.
-var offsetStep = time.Nanosecond
+// opsStepFor is the ops/s step of a recording whose header says its
+// sampling interval is interval (empty when it does not say).
+func opsStepFor(interval string) float64 {
+	if d, err := time.ParseDuration(interval); err == nil && d > time.Second {
+		return opsStepSlow
+	}
+	return opsStep
+}
 
-// recordedSample returns s at the precision a recording keeps. s is not
-// changed: it is the watcher's.
+// recordedSample returns s at the precision a recording keeps (with an
+// interval of a second or less). s is not changed: it is the watcher's.
 func recordedSample(s *source.Sample) *source.Sample {
 	c := *s
-	roundSample(&c)
+	roundSample(&c, opsStep)
 	if s.Save != nil {
 		sv := *s.Save
 		roundSave(&sv, s.Offset)
@@ -42,15 +60,19 @@ func recordedSample(s *source.Sample) *source.Sample {
 }
 
 // roundSample rounds s's own figures in place (not its Save, which it
-// shares with the watcher's sample).
-func roundSample(s *source.Sample) {
+// shares with the watcher's sample), ops/s to ops.
+func roundSample(s *source.Sample, ops float64) {
 	if off := s.Offset.Round(offsetStep); off != s.Offset {
 		s.Offset, s.At = off, s.At.Add(off-s.Offset)
 	}
-	s.OpsPerSec = roundOpt(s.OpsPerSec, opsStep)
-	s.WriterOpsPerSec = roundOpt(s.WriterOpsPerSec, opsStep)
+	s.OpsPerSec = roundOpt(s.OpsPerSec, ops)
+	s.WriterOpsPerSec = roundOpt(s.WriterOpsPerSec, ops)
 	s.Ping = roundLatency(s.Ping)
 	s.Ping10s = roundLatency(s.Ping10s)
+	if v, ok := s.Info.ServerTimeUsec.Get(); ok && v >= 0 {
+		// Down, not to the nearest: its whole seconds stay the server's.
+		s.Info.ServerTimeUsec.V = v / serverTimeStep * serverTimeStep
+	}
 }
 
 // roundSave rounds a save's progress, seen by a sample at offset, in
@@ -79,10 +101,25 @@ func roundOpt(o source.Opt[float64], step float64) source.Opt[float64] {
 }
 
 func roundLatency(l source.Latency) source.Latency {
-	l.Min = l.Min.Round(latencyStep)
+	l.Min = roundFigures(l.Min.Round(latencyStep), latencyFigures)
 	l.P50 = l.P50.Round(latencyStep)
 	l.P99 = l.P99.Round(latencyStep)
-	l.Max = l.Max.Round(latencyStep)
-	l.InFlight = l.InFlight.Round(latencyStep)
+	l.Max = roundFigures(l.Max.Round(latencyStep), latencyFigures)
+	l.InFlight = roundFigures(l.InFlight.Round(latencyStep), latencyFigures)
 	return l
+}
+
+// latencyFigures is how many significant figures a PING's min, max and
+// in-flight age keep: the probe's histogram's own (probeHistDigits in
+// source), to which its p50 and p99 are already resolved.
+const latencyFigures = 2
+
+// roundFigures rounds d, a whole number of latencySteps, to n significant
+// figures of them.
+func roundFigures(d time.Duration, n int) time.Duration {
+	u := d / latencyStep
+	p := time.Duration(1)
+	for lim := time.Duration(pow10[n]); u/p >= lim; p *= 10 {
+	}
+	return (u + p/2) / p * p * latencyStep
 }

@@ -10,9 +10,10 @@ import (
 )
 
 // TestPrecisionKept: a sample is written at the precision precision.go
-// names (ops/s to 0.1, PING to 0.1 us, a save's elapsed time and ETA to
-// the millisecond), read back so, every other figure exactly, and the
-// watcher's own sample is left as it was.
+// names (t to the microsecond, ops/s whole, PING to the microsecond and
+// its min, max and in-flight age to two figures, a save's ETA to the
+// millisecond, server_time_usec to the millisecond), read back so, every
+// other figure exactly, and the watcher's own sample is left as it was.
 func TestPrecisionKept(t *testing.T) {
 	epoch := time.Now().Round(0)
 	off := 1234567891 * time.Nanosecond
@@ -24,12 +25,13 @@ func TestPrecisionKept(t *testing.T) {
 		Save:            &source.SaveProgress{Kind: source.SaveFork, Started: 7, Elapsed: 2200375710, ETA: source.Some[time.Duration](25498972695)},
 	}
 	s.Info.UsedMemory = source.Some[int64](60058123)
+	s.Info.ServerTimeUsec = source.Some[int64](1796169245616098)
 	orig := *s
 	origSave := *s.Save
 	data := writeAll(t, "jsonl", testHeader(epoch), []source.Event{{Node: "n1", Kind: source.EventSample, Offset: off, At: s.At, Sample: s}})
-	for _, want := range []string{`"t":1.234567891,`, `"ops_per_sec":12345.7,`, `"writer_ops_per_sec":0,`,
-		`"min_us":15.5,`, `"p50_us":102,`, `"max_us":11628.2,`, `"in_flight_us":83.9,`, `"interval_us":2000`,
-		`"elapsed_s":2.2,`, `"eta_s":25.499`, `"used_memory":60058123,`} {
+	for _, want := range []string{`"t":1.234568,`, `"ops_per_sec":12346,`, `"writer_ops_per_sec":0,`,
+		`"min_us":15,`, `"p50_us":102,`, `"max_us":12000,`, `"in_flight_us":84,`, `"interval_us":2000`,
+		`"elapsed_s":2.2,`, `"eta_s":25.499`, `"used_memory":60058123,`, `"server_time_usec":1796169245616000,`} {
 		if !bytes.Contains(data, []byte(want)) {
 			t.Errorf("the line lacks %s:\n%s", want, data)
 		}
@@ -42,8 +44,8 @@ func TestPrecisionKept(t *testing.T) {
 		t.Fatalf("read back: %v, %d events", err, len(rec.Events))
 	}
 	got := rec.Events[0].Sample
-	if got.OpsPerSec.V != 12345.7 || got.Ping.Min != 15500*time.Nanosecond || got.Save.ETA.V != 25499*time.Millisecond ||
-		got.Offset != off || got.Info.UsedMemory.V != 60058123 {
+	if got.OpsPerSec.V != 12346 || got.Ping.Min != 15*time.Microsecond || got.Save.ETA.V != 25499*time.Millisecond ||
+		got.Offset != 1234568*time.Microsecond || got.Info.UsedMemory.V != 60058123 {
 		t.Errorf("read back %+v", *got)
 	}
 	if strings.Count(string(data), "\n") != 2 {

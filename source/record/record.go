@@ -48,7 +48,9 @@ const FormatName = "vkwatch-recording"
 //   - 6: a delta sample also leaves out ping10s.in_flight_us when it is
 //     ping.in_flight_us, and save.elapsed_s when it is the sample's offset
 //     less save.started_s (see delta.go).
-const Version = 6
+//   - 7: and save.eta_s when it is the server's forkless estimate or the
+//     previous sample's counted down (see delta.go).
+const Version = 7
 
 // Header is the first line of every recording.
 type Header struct {
@@ -83,6 +85,7 @@ type Writer struct {
 	enc       encoder       // the line being written, its buffer kept between lines
 	scratch   source.Sample // the sample being written, as recorded
 	scratchSv source.SaveProgress
+	opsStep   float64       // of ops/s, by the header's interval (opsStepFor)
 	base      source.Sample // what its delta is against (deltaBase)
 	baseSv    source.SaveProgress
 	frameT    time.Duration
@@ -112,11 +115,12 @@ func NewCompressedWriter(w io.Writer, format string, c Compression, h Header) (*
 		return nil, err
 	}
 	rw := &Writer{
-		bw:    bufio.NewWriterSize(w, 64*1024),
-		comp:  comp,
-		epoch: h.Epoch,
-		stop:  make(chan struct{}),
-		done:  make(chan struct{}),
+		bw:      bufio.NewWriterSize(w, 64*1024),
+		comp:    comp,
+		epoch:   h.Epoch,
+		opsStep: opsStepFor(h.Settings["interval"]),
+		stop:    make(chan struct{}),
+		done:    make(chan struct{}),
 	}
 	if comp != nil {
 		rw.bw = bufio.NewWriterSize(comp, 64*1024)
@@ -260,6 +264,7 @@ func (rw *Writer) encode(ev source.Event) []byte {
 	e := &rw.enc
 	e.reset()
 	ev.Offset = ev.Offset.Round(offsetStep)
+	live := ev.Sample
 	if ev.Sample != nil {
 		ev.Sample = rw.recorded(ev.Sample)
 	}
@@ -272,6 +277,9 @@ func (rw *Writer) encode(ev source.Event) []byte {
 	}
 	st := rw.nodes[ev.Node]
 	if useDelta(st, ev) {
+		if live.Save != nil {
+			fitETA(&st.prev, ev.Sample, live.Save.ETA)
+		}
 		e.delta(ev, deltaBase(&st.prev, ev.Sample, &rw.base, &rw.baseSv), rw.epoch)
 	} else {
 		e.event(ev, rw.epoch)
@@ -300,7 +308,7 @@ func (rw *Writer) encode(ev source.Event) []byte {
 // rw.scratch.
 func (rw *Writer) recorded(s *source.Sample) *source.Sample {
 	rw.scratch = *s
-	roundSample(&rw.scratch)
+	roundSample(&rw.scratch, rw.opsStep)
 	if s.Save != nil {
 		rw.scratchSv = *s.Save
 		roundSave(&rw.scratchSv, s.Offset)

@@ -210,8 +210,9 @@ func TestRecordLiveWatch(t *testing.T) {
 // reportsDiffer says how replayed reports differ from live ones beyond the
 // precision a recording keeps: their means of ops/s within opsStep, their
 // merged PING figures within latencyStep (each input is off by at most half
-// a step, and a mean or a quantile of the mixture moves no further), and
-// every other field exactly.
+// a step, and a mean or a quantile of the mixture moves no further; min and
+// max within their two figures), offsets within two offsetSteps, and every
+// other field exactly.
 func reportsDiffer(live, replayed []source.SaveReport) string {
 	if len(live) != len(replayed) {
 		return fmt.Sprintf("%d reports, %d replayed", len(live), len(replayed))
@@ -228,10 +229,32 @@ func reportsDiffer(live, replayed []source.SaveReport) string {
 		for _, p := range [][2]*source.Latency{{&a.PingBefore, &b.PingBefore}, {&a.PingDuring, &b.PingDuring}} {
 			x, y := p[0], p[1]
 			for _, d := range [][2]*time.Duration{{&x.Min, &y.Min}, {&x.P50, &y.P50}, {&x.P99, &y.P99}, {&x.Max, &y.Max}, {&x.InFlight, &y.InFlight}} {
-				if diff := *d[0] - *d[1]; diff > latencyStep || diff < -latencyStep {
+				// Min, max and in flight to two figures: within 5%.
+				tol := max(latencyStep, max(*d[0], *d[1])/20)
+				if diff := *d[0] - *d[1]; diff > tol || diff < -tol {
 					return fmt.Sprintf("report %d: PING %v vs %v", i, *x, *y)
 				}
 				*d[0], *d[1] = 0, 0
+			}
+		}
+		// Offsets to offsetStep: the replayed save's start, end and curve
+		// within two steps (each end rounded once).
+		for _, d := range [][2]*time.Duration{{&a.Started, &b.Started}, {&a.Ended, &b.Ended}, {&a.Observed, &b.Observed}} {
+			if diff := *d[0] - *d[1]; diff > 2*offsetStep || diff < -2*offsetStep {
+				return fmt.Sprintf("report %d: offsets %v vs %v", i, *d[0], *d[1])
+			}
+			*d[0], *d[1] = 0, 0
+		}
+		if diff := a.StartedAt.Sub(b.StartedAt); diff > 2*offsetStep || diff < -2*offsetStep {
+			return fmt.Sprintf("report %d: started at %v vs %v", i, a.StartedAt, b.StartedAt)
+		}
+		b.StartedAt = a.StartedAt
+		if len(a.Curve) == len(b.Curve) {
+			for j := range a.Curve {
+				if diff := a.Curve[j].Elapsed - b.Curve[j].Elapsed; diff > 2*offsetStep || diff < -2*offsetStep {
+					return fmt.Sprintf("report %d: curve point %d elapsed %v vs %v", i, j, a.Curve[j].Elapsed, b.Curve[j].Elapsed)
+				}
+				b.Curve[j].Elapsed = a.Curve[j].Elapsed
 			}
 		}
 		if !reflect.DeepEqual(a, b) {
