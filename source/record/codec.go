@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 	"unicode"
+	"unsafe"
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/inert"
@@ -73,6 +74,10 @@ type fieldInfo struct {
 	key    string
 	quoted string // `"key":`, as the writer writes it
 	scale  int    // digits after the point for a duration: 9 (s) or 3 (µs); 0 otherwise
+	offset uintptr
+	// eq compares two values of the field's type in place, for the types
+	// most of a sample's fields are (equalFor); nil for the others.
+	eq func(a, b unsafe.Pointer) bool
 }
 
 var fieldCache sync.Map // reflect.Type -> []fieldInfo
@@ -89,7 +94,7 @@ func fieldsOf(t reflect.Type) []fieldInfo {
 		if !sf.IsExported() {
 			continue
 		}
-		fi := fieldInfo{index: i, key: snake(sf.Name)}
+		fi := fieldInfo{index: i, key: snake(sf.Name), offset: sf.Offset, eq: equalFor(sf.Type)}
 		ft := sf.Type
 		if isOpt(ft) {
 			ft = ft.Field(0).Type
