@@ -165,10 +165,14 @@ func (e *encoder) diffFields(prev, cur reflect.Value, skip map[string]bool) {
 			continue
 		}
 		pv, cv := prev.Field(f.index), cur.Field(f.index)
-		if f.eq == nil && sameValue(pv, cv) {
+		if (f.eq == nil || pp == nil) && sameValue(pv, cv) {
 			continue
 		}
 		e.fieldKey(f)
+		if f.eq != nil {
+			e.value(cv, f.scale) // an Opt, a scalar or the replicas: whole
+			continue
+		}
 		t := cv.Type()
 		switch {
 		case t.Kind() == reflect.Struct && !isOpt(t) && t != timeType:
@@ -203,6 +207,8 @@ func equalFor(t reflect.Type) func(a, b unsafe.Pointer) bool {
 		return eqOf[source.Opt[time.Duration]]
 	case reflect.TypeOf(source.Opt[string]{}):
 		return eqOf[source.Opt[string]]
+	case reflect.TypeOf(source.Info{}.Replicas):
+		return eqOf[[source.MaxReplicas]source.Replica]
 	}
 	switch t.Kind() {
 	case reflect.Int64:
