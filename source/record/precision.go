@@ -101,11 +101,12 @@ func roundOpt(o source.Opt[float64], step float64) source.Opt[float64] {
 }
 
 func roundLatency(l source.Latency) source.Latency {
-	l.Min = roundFigures(l.Min.Round(latencyStep), latencyFigures)
+	// Min down and max up, so that they still bound p50 and p99.
+	l.Min = roundFigures(l.Min.Round(latencyStep), latencyFigures, 0)
 	l.P50 = l.P50.Round(latencyStep)
 	l.P99 = l.P99.Round(latencyStep)
-	l.Max = roundFigures(l.Max.Round(latencyStep), latencyFigures)
-	l.InFlight = roundFigures(l.InFlight.Round(latencyStep), latencyFigures)
+	l.Max = roundFigures(l.Max.Round(latencyStep), latencyFigures, 1)
+	l.InFlight = roundFigures(l.InFlight.Round(latencyStep), latencyFigures, 0.5)
 	return l
 }
 
@@ -115,11 +116,16 @@ func roundLatency(l source.Latency) source.Latency {
 const latencyFigures = 2
 
 // roundFigures rounds d, a whole number of latencySteps, to n significant
-// figures of them.
-func roundFigures(d time.Duration, n int) time.Duration {
+// figures of them: up by the fraction up of the last figure's unit (0
+// down, 1 up, 0.5 to the nearest).
+func roundFigures(d time.Duration, n int, up float64) time.Duration {
 	u := d / latencyStep
 	p := time.Duration(1)
 	for lim := time.Duration(pow10[n]); u/p >= lim; p *= 10 {
 	}
-	return (u + p/2) / p * p * latencyStep
+	add := time.Duration(up * float64(p))
+	if add >= p {
+		add = p - 1
+	}
+	return (u + add) / p * p * latencyStep
 }

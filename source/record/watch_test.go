@@ -229,8 +229,9 @@ func reportsDiffer(live, replayed []source.SaveReport) string {
 		for _, p := range [][2]*source.Latency{{&a.PingBefore, &b.PingBefore}, {&a.PingDuring, &b.PingDuring}} {
 			x, y := p[0], p[1]
 			for _, d := range [][2]*time.Duration{{&x.Min, &y.Min}, {&x.P50, &y.P50}, {&x.P99, &y.P99}, {&x.Max, &y.Max}, {&x.InFlight, &y.InFlight}} {
-				// Min, max and in flight to two figures: within 5%.
-				tol := max(latencyStep, max(*d[0], *d[1])/20)
+				// Min, max and in flight to two figures (min down, max
+				// up): within 10%.
+				tol := max(latencyStep, max(*d[0], *d[1])/10)
 				if diff := *d[0] - *d[1]; diff > tol || diff < -tol {
 					return fmt.Sprintf("report %d: PING %v vs %v", i, *x, *y)
 				}
