@@ -197,7 +197,12 @@ func (s *Server) launch(ctx context.Context) error {
 	s.mu.Unlock()
 
 	ready := make(chan struct{})
+	// drained is closed once every line the process wrote is in tail: a
+	// server that exits at once (a bad directive) must be quoted whole,
+	// not as far as the scanner had got when the exit was seen.
+	drained := make(chan struct{})
 	go func() {
+		defer close(drained)
 		sc := bufio.NewScanner(pr)
 		sc.Buffer(make([]byte, 64*1024), 1024*1024)
 		signalled := false
@@ -229,6 +234,7 @@ func (s *Server) launch(ctx context.Context) error {
 	case <-ready:
 		return nil
 	case <-exited:
+		<-drained // the pipe's writer is closed once the process is waited for
 		return fmt.Errorf("%s exited during start: %s", filepath.Base(s.Bin), tail.String())
 	case <-timer.C:
 		s.kill()
