@@ -121,6 +121,12 @@ type Run struct {
 	// ServerCOW.
 	Forecast    forecast.Forecast
 	ForecastErr source.Opt[float64]
+	// RateBefore is the write rate the forecast and the calibration
+	// take: the writers' own SETs a second from the window's start to
+	// its BGSAVE. The report's OpsBefore (INFO's ops/s of the 5 s before
+	// the save) reaches back past this run's writers into the idle gap
+	// between runs, and read a third to two thirds of the rate here.
+	RateBefore source.Opt[float64]
 }
 
 // Stat is mean / min / max over the runs that had the value; N counts them
@@ -453,7 +459,7 @@ func (b *bencher) run(ctx context.Context, srv, runNo int) (Run, error) {
 	wt.stop()
 	b.writerNotes(srv, runNo, wr)
 	r.WriterMisses = wr.Misses()
-	r.WriterOps = win.writerOps
+	r.WriterOps, r.RateBefore = win.writerOps, win.rateBefore
 	r.Report = *win.report
 	r.WorstPing, r.P99Ping = c.ping(win.t0, win.tEnd)
 	r.MemDelta = c.memDelta(win.report)
@@ -544,9 +550,11 @@ type window struct {
 	ops0      uint64
 	writerOps float64
 	sent      time.Duration // when BGSAVE went out; -1 before
-	closed    bool
-	report    *source.SaveReport
-	prevSave  string // rdb_saves/rdb_last_save_time before the BGSAVE
+	// rateBefore is the writers' SETs/s from t0 to the BGSAVE.
+	rateBefore source.Opt[float64]
+	closed     bool
+	report     *source.SaveReport
+	prevSave   string // rdb_saves/rdb_last_save_time before the BGSAVE
 	// endedSeen is when INFO first showed the save over while no report
 	// had come; -1 before.
 	endedSeen time.Duration
@@ -611,6 +619,9 @@ func (win *window) bgsave(ctx context.Context) error {
 		return err
 	}
 	win.prevSave = p["rdb_saves"] + "/" + p["rdb_last_save_time"]
+	if d := win.b.cfg.Clock.Offset() - win.t0; d > 0 {
+		win.rateBefore = source.Some(float64(win.wr.Ops()-win.ops0) / d.Seconds())
+	}
 	res := win.w.Do(ctx, "BGSAVE")
 	if !res.OK() {
 		return fmt.Errorf("BGSAVE refused: %s", res.Err)
@@ -675,12 +686,16 @@ func (b *bencher) serverSaid(ctx context.Context, srv int, r *Run) error {
 
 // judge fills the run's forecast from the calibrations of the runs
 // before it (only what was known before its BGSAVE: the dataset at run
-// start, the server's ops/s in the seconds before the save) and returns
+// start, the writers' rate up to the save, RateBefore) and returns
 // them with this run's own added.
 func (r *Run) judge(cals []forecast.Calibration) []forecast.Calibration {
+	rep := r.Report
+	if r.RateBefore.OK {
+		rep.OpsBefore = r.RateBefore
+	}
 	now := forecast.Now{
 		Used: source.Some(r.UsedMemory), RSS: r.Report.BaseRSS,
-		Rate: r.Report.OpsBefore, Keys: source.Some(r.DatasetKeys),
+		Rate: rep.OpsBefore, Keys: source.Some(r.DatasetKeys),
 	}
 	if !now.Rate.OK {
 		now.Rate = r.Report.WriterOpsBefore
@@ -695,7 +710,6 @@ func (r *Run) judge(cals []forecast.Calibration) []forecast.Calibration {
 			r.ForecastErr = source.Some(e)
 		}
 	}
-	rep := r.Report
 	rep.COW = source.Some(r.ServerCOW)
 	if c, ok := forecast.Calibrate(&rep); ok {
 		cals = append(cals, c)

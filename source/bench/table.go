@@ -211,6 +211,9 @@ type jsonRun struct {
 	ForecastBound   *int64   `json:"forecast_bound_bytes"`
 	ForecastSeconds *float64 `json:"forecast_seconds"`
 	ForecastFrom    string   `json:"forecast_duration_from,omitempty"`
+	// ForecastRate is the write rate the forecast took: the writers'
+	// SETs/s from the run's start to its BGSAVE.
+	ForecastRate *float64 `json:"forecast_rate_ops_per_sec"`
 }
 
 // peakLive is the report's live copy-on-write peak from the fastest
@@ -275,6 +278,9 @@ func WriteJSON(w io.Writer, s []Summary) error {
 				cow, secs := f.COW, f.Duration.Seconds()
 				jr.ForecastCOW, jr.ForecastBasis, jr.ForecastBound = &cow, string(f.Basis), optJSON(f.Bound)
 				jr.ForecastSeconds, jr.ForecastFrom = &secs, f.DurationFrom
+				if v, ok := r.RateBefore.Get(); ok {
+					jr.ForecastRate = &v
+				}
 				if e, ok := r.ForecastErr.Get(); ok {
 					jr.ForecastError = &e
 				}
