@@ -122,8 +122,8 @@ type Run struct {
 	Forecast    forecast.Forecast
 	ForecastErr source.Opt[float64]
 	// RateBefore is the write rate the forecast and the calibration
-	// take: the writers' own SETs a second from the window's start to
-	// its BGSAVE. The report's OpsBefore (INFO's ops/s of the 5 s before
+	// take: the writers' own SETs a second over the second before the
+	// BGSAVE. The report's OpsBefore (INFO's ops/s of the 5 s before
 	// the save) reaches back past this run's writers into the idle gap
 	// between runs, and read a third to two thirds of the rate here.
 	RateBefore source.Opt[float64]
@@ -550,8 +550,10 @@ type window struct {
 	ops0      uint64
 	writerOps float64
 	sent      time.Duration // when BGSAVE went out; -1 before
-	// rateBefore is the writers' SETs/s from t0 to the BGSAVE.
+	// rateBefore is the writers' SETs/s over the second before the
+	// BGSAVE (rateSpan), from their counts at each sample (opsAt).
 	rateBefore source.Opt[float64]
+	opsAt      []opsPoint
 	closed     bool
 	report     *source.SaveReport
 	prevSave   string // rdb_saves/rdb_last_save_time before the BGSAVE
@@ -601,10 +603,24 @@ func (win *window) measure(ctx, runCtx context.Context, events <-chan source.Eve
 	return nil
 }
 
+// opsPoint is the writers' count at one moment of a run.
+type opsPoint struct {
+	off time.Duration
+	ops uint64
+}
+
+// rateSpan is how far back before its BGSAVE a run's write rate is
+// taken: the writers' start (connections, their first keys) is slower
+// than their stride, and a save meets the stride.
+const rateSpan = time.Second
+
 // take collects an event, and keeps the report of our save: an RDB save
 // whose end was sampled after BGSAVE went out.
 func (win *window) take(ev source.Event) {
 	win.c.add(ev)
+	if ev.Kind == source.EventSample && win.sent < 0 {
+		win.opsAt = append(win.opsAt, opsPoint{win.b.cfg.Clock.Offset(), win.wr.Ops()})
+	}
 	if ev.Kind == source.EventSaveEnded && ev.Report != nil && win.sent >= 0 && win.report == nil &&
 		isRDB(ev.Report.Kind) && ev.Report.Ended >= win.sent {
 		win.report = ev.Report
@@ -619,9 +635,7 @@ func (win *window) bgsave(ctx context.Context) error {
 		return err
 	}
 	win.prevSave = p["rdb_saves"] + "/" + p["rdb_last_save_time"]
-	if d := win.b.cfg.Clock.Offset() - win.t0; d > 0 {
-		win.rateBefore = source.Some(float64(win.wr.Ops()-win.ops0) / d.Seconds())
-	}
+	win.rateBefore = win.rateUntil(opsPoint{win.b.cfg.Clock.Offset(), win.wr.Ops()})
 	res := win.w.Do(ctx, "BGSAVE")
 	if !res.OK() {
 		return fmt.Errorf("BGSAVE refused: %s", res.Err)
@@ -630,6 +644,21 @@ func (win *window) bgsave(ctx context.Context) error {
 	win.b.progress("%s run %d/%d: BGSAVE sent at %s (%s)", win.b.names[win.srv], win.runNo, win.b.cfg.Runs,
 		(res.Sent - win.t0).Round(time.Millisecond), res.Reply)
 	return nil
+}
+
+// rateUntil is the writers' rate over the rateSpan before now: from the
+// last count at least rateSpan old, else from the window's start.
+func (win *window) rateUntil(now opsPoint) source.Opt[float64] {
+	from := opsPoint{win.t0, win.ops0}
+	for _, p := range win.opsAt {
+		if p.off <= now.off-rateSpan {
+			from = p
+		}
+	}
+	if d := now.off - from.off; d > 0 {
+		return source.Some(float64(now.ops-from.ops) / d.Seconds())
+	}
+	return source.Opt[float64]{}
 }
 
 // checkMissed, once the window has closed, makes sure the watcher is not

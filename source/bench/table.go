@@ -212,7 +212,7 @@ type jsonRun struct {
 	ForecastSeconds *float64 `json:"forecast_seconds"`
 	ForecastFrom    string   `json:"forecast_duration_from,omitempty"`
 	// ForecastRate is the write rate the forecast took: the writers'
-	// SETs/s from the run's start to its BGSAVE.
+	// SETs/s over the second before the BGSAVE.
 	ForecastRate *float64 `json:"forecast_rate_ops_per_sec"`
 }
 
