@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"reflect"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,13 +28,7 @@ func TestStoreHoldsARealSave(t *testing.T) {
 	if _, err := w.Connect(ctx); err != nil {
 		t.Fatal(err)
 	}
-	defer w.Close()
-
-	events := make(chan source.Event, 1024)
-	runCtx, stop := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() { w.Run(runCtx, func(ev source.Event) { events <- ev }) })
-	defer func() { stop(); wg.Wait() }()
+	events := sourcetest.Run(t, w, 1024)
 
 	footprint := func(s *source.Sample) (float64, bool) { v, ok := s.Footprint.Get(); return float64(v), ok }
 	st := store.New(store.Config{Keep: time.Minute, Columns: []store.Column{footprint}})
@@ -177,12 +170,7 @@ func TestStoreSpansAreTheTrackersSaves(t *testing.T) {
 	if _, err := w.Connect(ctx); err != nil {
 		t.Fatal(err)
 	}
-	defer w.Close()
-	events := make(chan source.Event, 1024)
-	runCtx, stop := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() { w.Run(runCtx, func(ev source.Event) { events <- ev }) })
-	defer func() { stop(); wg.Wait() }()
+	events := sourcetest.Run(t, w, 1024)
 
 	st := store.New(store.Config{Keep: time.Minute})
 	var reports []*source.SaveReport
