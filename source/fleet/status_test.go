@@ -3,7 +3,6 @@ package fleet
 import (
 	"context"
 	"reflect"
-	"sync"
 	"testing"
 	"time"
 
@@ -35,12 +34,7 @@ func TestStatusReadsTheStore(t *testing.T) {
 	if _, err := w.Connect(ctx); err != nil {
 		t.Fatal(err)
 	}
-	defer w.Close()
-	events := make(chan source.Event, 1024)
-	runCtx, stop := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() { w.Run(runCtx, func(ev source.Event) { events <- ev }) })
-	defer func() { stop(); wg.Wait() }()
+	events := sourcetest.Run(t, w, 1024)
 
 	// next feeds events, the store first as the UI does, until cond holds
 	// for the status after one of them.
