@@ -122,11 +122,15 @@ type Run struct {
 	Forecast    forecast.Forecast
 	ForecastErr source.Opt[float64]
 	// RateBefore is the write rate the forecast and the calibration
-	// take: the writers' own SETs a second over the second before the
-	// BGSAVE. The report's OpsBefore (INFO's ops/s of the 5 s before
+	// take: the writers' own SETs a second from rateWarmup after the
+	// window opened (their start is slower than their stride) to the
+	// BGSAVE, over forecast.RateWindow at the most, as the monitor takes
+	// INFO's. The report's OpsBefore (INFO's ops/s of the 5 s before
 	// the save) reaches back past this run's writers into the idle gap
 	// between runs, and read a third to two thirds of the rate here.
-	RateBefore source.Opt[float64]
+	// PeakBefore is the highest rate between two samples of that span,
+	// the upper bound's.
+	RateBefore, PeakBefore source.Opt[float64]
 }
 
 // Stat is mean / min / max over the runs that had the value; N counts them
@@ -459,7 +463,7 @@ func (b *bencher) run(ctx context.Context, srv, runNo int) (Run, error) {
 	wt.stop()
 	b.writerNotes(srv, runNo, wr)
 	r.WriterMisses = wr.Misses()
-	r.WriterOps, r.RateBefore = win.writerOps, win.rateBefore
+	r.WriterOps, r.RateBefore, r.PeakBefore = win.writerOps, win.rateBefore, win.peakBefore
 	r.Report = *win.report
 	r.WorstPing, r.P99Ping = c.ping(win.t0, win.tEnd)
 	r.MemDelta = c.memDelta(win.report)
@@ -550,13 +554,14 @@ type window struct {
 	ops0      uint64
 	writerOps float64
 	sent      time.Duration // when BGSAVE went out; -1 before
-	// rateBefore is the writers' SETs/s over the second before the
-	// BGSAVE (rateSpan), from their counts at each sample (opsAt).
-	rateBefore source.Opt[float64]
-	opsAt      []opsPoint
-	closed     bool
-	report     *source.SaveReport
-	prevSave   string // rdb_saves/rdb_last_save_time before the BGSAVE
+	// rateBefore and peakBefore are the writers' mean and highest SETs/s
+	// before the BGSAVE (Run.RateBefore), from their counts at each
+	// sample (opsAt).
+	rateBefore, peakBefore source.Opt[float64]
+	opsAt                  []opsPoint
+	closed                 bool
+	report                 *source.SaveReport
+	prevSave               string // rdb_saves/rdb_last_save_time before the BGSAVE
 	// endedSeen is when INFO first showed the save over while no report
 	// had come; -1 before.
 	endedSeen time.Duration
@@ -609,10 +614,10 @@ type opsPoint struct {
 	ops uint64
 }
 
-// rateSpan is how far back before its BGSAVE a run's write rate is
-// taken: the writers' start (connections, their first keys) is slower
+// rateWarmup is how long after a run's window opens its write rate
+// begins: the writers' start (connections, their first keys) is slower
 // than their stride, and a save meets the stride.
-const rateSpan = time.Second
+const rateWarmup = time.Second
 
 // take collects an event, and keeps the report of our save: an RDB save
 // whose end was sampled after BGSAVE went out.
@@ -635,7 +640,7 @@ func (win *window) bgsave(ctx context.Context) error {
 		return err
 	}
 	win.prevSave = p["rdb_saves"] + "/" + p["rdb_last_save_time"]
-	win.rateBefore = win.rateUntil(opsPoint{win.b.cfg.Clock.Offset(), win.wr.Ops()})
+	win.rateBefore, win.peakBefore = win.ratesUntil(opsPoint{win.b.cfg.Clock.Offset(), win.wr.Ops()})
 	res := win.w.Do(ctx, "BGSAVE")
 	if !res.OK() {
 		return fmt.Errorf("BGSAVE refused: %s", res.Err)
@@ -646,19 +651,36 @@ func (win *window) bgsave(ctx context.Context) error {
 	return nil
 }
 
-// rateUntil is the writers' rate over the rateSpan before now: from the
-// last count at least rateSpan old, else from the window's start.
-func (win *window) rateUntil(now opsPoint) source.Opt[float64] {
-	from := opsPoint{win.t0, win.ops0}
+// ratesUntil is the writers' mean and highest rate before now: from the
+// first count at least rateWarmup into the window and at most
+// forecast.RateWindow old (else the window's start) to now, and the
+// highest between two successive counts of that span.
+func (win *window) ratesUntil(now opsPoint) (mean, peak source.Opt[float64]) {
+	span := []opsPoint{{win.t0, win.ops0}}
 	for _, p := range win.opsAt {
-		if p.off <= now.off-rateSpan {
-			from = p
+		if p.off >= win.t0+rateWarmup && p.off >= now.off-forecast.RateWindow {
+			span = append(span, p)
 		}
 	}
-	if d := now.off - from.off; d > 0 {
-		return source.Some(float64(now.ops-from.ops) / d.Seconds())
+	if len(span) > 1 {
+		span = span[1:] // the counts of the span itself, not the start's
 	}
-	return source.Opt[float64]{}
+	span = append(span, now)
+	rate := func(a, b opsPoint) (float64, bool) {
+		if d := b.off - a.off; d > 0 {
+			return float64(b.ops-a.ops) / d.Seconds(), true
+		}
+		return 0, false
+	}
+	if v, ok := rate(span[0], now); ok {
+		mean = source.Some(v)
+	}
+	for i := 1; i < len(span); i++ {
+		if v, ok := rate(span[i-1], span[i]); ok && (!peak.OK || v > peak.V) {
+			peak = source.Some(v)
+		}
+	}
+	return mean, peak
 }
 
 // checkMissed, once the window has closed, makes sure the watcher is not
@@ -724,7 +746,7 @@ func (r *Run) judge(cals []forecast.Calibration) []forecast.Calibration {
 	}
 	now := forecast.Now{
 		Used: source.Some(r.UsedMemory), RSS: r.Report.BaseRSS,
-		Rate: rep.OpsBefore, Keys: source.Some(r.DatasetKeys),
+		Rate: rep.OpsBefore, Peak: r.PeakBefore, Keys: source.Some(r.DatasetKeys),
 	}
 	if !now.Rate.OK {
 		now.Rate = r.Report.WriterOpsBefore

@@ -144,6 +144,11 @@ func TestBenchTwoServers(t *testing.T) {
 			if v, ok := r.RateBefore.Get(); !ok || v <= 0 || r.Forecast.Rate != r.RateBefore {
 				t.Errorf("server %d run %d: rate before the save %+v, the forecast's %+v", i, j, r.RateBefore, r.Forecast.Rate)
 			}
+			// The mean of a span is a weighted mean of its steps' rates:
+			// never above their highest.
+			if p, ok := r.PeakBefore.Get(); !ok || p < r.RateBefore.V {
+				t.Errorf("server %d run %d: peak rate before the save %+v below its mean %+v", i, j, r.PeakBefore, r.RateBefore)
+			}
 			switch b := r.Forecast.Basis; {
 			case j == 0 && b != forecast.Bound:
 				t.Errorf("server %d run 1: forecast basis %q, want the uniform bound (no run before it)", i, b)

@@ -171,7 +171,7 @@ func toJSONStat(s Stat) *jsonStat {
 	return &jsonStat{s.Mean, s.Min, s.Max, s.N}
 }
 
-func optJSON(o source.Opt[int64]) *int64 {
+func optJSON[T int64 | float64](o source.Opt[T]) *T {
 	if v, ok := o.Get(); ok {
 		return &v
 	}
@@ -211,9 +211,10 @@ type jsonRun struct {
 	ForecastBound   *int64   `json:"forecast_bound_bytes"`
 	ForecastSeconds *float64 `json:"forecast_seconds"`
 	ForecastFrom    string   `json:"forecast_duration_from,omitempty"`
-	// ForecastRate is the write rate the forecast took: the writers'
-	// SETs/s over the second before the BGSAVE.
+	// ForecastRate is the write rate the forecast took (Run.RateBefore),
+	// ForecastPeak the highest the upper bound took (Run.PeakBefore).
 	ForecastRate *float64 `json:"forecast_rate_ops_per_sec"`
+	ForecastPeak *float64 `json:"forecast_peak_ops_per_sec"`
 }
 
 // peakLive is the report's live copy-on-write peak from the fastest
@@ -278,9 +279,7 @@ func WriteJSON(w io.Writer, s []Summary) error {
 				cow, secs := f.COW, f.Duration.Seconds()
 				jr.ForecastCOW, jr.ForecastBasis, jr.ForecastBound = &cow, string(f.Basis), optJSON(f.Bound)
 				jr.ForecastSeconds, jr.ForecastFrom = &secs, f.DurationFrom
-				if v, ok := r.RateBefore.Get(); ok {
-					jr.ForecastRate = &v
-				}
+				jr.ForecastRate, jr.ForecastPeak = optJSON(r.RateBefore), optJSON(r.PeakBefore)
 				if e, ok := r.ForecastErr.Get(); ok {
 					jr.ForecastError = &e
 				}

@@ -151,6 +151,10 @@ type Now struct {
 	Used, RSS source.Opt[int64]
 	// Rate is the write rate now, ops/s (the mean of the last seconds).
 	Rate source.Opt[float64]
+	// Peak is the highest write rate of those seconds (between two
+	// samples): the upper bound's, which must hold when the save meets a
+	// faster stride than the mean. Absent: Rate.
+	Peak source.Opt[float64]
 	// Keys is the key count now; absent: the last save's, scaled by
 	// used_memory.
 	Keys source.Opt[int64]
@@ -162,11 +166,11 @@ type Now struct {
 	Forkless        bool
 }
 
-// NowOf reads Now from a sample; rate is the write rate to assume (the
-// caller's mean of the last seconds of ops/s).
-func NowOf(s *source.Sample, rate source.Opt[float64]) Now {
+// NowOf reads Now from a sample; rate and peak are the write rates to
+// assume (the caller's mean and highest of the last seconds of ops/s).
+func NowOf(s *source.Sample, rate, peak source.Opt[float64]) Now {
 	return Now{
-		Used: s.Info.UsedMemory, RSS: s.Info.RSS, Rate: rate,
+		Used: s.Info.UsedMemory, RSS: s.Info.RSS, Rate: rate, Peak: peak,
 		SaveDelay:       s.Config.RDBKeySaveDelay,
 		LastSaveSeconds: s.Info.RDBLastTime,
 		Forkless:        s.Config.Method == "forkless",
@@ -235,7 +239,7 @@ func Predict(now Now, cal *Calibration) (Forecast, bool) {
 	pages := float64(used) / PageSize
 	w, haveRate := now.Rate.Get()
 	if haveRate && w >= 0 {
-		n := PagesPerWrite * BoundMargin * w * f.Duration.Seconds()
+		n := PagesPerWrite * BoundMargin * max(w, now.Peak.Or(0)) * f.Duration.Seconds()
 		bound := int64(pages * (1 - math.Exp(-n/pages)) * PageSize)
 		// The server writes pages of its own while a child holds them
 		// (its cron, clients' buffers, the monitor's own INFO and PING):

@@ -170,3 +170,59 @@ func TestPredictIdleBoundHoldsTheServersOwnCopies(t *testing.T) {
 		t.Errorf("writes after an idle save: %+v, uniform %d", busy, want)
 	}
 }
+
+// TestBoundTakesThePeakRate: the upper bound counts the writes of the
+// highest recent rate, the calibrated forecast those of the mean; a peak
+// below the mean (or none) leaves the bound on the mean.
+func TestBoundTakesThePeakRate(t *testing.T) {
+	used := int64(256 << 20)
+	pages := float64(used) / PageSize
+	bound := func(rate float64) int64 {
+		return int64(pages * (1 - math.Exp(-PagesPerWrite*BoundMargin*rate*8/pages)) * PageSize)
+	}
+	now := Now{Used: source.Some(used), Rate: source.Some(1000.0)} // 8 s at 32 MiB/s
+	for _, c := range []struct {
+		peak source.Opt[float64]
+		want int64
+	}{{source.Opt[float64]{}, bound(1000)}, {source.Some(500.0), bound(1000)}, {source.Some(3000.0), bound(3000)}} {
+		now.Peak = c.peak
+		f, _ := Predict(now, nil)
+		if f.Bound.V != c.want || f.COW != c.want || f.Rate != now.Rate {
+			t.Errorf("peak %+v: bound %d, cow %d, rate %+v; want %d on the rate %+v", c.peak, f.Bound.V, f.COW, f.Rate, c.want, now.Rate)
+		}
+	}
+	cal := &Calibration{K: 1, KeysPerSec: 1000, Keys: 8000, Used: used, Rate: 1000, Seconds: 8}
+	now.Keys, now.Peak = source.Some[int64](8000), source.Some(3000.0)
+	f, _ := Predict(now, cal)
+	if want := int64(float64(used) * (1 - math.Exp(-1000*8/pages))); f.Basis != Calibrated || f.COW != want || f.Bound.V != bound(3000) {
+		t.Errorf("calibrated: %+v; want cow %d on the mean, bound %d on the peak", f, want, bound(3000))
+	}
+}
+
+// TestNodeRateAndPeak: a node's rate is the mean of the samples of the
+// last RateWindow taken while no save ran, its peak their highest.
+func TestNodeRateAndPeak(t *testing.T) {
+	var n Node
+	if n.Rate().OK || n.Peak().OK {
+		t.Fatal("a rate before any sample")
+	}
+	sample := func(off time.Duration, ops float64, saving bool) *source.Sample {
+		s := &source.Sample{Offset: off, OpsPerSec: source.Some(ops)}
+		s.Info.UsedMemory = source.Some[int64](64 << 20)
+		if saving {
+			s.Save = &source.SaveProgress{Started: time.Second}
+		}
+		return s
+	}
+	n.Observe(sample(0, 9000, false)) // leaves the window below
+	for i, ops := range []float64{100, 400, 200} {
+		n.Observe(sample(RateWindow+time.Duration(i)*time.Second, ops, false))
+	}
+	n.Observe(sample(RateWindow+3*time.Second, 50000, true)) // a save: not a write rate to forecast on
+	if r, p := n.Rate(), n.Peak(); r != source.Some(700.0/3) || p != source.Some(400.0) {
+		t.Errorf("rate %+v, peak %+v; want the mean 233.3 and the peak 400 of the three samples in the window", r, p)
+	}
+	if f, ok := n.Forecast(); !ok || f.Rate != n.Rate() {
+		t.Errorf("forecast %+v, %v: want it on the mean rate", f, ok)
+	}
+}

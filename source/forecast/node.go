@@ -97,6 +97,19 @@ func (n *Node) Rate() source.Opt[float64] {
 	return source.Some(sum / float64(len(n.rates)))
 }
 
+// Peak is the highest ops/s of one sample of the last RateWindow while
+// no save ran: the rate the upper bound takes.
+func (n *Node) Peak() source.Opt[float64] {
+	if len(n.rates) == 0 {
+		return source.Opt[float64]{}
+	}
+	peak := n.rates[0].ops
+	for _, p := range n.rates[1:] {
+		peak = max(peak, p.ops)
+	}
+	return source.Some(peak)
+}
+
 // Learn takes a finished save's report: a fork save calibrates the
 // node's next forecasts. It returns the forecast that was made just
 // before that save, for the report's side-by-side (absent when none was:
@@ -127,7 +140,7 @@ func (n *Node) Forecast() (Forecast, bool) {
 	if n.last == nil {
 		return Forecast{}, false
 	}
-	return Predict(NowOf(n.last, n.Rate()), n.cal)
+	return Predict(NowOf(n.last, n.Rate(), n.Peak()), n.cal)
 }
 
 // Stuck says whether the running save looks stuck, and why: its keys
