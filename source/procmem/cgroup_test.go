@@ -136,12 +136,35 @@ func fakeHost(t *testing.T, mountinfo []string, cgroup string, files map[string]
 	return r, pid
 }
 
+// fakeSys is the sysfs of a Reader made by fakeHost: beside its proc.
+func fakeSys(r *Reader) string { return filepath.Join(filepath.Dir(r.mount), "sys") }
+
+// mustCgroupOf is r.cgroupOf(pid), failing the test when it finds none.
+func mustCgroupOf(t *testing.T, r *Reader, pid int) memoryCgroup {
+	t.Helper()
+	cg, ok := r.cgroupOf(pid)
+	if !ok {
+		t.Fatalf("pid %d: no cgroup", pid)
+	}
+	return cg
+}
+
 const (
 	mountV2     = "41 31 0:38 / MOUNT/fs/cgroup rw,relatime - cgroup2 cgroup2 rw"
 	mountHybrid = "41 31 0:38 / MOUNT/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw"
 	mountV1Mem  = "35 31 0:32 / MOUNT/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory"
 	mountV1CPU  = "32 31 0:29 / MOUNT/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu"
 )
+
+// v2Files and v1Files are a cgroup's usage and limit files under fakeHost's
+// sysfs, in the directory dir, by the names of each cgroup version.
+func v2Files(dir, current, max string) map[string]string {
+	return map[string]string{dir + "/memory.current": current + "\n", dir + "/memory.max": max + "\n"}
+}
+
+func v1Files(dir, usage, limit string) map[string]string {
+	return map[string]string{dir + "/memory.usage_in_bytes": usage + "\n", dir + "/memory.limit_in_bytes": limit + "\n"}
+}
 
 func TestCgroupLayouts(t *testing.T) {
 	tests := []struct {
@@ -156,21 +179,15 @@ func TestCgroupLayouts(t *testing.T) {
 			name:      "v2 systemd service with a limit",
 			mountinfo: []string{mountV2},
 			cgroup:    "0::/system.slice/valkey.service\n",
-			files: map[string]string{
-				"fs/cgroup/system.slice/valkey.service/memory.current": "104857600\n",
-				"fs/cgroup/system.slice/valkey.service/memory.max":     "536870912\n",
-			},
-			want: memoryCgroup{name: "v2:/system.slice/valkey.service", usage: 104857600, limit: 536870912},
+			files:     v2Files("fs/cgroup/system.slice/valkey.service", "104857600", "536870912"),
+			want:      memoryCgroup{name: "v2:/system.slice/valkey.service", usage: 104857600, limit: 536870912},
 		},
 		{
 			name:      "v2 max is no limit",
 			mountinfo: []string{mountV2},
 			cgroup:    "0::/user.slice/user-1000.slice/session-2.scope\n",
-			files: map[string]string{
-				"fs/cgroup/user.slice/user-1000.slice/session-2.scope/memory.current": "7000\n",
-				"fs/cgroup/user.slice/user-1000.slice/session-2.scope/memory.max":     "max\n",
-			},
-			want: memoryCgroup{name: "v2:/user.slice/user-1000.slice/session-2.scope", usage: 7000, limit: -1},
+			files:     v2Files("fs/cgroup/user.slice/user-1000.slice/session-2.scope", "7000", "max"),
+			want:      memoryCgroup{name: "v2:/user.slice/user-1000.slice/session-2.scope", usage: 7000, limit: -1},
 		},
 		{
 			name:      "v2 root cgroup has no memory files",
@@ -183,11 +200,8 @@ func TestCgroupLayouts(t *testing.T) {
 			name:      "v2 inside a cgroup namespace (docker --cgroupns private, Kubernetes)",
 			mountinfo: []string{mountV2},
 			cgroup:    "0::/\n",
-			files: map[string]string{
-				"fs/cgroup/memory.current": "2000\n",
-				"fs/cgroup/memory.max":     "1073741824\n",
-			},
-			want: memoryCgroup{name: "v2:/", usage: 2000, limit: 1 << 30},
+			files:     v2Files("fs/cgroup", "2000", "1073741824"),
+			want:      memoryCgroup{name: "v2:/", usage: 2000, limit: 1 << 30},
 		},
 		{
 			name:      "v2 cgroup outside vkwatch's namespace",
@@ -201,21 +215,15 @@ func TestCgroupLayouts(t *testing.T) {
 			mountinfo: []string{mountV1CPU, mountV1Mem,
 				"40 31 0:37 / MOUNT/fs/cgroup/systemd rw,relatime - cgroup cgroup rw,name=systemd"},
 			cgroup: "9:name=systemd:/kubepods/besteffort/pod1/ctr\n4:memory:/kubepods/besteffort/pod1/ctr\n1:cpu:/kubepods/besteffort/pod1/ctr\n",
-			files: map[string]string{
-				"fs/cgroup/memory/kubepods/besteffort/pod1/ctr/memory.usage_in_bytes": "3000\n",
-				"fs/cgroup/memory/kubepods/besteffort/pod1/ctr/memory.limit_in_bytes": "9223372036854771712\n",
-			},
-			want: memoryCgroup{name: "v1:/kubepods/besteffort/pod1/ctr", usage: 3000, limit: -1},
+			files:  v1Files("fs/cgroup/memory/kubepods/besteffort/pod1/ctr", "3000", "9223372036854771712"),
+			want:   memoryCgroup{name: "v1:/kubepods/besteffort/pod1/ctr", usage: 3000, limit: -1},
 		},
 		{
 			name:      "v1 comma list holding memory",
 			mountinfo: []string{"35 31 0:32 / MOUNT/fs/cgroup/memory,hugetlb rw - cgroup cgroup rw,memory,hugetlb"},
 			cgroup:    "4:memory,hugetlb:/lxc/c1\n",
-			files: map[string]string{
-				"fs/cgroup/memory,hugetlb/lxc/c1/memory.usage_in_bytes": "3000\n",
-				"fs/cgroup/memory,hugetlb/lxc/c1/memory.limit_in_bytes": "268435456\n",
-			},
-			want: memoryCgroup{name: "v1:/lxc/c1", usage: 3000, limit: 256 << 20},
+			files:     v1Files("fs/cgroup/memory,hugetlb/lxc/c1", "3000", "268435456"),
+			want:      memoryCgroup{name: "v1:/lxc/c1", usage: 3000, limit: 256 << 20},
 		},
 		{
 			name: "hybrid: v1 memory wins over the v2 hierarchy beside it",
@@ -233,22 +241,16 @@ func TestCgroupLayouts(t *testing.T) {
 			name:      "hybrid with memory in v2 (systemd unified_cgroup_hierarchy partly)",
 			mountinfo: []string{mountV1CPU, mountHybrid},
 			cgroup:    "1:cpu:/\n0::/system.slice/redis.service\n",
-			files: map[string]string{
-				"fs/cgroup/unified/system.slice/redis.service/memory.current": "6000\n",
-				"fs/cgroup/unified/system.slice/redis.service/memory.max":     "max\n",
-			},
-			want: memoryCgroup{name: "v2:/system.slice/redis.service", usage: 6000, limit: -1},
+			files:     v2Files("fs/cgroup/unified/system.slice/redis.service", "6000", "max"),
+			want:      memoryCgroup{name: "v2:/system.slice/redis.service", usage: 6000, limit: -1},
 		},
 		{
 			name: "v1 docker without a cgroup namespace: the container's cgroup is bind-mounted",
 			mountinfo: []string{
 				"1000 999 0:32 /docker/0123abcd MOUNT/fs/cgroup/memory ro,nosuid - cgroup cgroup rw,memory"},
 			cgroup: "4:memory:/docker/0123abcd\n",
-			files: map[string]string{
-				"fs/cgroup/memory/memory.usage_in_bytes": "8000\n",
-				"fs/cgroup/memory/memory.limit_in_bytes": "2147483648\n",
-			},
-			want: memoryCgroup{name: "v1:/docker/0123abcd", usage: 8000, limit: 2 << 30},
+			files:  v1Files("fs/cgroup/memory", "8000", "2147483648"),
+			want:   memoryCgroup{name: "v1:/docker/0123abcd", usage: 8000, limit: 2 << 30},
 		},
 		{
 			name:      "v1 memory line without a mount for it",
@@ -306,18 +308,9 @@ func TestCgroupPlaceRemembered(t *testing.T) {
 	})
 	now := time.Now()
 	r.now = func() time.Time { return now }
-	// fakeHost's sysfs sits beside its proc.
-	sys := filepath.Join(filepath.Dir(r.mount), "sys", "fs", "cgroup")
+	sys := filepath.Join(fakeSys(r), "fs", "cgroup")
 	cgroupFile := filepath.Join(r.mount, strconv.Itoa(pid), "cgroup")
-	get := func() memoryCgroup {
-		t.Helper()
-		cg, ok := r.cgroupOf(pid)
-		if !ok {
-			t.Fatal("no cgroup")
-		}
-		return cg
-	}
-	if cg := get(); cg.name != "v2:/a" || cg.usage != 100 {
+	if cg := mustCgroupOf(t, r, pid); cg.name != "v2:/a" || cg.usage != 100 {
 		t.Fatalf("got %+v", cg)
 	}
 	if err := os.WriteFile(filepath.Join(sys, "a", "memory.current"), []byte("150\n"), 0o644); err != nil {
@@ -327,11 +320,11 @@ func TestCgroupPlaceRemembered(t *testing.T) {
 		t.Fatal(err)
 	}
 	now = now.Add(cgroupEvery - time.Millisecond)
-	if cg := get(); cg.name != "v2:/a" || cg.usage != 150 {
+	if cg := mustCgroupOf(t, r, pid); cg.name != "v2:/a" || cg.usage != 150 {
 		t.Errorf("within %s: got %+v, want /a read afresh (150)", cgroupEvery, cg)
 	}
 	now = now.Add(time.Millisecond)
-	if cg := get(); cg.name != "v2:/b" || cg.usage != 200 {
+	if cg := mustCgroupOf(t, r, pid); cg.name != "v2:/b" || cg.usage != 200 {
 		t.Errorf("after %s: got %+v, want the move to /b seen", cgroupEvery, cg)
 	}
 	// The process moves back and /b disappears: seen at once.
@@ -341,7 +334,7 @@ func TestCgroupPlaceRemembered(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(sys, "b")); err != nil {
 		t.Fatal(err)
 	}
-	if cg := get(); cg.name != "v2:/a" {
+	if cg := mustCgroupOf(t, r, pid); cg.name != "v2:/a" {
 		t.Errorf("after its cgroup was removed: got %+v, want /a", cg)
 	}
 }
@@ -356,16 +349,8 @@ func TestCgroupLimitRemembered(t *testing.T) {
 	})
 	now := time.Now()
 	r.now = func() time.Time { return now }
-	dir := filepath.Join(filepath.Dir(r.mount), "sys", "fs", "cgroup", "a")
-	get := func() memoryCgroup {
-		t.Helper()
-		cg, ok := r.cgroupOf(pid)
-		if !ok {
-			t.Fatal("no cgroup")
-		}
-		return cg
-	}
-	if cg := get(); cg.usage != 100 || cg.limit != 1000 {
+	dir := filepath.Join(fakeSys(r), "fs", "cgroup", "a")
+	if cg := mustCgroupOf(t, r, pid); cg.usage != 100 || cg.limit != 1000 {
 		t.Fatalf("got %+v, want usage 100 limit 1000", cg)
 	}
 	for name, v := range map[string]string{"memory.current": "150\n", "memory.max": "max\n"} {
@@ -374,11 +359,11 @@ func TestCgroupLimitRemembered(t *testing.T) {
 		}
 	}
 	now = now.Add(cgroupEvery - time.Millisecond)
-	if cg := get(); cg.usage != 150 || cg.limit != 1000 {
+	if cg := mustCgroupOf(t, r, pid); cg.usage != 150 || cg.limit != 1000 {
 		t.Errorf("within %s: got %+v, want usage 150 read afresh, limit 1000 remembered", cgroupEvery, cg)
 	}
 	now = now.Add(time.Millisecond)
-	if cg := get(); cg.usage != 150 || cg.limit != -1 {
+	if cg := mustCgroupOf(t, r, pid); cg.usage != 150 || cg.limit != -1 {
 		t.Errorf("after %s: got %+v, want the limit lifted (-1)", cgroupEvery, cg)
 	}
 }
@@ -429,32 +414,24 @@ func TestCgroupUsageShared(t *testing.T) {
 	}
 	now := time.Now()
 	r.now = func() time.Time { return now }
-	usage := filepath.Join(filepath.Dir(r.mount), "sys", "fs", "cgroup", "a", "memory.current")
-	get := func(p int) int64 {
-		t.Helper()
-		cg, ok := r.cgroupOf(p)
-		if !ok {
-			t.Fatalf("pid %d: no cgroup", p)
-		}
-		return cg.usage
-	}
-	if u := get(pid); u != 100 {
+	usage := filepath.Join(fakeSys(r), "fs", "cgroup", "a", "memory.current")
+	if u := mustCgroupOf(t, r, pid).usage; u != 100 {
 		t.Fatalf("first read: %d, want 100", u)
 	}
 	if err := os.WriteFile(usage, []byte("150\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if u := get(other); u != 100 {
+	if u := mustCgroupOf(t, r, other).usage; u != 100 {
 		t.Errorf("another process of the cgroup within %s: %d, want the shared read (100)", usageEvery, u)
 	}
-	if u := get(pid); u != 150 {
+	if u := mustCgroupOf(t, r, pid).usage; u != 150 {
 		t.Errorf("the same process again: %d, want a fresh read (150)", u)
 	}
 	if err := os.WriteFile(usage, []byte("175\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	now = now.Add(usageEvery)
-	if u := get(other); u != 175 {
+	if u := mustCgroupOf(t, r, other).usage; u != 175 {
 		t.Errorf("after %s: %d, want a fresh read (175)", usageEvery, u)
 	}
 }

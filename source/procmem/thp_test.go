@@ -97,7 +97,7 @@ func TestTHPReadsCappedInAFleet(t *testing.T) {
 	for i := range n {
 		write(5000+i, "smaps_rollup", rollup(0))
 	}
-	sys := filepath.Join(filepath.Dir(r.mount), "sys", "kernel/mm/transparent_hugepage/enabled")
+	sys := filepath.Join(fakeSys(r), "kernel/mm/transparent_hugepage/enabled")
 	if err := os.WriteFile(sys, []byte("always [madvise] never\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
