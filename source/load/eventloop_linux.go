@@ -200,16 +200,29 @@ func (l *eventLoop) send(i int) {
 	l.flush(i)
 }
 
+// sockIO is op (syscall.Read or syscall.Write) on a non-blocking socket,
+// made again while a signal interrupts it; blocked says the socket would
+// block (EAGAIN), with no error.
+func sockIO(op func(fd int, p []byte) (int, error), fd int, p []byte) (n int, blocked bool, err error) {
+	for {
+		n, err = op(fd, p)
+		switch {
+		case errors.Is(err, syscall.EINTR):
+			continue
+		case errors.Is(err, syscall.EAGAIN):
+			return 0, true, nil
+		}
+		return n, false, err
+	}
+}
+
 // flush writes what remains of writer i's SET; a full socket buffer waits
 // for EPOLLOUT.
 func (l *eventLoop) flush(i int) {
 	lw := &l.ws[i]
 	for len(lw.pending) > 0 {
-		n, err := syscall.Write(lw.fd, lw.pending)
-		if errors.Is(err, syscall.EINTR) {
-			continue
-		}
-		if errors.Is(err, syscall.EAGAIN) {
+		n, blocked, err := sockIO(syscall.Write, lw.fd, lw.pending)
+		if blocked {
 			break
 		}
 		if err != nil {
@@ -235,19 +248,15 @@ func (l *eventLoop) flush(i int) {
 func (l *eventLoop) readable(i int) {
 	lw := &l.ws[i]
 	for {
-		n, err := syscall.Read(lw.fd, l.tmp[:])
-		if errors.Is(err, syscall.EINTR) {
-			continue
-		}
-		if errors.Is(err, syscall.EAGAIN) {
+		n, blocked, err := sockIO(syscall.Read, lw.fd, l.tmp[:])
+		if blocked {
 			break
+		}
+		if err == nil && n == 0 {
+			err = io.EOF
 		}
 		if err != nil {
 			l.connFailed(i, err)
-			return
-		}
-		if n == 0 {
-			l.connFailed(i, io.EOF)
 			return
 		}
 		lw.in = append(lw.in, l.tmp[:n]...)
