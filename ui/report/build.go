@@ -164,124 +164,165 @@ func Build(ins []src.Input) (*Report, error) {
 	r := &Report{}
 	sc := pageScales(ins)
 	colourOf := map[string]int{}
-	type curveOf struct {
-		save   *src.Save
-		colour int
-		name   string
-	}
-	var curves []curveOf
+	var curves []saveCurve
 	for fi, in := range ins {
 		fv := fileView{Path: clean(in.Path)}
 		switch {
 		case in.Recording != nil:
-			rec := in.Recording
-			fv.Kind = "recording"
-			fv.Recorded = rec.Epoch.UTC().Format("2006-01-02 15:04:05 UTC")
-			fv.VKWatch = clean(orNA(rec.VKWatch))
-			fv.Settings = settingsText(rec.Settings)
-			dur := 0.0
-			for _, s := range rec.Servers {
-				dur = math.Max(dur, s.Duration())
-			}
-			for _, s := range rec.Servers {
-				ci := colourIndex(colourOf, fi, string(s.Node))
-				name := serverName(ins, fi, s.Addr)
-				sv := serverView{Title: clean(s.Addr), Sub: identityText(s), Colour: hex(serverColour(ci))}
-				stem := fmt.Sprintf("%02d-%s", len(r.Figures)/3+1, safeName(s.Addr))
-				labels := make([]string, len(s.Saves))
-				for i := range s.Saves {
-					num := len(r.Saves) + 1
-					r.Saves = append(r.Saves, saveRowOf(num, fv.Path, s, &s.Saves[i], sv.Colour))
-					labels[i] = saveLabel(num, &s.Saves[i])
-					curves = append(curves, curveOf{&s.Saves[i], ci, name})
-				}
-				sp := spans{saves: s.Saves, labels: labels}
-				sv.Figures = []*Figure{
-					memoryFigure(stem, name, s, sp, dur, sc),
-					opsFigure(stem, name, s, sp, dur, sc),
-					pingFigure(stem, name, s, sp, dur, sc),
-				}
-				r.Figures = append(r.Figures, sv.Figures...)
-				fv.Servers = append(fv.Servers, sv)
-			}
+			curves = append(curves, r.addRecording(&fv, ins, fi, colourOf, sc)...)
 		default:
 			fv.Kind = "bench"
-			bv := benchView{Path: fv.Path}
-			for _, s := range in.Bench {
-				ci := benchColour(colourOf, ins, fi, s.Addr)
-				bv.Rows = append(bv.Rows, benchRowOf(s, hex(serverColour(ci))))
-				for i, run := range s.Runs {
-					bv.Runs = append(bv.Runs, benchRunOf(s, i+1, run))
-				}
-			}
-			r.Benches = append(r.Benches, bv)
+			r.Benches = append(r.Benches, benchViewOf(fv.Path, ins, fi, colourOf))
 		}
 		r.Files = append(r.Files, fv)
 	}
 	if len(curves) > 0 {
-		cow := newPlot("Copy-on-write against save progress (every save)", "keys processed", "copy-on-write")
-		foot := newPlot("Footprint against save progress (every save)", "keys processed", "footprint")
-		for _, p := range []*plot.Plot{cow, foot} {
-			p.X.Min, p.X.Max = 0, 100
-			p.X.Tick.Marker = pctTicks{}
-			p.Y.Tick.Marker = bytesTicks{}
-			// The curves rise to the top left: the legend goes below.
-			p.Legend.Top = false
-		}
-		named := map[string]bool{}
-		peaks := map[int]struct {
-			cow, foot src.Point
-			hc, hf    bool
-		}{}
-		for _, c := range curves {
-			cc := c.save.CostCurve(costCells)
-			col := serverColour(c.colour)
-			legend := ""
-			if !named[c.name] {
-				legend, named[c.name] = c.name, true
-			}
-			addLine(cow, cc.COW, legend, col, nil, 1)
-			addLine(foot, cc.Footprint, legend, col, nil, 1)
-			pk := peaks[c.colour]
-			if cc.HaveCOW {
-				peakMarks(cow, []src.Point{cc.PeakCOW}, nil, col)
-				if !pk.hc || cc.PeakCOW.Y > pk.cow.Y {
-					pk.cow, pk.hc = cc.PeakCOW, true
-				}
-			}
-			if cc.HaveFootprint {
-				peakMarks(foot, []src.Point{cc.PeakFootprint}, nil, col)
-				if !pk.hf || cc.PeakFootprint.Y > pk.foot.Y {
-					pk.foot, pk.hf = cc.PeakFootprint, true
-				}
-			}
-			peaks[c.colour] = pk
-		}
-		// Each server's highest peak gets its number: the rest are marked.
-		keys := make([]int, 0, len(peaks))
-		for k := range peaks {
-			keys = append(keys, k)
-		}
-		sort.Ints(keys)
-		for _, k := range keys {
-			pk := peaks[k]
-			if pk.hc {
-				peakMarks(cow, []src.Point{pk.cow}, []string{"peak " + units.BytesFixed(pk.cow.Y)}, serverColour(k))
-			}
-			if pk.hf {
-				peakMarks(foot, []src.Point{pk.foot}, []string{"peak " + units.BytesFixed(pk.foot.Y)}, serverColour(k))
-			}
-		}
-		// Copy-on-write starts at none; the footprint at the server's
-		// size, so its own range shows the rise.
-		cow.Y.Min = 0
-		r.Costs = []*Figure{
-			{Name: "cost-cow", Title: "Copy-on-write against save progress", plot: cow, w: figW, h: costH},
-			{Name: "cost-footprint", Title: "Footprint against save progress", plot: foot, w: figW, h: costH},
-		}
+		r.Costs = costFigures(curves)
 		r.Figures = append(r.Figures, r.Costs...)
 	}
 	return r, nil
+}
+
+// saveCurve is a save of the page for the cost figures: its server's
+// colour and name.
+type saveCurve struct {
+	save   *src.Save
+	colour int
+	name   string
+}
+
+// addRecording lays out file fi of ins, a recording, in fv: a view per
+// server with its three figures (added to r's), its saves added to r's
+// table. It returns the saves for the cost figures.
+func (r *Report) addRecording(fv *fileView, ins []src.Input, fi int, colourOf map[string]int, sc scales) []saveCurve {
+	rec := ins[fi].Recording
+	fv.Kind = "recording"
+	fv.Recorded = rec.Epoch.UTC().Format("2006-01-02 15:04:05 UTC")
+	fv.VKWatch = clean(orNA(rec.VKWatch))
+	fv.Settings = settingsText(rec.Settings)
+	dur := 0.0
+	for _, s := range rec.Servers {
+		dur = math.Max(dur, s.Duration())
+	}
+	var curves []saveCurve
+	for _, s := range rec.Servers {
+		ci := colourIndex(colourOf, fi, string(s.Node))
+		name := serverName(ins, fi, s.Addr)
+		sv := serverView{Title: clean(s.Addr), Sub: identityText(s), Colour: hex(serverColour(ci))}
+		stem := fmt.Sprintf("%02d-%s", len(r.Figures)/3+1, safeName(s.Addr))
+		labels := make([]string, len(s.Saves))
+		for i := range s.Saves {
+			num := len(r.Saves) + 1
+			r.Saves = append(r.Saves, saveRowOf(num, fv.Path, s, &s.Saves[i], sv.Colour))
+			labels[i] = saveLabel(num, &s.Saves[i])
+			curves = append(curves, saveCurve{&s.Saves[i], ci, name})
+		}
+		sp := spans{saves: s.Saves, labels: labels}
+		sv.Figures = []*Figure{
+			memoryFigure(stem, name, s, sp, dur, sc),
+			opsFigure(stem, name, s, sp, dur, sc),
+			pingFigure(stem, name, s, sp, dur, sc),
+		}
+		r.Figures = append(r.Figures, sv.Figures...)
+		fv.Servers = append(fv.Servers, sv)
+	}
+	return curves
+}
+
+// benchViewOf lays out file fi of ins, a bench, at path: a row per server
+// and a row per run.
+func benchViewOf(path string, ins []src.Input, fi int, colourOf map[string]int) benchView {
+	bv := benchView{Path: path}
+	for _, s := range ins[fi].Bench {
+		ci := benchColour(colourOf, ins, fi, s.Addr)
+		bv.Rows = append(bv.Rows, benchRowOf(s, hex(serverColour(ci))))
+		for i, run := range s.Runs {
+			bv.Runs = append(bv.Runs, benchRunOf(s, i+1, run))
+		}
+	}
+	return bv
+}
+
+// costFigures draws every save's copy-on-write and footprint against its
+// progress, in its server's colour, each server's highest peaks numbered.
+func costFigures(curves []saveCurve) []*Figure {
+	cow := newPlot("Copy-on-write against save progress (every save)", "keys processed", "copy-on-write")
+	foot := newPlot("Footprint against save progress (every save)", "keys processed", "footprint")
+	for _, p := range []*plot.Plot{cow, foot} {
+		p.X.Min, p.X.Max = 0, 100
+		p.X.Tick.Marker = pctTicks{}
+		p.Y.Tick.Marker = bytesTicks{}
+		// The curves rise to the top left: the legend goes below.
+		p.Legend.Top = false
+	}
+	peaks := drawCostCurves(cow, foot, curves)
+	numberPeaks(cow, foot, peaks)
+	// Copy-on-write starts at none; the footprint at the server's
+	// size, so its own range shows the rise.
+	cow.Y.Min = 0
+	return []*Figure{
+		{Name: "cost-cow", Title: "Copy-on-write against save progress", plot: cow, w: figW, h: costH},
+		{Name: "cost-footprint", Title: "Footprint against save progress", plot: foot, w: figW, h: costH},
+	}
+}
+
+// serverPeaks are a server's highest copy-on-write and footprint over its
+// saves, where it has them.
+type serverPeaks struct {
+	cow, foot src.Point
+	hc, hf    bool
+}
+
+// drawCostCurves adds each save's curves and peak marks to cow and foot, a
+// server's name in the legend once, and returns each server's (by colour)
+// highest peaks.
+func drawCostCurves(cow, foot *plot.Plot, curves []saveCurve) map[int]serverPeaks {
+	named := map[string]bool{}
+	peaks := map[int]serverPeaks{}
+	for _, c := range curves {
+		cc := c.save.CostCurve(costCells)
+		col := serverColour(c.colour)
+		legend := ""
+		if !named[c.name] {
+			legend, named[c.name] = c.name, true
+		}
+		addLine(cow, cc.COW, legend, col, nil, 1)
+		addLine(foot, cc.Footprint, legend, col, nil, 1)
+		pk := peaks[c.colour]
+		if cc.HaveCOW {
+			peakMarks(cow, []src.Point{cc.PeakCOW}, nil, col)
+			if !pk.hc || cc.PeakCOW.Y > pk.cow.Y {
+				pk.cow, pk.hc = cc.PeakCOW, true
+			}
+		}
+		if cc.HaveFootprint {
+			peakMarks(foot, []src.Point{cc.PeakFootprint}, nil, col)
+			if !pk.hf || cc.PeakFootprint.Y > pk.foot.Y {
+				pk.foot, pk.hf = cc.PeakFootprint, true
+			}
+		}
+		peaks[c.colour] = pk
+	}
+	return peaks
+}
+
+// numberPeaks labels each server's highest peak, in order of colour: the
+// rest are marked only.
+func numberPeaks(cow, foot *plot.Plot, peaks map[int]serverPeaks) {
+	keys := make([]int, 0, len(peaks))
+	for k := range peaks {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	for _, k := range keys {
+		pk := peaks[k]
+		if pk.hc {
+			peakMarks(cow, []src.Point{pk.cow}, []string{"peak " + units.BytesFixed(pk.cow.Y)}, serverColour(k))
+		}
+		if pk.hf {
+			peakMarks(foot, []src.Point{pk.foot}, []string{"peak " + units.BytesFixed(pk.foot.Y)}, serverColour(k))
+		}
+	}
 }
 
 // colourIndex gives each server of the page its own colour, in order of
