@@ -147,38 +147,14 @@ func Drive(ctx context.Context, f *Fleet, top source.Topology, conns []Connected
 	if cfg.Ready <= 0 {
 		cfg.Ready = 10 * time.Second
 	}
-	d := NewDriver(top, cfg.Roll)
-	q := newEventQueue()
-	runCtx, stop := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	defer func() {
-		stop()
-		wg.Wait()
-	}()
-	for _, c := range conns {
-		if c.Err != nil {
-			off, at := f.clock.Now()
-			q.push(source.Event{Node: c.Member.ID, Kind: source.EventDisconnected, Offset: off, At: at, Err: c.Err.Error()})
-		}
-	}
-	wg.Go(func() { f.Run(runCtx, q.push) })
-	send := func(acts []Action) {
-		for _, a := range acts {
-			wg.Go(func() {
-				res := f.Do(runCtx, a.Node, a.Args...)
-				// The answer reaches the roll as an event (the node's
-				// watcher's, or the fleet's for a node that left); it is
-				// handed over here too, in case the watcher stopped before
-				// it said it (twice is harmless).
-				off, at := f.clock.Now()
-				q.pushOwn(source.Event{Node: a.Node, Kind: source.EventCommand, Offset: off, At: at, Command: &res})
-			})
-		}
-	}
+	dr := newDrive(f, top, cfg)
+	defer dr.stop()
+	dr.connectFailures(conns)
+	dr.wg.Go(func() { f.Run(dr.ctx, dr.q.push) })
 	ready := time.NewTimer(cfg.Ready)
 	defer ready.Stop()
-	var next []source.NodeID // what f was told to expect
 	defer f.Expect("")
+	d := dr.d
 	for {
 		select {
 		case <-ctx.Done():
@@ -186,48 +162,121 @@ func Drive(ctx context.Context, f *Fleet, top source.Topology, conns []Connected
 			return d.Roll(), fmt.Errorf("interrupted: %w", ctx.Err())
 		case <-ready.C:
 			if d.Roll() == nil {
-				d.Plan()
-				send(d.Start())
+				dr.start()
 				cfg.progress(d)
 			}
-		case <-q.signal:
+		case <-dr.q.signal:
 		}
-		for _, it := range q.take() {
-			if !it.own && cfg.Emit != nil {
-				cfg.Emit(it.ev)
-			}
-			send(d.Observe(it.ev))
-		}
-		if d.Roll() == nil && allKnown(d.Status()) {
-			d.Plan()
-			send(d.Start())
-		}
+		dr.observe()
 		cfg.progress(d)
 		r := d.Roll()
 		if r == nil {
 			continue
 		}
-		if n := r.Next(); !slices.Equal(n, next) {
-			next = n
-			f.Expect(ExpectNext, n...)
-		}
+		dr.expectNext(r)
 		if r.State() == RollHeld {
 			d.Cancel()
 			cfg.progress(d)
 		}
 		if r.State().Over() {
-			switch p := r.Progress(); {
-			case p.State == RollFailed:
-				return r, errors.New(p.Err)
-			case p.State == RollCancelled:
-				if _, held := HeldAt(r); held {
-					return r, ErrHeld
-				}
-				return r, errors.New("cancelled")
-			}
-			return r, nil
+			return r, rollErr(r)
 		}
 	}
+}
+
+// drive is one Drive's roll: its driver, the events coming to it from the
+// fleet's goroutines, and the fleet's run and commands (on ctx, waited
+// for by stop).
+type drive struct {
+	f    *Fleet
+	d    *Driver
+	cfg  DriveConfig
+	q    *eventQueue
+	ctx  context.Context
+	end  context.CancelFunc
+	wg   sync.WaitGroup
+	next []source.NodeID // what f was told to expect
+}
+
+func newDrive(f *Fleet, top source.Topology, cfg DriveConfig) *drive {
+	ctx, end := context.WithCancel(context.Background())
+	return &drive{f: f, d: NewDriver(top, cfg.Roll), cfg: cfg, q: newEventQueue(), ctx: ctx, end: end}
+}
+
+// stop ends the fleet's run and waits for it and the commands.
+func (dr *drive) stop() {
+	dr.end()
+	dr.wg.Wait()
+}
+
+// connectFailures tells the roll of each node Connect could not reach.
+func (dr *drive) connectFailures(conns []Connected) {
+	for _, c := range conns {
+		if c.Err != nil {
+			off, at := dr.f.clock.Now()
+			dr.q.push(source.Event{Node: c.Member.ID, Kind: source.EventDisconnected, Offset: off, At: at, Err: c.Err.Error()})
+		}
+	}
+}
+
+// send sends acts through the fleet, each on a goroutine of its own.
+func (dr *drive) send(acts []Action) {
+	for _, a := range acts {
+		dr.wg.Go(func() {
+			res := dr.f.Do(dr.ctx, a.Node, a.Args...)
+			// The answer reaches the roll as an event (the node's
+			// watcher's, or the fleet's for a node that left); it is
+			// handed over here too, in case the watcher stopped before
+			// it said it (twice is harmless).
+			off, at := dr.f.clock.Now()
+			dr.q.pushOwn(source.Event{Node: a.Node, Kind: source.EventCommand, Offset: off, At: at, Command: &res})
+		})
+	}
+}
+
+// start plans the roll and sends its first commands.
+func (dr *drive) start() {
+	dr.d.Plan()
+	dr.send(dr.d.Start())
+}
+
+// observe hands the driver the events that came (emitting those not
+// Drive's own) and sends what they call for; the roll starts once every
+// node is known.
+func (dr *drive) observe() {
+	for _, it := range dr.q.take() {
+		if !it.own && dr.cfg.Emit != nil {
+			dr.cfg.Emit(it.ev)
+		}
+		dr.send(dr.d.Observe(it.ev))
+	}
+	if dr.d.Roll() == nil && allKnown(dr.d.Status()) {
+		dr.start()
+	}
+}
+
+// expectNext has the fleet probe the roll's next nodes finely.
+func (dr *drive) expectNext(r *Roll) {
+	if n := r.Next(); !slices.Equal(n, dr.next) {
+		dr.next = n
+		dr.f.Expect(ExpectNext, n...)
+	}
+}
+
+// rollErr is what a roll that is over ends Drive with: nil when it
+// finished, the node and the server's words when it failed, ErrHeld when
+// the memory check held it.
+func rollErr(r *Roll) error {
+	switch p := r.Progress(); {
+	case p.State == RollFailed:
+		return errors.New(p.Err)
+	case p.State == RollCancelled:
+		if _, held := HeldAt(r); held {
+			return ErrHeld
+		}
+		return errors.New("cancelled")
+	}
+	return nil
 }
 
 func (c DriveConfig) progress(d *Driver) {
