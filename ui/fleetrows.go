@@ -603,12 +603,6 @@ func (f *fleetView) rollLines(st *styles, s *store.Store) []string {
 	}
 	p := f.roll().Progress()
 	steps := f.roll().Steps()
-	addr := func(id source.NodeID) string {
-		if r := f.byID[id]; r != nil {
-			return r.addr()
-		}
-		return inert.Text(string(id))
-	}
 	var l1, l2 string
 	switch p.State {
 	case fleet.RollPlanned:
@@ -617,63 +611,15 @@ func (f *fleetView) rollLines(st *styles, s *store.Store) []string {
 		}
 		l1 = st.warn.r(fmt.Sprintf("rolling BGSAVE of %d node%s, one per shard, %d at a time, never 2 on one host:",
 			len(steps), plural(len(steps)), max(f.drive.Config().MaxParallel, 1)))
-		// Each node with its forecast and headroom (the check the roll
-		// makes again before it starts the node) where the width holds
-		// them all; else the nodes alone, which the rows' save column
-		// gives the forecasts of.
-		names := make([]string, len(steps))
-		plain := make([]string, len(steps))
-		for i, step := range steps {
-			plain[i] = fmt.Sprintf("%d: %s", i+1, step.Node.Addr)
-			names[i] = plain[i]
-			if c := nextCell(st, s.Live(step.Node.ID)); c != "" {
-				names[i] += " " + strings.TrimPrefix(ansi.Strip(c), "next ")
-			}
-		}
-		l2 = strings.Join(names, "  ")
-		if ansi.StringWidth(l2) > f.width {
-			l2 = strings.Join(plain, "  ")
-		}
-		l2 = st.value.r(l2)
+		l2 = f.rollPlanLine(st, s, steps)
 	case fleet.RollRunning, fleet.RollHeld:
 		l1 = st.warn.r("rolling save") + st.value.r(fmt.Sprintf(" %d of %d saved", p.Done, p.Total)) +
 			st.label.r(" · ETA ") + st.value.r(rollETA(p)) + st.dim.r(" · esc cancels the rest")
-		var now, next []string
-		for _, id := range p.Running {
-			now = append(now, addr(id))
-		}
-		for _, s := range steps {
-			if s.State == fleet.StepWaiting && len(next) == 0 {
-				next = append(next, s.Node.Addr)
-			}
-		}
-		var parts []string
-		switch {
-		case p.State == fleet.RollHeld:
-			parts = append(parts, st.err.r("held by the memory check: "+f.heldWarning()+" · B: save it anyway, esc: cancel"))
-		case len(now) > 0:
-			parts = append(parts, st.label.r("saving ")+st.value.r(strings.Join(now, ", ")))
-		}
-		// What the roll waits for, unless it is its own save (said above).
-		if p.Waiting != "" && (len(now) == 0 || strings.Contains(p.Waiting, "(not vkwatch's)")) && p.State != fleet.RollHeld {
-			parts = append(parts, st.label.r("waiting for ")+st.value.r(p.Waiting))
-		}
-		if len(next) > 0 && p.State != fleet.RollHeld {
-			parts = append(parts, st.label.r("next ")+st.value.r(next[0]))
-		}
-		l2 = strings.Join(parts, st.dim.r(" · "))
+		l2 = f.rollRunningLine(st, p, steps)
 	case fleet.RollCancelling:
 		l1 = st.warn.r(fmt.Sprintf("rolling save cancelled at %d of %d: the save running finishes, the rest are not started", p.Done, p.Total))
 	case fleet.RollDone:
-		l1 = st.ok.r(fmt.Sprintf("rolling save done: %d of %d saved", p.Done, p.Total))
-		var last time.Duration
-		for _, s := range steps {
-			last = max(last, s.Ended)
-		}
-		if last > f.drive.Started() {
-			l1 += st.ok.r(" in " + fmtElapsed(last-f.drive.Started()))
-		}
-		l1 += st.dim.r(" · r: the reports · esc clears this")
+		l1 = f.rollDoneLine(st, p, steps)
 	case fleet.RollFailed:
 		l1 = st.err.r(fmt.Sprintf("✗ rolling save stopped at %d of %d: %s", p.Done, p.Total, p.Err))
 		l2 = st.dim.r("the nodes after it were not started · esc clears this")
@@ -681,6 +627,78 @@ func (f *fleetView) rollLines(st *styles, s *store.Store) []string {
 		l1 = st.warn.r(fmt.Sprintf("rolling save cancelled after %d of %d saved", p.Done, p.Total)) + st.dim.r(" · esc clears this")
 	}
 	return fitLines(f.width, l1, l2)
+}
+
+// rollPlanLine lists a planned roll's nodes, each with its forecast and
+// headroom (the check the roll makes again before it starts the node)
+// where the width holds them all; else the nodes alone, which the rows'
+// save column gives the forecasts of.
+func (f *fleetView) rollPlanLine(st *styles, s *store.Store, steps []fleet.Step) string {
+	names := make([]string, len(steps))
+	plain := make([]string, len(steps))
+	for i, step := range steps {
+		plain[i] = fmt.Sprintf("%d: %s", i+1, step.Node.Addr)
+		names[i] = plain[i]
+		if c := nextCell(st, s.Live(step.Node.ID)); c != "" {
+			names[i] += " " + strings.TrimPrefix(ansi.Strip(c), "next ")
+		}
+	}
+	l := strings.Join(names, "  ")
+	if ansi.StringWidth(l) > f.width {
+		l = strings.Join(plain, "  ")
+	}
+	return st.value.r(l)
+}
+
+// rollRunningLine says what a running roll does: the nodes saving (or the
+// memory check holding it), what it waits for and the node next.
+func (f *fleetView) rollRunningLine(st *styles, p fleet.Progress, steps []fleet.Step) string {
+	var now, next []string
+	for _, id := range p.Running {
+		now = append(now, f.nodeAddr(id))
+	}
+	for _, s := range steps {
+		if s.State == fleet.StepWaiting && len(next) == 0 {
+			next = append(next, s.Node.Addr)
+		}
+	}
+	var parts []string
+	switch {
+	case p.State == fleet.RollHeld:
+		parts = append(parts, st.err.r("held by the memory check: "+f.heldWarning()+" · B: save it anyway, esc: cancel"))
+	case len(now) > 0:
+		parts = append(parts, st.label.r("saving ")+st.value.r(strings.Join(now, ", ")))
+	}
+	// What the roll waits for, unless it is its own save (said above).
+	if p.Waiting != "" && (len(now) == 0 || strings.Contains(p.Waiting, "(not vkwatch's)")) && p.State != fleet.RollHeld {
+		parts = append(parts, st.label.r("waiting for ")+st.value.r(p.Waiting))
+	}
+	if len(next) > 0 && p.State != fleet.RollHeld {
+		parts = append(parts, st.label.r("next ")+st.value.r(next[0]))
+	}
+	return strings.Join(parts, st.dim.r(" · "))
+}
+
+// nodeAddr is a node's address as its row shows it, else its ID made
+// inert.
+func (f *fleetView) nodeAddr(id source.NodeID) string {
+	if r := f.byID[id]; r != nil {
+		return r.addr()
+	}
+	return inert.Text(string(id))
+}
+
+// rollDoneLine says a roll finished: how many saved, in how long.
+func (f *fleetView) rollDoneLine(st *styles, p fleet.Progress, steps []fleet.Step) string {
+	l := st.ok.r(fmt.Sprintf("rolling save done: %d of %d saved", p.Done, p.Total))
+	var last time.Duration
+	for _, s := range steps {
+		last = max(last, s.Ended)
+	}
+	if last > f.drive.Started() {
+		l += st.ok.r(" in " + fmtElapsed(last-f.drive.Started()))
+	}
+	return l + st.dim.r(" · r: the reports · esc clears this")
 }
 
 // rollETA renders the roll's ETA; none before the first save is done.
