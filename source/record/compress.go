@@ -34,13 +34,17 @@ import (
 // offset of the frame's first event: a reader builds its index of time to
 // file position by walking frame and block headers, without decompressing.
 //
+// For gzip each data member's header carries the same mark in an extra
+// field, which gzip and zcat ignore: a reader finds the members of a file
+// without a trailer by their headers, without decompressing.
+//
 // The end: Close writes an end mark (a skippable frame of its own magic for
 // zstd, an empty last gzip member with the comment endComment), so a file
 // cut exactly between two frames still reads as cut short: a stream of
 // whole frames is otherwise a valid file. Recordings of format version 3
-// and older have no end mark and are read as before. Just before a zstd
-// end mark, Close writes a trailer listing every frame mark (trailer.go),
-// so a reader finds them without walking the file.
+// and older have no end mark and are read as before. Just before the end
+// mark, Close writes a trailer listing every frame mark (trailer.go), so a
+// reader finds them without walking the file.
 
 // Compression is how a recording's bytes are stored.
 type Compression int
@@ -131,7 +135,7 @@ func newCompressor(c Compression, w io.Writer) (compressor, error) {
 		}
 		return &zstdStream{w: &countingWriter{w: w}, enc: enc}, nil
 	case Gzip:
-		return &gzipStream{w: w}, nil
+		return &gzipStream{w: &countingWriter{w: w}}, nil
 	}
 	return nil, nil
 }
@@ -212,14 +216,22 @@ func zstdEndMark() []byte {
 	return append(hdr[:], endPayload...)
 }
 
+// gzipStream writes a gzip member a frame. Each data member's header
+// carries its frame mark, {"t":SECONDS}, in an extra field (subfield "vk":
+// gzip tools ignore it), so that a reader of a file without a trailer
+// finds the members by their headers; Close lists every mark again in a
+// trailer of empty members before the end member (trailer.go).
 type gzipStream struct {
-	w  io.Writer
-	gz *gzip.Writer
+	w     *countingWriter
+	gz    *gzip.Writer
+	marks []Mark
 }
 
 func (g *gzipStream) Write(p []byte) (int, error) {
 	if g.gz == nil {
-		g.newFrame(0)
+		if err := g.newFrame(0); err != nil {
+			return 0, err
+		}
 	}
 	return g.gz.Write(p)
 }
@@ -231,15 +243,18 @@ func (g *gzipStream) Flush() error {
 	return g.gz.Flush()
 }
 
-func (g *gzipStream) newFrame(time.Duration) error {
+func (g *gzipStream) newFrame(t time.Duration) error {
 	if g.gz != nil {
 		if err := g.gz.Close(); err != nil {
 			return err
 		}
 		g.gz.Reset(g.w)
-		return nil
+	} else {
+		g.gz = gzip.NewWriter(g.w)
 	}
-	g.gz = gzip.NewWriter(g.w)
+	mark, _ := json.Marshal(frameMark{T: t.Seconds()})
+	g.marks = append(g.marks, Mark{T: markT(frameMark{T: t.Seconds()}), Pos: g.w.n})
+	g.gz.Extra = gzipSubfield(gzipMarkID, mark)
 	return nil
 }
 
@@ -249,9 +264,12 @@ func (g *gzipStream) Close() error {
 			return err
 		}
 	}
-	end := gzip.NewWriter(g.w)
-	end.Comment = endComment
-	return end.Close()
+	tr := gzipTrailer(g.marks)
+	if _, err := g.w.Write(tr); err != nil {
+		return err
+	}
+	_, err := g.w.Write(gzipEndMember(uint32(len(tr))))
+	return err
 }
 
 // errCutShort is what a decompressor says about a file that ends inside a

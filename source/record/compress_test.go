@@ -3,7 +3,9 @@ package record
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"sort"
 	"testing"
@@ -137,6 +139,68 @@ func TestZstdCLIReads(t *testing.T) {
 	}
 	if n := bytes.Count(data, []byte{0x5b, 0x2a, 0x4d, 0x18}); n < 4 {
 		t.Errorf("%d frame marks in %d events over %s, want one every %s", n, len(evs), evs[len(evs)-1].Offset, frameEvery)
+	}
+}
+
+// TestGzipCLIReads: gzip -dc reads a .gz recording, its marks, trailer
+// and end member included, as the very JSON Lines of the plain one, and
+// gzip -t finds it whole.
+func TestGzipCLIReads(t *testing.T) {
+	gz, err := exec.LookPath("gzip")
+	if err != nil {
+		t.Fatal("gzip is not installed: the test needs it")
+	}
+	epoch := time.Now().Round(0)
+	evs := spread(t, epoch)
+	data := writeCompressed(t, Gzip, testHeader(epoch), evs, false)
+	cmd := exec.Command(gz, "-dc")
+	cmd.Stdin = bytes.NewReader(data)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := writeAll(t, "jsonl", testHeader(epoch), evs)
+	if !bytes.Equal(out, plain) {
+		t.Errorf("gzip -dc gives %d bytes, the plain recording is %d", len(out), len(plain))
+	}
+	test := exec.Command(gz, "-t")
+	test.Stdin = bytes.NewReader(data)
+	if out, err := test.CombinedOutput(); err != nil {
+		t.Errorf("gzip -t: %v: %s", err, out)
+	}
+	if n := bytes.Count(data, []byte{0x1f, 0x8b, 8, 4}); n < 5 {
+		t.Errorf("%d gzip members with an extra field in %d events over %s, want one every %s", n, len(evs), evs[len(evs)-1].Offset, frameEvery)
+	}
+}
+
+// TestOpenCutShort: a compressed recording cut short anywhere after its
+// header opens for seeking (its frames found without the trailer), says
+// it was cut short, and its end is its last event read whole.
+func TestOpenCutShort(t *testing.T) {
+	epoch := time.Now().Round(0)
+	evs := spread(t, epoch)
+	dir := t.TempDir()
+	for _, c := range []Compression{Zstd, Gzip} {
+		data := writeCompressed(t, c, testHeader(epoch), evs, true)
+		for _, n := range cutPoints(c, data) {
+			rec, err := Read(bytes.NewReader(data[:n]))
+			if err != nil {
+				continue // inside the header line (TestCompressedCutShort)
+			}
+			path := filepath.Join(dir, fmt.Sprintf("cut.jsonl.%s", c))
+			if err := os.WriteFile(path, data[:n], 0o644); err != nil {
+				t.Fatal(err)
+			}
+			rf, err := OpenFile(path)
+			if err != nil {
+				t.Fatalf("%s cut at %d of %d: %v", c, n, len(data), err)
+			}
+			_, last := rec.Span()
+			if !rf.Truncated || (len(rec.Events) > 0 && rf.End != last) {
+				t.Errorf("%s cut at %d of %d: truncated %v, end %s; read whole it ends at %s", c, n, len(data), rf.Truncated, rf.End, last)
+			}
+			rf.Close()
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"reflect"
 	"testing"
@@ -11,9 +12,9 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 )
 
-// recordedLines are the raw lines of a recording in testdata, its header
-// first.
-func recordedLines(t testing.TB, path string) [][]byte {
+// readDecompressed calls read with the content of the recording at path,
+// decompressed.
+func readDecompressed(t testing.TB, path string, read func(io.Reader)) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -25,15 +26,24 @@ func recordedLines(t testing.TB, path string) [][]byte {
 		t.Fatal(err)
 	}
 	defer d.done()
+	read(d.r)
+}
+
+// recordedLines are the raw lines of a recording in testdata, its header
+// first.
+func recordedLines(t testing.TB, path string) [][]byte {
+	t.Helper()
 	var lines [][]byte
-	sc := bufio.NewScanner(d.r)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		lines = append(lines, bytes.Clone(sc.Bytes()))
-	}
-	if err := sc.Err(); err != nil || len(lines) < 10 {
-		t.Fatalf("%s: %d lines, %v", path, len(lines), err)
-	}
+	readDecompressed(t, path, func(r io.Reader) {
+		sc := bufio.NewScanner(r)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			lines = append(lines, bytes.Clone(sc.Bytes()))
+		}
+		if err := sc.Err(); err != nil || len(lines) < 10 {
+			t.Fatalf("%s: %d lines, %v", path, len(lines), err)
+		}
+	})
 	return lines
 }
 

@@ -28,8 +28,13 @@ import (
 //     find the marks, without decompressing.
 //   - plain JSON Lines: Open marks the first line and one in its last 64 KiB;
 //     a seek bisects the file for its place, reading a line at each step.
-//   - .gz: deflate cannot be skipped through, so the only mark is the
-//     start: a seek reads from the start (at decompression speed).
+//   - .gz: the writer ends a gzip member every 10 s of recording, its
+//     header carrying the offset of its first event in an extra field, and
+//     lists them all again in a trailer of empty members at Close
+//     (trailer.go): Open reads the trailer, or in a file without one finds
+//     the members by their headers in the compressed bytes (deflate itself
+//     cannot be skipped through). A .gz written before the marks has only
+//     its start: a seek there reads from the start.
 //
 // The end of the recording is found by decoding its last frame (or 64 KiB).
 type File struct {
@@ -96,10 +101,10 @@ func (rf *File) index() error {
 	switch rf.Comp {
 	case Zstd:
 		err = rf.indexZstd()
+	case Gzip:
+		rf.indexGzip()
 	case Plain:
 		err = rf.indexPlain()
-	default:
-		rf.Marks = []Mark{{T: rf.Start, Pos: 0}}
 	}
 	if err != nil {
 		return err
@@ -107,20 +112,43 @@ func (rf *File) index() error {
 	if len(rf.Marks) == 0 {
 		rf.Marks = []Mark{{T: rf.Start, Pos: 0}}
 	}
-	// The end: the latest offset from the last mark on.
+	// The end: the latest offset from the last mark on, or, when the last
+	// frame holds no whole line (a file cut short just after a frame
+	// began), from the mark before it.
 	rf.End = rf.Start
-	s, err := rf.scanAt(rf.Marks[len(rf.Marks)-1])
+	for i := len(rf.Marks) - 1; i >= 0; i-- {
+		latest, read, err := rf.scanToEnd(rf.Marks[i], i == len(rf.Marks)-1)
+		if err != nil {
+			return err
+		}
+		rf.End = max(rf.End, latest)
+		if read {
+			break
+		}
+	}
+	return nil
+}
+
+// scanToEnd reads from m to the end of the recording, returning the latest
+// offset read (orphans too: the last frame may hold only deltas of whole
+// samples written in the frame before) and whether any line was; last
+// says whether m is the last mark, whose scan says whether the recording
+// was cut short.
+func (rf *File) scanToEnd(m Mark, last bool) (time.Duration, bool, error) {
+	s, err := rf.scanAt(m)
 	if err != nil {
-		return err
+		return 0, false, err
 	}
 	defer s.Close()
+	read := false
 	for s.Next() {
+		read = true
 	}
-	// Orphans too: the last frame may hold only deltas of whole samples
-	// written in the frame before.
-	rf.End = max(rf.End, s.Latest())
-	rf.Truncated, rf.Why = s.Truncated()
-	return s.Err()
+	read = read || s.Orphans() > 0
+	if last {
+		rf.Truncated, rf.Why = s.Truncated()
+	}
+	return s.Latest(), read, s.Err()
 }
 
 // indexZstd reads the marks of a zstd recording from its trailer, or, in
@@ -211,6 +239,62 @@ func (rf *File) walkZstd() error {
 			return fmt.Errorf("not a zstd frame at %d", pos)
 		}
 	}
+}
+
+// indexGzip reads the marks of a gzip recording from its trailer, or, in a
+// file without one, finds its members by their headers (walkGzip).
+func (rf *File) indexGzip() {
+	if marks, ok := rf.readTrailer(); ok {
+		rf.Marks = marks
+		return
+	}
+	rf.walkGzip()
+}
+
+// walkGzip finds the data members of a gzip recording by their headers'
+// frame marks: the bytes 1f 8b 08, flags with FEXTRA alone, then at 12
+// the subfield "vk" holding {"t":SECONDS}. It reads the whole file, a
+// search through each MiB without decompressing, so it grows with the
+// recording's length. A mark is believed only as far as a seek goes: one
+// that is no member's start makes that seek fail (or read as cut short),
+// never read out of bounds.
+func (rf *File) walkGzip() {
+	const chunk = 1 << 20
+	const most = 16 + 255 // a member's header with its mark: the overlap
+	buf := make([]byte, chunk+most)
+	sig := []byte{0x1f, 0x8b, 8, 0x04}
+	for at := int64(0); at < rf.size; at += chunk {
+		n, _ := rf.f.ReadAt(buf, at)
+		b := buf[:n]
+		for i := 0; i < min(n, chunk); {
+			j := bytes.Index(b[i:], sig)
+			if j < 0 || i+j >= chunk {
+				break
+			}
+			i += j
+			if m, ok := gzipMarkAt(b[i:]); ok {
+				rf.Marks = append(rf.Marks, Mark{T: m, Pos: at + int64(i)})
+			}
+			i++
+		}
+	}
+}
+
+// gzipMarkAt reads the frame mark of the data member whose header starts
+// b, false when b does not start one.
+func gzipMarkAt(b []byte) (time.Duration, bool) {
+	if len(b) < 16 || b[12] != gzipMarkID[0] || b[13] != gzipMarkID[1] {
+		return 0, false
+	}
+	xlen, k := int(binary.LittleEndian.Uint16(b[10:])), int(binary.LittleEndian.Uint16(b[14:]))
+	if xlen != 4+k || k > 255 || len(b) < 16+k {
+		return 0, false
+	}
+	var fm frameMark
+	if json.Unmarshal(b[16:16+k], &fm) != nil {
+		return 0, false
+	}
+	return markT(fm), true
 }
 
 // plainMarkEvery is how close a seek in a plain recording gets by

@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -52,7 +53,7 @@ func TestFileIndexSeeks(t *testing.T) {
 		if rf.Start != evs[0].Offset || rf.End != evs[len(evs)-1].Offset {
 			t.Errorf("%s: span %s..%s, want %s..%s", c, rf.Start, rf.End, evs[0].Offset, evs[len(evs)-1].Offset)
 		}
-		if c == Zstd && len(rf.Marks) < 5 {
+		if c != Plain && len(rf.Marks) < 5 {
 			t.Errorf("%s: %d marks over %s", c, len(rf.Marks), rf.End)
 		}
 		for _, at := range []time.Duration{0, 31*time.Second + 250*time.Millisecond, 64 * time.Second} {
@@ -64,7 +65,7 @@ func TestFileIndexSeeks(t *testing.T) {
 				t.Fatalf("%s: nothing read from %s: %v", c, at, sc.Err())
 			}
 			first := sc.Event()
-			if first.Offset > at || (c != Gzip && at-first.Offset > 20*time.Second) {
+			if first.Offset > at || at-first.Offset > 20*time.Second {
 				t.Errorf("%s: a scan for %s starts at %s", c, at, first.Offset)
 			}
 			// From there on, the very events written.
@@ -92,53 +93,102 @@ func TestFileIndexSeeks(t *testing.T) {
 	}
 }
 
-// TestZstdTrailer: a .zst recording closed by the Writer carries a trailer
-// whose marks are the very marks the walk of its frames finds; a file
-// whose trailer is missing or does not hold together is walked instead,
-// and reads the same.
-func TestZstdTrailer(t *testing.T) {
+// TestTrailer: a .zst or .gz recording closed by the Writer carries a
+// trailer whose marks are the very marks the walk of its frames (members)
+// finds; a file whose trailer is missing or does not hold together is
+// walked instead, and reads the same.
+func TestTrailer(t *testing.T) {
 	epoch := time.Now().Round(0)
-	data := writeCompressed(t, Zstd, testHeader(epoch), longEvents(t, epoch, 65*time.Second), false)
+	evs := longEvents(t, epoch, 65*time.Second)
 	dir := t.TempDir()
-	open := func(name string, data []byte) *File {
-		t.Helper()
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
+	for _, c := range []Compression{Zstd, Gzip} {
+		data := writeCompressed(t, c, testHeader(epoch), evs, false)
+		open := func(name string, data []byte) *File {
+			t.Helper()
+			path := filepath.Join(dir, name)
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			rf, err := OpenFile(path)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			t.Cleanup(func() { rf.Close() })
+			return rf
 		}
-		rf, err := OpenFile(path)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
+		ext := map[Compression]string{Zstd: ".zst", Gzip: ".gz"}[c]
+		rf := open("whole.jsonl"+ext, data)
+		marks, ok := rf.readTrailer()
+		if !ok {
+			t.Fatalf("%s: the Writer's recording has no trailer a reader takes", c)
 		}
-		t.Cleanup(func() { rf.Close() })
-		return rf
+		walked := &File{f: rf.f, size: rf.size}
+		if c == Zstd {
+			if err := walked.walkZstd(); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			walked.walkGzip()
+		}
+		if len(marks) < 5 || !reflect.DeepEqual(marks, walked.Marks) {
+			t.Fatalf("%s: trailer marks %v, the walk finds %v", c, marks, walked.Marks)
+		}
+		// Without the trailer (cut out, the end mark kept), and with its
+		// length field wrong: walked, the same marks and span.
+		end, tr, lenAt := len(zstdEndMark()), len(zstdTrailer(marks)), len(data)-len(zstdEndMark())-8
+		if c == Gzip {
+			end, tr = len(gzipEndMember(0)), len(gzipTrailer(marks))
+			lenAt = len(data) - end + 16
+		}
+		without := append(bytes.Clone(data[:len(data)-end-tr]), data[len(data)-end:]...)
+		bad := bytes.Clone(data)
+		bad[lenAt]++
+		for name, d := range map[string][]byte{"without.jsonl" + ext: without, "bad.jsonl" + ext: bad} {
+			other := open(name, d)
+			if _, ok := other.readTrailer(); ok {
+				t.Errorf("%s: a trailer was taken", name)
+			}
+			if !reflect.DeepEqual(other.Marks, rf.Marks) || other.Start != rf.Start || other.End != rf.End || other.Truncated {
+				t.Errorf("%s: marks %v span %s..%s truncated %v; with the trailer %v %s..%s", name, other.Marks, other.Start, other.End, other.Truncated, rf.Marks, rf.Start, rf.End)
+			}
+		}
 	}
-	rf := open("whole.jsonl.zst", data)
-	marks, ok := rf.readTrailer()
-	if !ok {
-		t.Fatal("the Writer's recording has no trailer a reader takes")
+}
+
+// TestGzipLongTrailer: a trailer longer than one gzip extra field holds
+// (64 KiB: about a day and a half of marks) is written in pieces and read
+// back whole, and its members read as nothing.
+func TestGzipLongTrailer(t *testing.T) {
+	var marks []Mark
+	for i := range 20000 {
+		marks = append(marks, Mark{T: time.Duration(i) * 10 * time.Second, Pos: int64(i) * 40000})
 	}
-	walked := &File{f: rf.f, size: rf.size}
-	if err := walked.walkZstd(); err != nil {
+	tr := gzipTrailer(marks)
+	if n := bytes.Count(tr, []byte{0x1f, 0x8b, 8, 4}); n < 2 {
+		t.Fatalf("a trailer of %d marks (%d bytes) in %d members", len(marks), len(tr), n)
+	}
+	data := append(make([]byte, marks[len(marks)-1].Pos+1), tr...)
+	data = append(data, gzipEndMember(uint32(len(tr)))...)
+	path := filepath.Join(t.TempDir(), "long.gz")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if len(marks) < 5 || !reflect.DeepEqual(marks, walked.Marks) {
-		t.Fatalf("trailer marks %v, the walk finds %v", marks, walked.Marks)
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
 	}
-	// Without the trailer (cut out, the end mark kept), and with its
-	// length field wrong: walked, the same marks and span.
-	end := len(zstdEndMark())
-	tr := len(zstdTrailer(marks))
-	without := append(bytes.Clone(data[:len(data)-end-tr]), data[len(data)-end:]...)
-	bad := bytes.Clone(data)
-	bad[len(bad)-end-8]++
-	for name, d := range map[string][]byte{"without.jsonl.zst": without, "bad.jsonl.zst": bad} {
-		other := open(name, d)
-		if _, ok := other.readTrailer(); ok {
-			t.Errorf("%s: a trailer was taken", name)
-		}
-		if !reflect.DeepEqual(other.Marks, rf.Marks) || other.Start != rf.Start || other.End != rf.End || other.Truncated {
-			t.Errorf("%s: marks %v span %s..%s truncated %v; with the trailer %v %s..%s", name, other.Marks, other.Start, other.End, other.Truncated, rf.Marks, rf.Start, rf.End)
-		}
+	defer f.Close()
+	rf := &File{f: f, size: int64(len(data)), Comp: Gzip}
+	got, ok := rf.readTrailer()
+	if !ok || !reflect.DeepEqual(got, marks) {
+		t.Fatalf("read back %d marks (ok %v), wrote %d", len(got), ok, len(marks))
+	}
+	d, err := decompress(bytes.NewReader(append(tr, gzipEndMember(uint32(len(tr)))...)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.done()
+	if n, err := io.Copy(io.Discard, d.r); n != 0 || err != nil || !d.ended() {
+		t.Fatalf("the trailer's members read as %d bytes (%v), ended %v", n, err, d.ended())
 	}
 }

@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"encoding/binary"
 	"flag"
 	"io"
 	"os"
@@ -17,17 +18,17 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 )
 
-// synthFile writes span of six servers sampled every 200 ms as .zst, the
-// way the Writer frames and flushes it (a frame every 10 s with its mark,
+// synthFile writes span of six servers sampled every 200 ms as .zst (or
+// .gz, at gzip's default level), the way the Writer frames and flushes it (a frame every 10 s with its mark,
 // a flush every second), from the lines of the real busy recording in
 // testdata as today's writer writes them: its whole samples and deltas,
 // taken in turn, with t, at, node and seq set to the synthetic ones. The
 // lines are put together as text rather than encoded again, so that a
 // day of them (2.6 million samples) is made in about a minute; the
 // figures they hold repeat every 40 s, which a replay does not mind.
-func synthFile(b *testing.B, span time.Duration) string {
+func synthFile(b *testing.B, span time.Duration, c Compression) string {
 	fulls, deltas, h := busyLines(b)
-	path := filepath.Join(b.TempDir(), "synth.jsonl.zst")
+	path := filepath.Join(b.TempDir(), "synth.jsonl"+map[Compression]string{Zstd: ".zst", Gzip: ".gz"}[c])
 	f, err := os.Create(path)
 	if err != nil {
 		b.Fatal(err)
@@ -37,7 +38,7 @@ func synthFile(b *testing.B, span time.Duration) string {
 		h.Servers = append(h.Servers, ServerInfo{Node: source.NodeID("n" + strconv.Itoa(n)), Addr: "127.0.0.1:" + strconv.Itoa(7000+n)})
 	}
 	zstdLevel = zstd.SpeedFastest
-	w, err := NewCompressedWriter(f, "jsonl", Zstd, h)
+	w, err := NewCompressedWriter(f, "jsonl", c, h)
 	zstdLevel = zstd.SpeedDefault
 	if err != nil {
 		b.Fatal(err)
@@ -130,7 +131,7 @@ func busyLines(b *testing.B) (fulls, deltas [][]byte, h Header) {
 
 // synthKeep keeps the synthetic recordings, to measure what vkwatch
 // replay holds in memory replaying them (README).
-var synthKeep = flag.String("synth.keep", "", "BenchmarkReplayOpenAndSeek: copy the synthetic recordings to DIR/1h0m0s.jsonl.zst and DIR/24h0m0s.jsonl.zst")
+var synthKeep = flag.String("synth.keep", "", "BenchmarkReplayOpenAndSeek (BenchmarkReplayGzip): copy the synthetic recordings to DIR/1h0m0s.jsonl.zst and DIR/24h0m0s.jsonl.zst (.gz)")
 
 // withoutTrailer writes a copy of the recording at path with its trailer
 // cut out (the end mark kept): a file as written before the trailer, which
@@ -140,10 +141,15 @@ func withoutTrailer(b *testing.B, path string) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	end := len(zstdEndMark())
-	n := int(uint32(data[len(data)-end-8]) | uint32(data[len(data)-end-7])<<8 | uint32(data[len(data)-end-6])<<16 | uint32(data[len(data)-end-5])<<24)
-	out := filepath.Join(b.TempDir(), "walk.jsonl.zst")
-	cut := append(bytes.Clone(data[:len(data)-end-8-n]), data[len(data)-end:]...)
+	end, n := len(zstdEndMark()), 0
+	if sniff(data) == Gzip {
+		end = len(gzipEndMember(0))
+		n = int(binary.LittleEndian.Uint32(data[len(data)-end+16:]))
+	} else {
+		n = 8 + int(binary.LittleEndian.Uint32(data[len(data)-end-8:]))
+	}
+	out := filepath.Join(b.TempDir(), "walk-"+filepath.Base(path))
+	cut := append(bytes.Clone(data[:len(data)-end-n]), data[len(data)-end:]...)
 	if err := os.WriteFile(out, cut, 0o644); err != nil {
 		b.Fatal(err)
 	}
@@ -158,13 +164,19 @@ func withoutTrailer(b *testing.B, path string) string {
 // the Go runtime held (HeapInuse) at the end of the seek's reading.
 // open-walk is the open of the same file without its trailer (as written
 // before it, or cut short), indexed by walking its frames.
-func BenchmarkReplayOpenAndSeek(b *testing.B) {
+func BenchmarkReplayOpenAndSeek(b *testing.B) { benchReplay(b, Zstd) }
+
+// BenchmarkReplayGzip: BenchmarkReplayOpenAndSeek for the same recordings
+// written as .gz.
+func BenchmarkReplayGzip(b *testing.B) { benchReplay(b, Gzip) }
+
+func benchReplay(b *testing.B, c Compression) {
 	for _, span := range []time.Duration{time.Hour, 24 * time.Hour} {
-		path := synthFile(b, span)
+		path := synthFile(b, span, c)
 		if *synthKeep != "" {
 			data, err := os.ReadFile(path)
 			if err == nil {
-				err = os.WriteFile(filepath.Join(*synthKeep, span.String()+".jsonl.zst"), data, 0o644)
+				err = os.WriteFile(filepath.Join(*synthKeep, span.String()+".jsonl"+filepath.Ext(path)), data, 0o644)
 			}
 			if err != nil {
 				b.Fatal(err)
@@ -199,7 +211,7 @@ func BenchmarkReplayOpenAndSeek(b *testing.B) {
 // and its last MiB, and a seek bisects.
 func BenchmarkReplayPlain(b *testing.B) {
 	for _, span := range []time.Duration{time.Hour, 24 * time.Hour} {
-		path := plainCopy(b, synthFile(b, span))
+		path := plainCopy(b, synthFile(b, span, Zstd))
 		fi, _ := os.Stat(path)
 		samples := float64(span/(200*time.Millisecond)) * 6
 		b.Run("open/"+span.String(), benchOpen(path, fi.Size(), samples))
@@ -209,25 +221,17 @@ func BenchmarkReplayPlain(b *testing.B) {
 
 // plainCopy writes the recording at path decompressed.
 func plainCopy(b *testing.B, path string) string {
-	in, err := os.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer in.Close()
-	d, err := decompress(in)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer d.done()
 	out := filepath.Join(b.TempDir(), "plain.jsonl")
 	f, err := os.Create(out)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer f.Close()
-	if _, err := io.Copy(f, d.r); err != nil {
-		b.Fatal(err)
-	}
+	readDecompressed(b, path, func(r io.Reader) {
+		if _, err := io.Copy(f, r); err != nil {
+			b.Fatal(err)
+		}
+	})
 	return out
 }
 
