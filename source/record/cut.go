@@ -28,12 +28,7 @@ type Summary struct {
 
 // Summarize reads the recording r through once.
 func Summarize(r io.Reader) (*Summary, error) {
-	sc, err := NewScanner(r)
-	if err != nil {
-		return nil, err
-	}
-	defer sc.Close()
-	s := &Summary{Header: sc.Header()}
+	s := &Summary{}
 	seen := map[source.NodeID]bool{}
 	add := func(si ServerInfo) {
 		if si.Node != "" && !seen[si.Node] {
@@ -44,11 +39,12 @@ func Summarize(r io.Reader) (*Summary, error) {
 			s.Servers = append(s.Servers, si)
 		}
 	}
-	for _, si := range s.Header.Servers {
-		add(si)
-	}
-	for sc.Next() {
-		ev := sc.Event()
+	sc, err := scanEach(r, func(h Header) {
+		s.Header = h
+		for _, si := range h.Servers {
+			add(si)
+		}
+	}, func(ev source.Event) {
 		if s.Events == 0 || ev.Offset < s.First {
 			s.First = ev.Offset
 		}
@@ -69,6 +65,9 @@ func Summarize(r io.Reader) (*Summary, error) {
 		if ev.Kind != source.EventTopology {
 			add(ServerInfo{Node: ev.Node})
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	s.Truncated, s.Why = sc.Truncated()
 	return s, sc.Err()

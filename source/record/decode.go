@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -617,37 +618,42 @@ func walkArray(b []byte, items [][]byte) ([][]byte, bool) {
 // sample read before it.
 var errNoBase = errors.New("delta sample without a full sample before it")
 
+// The members of an event line an event is read from, by their place in
+// eventParts.
+const (
+	partKind = iota
+	partNode
+	partServer
+	partT
+	partDelta
+	partSample
+	partIdentity
+	partErr
+	partCommand
+	partReport
+	partTopology
+	nParts
+)
+
+// partKeys are the keys of the members, by their place.
+var partKeys = [nParts]string{"kind", "node", "server", "t", "delta", "sample", "identity", "err", "command", "report", "topology"}
+
+var partIndex = func() map[string]int {
+	m := map[string]int{}
+	for i, k := range partKeys {
+		m[k] = i
+	}
+	return m
+}()
+
 // eventParts are the members of an event line, nil where absent.
-type eventParts struct {
-	kind, node, server, t, delta, sample, identity, err, command, report, topology []byte
-}
+type eventParts [nParts][]byte
 
 // slot is where the value of the member key goes; nil for a key events
 // do not have (or "at", which is derived).
 func (p *eventParts) slot(key string) *[]byte {
-	switch key {
-	case "kind":
-		return &p.kind
-	case "node":
-		return &p.node
-	case "server":
-		return &p.server
-	case "t":
-		return &p.t
-	case "delta":
-		return &p.delta
-	case "sample":
-		return &p.sample
-	case "identity":
-		return &p.identity
-	case "err":
-		return &p.err
-	case "command":
-		return &p.command
-	case "report":
-		return &p.report
-	case "topology":
-		return &p.topology
+	if i, ok := partIndex[key]; ok {
+		return &p[i]
 	}
 	return nil
 }
@@ -696,12 +702,12 @@ func decodeEvent(line []byte, h *Header, bases map[source.NodeID]*source.Sample)
 	if err := p.head(&ev, h); err != nil {
 		return ev, err
 	}
-	if p.delta != nil {
+	if p[partDelta] != nil {
 		if err := p.decodeDelta(&ev, h, bases); err != nil {
 			return ev, err
 		}
 	}
-	if p.sample != nil && !isNull(p.sample) {
+	if p[partSample] != nil && !isNull(p[partSample]) {
 		if err := p.decodeSample(&ev, bases); err != nil {
 			return ev, err
 		}
@@ -713,12 +719,12 @@ func decodeEvent(line []byte, h *Header, bases map[source.NodeID]*source.Sample)
 func (p *eventParts) head(ev *source.Event, h *Header) error {
 	var k source.EventKind
 	var ok bool
-	if plainStringBytes(p.kind) {
-		k, ok = kinds[string(p.kind[1:len(p.kind)-1])]
+	if plainStringBytes(p[partKind]) {
+		k, ok = kinds[string(p[partKind][1:len(p[partKind])-1])]
 	}
 	if !ok {
 		var kind string
-		if err := json.Unmarshal(p.kind, &kind); err != nil {
+		if err := json.Unmarshal(p[partKind], &kind); err != nil {
 			return fmt.Errorf("no event kind")
 		}
 		if k, ok = kinds[kind]; !ok {
@@ -726,14 +732,14 @@ func (p *eventParts) head(ev *source.Event, h *Header) error {
 		}
 	}
 	ev.Kind = k
-	if p.node != nil {
-		if err := decodeString(p.node, (*string)(&ev.Node)); err != nil {
+	if p[partNode] != nil {
+		if err := decodeString(p[partNode], (*string)(&ev.Node)); err != nil {
 			return fmt.Errorf("node: %w", err)
 		}
 	} else {
 		// Version 1: the server's position in the header.
 		var i int
-		if err := json.Unmarshal(p.server, &i); err != nil {
+		if err := json.Unmarshal(p[partServer], &i); err != nil {
 			return fmt.Errorf("server: %w", err)
 		}
 		if i < 0 || i >= len(h.Servers) {
@@ -741,10 +747,10 @@ func (p *eventParts) head(ev *source.Event, h *Header) error {
 		}
 		ev.Node = h.Servers[i].Node
 	}
-	if p.t == nil {
+	if p[partT] == nil {
 		return fmt.Errorf("no offset t")
 	}
-	off, err := parseDecimalBytes(bytes.TrimSpace(p.t), 9)
+	off, err := parseDecimalBytes(bytes.TrimSpace(p[partT]), 9)
 	if err != nil {
 		return fmt.Errorf("t: %w", err)
 	}
@@ -776,12 +782,12 @@ func (p *eventParts) decodeDelta(ev *source.Event, h *Header, bases map[source.N
 	*s = *base
 	s.Seq++
 	s.Offset, s.At = ev.Offset, ev.At
-	present, err := decodeObject(p.delta, reflect.ValueOf(s).Elem())
+	present, err := decodeObject(p[partDelta], reflect.ValueOf(s).Elem())
 	if err != nil {
 		return prefixed("delta", err)
 	}
 	if h.Version >= 5 {
-		fillDerived(s, base, p.delta, func(k string) bool { return present.has(fieldPos(sampleType, k)) }, h.Version)
+		fillDerived(s, base, p[partDelta], func(k string) bool { return present.has(fieldPos(sampleType, k)) }, h.Version)
 	}
 	ev.Sample = s
 	bases[ev.Node] = s
@@ -791,7 +797,7 @@ func (p *eventParts) decodeDelta(ev *source.Event, h *Header, bases map[source.N
 // decodeSample reads a whole sample.
 func (p *eventParts) decodeSample(ev *source.Event, bases map[source.NodeID]*source.Sample) error {
 	s := new(source.Sample)
-	present, err := decodeObject(p.sample, reflect.ValueOf(s).Elem())
+	present, err := decodeObject(p[partSample], reflect.ValueOf(s).Elem())
 	if err != nil {
 		return prefixed("sample", err)
 	}
@@ -814,36 +820,32 @@ func (p *eventParts) decodeSample(ev *source.Event, bases map[source.NodeID]*sou
 	return nil
 }
 
-// decodeParts reads what else an event may carry.
+// decodeParts reads what else an event may carry; of several errors, the
+// first member's.
 func (p *eventParts) decodeParts(ev *source.Event) error {
-	if raw := p.identity; raw != nil && !isNull(raw) {
-		ev.Identity = new(source.Identity)
-		if err := decodeStruct(raw, reflect.ValueOf(ev.Identity).Elem()); err != nil {
-			return fmt.Errorf("identity.%w", err)
+	var errs [nParts]error
+	errs[partIdentity] = decodePart(p, partIdentity, &ev.Identity)
+	if p[partErr] != nil {
+		if err := decodeString(p[partErr], &ev.Err); err != nil {
+			errs[partErr] = fmt.Errorf("err: %w", err)
 		}
 	}
-	if p.err != nil {
-		if err := decodeString(p.err, &ev.Err); err != nil {
-			return fmt.Errorf("err: %w", err)
-		}
+	errs[partCommand] = decodePart(p, partCommand, &ev.Command)
+	errs[partReport] = decodePart(p, partReport, &ev.Report)
+	errs[partTopology] = decodePart(p, partTopology, &ev.Topology)
+	return cmp.Or(errs[:]...)
+}
+
+// decodePart reads member i of the event, a struct, into a new value at
+// *dst; absent or null, it leaves *dst nil.
+func decodePart[T any](p *eventParts, i int, dst **T) error {
+	raw := p[i]
+	if raw == nil || isNull(raw) {
+		return nil
 	}
-	if raw := p.command; raw != nil && !isNull(raw) {
-		ev.Command = new(source.CommandResult)
-		if err := decodeStruct(raw, reflect.ValueOf(ev.Command).Elem()); err != nil {
-			return fmt.Errorf("command.%w", err)
-		}
-	}
-	if raw := p.report; raw != nil && !isNull(raw) {
-		ev.Report = new(source.SaveReport)
-		if err := decodeStruct(raw, reflect.ValueOf(ev.Report).Elem()); err != nil {
-			return fmt.Errorf("report.%w", err)
-		}
-	}
-	if raw := p.topology; raw != nil && !isNull(raw) {
-		ev.Topology = new(source.Topology)
-		if err := decodeStruct(raw, reflect.ValueOf(ev.Topology).Elem()); err != nil {
-			return fmt.Errorf("topology.%w", err)
-		}
+	*dst = new(T)
+	if err := decodeStruct(raw, reflect.ValueOf(*dst).Elem()); err != nil {
+		return fmt.Errorf("%s.%w", partKeys[i], err)
 	}
 	return nil
 }

@@ -51,18 +51,30 @@ func init() {
 // last whole block and sets Truncated. Read holds every event: a long
 // recording is better streamed with a Scanner.
 func Read(r io.Reader) (*Recording, error) {
+	rec := &Recording{}
+	sc, err := scanEach(r, func(h Header) { rec.Header = h }, func(ev source.Event) { rec.Events = append(rec.Events, ev) })
+	if err != nil {
+		return nil, err
+	}
+	rec.Truncated, rec.Why = sc.Truncated()
+	rec.Orphans = sc.Orphans()
+	return rec, sc.Err()
+}
+
+// scanEach reads the recording r through once: head with its header, then
+// each with every event. The Scanner it returns, closed, says how the
+// recording ended (Truncated, Err, Orphans).
+func scanEach(r io.Reader, head func(Header), each func(source.Event)) (*Scanner, error) {
 	sc, err := NewScanner(r)
 	if err != nil {
 		return nil, err
 	}
 	defer sc.Close()
-	rec := &Recording{Header: sc.Header()}
+	head(sc.Header())
 	for sc.Next() {
-		rec.Events = append(rec.Events, sc.Event())
+		each(sc.Event())
 	}
-	rec.Truncated, rec.Why = sc.Truncated()
-	rec.Orphans = sc.Orphans()
-	return rec, sc.Err()
+	return sc, nil
 }
 
 // Scanner reads a recording one event at a time, so that a recording of a
