@@ -290,12 +290,20 @@ func decodeSlice(raw []byte, v reflect.Value, scale int) error {
 		return err
 	}
 	out := reflect.MakeSlice(v.Type(), len(items), len(items))
+	if err := decodeItems(items, out, scale); err != nil {
+		return err
+	}
+	v.Set(out)
+	return nil
+}
+
+// decodeItems decodes items into the elements of slice or array v.
+func decodeItems(items [][]byte, v reflect.Value, scale int) error {
 	for i, item := range items {
-		if err := decodeValue(item, out.Index(i), scale); err != nil {
+		if err := decodeValue(item, v.Index(i), scale); err != nil {
 			return fmt.Errorf("[%d]: %w", i, err)
 		}
 	}
-	v.Set(out)
 	return nil
 }
 
@@ -309,12 +317,7 @@ func decodeArray(raw []byte, v reflect.Value, scale int) error {
 		return fmt.Errorf("%d elements for an array of %d", len(items), v.Len())
 	}
 	v.Set(reflect.Zero(v.Type()))
-	for i, item := range items {
-		if err := decodeValue(item, v.Index(i), scale); err != nil {
-			return fmt.Errorf("[%d]: %w", i, err)
-		}
-	}
-	return nil
+	return decodeItems(items, v, scale)
 }
 
 // arrayItems is the elements of the JSON array raw, by the walk or, for
