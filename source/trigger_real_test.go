@@ -35,8 +35,7 @@ func (x *watch) nextReport(t *testing.T, within time.Duration) *SaveReport {
 }
 
 func TestTriggerUserBGSAVE(t *testing.T) {
-	srv, x := saveServer(t, func(s *server.Server) *watch { return startWatch(t, s.Addr, WatchConfig{}) }, 20000, 30)
-	c := servertest.Client(t, srv)
+	_, x, c := saveServer(t, 20000, 30)
 	x.next(t, 10*time.Second, "a sample with the settings", sampleWhere(func(s *Sample) bool { return s.Config.SaveSchedule.OK }))
 	if r := x.w.Do(context.Background(), "BGSAVE"); !r.OK() {
 		t.Fatal(r.Err)
@@ -69,8 +68,7 @@ func TestTriggerUserBGSAVE(t *testing.T) {
 }
 
 func TestTriggerAOFRewrites(t *testing.T) {
-	srv, x := saveServer(t, func(s *server.Server) *watch { return startWatch(t, s.Addr, WatchConfig{}) }, 10000, 50)
-	c := servertest.Client(t, srv)
+	_, x, c := saveServer(t, 10000, 50)
 	ctx := context.Background()
 	x.next(t, 10*time.Second, "a sample with the settings", sampleWhere(func(s *Sample) bool { return s.Config.AutoAOFRewritePerc.OK }))
 
@@ -121,8 +119,7 @@ func TestTriggerAOFRewrites(t *testing.T) {
 }
 
 func TestTriggerSaveSchedule(t *testing.T) {
-	srv, x := saveServer(t, func(s *server.Server) *watch { return startWatch(t, s.Addr, WatchConfig{}) }, 10000, 50)
-	c := servertest.Client(t, srv)
+	_, x, c := saveServer(t, 10000, 50)
 	ctx := context.Background()
 	// The server saves by itself once a second has passed since its last
 	// save and one key has changed.
@@ -146,8 +143,7 @@ func TestTriggerSaveSchedule(t *testing.T) {
 // watched server makes it fork for a full sync, diskless by default, and
 // to disk with repl-diskless-sync no.
 func TestTriggerReplicaFullSync(t *testing.T) {
-	srv, x := saveServer(t, func(s *server.Server) *watch { return startWatch(t, s.Addr, WatchConfig{}) }, 20000, 30)
-	c := servertest.Client(t, srv)
+	srv, x, c := saveServer(t, 20000, 30)
 	ctx := context.Background()
 	if err := c.ConfigSet(ctx, "repl-diskless-sync-delay", "1").Err(); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
 	"github.com/vkwatch/vkwatch/source/server"
@@ -316,11 +317,12 @@ func TestWatcherCloseEndsRun(t *testing.T) {
 }
 
 // saveServer starts a server holding n keys, with saves slowed down by
-// delay microseconds per key.
-func saveServer(t *testing.T, x func(*server.Server) *watch, n, delay int) (*server.Server, *watch) {
+// delay microseconds per key, and a watch of it once connected; c is a
+// client of the test's own.
+func saveServer(t *testing.T, n, delay int) (srv *server.Server, x *watch, c *redis.Client) {
 	t.Helper()
-	srv := servertest.Start(t, server.Options{})
-	w := x(srv)
+	srv = servertest.Start(t, server.Options{})
+	w := startWatch(t, srv.Addr, WatchConfig{})
 	w.next(t, 10*time.Second, "connected", kind(EventConnected))
 	if r := w.w.Do(context.Background(), "DEBUG", "POPULATE", strconv.Itoa(n)); r.Err != "" || r.Reply != "OK" {
 		t.Fatalf("DEBUG POPULATE: %+v", r)
@@ -328,12 +330,11 @@ func saveServer(t *testing.T, x func(*server.Server) *watch, n, delay int) (*ser
 	if r := w.w.Do(context.Background(), "CONFIG", "SET", "rdb-key-save-delay", strconv.Itoa(delay)); r.Err != "" {
 		t.Fatalf("CONFIG SET: %+v", r)
 	}
-	return srv, w
+	return srv, w, servertest.Client(t, srv)
 }
 
 func TestWatcherBGSAVE(t *testing.T) {
-	srv, x := saveServer(t, func(s *server.Server) *watch { return startWatch(t, s.Addr, WatchConfig{}) }, 20000, 30)
-	c := servertest.Client(t, srv)
+	srv, x, c := saveServer(t, 20000, 30)
 	// Some seconds of history for the report's "before" figures.
 	for range 3 {
 		x.next(t, 10*time.Second, "a sample with ops", sampleWhere(func(s *Sample) bool { return s.OpsPerSec.OK }))
@@ -393,7 +394,7 @@ func childPIDs(t *testing.T, pid int) []int {
 
 func TestWatcherSlowSaveProgress(t *testing.T) {
 	const keys = 200000
-	srv, x := saveServer(t, func(s *server.Server) *watch { return startWatch(t, s.Addr, WatchConfig{}) }, keys, 20)
+	srv, x, _ := saveServer(t, keys, 20)
 
 	if r := x.w.Do(context.Background(), "BGSAVE"); r.Err != "" {
 		t.Fatalf("BGSAVE: %+v", r)
@@ -443,8 +444,7 @@ func TestWatcherSlowSaveProgress(t *testing.T) {
 }
 
 func TestWatcherAOFRewrite(t *testing.T) {
-	srv, x := saveServer(t, func(s *server.Server) *watch { return startWatch(t, s.Addr, WatchConfig{}) }, 20000, 30)
-	c := servertest.Client(t, srv)
+	_, x, c := saveServer(t, 20000, 30)
 	r := x.w.Do(context.Background(), "BGREWRITEAOF")
 	if r.Err != "" || !strings.Contains(r.Reply, "rewriting started") {
 		t.Fatalf("BGREWRITEAOF: %+v", r)
