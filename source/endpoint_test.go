@@ -1,18 +1,13 @@
 package source
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
 
 func TestParseAddress(t *testing.T) {
@@ -219,62 +214,10 @@ func TestRedisOptionsPlain(t *testing.T) {
 	}
 }
 
-// writePEMs writes a self-signed CA and a client certificate and key signed
-// by it into dir.
-func writePEMs(t *testing.T, dir string) (ca, cert, key string) {
-	t.Helper()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caTmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "vkwatch test CA"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		IsCA:                  true,
-		KeyUsage:              x509.KeyUsageCertSign,
-		BasicConstraintsValid: true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caCert, _ := x509.ParseCertificate(caDER)
-	cliKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cliTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2),
-		Subject:      pkix.Name{CommonName: "vkwatch client"},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	cliDER, err := x509.CreateCertificate(rand.Reader, cliTmpl, caCert, &cliKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(cliKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	write := func(name, typ string, der []byte) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	return write("ca.pem", "CERTIFICATE", caDER), write("client.pem", "CERTIFICATE", cliDER),
-		write("client.key", "EC PRIVATE KEY", keyDER)
-}
-
 func TestRedisOptionsTLS(t *testing.T) {
-	dir := t.TempDir()
-	ca, cert, key := writePEMs(t, dir)
+	certs := servertest.NewCerts(t)
+	dir := certs.Dir
+	ca, cert, key := certs.CA, certs.ClientCert, certs.ClientKey
 	caDir := filepath.Join(dir, "cas")
 	if err := os.Mkdir(caDir, 0o700); err != nil {
 		t.Fatal(err)
