@@ -180,7 +180,7 @@ func TestNoTTY(t *testing.T) {
 	}
 	cmd := exec.Command(vkwatchBin, "127.0.0.1:"+strconv.Itoa(free))
 	cmd.Env = childEnv()
-	var stdout, stderr lockedBuffer
+	var stdout, stderr servertest.Output
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {

@@ -9,7 +9,6 @@ package main
 // /proc.
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -17,13 +16,14 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
+
+	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
 
 // vkwatchBin is the binary under test.
@@ -90,30 +90,12 @@ const (
 	termCols = 160
 )
 
-// lockedBuffer is a bytes.Buffer safe for a writer and a reader.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // headless is one vkwatch process run without a terminal (stdout is
 // /dev/null), its stderr kept. It is killed at the test's end if still
 // running.
 type headless struct {
 	cmd    *exec.Cmd
-	stderr lockedBuffer
+	stderr servertest.Output
 	done   chan error
 	ended  bool
 }
@@ -162,8 +144,8 @@ type session struct {
 	tty     *os.File // vkwatch's terminal, kept to read its modes after exit
 	before  *unix.Termios
 	scr     *screen
-	raw     lockedBuffer // everything vkwatch wrote to the terminal
-	stderr  lockedBuffer
+	raw     servertest.Output // everything vkwatch wrote to the terminal
+	stderr  servertest.Output
 	exited  chan struct{}
 	readEnd chan struct{}
 	start   time.Time

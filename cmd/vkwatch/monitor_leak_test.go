@@ -74,7 +74,7 @@ func TestMonitorLeavesNothing(t *testing.T) {
 			}
 		}
 	}()
-	var stderr lockedBuffer
+	var stderr servertest.Output
 	ap := &app{
 		stdin: tty, stdout: tty, stderr: &stderr,
 		getenv: func(string) string { return "" },

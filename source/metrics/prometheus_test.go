@@ -9,8 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,27 +22,7 @@ import (
 type promServer struct {
 	base string // http://127.0.0.1:PORT
 	cmd  *exec.Cmd
-	log  *lockedBuffer
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.b.Len() < 1<<16 { // enough to say why it failed; bounded
-		l.b.Write(p)
-	}
-	return len(p), nil
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	log  *servertest.Output
 }
 
 // startPrometheus starts Prometheus scraping target (host:port) every
@@ -74,7 +52,7 @@ scrape_configs:
 		t.Fatal(err)
 	}
 	listen := "127.0.0.1:" + strconv.Itoa(port)
-	p := &promServer{base: "http://" + listen, log: &lockedBuffer{}}
+	p := &promServer{base: "http://" + listen, log: &servertest.Output{Limit: 1 << 16}}
 	p.cmd = exec.Command(bin,
 		"--config.file="+conf,
 		"--storage.tsdb.path="+filepath.Join(dir, "data"),
