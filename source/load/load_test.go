@@ -135,10 +135,16 @@ var writerModes = []struct {
 	}},
 }
 
-func TestWritersTouchOnlyTheirPrefix(t *testing.T) {
+// inEachWriterMode runs test once in each of writerModes, as a subtest
+// named for it.
+func inEachWriterMode(t *testing.T, test func(t *testing.T, loop bool, mkopts func(string) *redis.Options)) {
 	for _, m := range writerModes {
-		t.Run(m.name, func(t *testing.T) { testWritersTouchOnlyTheirPrefix(t, m.loop, m.opts) })
+		t.Run(m.name, func(t *testing.T) { test(t, m.loop, m.opts) })
 	}
+}
+
+func TestWritersTouchOnlyTheirPrefix(t *testing.T) {
+	inEachWriterMode(t, testWritersTouchOnlyTheirPrefix)
 }
 
 func testWritersTouchOnlyTheirPrefix(t *testing.T, loop bool, mkopts func(string) *redis.Options) {
@@ -231,9 +237,7 @@ func testWritersTouchOnlyTheirPrefix(t *testing.T, loop bool, mkopts func(string
 }
 
 func TestWritersSurviveErrorsAndRecover(t *testing.T) {
-	for _, m := range writerModes {
-		t.Run(m.name, func(t *testing.T) { testWritersSurviveErrorsAndRecover(t, m.loop, m.opts) })
-	}
+	inEachWriterMode(t, testWritersSurviveErrorsAndRecover)
 }
 
 func testWritersSurviveErrorsAndRecover(t *testing.T, loop bool, mkopts func(string) *redis.Options) {
@@ -312,32 +316,30 @@ func TestStartWritersFailsWithoutServer(t *testing.T) {
 // writers overwrite the keys that exist and create none (SET XX), and
 // count the SETs that found no key.
 func TestWritersNeverCreateKeys(t *testing.T) {
-	for _, m := range writerModes {
-		t.Run(m.name, func(t *testing.T) {
-			s := servertest.Start(t, server.Options{})
-			c := servertest.Client(t, s)
-			ctx := context.Background()
-			opts := m.opts(s.Addr)
-			if err := load.Preload(ctx, opts, load.Config{Keys: 500, ValueSize: 40}, nil); err != nil {
-				t.Fatal(err)
-			}
-			w, err := load.StartWriters(ctx, opts, load.Config{Keys: 1000, ValueSize: 40, Writers: 2})
-			if err != nil {
-				t.Fatal(err)
-			}
-			servertest.WaitFor(t, 60*time.Second, "5000 SETs", func() bool { return w.Ops()+w.Misses() >= 5000 })
-			w.Stop()
-			if w.Errors() != 0 {
-				t.Fatalf("%d errors, last %v", w.Errors(), w.LastError())
-			}
-			if n := c.DBSize(ctx).Val(); n != 500 {
-				t.Errorf("DBSIZE %d after the writers ran, want the 500 preloaded", n)
-			}
-			// Half the keyspace is missing: about half the SETs miss.
-			ops, misses := w.Ops(), w.Misses()
-			if ops == 0 || misses == 0 || misses < ops/3 || misses > 3*ops {
-				t.Errorf("%d SETs overwrote a key and %d found none; want about as many of each", ops, misses)
-			}
-		})
-	}
+	inEachWriterMode(t, func(t *testing.T, _ bool, mkopts func(string) *redis.Options) {
+		s := servertest.Start(t, server.Options{})
+		c := servertest.Client(t, s)
+		ctx := context.Background()
+		opts := mkopts(s.Addr)
+		if err := load.Preload(ctx, opts, load.Config{Keys: 500, ValueSize: 40}, nil); err != nil {
+			t.Fatal(err)
+		}
+		w, err := load.StartWriters(ctx, opts, load.Config{Keys: 1000, ValueSize: 40, Writers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		servertest.WaitFor(t, 60*time.Second, "5000 SETs", func() bool { return w.Ops()+w.Misses() >= 5000 })
+		w.Stop()
+		if w.Errors() != 0 {
+			t.Fatalf("%d errors, last %v", w.Errors(), w.LastError())
+		}
+		if n := c.DBSize(ctx).Val(); n != 500 {
+			t.Errorf("DBSIZE %d after the writers ran, want the 500 preloaded", n)
+		}
+		// Half the keyspace is missing: about half the SETs miss.
+		ops, misses := w.Ops(), w.Misses()
+		if ops == 0 || misses == 0 || misses < ops/3 || misses > 3*ops {
+			t.Errorf("%d SETs overwrote a key and %d found none; want about as many of each", ops, misses)
+		}
+	})
 }
