@@ -212,11 +212,9 @@ func TestBenchTwoServers(t *testing.T) {
 // TestBenchRefusesWhileSaving: a run on top of a running save would measure
 // neither, so bench refuses and says which server.
 func TestBenchRefusesWhileSaving(t *testing.T) {
-	s := servertest.Start(t, server.Options{Args: []string{"--rdb-key-save-delay", "1000"}})
-	c := servertest.Client(t, s)
+	s, c := servertest.StartSlowSave(t, 5000, 300, 1000)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	servertest.Populate(t, c, 5000, "key", 300)
 	if err := c.BgSave(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}

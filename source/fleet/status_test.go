@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
-	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 	"github.com/vkwatch/vkwatch/source/sourcetest"
 	"github.com/vkwatch/vkwatch/source/store"
@@ -20,8 +19,7 @@ import (
 // first keeps no copy: its sample, report and forecast are the store's.
 func TestStatusReadsTheStore(t *testing.T) {
 	// 10,000 keys at 100 µs each: a save of about a second, sampled mid-way.
-	srv := servertest.Start(t, server.Options{Args: []string{"--rdb-key-save-delay", "100"}})
-	servertest.Populate(t, servertest.Client(t, srv), 10000, "key", 100)
+	srv, _ := servertest.StartSlowSave(t, 10000, 100, 100)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	ep := sourcetest.Endpoint(t, srv.Addr)

@@ -14,7 +14,6 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/fleet"
 	"github.com/vkwatch/vkwatch/source/procmem"
-	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 	"github.com/vkwatch/vkwatch/source/sourcetest"
 )
@@ -27,11 +26,9 @@ import (
 func TestPrometheusScrapesASave(t *testing.T) {
 	// 20,000 keys at 100 us a key: a save of about 2 s, long enough for
 	// Prometheus's 100 ms scrapes to see it run.
-	srv := servertest.Start(t, server.Options{Args: []string{"--rdb-key-save-delay", "100"}})
+	srv, adm := servertest.StartSlowSave(t, 20000, 300, 100)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	adm := servertest.Client(t, srv)
-	servertest.Populate(t, adm, 20000, "key", 300)
 
 	exp := New()
 	ms, err := Listen("127.0.0.1:0", exp)

@@ -14,7 +14,6 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/procmem"
 	"github.com/vkwatch/vkwatch/source/record"
-	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 	"github.com/vkwatch/vkwatch/source/sourcetest"
 )
@@ -25,11 +24,10 @@ import (
 // is the report the watcher emitted live; the series hold every sample,
 // the footprint read from /proc, and the save's cost curve.
 func TestLoadRealSave(t *testing.T) {
-	s := servertest.Start(t, server.Options{Args: []string{"--save", "", "--rdb-key-save-delay", "50"}})
-	c := servertest.Client(t, s)
+	// (A test server never saves by itself: server.Start gives it --save "".)
+	s, c := servertest.StartSlowSave(t, 20000, 300, 50)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	servertest.Populate(t, c, 20000, "key", 300)
 	ep := sourcetest.Endpoint(t, s.Addr)
 	pr, err := procmem.New()
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
-	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 	"github.com/vkwatch/vkwatch/source/sourcetest"
 	"github.com/vkwatch/vkwatch/source/store"
@@ -18,11 +17,9 @@ import (
 // against what the watcher sent and what the server reports.
 func TestStoreHoldsARealSave(t *testing.T) {
 	// 20,000 keys at 100 µs each: a save of about 2 s, sampled mid-way.
-	srv := servertest.Start(t, server.Options{Args: []string{"--rdb-key-save-delay", "100"}})
+	srv, _ := servertest.StartSlowSave(t, 20000, 100, 100)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	adm := servertest.Client(t, srv)
-	servertest.Populate(t, adm, 20000, "key", 100)
 	ep := sourcetest.Endpoint(t, srv.Addr)
 	w := source.NewWatcher(ep.Node(), ep, source.NewClock(), source.WatchConfig{Interval: 100 * time.Millisecond})
 	if _, err := w.Connect(ctx); err != nil {
@@ -161,10 +158,9 @@ func TestStoreHoldsARealSave(t *testing.T) {
 // says (its kind, start and end), however the samples fell.
 func TestStoreSpansAreTheTrackersSaves(t *testing.T) {
 	// 10,000 keys at 100 µs each: about a second each, sampled mid-way.
-	srv := servertest.Start(t, server.Options{Args: []string{"--rdb-key-save-delay", "100"}})
+	srv, _ := servertest.StartSlowSave(t, 10000, 100, 100)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	servertest.Populate(t, servertest.Client(t, srv), 10000, "key", 100)
 	ep := sourcetest.Endpoint(t, srv.Addr)
 	w := source.NewWatcher(ep.Node(), ep, source.NewClock(), source.WatchConfig{Interval: 100 * time.Millisecond})
 	if _, err := w.Connect(ctx); err != nil {

@@ -5,6 +5,7 @@ package servertest
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -80,6 +81,18 @@ func Populate(t testing.TB, c *redis.Client, keys int, prefix string, size int) 
 	if err := c.Do(ctx, "DEBUG", "POPULATE", keys, prefix, size).Err(); err != nil {
 		t.Fatalf("DEBUG POPULATE %d %s %d: %v", keys, prefix, size, err)
 	}
+}
+
+// StartSlowSave starts a server to watch a save run on: it holds keys
+// keys "key:0" .. of size bytes, and saving each takes delayUS
+// microseconds more (rdb-key-save-delay), so a save lasts about keys x
+// delayUS. It returns the server and a client of the test's own.
+func StartSlowSave(t testing.TB, keys, size, delayUS int) (*server.Server, *redis.Client) {
+	t.Helper()
+	s := Start(t, server.Options{Args: []string{"--rdb-key-save-delay", strconv.Itoa(delayUS)}})
+	c := Client(t, s)
+	Populate(t, c, keys, "key", size)
+	return s, c
 }
 
 // Freeze stops s (SIGSTOP) until thaw is called, or the test ends: a
