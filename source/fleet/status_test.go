@@ -28,11 +28,7 @@ func TestStatusReadsTheStore(t *testing.T) {
 	hist := store.New(store.Config{})
 	shared, own := NewStatusOf(top, hist), NewStatus(top)
 
-	w := source.NewWatcher(id, ep, source.NewClock(), source.WatchConfig{Interval: 100 * time.Millisecond})
-	if _, err := w.Connect(ctx); err != nil {
-		t.Fatal(err)
-	}
-	events := sourcetest.Run(t, w, 1024)
+	w, events := sourcetest.Watch(t, ctx, srv.Addr, source.WatchConfig{Interval: 100 * time.Millisecond}, 1024)
 
 	// next feeds events, the store first as the UI does, until cond holds
 	// for the status after one of them.

@@ -22,6 +22,20 @@ func Endpoint(t testing.TB, addr string) source.Endpoint {
 	return ep
 }
 
+// Watch connects a watcher (with a clock of its own and cfg) to the
+// server at addr, failing the test if it cannot within ctx, and runs it
+// until the test ends (Run).
+func Watch(t testing.TB, ctx context.Context, addr string, cfg source.WatchConfig, buffer int) (*source.Watcher, <-chan source.Event) {
+	t.Helper()
+	ep := Endpoint(t, addr)
+	w := source.NewWatcher(ep.Node(), ep, source.NewClock(), cfg)
+	if _, err := w.Connect(ctx); err != nil {
+		w.Close()
+		t.Fatal(err)
+	}
+	return w, Run(t, w, buffer)
+}
+
 // Run runs w until the test ends, its events sent to the channel returned
 // (of capacity buffer; a full channel holds the watcher back rather than
 // losing an event). At the test's end the run is cancelled and waited for

@@ -20,12 +20,7 @@ func TestStoreHoldsARealSave(t *testing.T) {
 	srv, _ := servertest.StartSlowSave(t, 20000, 100, 100)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	ep := sourcetest.Endpoint(t, srv.Addr)
-	w := source.NewWatcher(ep.Node(), ep, source.NewClock(), source.WatchConfig{Interval: 100 * time.Millisecond})
-	if _, err := w.Connect(ctx); err != nil {
-		t.Fatal(err)
-	}
-	events := sourcetest.Run(t, w, 1024)
+	w, events := sourcetest.Watch(t, ctx, srv.Addr, source.WatchConfig{Interval: 100 * time.Millisecond}, 1024)
 
 	footprint := func(s *source.Sample) (float64, bool) { v, ok := s.Footprint.Get(); return float64(v), ok }
 	st := store.New(store.Config{Keep: time.Minute, Columns: []store.Column{footprint}})
@@ -54,7 +49,7 @@ func TestStoreHoldsARealSave(t *testing.T) {
 	var midTrigger source.Trigger
 	next("sample mid-save", func(ev source.Event) bool {
 		if ev.Sample != nil && ev.Sample.Save != nil && ev.Sample.Save.Fraction().Or(0) > 0.2 {
-			v := st.View(ep.Node())
+			v := st.View(w.Node())
 			mid, midTrigger = &v, ev.Sample.Save.Trigger
 			return true
 		}
@@ -67,7 +62,7 @@ func TestStoreHoldsARealSave(t *testing.T) {
 	if rep.Kind != source.SaveFork || rep.Status != "ok" {
 		t.Fatalf("report %s %s", rep.Kind, rep.Status)
 	}
-	v := st.View(ep.Node())
+	v := st.View(w.Node())
 
 	// Every sample the watcher emitted, once, in order.
 	var samples []*source.Sample
@@ -128,7 +123,7 @@ func TestStoreHoldsARealSave(t *testing.T) {
 		t.Fatalf("%d curves", len(v.Curves))
 	}
 	c := v.Curves[0]
-	if c.Running || c.Status != "ok" || c.Kind != source.SaveFork || c.Addr != ep.String() || len(c.Points) < 2 {
+	if c.Running || c.Status != "ok" || c.Kind != source.SaveFork || c.Addr != w.Endpoint().String() || len(c.Points) < 2 {
 		t.Fatalf("curve %+v", c)
 	}
 	progress := map[float64]bool{}
@@ -161,12 +156,7 @@ func TestStoreSpansAreTheTrackersSaves(t *testing.T) {
 	srv, _ := servertest.StartSlowSave(t, 10000, 100, 100)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	ep := sourcetest.Endpoint(t, srv.Addr)
-	w := source.NewWatcher(ep.Node(), ep, source.NewClock(), source.WatchConfig{Interval: 100 * time.Millisecond})
-	if _, err := w.Connect(ctx); err != nil {
-		t.Fatal(err)
-	}
-	events := sourcetest.Run(t, w, 1024)
+	w, events := sourcetest.Watch(t, ctx, srv.Addr, source.WatchConfig{Interval: 100 * time.Millisecond}, 1024)
 
 	st := store.New(store.Config{Keep: time.Minute})
 	var reports []*source.SaveReport
@@ -194,7 +184,7 @@ func TestStoreSpansAreTheTrackersSaves(t *testing.T) {
 			t.Fatalf("%d of 2 saves reported", len(reports))
 		}
 	}
-	v := st.View(ep.Node())
+	v := st.View(w.Node())
 	var want, got []store.Span
 	for _, r := range reports {
 		want = append(want, store.Span{Kind: r.Kind, Trigger: r.Trigger, Start: r.Started, End: r.Ended, Ended: true})
