@@ -51,19 +51,26 @@ func (s *sink) lastTopology() *source.Topology {
 	return nil
 }
 
-// runFleet runs f until the test ends, checking that nothing leaks.
+// runFleet runs f until the test ends, its events kept in the sink
+// returned.
 func runFleet(t *testing.T, f *Fleet) *sink {
 	t.Helper()
 	s := &sink{}
+	runFleetTo(t, f, s.emit)
+	return s
+}
+
+// runFleetTo runs f until the test ends, its events handed to emit; then
+// it stops f, waits for it and closes it.
+func runFleetTo(t *testing.T, f *Fleet, emit func(source.Event)) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Go(func() { f.Run(ctx, s.emit) })
+	wg.Go(func() { f.Run(ctx, emit) })
 	t.Cleanup(func() {
 		cancel()
 		wg.Wait()
 		f.Close()
 	})
-	return s
 }
 
 // sampled reports whether evs hold a sample of node.

@@ -26,14 +26,7 @@ type driver struct {
 func newDriver(t *testing.T, f *Fleet, top source.Topology) *driver {
 	d := &driver{f: f, d: NewDriver(top, RollConfig{})}
 	d.st = d.d.Status()
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() { f.Run(ctx, d.emit) })
-	t.Cleanup(func() {
-		cancel()
-		wg.Wait()
-		f.Close()
-	})
+	runFleetTo(t, f, d.emit)
 	return d
 }
 
