@@ -157,10 +157,7 @@ func TestEndpointStringHidesPassword(t *testing.T) {
 		{"unix://al:topsecret@/tmp/v.sock?db=3", "unix://al@/tmp/v.sock?db=3"},
 	}
 	for _, tt := range tests {
-		ep, err := ParseAddress(tt.in)
-		if err != nil {
-			t.Fatalf("ParseAddress(%q): %v", tt.in, err)
-		}
+		ep := mustParseAddress(t, tt.in)
 		if got := ep.String(); got != tt.want {
 			t.Errorf("%q.String() = %q, want %q", tt.in, got, tt.want)
 		}
@@ -187,21 +184,26 @@ func TestEndpointLocal(t *testing.T) {
 		{"128.0.0.1", false},
 	}
 	for _, tt := range tests {
-		ep, err := ParseAddress(tt.in)
-		if err != nil {
-			t.Fatalf("ParseAddress(%q): %v", tt.in, err)
-		}
+		ep := mustParseAddress(t, tt.in)
 		if got := ep.Local(); got != tt.want {
 			t.Errorf("%q.Local() = %v, want %v", tt.in, got, tt.want)
 		}
 	}
 }
 
-func TestRedisOptionsPlain(t *testing.T) {
-	ep, err := ParseAddress("valkey://alice:pw@h:7004/3")
+// mustParseAddress is ParseAddress(addr), failing the test if addr does
+// not parse.
+func mustParseAddress(t testing.TB, addr string) Endpoint {
+	t.Helper()
+	ep, err := ParseAddress(addr)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("ParseAddress(%q): %v", addr, err)
 	}
+	return ep
+}
+
+func TestRedisOptionsPlain(t *testing.T) {
+	ep := mustParseAddress(t, "valkey://alice:pw@h:7004/3")
 	o, err := ep.RedisOptions()
 	if err != nil {
 		t.Fatal(err)
@@ -226,10 +228,7 @@ func TestRedisOptionsTLS(t *testing.T) {
 	os.WriteFile(filepath.Join(caDir, "a.pem"), caPEM, 0o600)
 	os.WriteFile(filepath.Join(caDir, "README"), []byte("not a cert"), 0o600)
 
-	ep, err := ParseAddress("rediss://db.example:7005")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ep := mustParseAddress(t, "rediss://db.example:7005")
 	ep.TLS.CACert, ep.TLS.Cert, ep.TLS.Key = ca, cert, key
 	o, err := ep.RedisOptions()
 	if err != nil {

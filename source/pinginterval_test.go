@@ -15,10 +15,7 @@ import (
 // as many PINGs as it gives, without a reconnect.
 func TestSetPingIntervalLive(t *testing.T) {
 	srv := servertest.Start(t, server.Options{})
-	ep, err := ParseAddress(srv.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ep := mustParseAddress(t, srv.Addr)
 	w := NewWatcher(ep.Node(), ep, nil, WatchConfig{Interval: 200 * time.Millisecond, PingInterval: 100 * time.Millisecond})
 	defer w.Close()
 	var (

@@ -143,10 +143,7 @@ func TestWatcherTLS(t *testing.T) {
 func TestWatcherTLSExpired(t *testing.T) {
 	certs := servertest.NewCerts(t)
 	srv := servertest.Start(t, server.Options{TLS: certs.Expired()})
-	ep, err := ParseAddress("rediss://" + srv.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ep := mustParseAddress(t, "rediss://"+srv.Addr)
 	ep.TLS.CACert = certs.CA
 	connectFails(t, "expired certificate", ep, "TLS handshake failed", "expired")
 

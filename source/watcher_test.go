@@ -35,10 +35,7 @@ type watch struct {
 // startWatch runs a watcher of addr until the test ends (see watchEndpoint).
 func startWatch(t *testing.T, addr string, cfg WatchConfig) *watch {
 	t.Helper()
-	ep, err := ParseAddress(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ep := mustParseAddress(t, addr)
 	return watchEndpoint(t, ep, cfg)
 }
 
@@ -252,10 +249,7 @@ func TestWatcherCountsOwnCommands(t *testing.T) {
 		return n.V
 	}
 	for _, addr := range []string{srv.Addr, "redis://noconfig:nc-pass-1234@" + srv.Addr} {
-		ep, err := ParseAddress(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ep := mustParseAddress(t, addr)
 		before := total() + 1 // and the INFO of total
 		w := NewWatcher(testNode, ep, NewClock(), WatchConfig{})
 		if _, err := w.Connect(ctx); err != nil {
@@ -570,10 +564,7 @@ func TestConnectErrors(t *testing.T) {
 	}
 	ctx := context.Background()
 	connect := func(addr string, cfg WatchConfig) (Identity, error) {
-		ep, err := ParseAddress(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ep := mustParseAddress(t, addr)
 		w := NewWatcher(testNode, ep, nil, cfg)
 		defer w.Close()
 		return w.Connect(ctx)
@@ -690,10 +681,7 @@ func TestIdentityCluster(t *testing.T) {
 		{[]string{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"}, true},
 	} {
 		s := servertest.Start(t, server.Options{Args: c.args})
-		ep, err := ParseAddress(s.Addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ep := mustParseAddress(t, s.Addr)
 		w := NewWatcher(ep.Node(), ep, nil, WatchConfig{})
 		id, err := w.Connect(context.Background())
 		w.Close()
