@@ -70,33 +70,50 @@ func rerecord(b *testing.B, h Header, evs []source.Event) (size, samples int) {
 	return buf.Len(), samples
 }
 
-// BenchmarkWriterPerSample is the writer's cost of one sample of the busy
-// real recording (a delta or, every 5 s, a whole line; JSONL through
-// zstd): set against a sample's INFO parse (BenchmarkParseInfoInto in
-// source) and /proc read (BenchmarkRead in source/procmem), what the
-// watcher pays for the same sample.
+// BenchmarkWriterPerSample is the writer's cost of one sample of the real
+// recordings (idle and busy; a delta or, every 5 s, a whole line; JSONL
+// through zstd): set against a sample's INFO parse (BenchmarkParseInfoInto
+// in source) and /proc read (BenchmarkRead in source/procmem), what the
+// watcher pays for the same sample. Shaped as the live writer at
+// --interval 10ms with two servers, where the writer's CPU bound is
+// measured (README, "The writer's CPU"): a flush (the end of a zstd block)
+// every 200 samples, a second of them, and a frame every 2,000, ten
+// seconds of them.
 func BenchmarkWriterPerSample(b *testing.B) {
-	evs, h := busySamples(b)
-	w, err := NewCompressedWriter(io.Discard, "jsonl", Zstd, *h)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer w.Close()
-	span := evs[len(evs)-1].Offset + time.Second
-	i := 0
-	for b.Loop() {
-		// Past the recording's end, the same samples again a span later:
-		// each node's seq goes on, so deltas stay deltas.
-		ev := evs[i%len(evs)]
-		lap := time.Duration(i/len(evs)) * span
-		s := *ev.Sample
-		s.Seq += uint64(i/len(evs)) * uint64(len(evs))
-		ev.Offset += lap
-		s.Offset, s.At = ev.Offset, h.Epoch.Add(ev.Offset)
-		ev.At, ev.Sample = s.At, &s
-		if err := w.Write(ev); err != nil {
-			b.Fatal(err)
-		}
-		i++
+	for _, name := range []string{"idle", "busy"} {
+		b.Run(name, func(b *testing.B) {
+			evs, h := recordedSamples(b, name)
+			// The recordings are at 200 ms: a frame of 2,000 samples is
+			// 200 s of their time.
+			defer func(f time.Duration) { frameEvery = f }(frameEvery)
+			frameEvery = 200 * time.Second
+			w, err := NewCompressedWriter(io.Discard, "jsonl", Zstd, *h)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer w.Close()
+			span := evs[len(evs)-1].Offset + time.Second
+			i := 0
+			var s source.Sample // one copy for all (the writer keeps none)
+			for b.Loop() {
+				// Past the recording's end, the same samples again a span
+				// later: each node's seq goes on, so deltas stay deltas.
+				ev := evs[i%len(evs)]
+				lap := i / len(evs)
+				s = *ev.Sample
+				s.Seq += uint64(lap) * uint64(len(evs))
+				ev.Offset += time.Duration(lap) * span
+				s.Offset, s.At = ev.Offset, h.Epoch.Add(ev.Offset)
+				ev.At, ev.Sample = s.At, &s
+				if err := w.Write(ev); err != nil {
+					b.Fatal(err)
+				}
+				if i++; i%200 == 0 {
+					w.mu.Lock()
+					w.flushLocked()
+					w.mu.Unlock()
+				}
+			}
+		})
 	}
 }

@@ -75,9 +75,18 @@ type fieldInfo struct {
 	quoted string // `"key":`, as the writer writes it
 	scale  int    // digits after the point for a duration: 9 (s) or 3 (µs); 0 otherwise
 	offset uintptr
-	// eq compares two values of the field's type in place, for the types
-	// most of a sample's fields are (equalFor); nil for the others.
-	eq func(a, b unsafe.Pointer) bool
+	typ    reflect.Type
+	// eq compares two values of the field's type in place and put writes
+	// one from its address, for the types most of a sample's fields are
+	// (typedOps); nil for the others.
+	eq  func(a, b unsafe.Pointer) bool
+	put func(e *encoder, p unsafe.Pointer, scale int)
+	// sub are the fields of a struct field that is neither an Opt nor a
+	// time (nil otherwise): what a delta compares of it, one by one.
+	sub []fieldInfo
+	// same compares two such structs whole, for those that mostly do not
+	// change from one sample to the next (sameFor); nil for the others.
+	same func(a, b unsafe.Pointer) bool
 }
 
 var fieldCache sync.Map // reflect.Type -> []fieldInfo
@@ -94,7 +103,8 @@ func fieldsOf(t reflect.Type) []fieldInfo {
 		if !sf.IsExported() {
 			continue
 		}
-		fi := fieldInfo{index: i, key: snake(sf.Name), offset: sf.Offset, eq: equalFor(sf.Type)}
+		fi := fieldInfo{index: i, key: snake(sf.Name), offset: sf.Offset, typ: sf.Type}
+		fi.eq, fi.put = typedOps(sf.Type)
 		ft := sf.Type
 		if isOpt(ft) {
 			ft = ft.Field(0).Type
@@ -108,6 +118,13 @@ func fieldsOf(t reflect.Type) []fieldInfo {
 			// A programming error in source/types.go naming; caught by the
 			// round-trip test long before a user sees it.
 			panic(fmt.Sprintf("record: fields %s and %s of %s share key %q", other, sf.Name, t, fi.key))
+		}
+		if sf.Type.Kind() == reflect.Struct && !isOpt(sf.Type) && sf.Type != timeType {
+			// A struct held by value cannot hold t itself: no recursion
+			// without end. (One with unexported fields is compared whole.)
+			if sub := fieldsOf(sf.Type); len(sub) == sf.Type.NumField() {
+				fi.sub, fi.same = sub, sameFor(sf.Type)
+			}
 		}
 		seen[fi.key] = sf.Name
 		fi.quoted = strconv.Quote(fi.key) + ":" // snake_case ASCII: no escapes
@@ -158,7 +175,7 @@ func (e *encoder) key(k string) {
 }
 
 // fieldKey writes a struct field's key, quoted once for all by fieldsOf.
-func (e *encoder) fieldKey(f fieldInfo) {
+func (e *encoder) fieldKey(f *fieldInfo) {
 	e.comma()
 	e.buf.WriteString(f.quoted)
 }
@@ -216,15 +233,38 @@ func plainASCII(s string) bool {
 }
 
 // structFields writes the fields of struct value v as members of the open
-// object, leaving out the keys in skip.
-func (e *encoder) structFields(v reflect.Value, skip map[string]bool) {
-	for _, f := range fieldsOf(v.Type()) {
-		if skip[f.key] {
+// object, leaving out the fields in skip.
+func (e *encoder) structFields(v reflect.Value, skip fieldSet) {
+	var p unsafe.Pointer
+	if v.CanAddr() {
+		p = unsafe.Pointer(v.UnsafeAddr())
+	}
+	fields := fieldsOf(v.Type())
+	for i := range fields {
+		f := &fields[i]
+		if skip.has(i) {
 			continue
 		}
 		e.fieldKey(f)
+		if f.put != nil && p != nil {
+			f.put(e, unsafe.Add(p, f.offset), f.scale)
+			continue
+		}
 		e.value(v.Field(f.index), f.scale)
 	}
+}
+
+// fieldSetOf is the set of t's fields with the given keys.
+func fieldSetOf(t reflect.Type, keys ...string) fieldSet {
+	var s fieldSet
+	for _, k := range keys {
+		i, ok := keyIndex(t)[k]
+		if !ok {
+			panic(fmt.Sprintf("record: %s has no field %q", t, k))
+		}
+		s.add(i)
+	}
+	return s
 }
 
 // value writes one value; scale applies to durations.
@@ -237,20 +277,18 @@ func (e *encoder) value(v reflect.Value, scale int) {
 			return
 		}
 		e.value(v.Field(0), scale)
-		return
 	case t == durationType:
-		e.buf.Write(appendDecimal(e.buf.AvailableBuffer(), v.Int(), scale))
-		return
+		e.decimal(v.Int(), scale)
 	case t == timeType:
-		tm := v.Interface().(time.Time)
-		if tm.IsZero() {
-			e.buf.WriteString("null")
-			return
-		}
-		e.time(tm)
-		return
+		e.timeOrNull(v.Interface().(time.Time))
+	default:
+		e.kindValue(v, scale)
 	}
-	switch t.Kind() {
+}
+
+// kindValue writes a value that is no Opt, duration or time, by its kind.
+func (e *encoder) kindValue(v reflect.Value, scale int) {
+	switch v.Kind() {
 	case reflect.Pointer:
 		if v.IsNil() {
 			e.buf.WriteString("null")
@@ -259,23 +297,18 @@ func (e *encoder) value(v reflect.Value, scale int) {
 		e.value(v.Elem(), scale)
 	case reflect.Struct:
 		e.open()
-		e.structFields(v, nil)
+		e.structFields(v, fieldSet{})
 		e.close()
 	case reflect.String:
 		e.str(v.String())
 	case reflect.Bool:
-		e.buf.WriteString(strconv.FormatBool(v.Bool()))
+		e.bool(v.Bool())
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		e.buf.Write(strconv.AppendInt(e.buf.AvailableBuffer(), v.Int(), 10))
+		e.int(v.Int())
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		e.buf.Write(strconv.AppendUint(e.buf.AvailableBuffer(), v.Uint(), 10))
 	case reflect.Float32, reflect.Float64:
-		f := v.Float()
-		if math.IsNaN(f) || math.IsInf(f, 0) {
-			e.buf.WriteString("null")
-			return
-		}
-		e.buf.Write(strconv.AppendFloat(e.buf.AvailableBuffer(), f, 'g', -1, t.Bits()))
+		e.float(v.Float(), v.Type().Bits())
 	case reflect.Slice:
 		// Element by element, so a slice of structs follows the same rules
 		// (an Opt inside is null or its value). A nil slice is null.
@@ -283,27 +316,14 @@ func (e *encoder) value(v reflect.Value, scale int) {
 			e.buf.WriteString("null")
 			return
 		}
-		e.buf.WriteByte('[')
-		for i := 0; i < v.Len(); i++ {
-			if i > 0 {
-				e.buf.WriteByte(',')
-			}
-			e.value(v.Index(i), scale)
-		}
-		e.buf.WriteByte(']')
+		e.elements(v, v.Len(), scale)
 	case reflect.Array:
+		// Up to its last non-zero element: the rest reads back as zero.
 		n := v.Len()
 		for n > 0 && v.Index(n-1).IsZero() {
 			n--
 		}
-		e.buf.WriteByte('[')
-		for i := range n {
-			if i > 0 {
-				e.buf.WriteByte(',')
-			}
-			e.value(v.Index(i), scale)
-		}
-		e.buf.WriteByte(']')
+		e.elements(v, n, scale)
 	default:
 		// Maps: none in source's payloads today; plain JSON keeps a future
 		// one recorded rather than lost.
@@ -313,6 +333,105 @@ func (e *encoder) value(v reflect.Value, scale int) {
 			return
 		}
 		e.buf.Write(inert.JSON(b))
+	}
+}
+
+// elements writes the first n elements of slice or array v as a JSON array.
+func (e *encoder) elements(v reflect.Value, n, scale int) {
+	e.buf.WriteByte('[')
+	for i := range n {
+		if i > 0 {
+			e.buf.WriteByte(',')
+		}
+		e.value(v.Index(i), scale)
+	}
+	e.buf.WriteByte(']')
+}
+
+// timeOrNull writes tm, or null for the zero time.
+func (e *encoder) timeOrNull(tm time.Time) {
+	if tm.IsZero() {
+		e.buf.WriteString("null")
+		return
+	}
+	e.time(tm)
+}
+
+func (e *encoder) bool(b bool) { e.buf.Write(strconv.AppendBool(e.buf.AvailableBuffer(), b)) }
+
+func (e *encoder) int(n int64) { e.buf.Write(strconv.AppendInt(e.buf.AvailableBuffer(), n, 10)) }
+
+// optInt writes o: null when absent, else its value.
+func (e *encoder) optInt(o source.Opt[int64]) {
+	if !o.OK {
+		e.buf.WriteString("null")
+		return
+	}
+	e.int(o.V)
+}
+
+// float writes f as the shortest decimal that reads back as it, and a
+// non-finite one, which JSON cannot hold, as null.
+func (e *encoder) float(f float64, bits int) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		e.buf.WriteString("null")
+		return
+	}
+	e.buf.Write(strconv.AppendFloat(e.buf.AvailableBuffer(), f, 'g', -1, bits))
+}
+
+// typedOps are a comparison in place of two values of type t and a writer
+// of one from its address (what value writes), for the types nearly all
+// of a sample's fields are; nil for the others, which sameValue compares
+// and value writes (and the replicas have no put). In place and typed:
+// the writer compares every field of every sample with its previous one
+// and writes those that changed, and reflect's Field, Kind and Int on
+// each were most of the writer's CPU at --interval 10ms. Floats compare as
+// ==, so a NaN differs from itself, as in sameValue.
+func typedOps(t reflect.Type) (eq func(a, b unsafe.Pointer) bool, put func(e *encoder, p unsafe.Pointer, scale int)) {
+	switch t {
+	case reflect.TypeOf(source.Opt[int64]{}):
+		return eqOf[source.Opt[int64]], func(e *encoder, p unsafe.Pointer, _ int) { e.optInt(*(*source.Opt[int64])(p)) }
+	case reflect.TypeOf(source.Opt[float64]{}):
+		return eqOf[source.Opt[float64]], putOpt(func(e *encoder, v float64, _ int) { e.float(v, 64) })
+	case reflect.TypeOf(source.Opt[bool]{}):
+		return eqOf[source.Opt[bool]], putOpt(func(e *encoder, v bool, _ int) { e.bool(v) })
+	case reflect.TypeOf(source.Opt[time.Duration]{}):
+		return eqOf[source.Opt[time.Duration]], putOpt(func(e *encoder, v time.Duration, scale int) { e.decimal(int64(v), scale) })
+	case reflect.TypeOf(source.Opt[string]{}):
+		return eqOf[source.Opt[string]], putOpt(func(e *encoder, v string, _ int) { e.str(v) })
+	case reflect.TypeOf(source.Info{}.Replicas):
+		return eqOf[[source.MaxReplicas]source.Replica], nil
+	case durationType:
+		return eqOf[int64], func(e *encoder, p unsafe.Pointer, scale int) { e.decimal(*(*int64)(p), scale) }
+	}
+	switch t.Kind() {
+	case reflect.Int64:
+		return eqOf[int64], func(e *encoder, p unsafe.Pointer, _ int) { e.int(*(*int64)(p)) }
+	case reflect.Int:
+		return eqOf[int], func(e *encoder, p unsafe.Pointer, _ int) { e.int(int64(*(*int)(p))) }
+	case reflect.Uint64:
+		return eqOf[uint64], func(e *encoder, p unsafe.Pointer, _ int) {
+			e.buf.Write(strconv.AppendUint(e.buf.AvailableBuffer(), *(*uint64)(p), 10))
+		}
+	case reflect.Bool:
+		return eqOf[bool], func(e *encoder, p unsafe.Pointer, _ int) { e.bool(*(*bool)(p)) }
+	case reflect.String:
+		return eqOf[string], func(e *encoder, p unsafe.Pointer, _ int) { e.str(*(*string)(p)) }
+	}
+	return nil, nil
+}
+
+// putOpt writes an Opt[T] from its address: null when absent, else its
+// value by put.
+func putOpt[T any](put func(e *encoder, v T, scale int)) func(e *encoder, p unsafe.Pointer, scale int) {
+	return func(e *encoder, p unsafe.Pointer, scale int) {
+		o := (*source.Opt[T])(p)
+		if !o.OK {
+			e.buf.WriteString("null")
+			return
+		}
+		put(e, o.V, scale)
 	}
 }
 

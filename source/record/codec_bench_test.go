@@ -21,8 +21,14 @@ import (
 //	go test -run '^$' -bench 'Codec' -benchmem ./source/record/
 
 func busySamples(b *testing.B) ([]source.Event, *Header) {
+	return recordedSamples(b, "busy")
+}
+
+// recordedSamples are the sample events of testdata's real recording
+// NAME-two-servers.jsonl.zst (idle or busy), with its header.
+func recordedSamples(b testing.TB, name string) ([]source.Event, *Header) {
 	b.Helper()
-	rf, err := OpenFile("testdata/busy-two-servers.jsonl.zst")
+	rf, err := OpenFile("testdata/" + name + "-two-servers.jsonl.zst")
 	if err != nil {
 		b.Fatal(err)
 	}

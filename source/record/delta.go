@@ -58,17 +58,20 @@ func derivedFields(s *source.Sample) []any {
 // fullEvery is how often a node's sample is written whole.
 var fullEvery = 5 * time.Second
 
-// deltaState is what the Writer remembers per node.
+// deltaState is what the Writer remembers per node: two copies of a
+// sample, taken in turn, one the node's previous sample event (prev), the
+// other the sample being written (next).
 type deltaState struct {
-	prev     source.Sample
-	prevSave source.SaveProgress // what prev.Save points to
-	lastFull time.Duration
+	prev, next *sampleCopy
+	copies     [2]sampleCopy
+	begun      bool // prev holds a sample event
+	lastFull   time.Duration
 }
 
 // useDelta says whether ev's sample may be written as a delta against st.
 func useDelta(st *deltaState, ev source.Event) bool {
-	return st != nil && ev.Kind == source.EventSample && ev.Sample != nil &&
-		ev.Sample.Seq == st.prev.Seq+1 && ev.Offset-st.lastFull < fullEvery && ev.Offset >= st.lastFull
+	return st != nil && st.begun && ev.Kind == source.EventSample && ev.Sample != nil &&
+		ev.Sample.Seq == st.prev.s.Seq+1 && ev.Offset-st.lastFull < fullEvery && ev.Offset >= st.lastFull
 }
 
 // encodeDelta writes a sample event as a delta against prev (no newline).
@@ -82,17 +85,9 @@ func encodeDelta(ev source.Event, prev *source.Sample, epoch time.Time) []byte {
 // the derived instruments always; offset_s and at when they are the
 // event's, as they nearly always are. Fixed, so a delta allocates none.
 var (
-	deltaSkip   = skipSet("seq")
-	deltaSkipAt = skipSet("seq", "offset_s", "at")
+	deltaSkip   = fieldSetOf(sampleType, append([]string{"seq"}, derivedKeys...)...)
+	deltaSkipAt = fieldSetOf(sampleType, append([]string{"seq", "offset_s", "at"}, derivedKeys...)...)
 )
-
-func skipSet(keys ...string) map[string]bool {
-	m := map[string]bool{}
-	for _, k := range append(keys, derivedKeys...) {
-		m[k] = true
-	}
-	return m
-}
 
 // delta writes a sample event as a delta against prev.
 func (e *encoder) delta(ev source.Event, prev *source.Sample, epoch time.Time) {
@@ -110,29 +105,27 @@ func (e *encoder) delta(ev source.Event, prev *source.Sample, epoch time.Time) {
 	if s.Offset == ev.Offset && s.At.Equal(epoch.Add(ev.Offset)) {
 		skip = deltaSkipAt
 	}
-	e.diffFields(reflect.ValueOf(prev).Elem(), reflect.ValueOf(s).Elem(), skip)
+	e.diffFields(fieldsOf(sampleType), unsafe.Pointer(prev), unsafe.Pointer(s), skip)
 	// The instruments, where they are not what FillInstruments makes of
-	// the line's figures. Compared field by field: no copy of the sample
-	// escapes to the heap.
+	// the line's figures.
 	d := derivedOf(s)
-	if s.COW != d.COW {
-		e.key("cow")
-		e.value(reflect.ValueOf(s.COW), 0)
-	}
-	if s.COWFrom != d.COWFrom {
-		e.key("cow_from")
-		e.str(string(s.COWFrom))
-	}
-	if s.Footprint != d.Footprint {
-		e.key("footprint")
-		e.value(reflect.ValueOf(s.Footprint), 0)
-	}
-	if s.FootprintFrom != d.FootprintFrom {
-		e.key("footprint_from")
-		e.str(string(s.FootprintFrom))
-	}
+	e.underived("cow", s.COW, d.COW, s.COWFrom, d.COWFrom)
+	e.underived("footprint", s.Footprint, d.Footprint, s.FootprintFrom, d.FootprintFrom)
 	e.close()
 	e.close()
+}
+
+// underived writes an instrument's figure (key) and where it is from
+// (key_from), each where it is not what was derived.
+func (e *encoder) underived(key string, v, derived source.Opt[int64], from, derivedFrom source.Instrument) {
+	if v != derived {
+		e.key(key)
+		e.optInt(v)
+	}
+	if from != derivedFrom {
+		e.key(key + "_from")
+		e.str(string(from))
+	}
 }
 
 // derived are the instruments' figures FillInstruments makes of a
@@ -142,85 +135,92 @@ type derived struct {
 	COWFrom, FootprintFrom source.Instrument
 }
 
+// derivedOf derives them on s itself, which it leaves as it was: no copy
+// of a sample.
 func derivedOf(s *source.Sample) derived {
-	var d source.Sample
-	d.Info, d.Proc = s.Info, s.Proc
-	source.FillInstruments(&d)
-	return derived{d.COW, d.Footprint, d.COWFrom, d.FootprintFrom}
+	was := derived{s.COW, s.Footprint, s.COWFrom, s.FootprintFrom}
+	source.FillInstruments(s)
+	d := derived{s.COW, s.Footprint, s.COWFrom, s.FootprintFrom}
+	s.COW, s.Footprint, s.COWFrom, s.FootprintFrom = was.COW, was.Footprint, was.COWFrom, was.FootprintFrom
+	return d
 }
 
-// diffFields writes the fields of struct cur that differ from prev, as
-// members of the open object: a struct that differs in part as an object
-// of its differing fields, anything else whole.
-func (e *encoder) diffFields(prev, cur reflect.Value, skip map[string]bool) {
-	var pp, cp unsafe.Pointer
-	if prev.CanAddr() && cur.CanAddr() {
-		pp, cp = unsafe.Pointer(prev.UnsafeAddr()), unsafe.Pointer(cur.UnsafeAddr())
-	}
-	for _, f := range fieldsOf(cur.Type()) {
-		if skip[f.key] {
+// diffFields writes the fields of the struct at cp that differ from the
+// one at pp, both of the type whose fields are fields, as members of the
+// open object: a struct that differs in part as an object of its
+// differing fields, anything else whole. It says whether it wrote any.
+// In place: the writer compares every field of every sample with its
+// previous one, at --interval 10ms two hundred samples a second.
+func (e *encoder) diffFields(fields []fieldInfo, pp, cp unsafe.Pointer, skip fieldSet) bool {
+	wrote := false
+	for i := range fields {
+		f := &fields[i]
+		if skip.has(i) {
 			continue
 		}
-		if f.eq != nil && pp != nil && f.eq(unsafe.Add(pp, f.offset), unsafe.Add(cp, f.offset)) {
-			continue
-		}
-		pv, cv := prev.Field(f.index), cur.Field(f.index)
-		if (f.eq == nil || pp == nil) && sameValue(pv, cv) {
-			continue
-		}
-		e.fieldKey(f)
-		if f.eq != nil {
-			e.value(cv, f.scale) // an Opt, a scalar or the replicas: whole
-			continue
-		}
-		t := cv.Type()
+		pf, cf := unsafe.Add(pp, f.offset), unsafe.Add(cp, f.offset)
 		switch {
-		case t.Kind() == reflect.Struct && !isOpt(t) && t != timeType:
-			e.open()
-			e.diffFields(pv, cv, nil)
-			e.close()
-		case t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct && !pv.IsNil() && !cv.IsNil():
-			e.open()
-			e.diffFields(pv.Elem(), cv.Elem(), nil)
-			e.close()
+		case f.eq != nil:
+			if f.eq(pf, cf) {
+				continue
+			}
+			e.fieldKey(f)
+			if f.put != nil {
+				f.put(e, cf, f.scale) // an Opt or a scalar: whole
+			} else {
+				e.value(reflect.NewAt(f.typ, cf).Elem(), f.scale)
+			}
+		case f.sub != nil:
+			if f.same != nil && f.same(pf, cf) || !e.diffObject(f, f.sub, pf, cf) {
+				continue
+			}
+		case f.typ.Kind() == reflect.Pointer && f.typ.Elem().Kind() == reflect.Struct &&
+			*(*unsafe.Pointer)(pf) != nil && *(*unsafe.Pointer)(cf) != nil:
+			// Both there (a save's progress): its differing fields.
+			if !e.diffObject(f, fieldsOf(f.typ.Elem()), *(*unsafe.Pointer)(pf), *(*unsafe.Pointer)(cf)) {
+				continue
+			}
 		default:
+			pv, cv := reflect.NewAt(f.typ, pf).Elem(), reflect.NewAt(f.typ, cf).Elem()
+			if sameValue(pv, cv) {
+				continue
+			}
+			e.fieldKey(f)
 			e.value(cv, f.scale)
 		}
+		wrote = true
 	}
+	return wrote
 }
 
-// equalFor is a comparison in place of two values of type t, for the
-// types nearly all of a sample's fields are; nil for the others, which
-// sameValue compares. In place and typed: the writer compares every field
-// of every sample with its previous one, and reflect's Field, Kind and
-// Int on each were most of the writer's CPU at --interval 10ms. Floats
-// compare as ==, so a NaN differs from itself, as in sameValue.
-func equalFor(t reflect.Type) func(a, b unsafe.Pointer) bool {
-	switch t {
-	case reflect.TypeOf(source.Opt[int64]{}):
-		return eqOf[source.Opt[int64]]
-	case reflect.TypeOf(source.Opt[float64]{}):
-		return eqOf[source.Opt[float64]]
-	case reflect.TypeOf(source.Opt[bool]{}):
-		return eqOf[source.Opt[bool]]
-	case reflect.TypeOf(source.Opt[time.Duration]{}):
-		return eqOf[source.Opt[time.Duration]]
-	case reflect.TypeOf(source.Opt[string]{}):
-		return eqOf[source.Opt[string]]
-	case reflect.TypeOf(source.Info{}.Replicas):
-		return eqOf[[source.MaxReplicas]source.Replica]
+// diffObject writes field f as an object of the fields of the struct at cp
+// that differ from the one at pp, and nothing when none does: it says
+// whether it wrote it.
+func (e *encoder) diffObject(f *fieldInfo, fields []fieldInfo, pp, cp unsafe.Pointer) bool {
+	n, first := e.buf.Len(), e.first[len(e.first)-1]
+	e.fieldKey(f)
+	e.open()
+	if !e.diffFields(fields, pp, cp, fieldSet{}) {
+		// Nothing differs: as if it had never begun.
+		e.first = e.first[:len(e.first)-1]
+		e.first[len(e.first)-1] = first
+		e.buf.Truncate(n)
+		return false
 	}
-	switch t.Kind() {
-	case reflect.Int64:
-		return eqOf[int64]
-	case reflect.Int:
-		return eqOf[int]
-	case reflect.Uint64:
-		return eqOf[uint64]
-	case reflect.Bool:
-		return eqOf[bool]
-	case reflect.String:
-		return eqOf[string]
+	e.close()
+	return true
+}
+
+// sameFor is a comparison in place of two structs of type t, for those of
+// a sample that stay the same for many samples (the save settings, the
+// /proc figures on an idle host): one typed == instead of a comparison of
+// each field. nil for the others.
+func sameFor(t reflect.Type) func(a, b unsafe.Pointer) bool {
+	switch t {
+	case reflect.TypeOf(source.SaveConfig{}):
+		return eqOf[source.SaveConfig]
+	case reflect.TypeOf(source.ProcMem{}):
+		return eqOf[source.ProcMem]
 	}
 	return nil
 }
@@ -269,35 +269,34 @@ func sameValue(a, b reflect.Value) bool {
 	return reflect.DeepEqual(a.Interface(), b.Interface())
 }
 
-// deltaBase is what the delta of cur is taken against: prev, with the
-// figures version 6 derives set to cur's where cur's are derivable (so
-// the delta leaves them out) and to something other than cur's where
-// not (so the delta writes them even when they did not change). base and
-// baseSave are the caller's scratch.
-func deltaBase(prev, cur *source.Sample, base *source.Sample, baseSave *source.SaveProgress) *source.Sample {
-	*base = *prev
+// deltaBase makes prev what the delta of cur is taken against, and returns
+// it: the figures version 6 derives set to cur's where cur's are
+// derivable (so the delta leaves them out) and to something other than
+// cur's where not (so the delta writes them even when they did not
+// change). In place: prev (and its save progress) is the writer's copy of
+// the node's previous sample, which cur replaces right after.
+func deltaBase(prev, cur *source.Sample) *source.Sample {
 	if cur.Ping10s.InFlight == cur.Ping.InFlight {
-		base.Ping10s.InFlight = cur.Ping10s.InFlight
-	} else if base.Ping10s.InFlight == cur.Ping10s.InFlight {
-		base.Ping10s.InFlight = cur.Ping10s.InFlight + 1
+		prev.Ping10s.InFlight = cur.Ping10s.InFlight
+	} else if prev.Ping10s.InFlight == cur.Ping10s.InFlight {
+		prev.Ping10s.InFlight = cur.Ping10s.InFlight + 1
 	}
 	if cur.Save != nil && prev.Save != nil {
-		// (A save that is new to this delta is written whole.)
-		*baseSave = *prev.Save
+		// (A save that is new to this delta is written whole.) The ETA
+		// derived from prev's before prev's is changed.
+		eta, derived := cur.Save.ETA, etaDerived(prev, cur)
 		if cur.Save.Elapsed == cur.Offset-cur.Save.Started {
-			baseSave.Elapsed = cur.Save.Elapsed
-		} else if baseSave.Elapsed == cur.Save.Elapsed {
-			baseSave.Elapsed = cur.Save.Elapsed + 1
+			prev.Save.Elapsed = cur.Save.Elapsed
+		} else if prev.Save.Elapsed == cur.Save.Elapsed {
+			prev.Save.Elapsed = cur.Save.Elapsed + 1
 		}
-		eta := cur.Save.ETA
-		if eta == etaDerived(prev, cur) {
-			baseSave.ETA = eta
-		} else if baseSave.ETA == eta {
-			baseSave.ETA = source.Some(eta.V + 1) // present, and not eta
+		if eta == derived {
+			prev.Save.ETA = eta
+		} else if prev.Save.ETA == eta {
+			prev.Save.ETA = source.Some(eta.V + 1) // present, and not eta
 		}
-		base.Save = baseSave
 	}
-	return base
+	return prev
 }
 
 // etaDerived is the ETA a version 7 delta of cur that leaves save.eta_s out

@@ -82,12 +82,9 @@ type Writer struct {
 	csv       *csv.Writer // nil for JSONL
 	comp      compressor  // nil for a plain recording
 	nodes     map[source.NodeID]*deltaState
-	enc       encoder       // the line being written, its buffer kept between lines
-	scratch   source.Sample // the sample being written, as recorded
-	scratchSv source.SaveProgress
-	opsStep   float64       // of ops/s, by the header's interval (opsStepFor)
-	base      source.Sample // what its delta is against (deltaBase)
-	baseSv    source.SaveProgress
+	enc       encoder    // the line being written, its buffer kept between lines
+	scratch   sampleCopy // a sample of no node being written, as recorded
+	opsStep   float64    // of ops/s, by the header's interval (opsStepFor)
 	frameT    time.Duration
 	epoch     time.Time
 	lastFlush time.Time
@@ -258,29 +255,28 @@ func (rw *Writer) Write(ev source.Event) error {
 
 // encode writes ev's line: a sample as a delta against its node's
 // previous one where it may be, else whole. The line is in rw.enc's
-// buffer; the sample at the recorded precision is in rw.scratch: a sample
-// costs the writer no allocation of its own.
+// buffer; the sample at the recorded precision is in its node's spare
+// copy (or rw.scratch): a sample costs the writer no allocation of its own.
 func (rw *Writer) encode(ev source.Event) []byte {
 	e := &rw.enc
 	e.reset()
 	ev.Offset = ev.Offset.Round(offsetStep)
-	live := ev.Sample
-	if ev.Sample != nil {
-		ev.Sample = rw.recorded(ev.Sample)
-	}
 	if ev.Sample == nil || ev.Node == "" {
+		if ev.Sample != nil {
+			ev.Sample = rw.scratch.set(ev.Sample, rw.opsStep)
+		}
 		e.event(ev, rw.epoch)
 		return e.buf.Bytes()
 	}
-	if rw.nodes == nil {
-		rw.nodes = map[source.NodeID]*deltaState{}
-	}
-	st := rw.nodes[ev.Node]
+	st := rw.node(ev.Node)
+	live := ev.Sample
+	ev.Sample = st.next.set(live, rw.opsStep)
 	if useDelta(st, ev) {
+		prev := &st.prev.s
 		if live.Save != nil {
-			fitETA(&st.prev, ev.Sample, live.Save.ETA)
+			fitETA(prev, ev.Sample, live.Save.ETA)
 		}
-		e.delta(ev, deltaBase(&st.prev, ev.Sample, &rw.base, &rw.baseSv), rw.epoch)
+		e.delta(ev, deltaBase(prev, ev.Sample), rw.epoch)
 	} else {
 		e.event(ev, rw.epoch)
 		if ev.Kind != source.EventSample {
@@ -288,33 +284,47 @@ func (rw *Writer) encode(ev source.Event) []byte {
 			// the delta chain goes on from the sample events alone.
 			return e.buf.Bytes()
 		}
-		if st == nil {
-			st = &deltaState{}
-			rw.nodes[ev.Node] = st
-		}
 		st.lastFull = ev.Offset
 	}
-	st.prev = *ev.Sample
-	if sv := ev.Sample.Save; sv != nil {
-		// A copy of its own: the watcher's tracker may fill in its
-		// progress later, and rw.scratchSv is the next sample's.
-		st.prevSave = *sv
-		st.prev.Save = &st.prevSave
-	}
+	// This sample is the next one's previous; the previous one's copy is
+	// the next one's to fill.
+	st.prev, st.next = st.next, st.prev
+	st.begun = true
 	return e.buf.Bytes()
 }
 
-// recorded is s at the precision a recording keeps (recordedSample), in
-// rw.scratch.
-func (rw *Writer) recorded(s *source.Sample) *source.Sample {
-	rw.scratch = *s
-	roundSample(&rw.scratch, rw.opsStep)
-	if s.Save != nil {
-		rw.scratchSv = *s.Save
-		roundSave(&rw.scratchSv, s.Offset)
-		rw.scratch.Save = &rw.scratchSv
+// node is the delta state of node n.
+func (rw *Writer) node(n source.NodeID) *deltaState {
+	st := rw.nodes[n]
+	if st == nil {
+		if rw.nodes == nil {
+			rw.nodes = map[source.NodeID]*deltaState{}
+		}
+		st = &deltaState{}
+		st.prev, st.next = &st.copies[0], &st.copies[1]
+		rw.nodes[n] = st
 	}
-	return &rw.scratch
+	return st
+}
+
+// sampleCopy is a sample as recorded, with a save progress of its own.
+type sampleCopy struct {
+	s    source.Sample
+	save source.SaveProgress // what s.Save points to, when not nil
+}
+
+// set makes c s at the precision a recording keeps (recordedSample) and
+// returns it. The save progress is copied too: the watcher's tracker may
+// fill it in later.
+func (c *sampleCopy) set(s *source.Sample, opsStep float64) *source.Sample {
+	c.s = *s
+	roundSample(&c.s, opsStep)
+	if s.Save != nil {
+		c.save = *s.Save
+		roundSave(&c.save, s.Offset)
+		c.s.Save = &c.save
+	}
+	return &c.s
 }
 
 // Close flushes what is buffered and stops the background flushing. It does
@@ -393,7 +403,7 @@ func encodeEvent(ev source.Event, epoch time.Time) []byte {
 }
 
 // skipOffsetAt leaves a whole sample's offset_s and at out of its line.
-var skipOffsetAt = map[string]bool{"offset_s": true, "at": true}
+var skipOffsetAt = fieldSetOf(sampleType, "offset_s", "at")
 
 // event writes one event line (without newline), as encodeEvent.
 func (e *encoder) event(ev source.Event, epoch time.Time) {
@@ -410,7 +420,7 @@ func (e *encoder) event(ev source.Event, epoch time.Time) {
 	if ev.Sample != nil {
 		e.key("sample")
 		e.open()
-		var skip map[string]bool
+		var skip fieldSet
 		if ev.Sample.Offset == ev.Offset && ev.Sample.At.Equal(at) {
 			skip = skipOffsetAt
 		}
