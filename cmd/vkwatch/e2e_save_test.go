@@ -258,14 +258,8 @@ func nodeIDOf(t *testing.T, c *servertest.Cluster, addr string) string {
 // TestSaveBarOnTerminal: on a terminal, vkwatch save draws a bar for the
 // node saving, in place, and leaves the lines of a plain run once saved.
 func TestSaveBarOnTerminal(t *testing.T) {
-	srv := servertest.Start(t, server.Options{})
-	c := servertest.Client(t, srv)
-	ctx := context.Background()
-	servertest.Populate(t, c, 20000, "k", 100)
 	// 20,000 keys at 100 µs: a save of about two seconds, seen at several percentages.
-	if err := c.ConfigSet(ctx, "rdb-key-save-delay", "100").Err(); err != nil {
-		t.Fatal(err)
-	}
+	srv, _ := servertest.StartSlowSave(t, 20000, 100, 100)
 	s := startSessionSized(t, 24, 80, childEnv(), "save", srv.Addr, "--interval", "50ms")
 	bar := regexp.MustCompile(`\[1/1\] ` + regexp.QuoteMeta(srv.Addr) + ` [█░]+ +\d+%`)
 	s.waitScreen(20*time.Second, "a progress bar", func(f shot) bool { return bar.MatchString(f.String()) })

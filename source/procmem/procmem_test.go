@@ -221,13 +221,8 @@ func TestIsSaveChildByTitle(t *testing.T) {
 
 func BenchmarkRead(b *testing.B) {
 	r := newReader(b)
-	s := servertest.Start(b, server.Options{})
-	c := servertest.Client(b, s)
+	s, c := servertest.StartSlowSave(b, 500000, 300, 100)
 	ctx := context.Background()
-	servertest.Populate(b, c, 500000, "key", 300)
-	if err := c.ConfigSet(ctx, "rdb-key-save-delay", "100").Err(); err != nil {
-		b.Fatal(err)
-	}
 	if err := c.BgSave(ctx).Err(); err != nil {
 		b.Fatal(err)
 	}
