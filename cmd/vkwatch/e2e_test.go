@@ -221,13 +221,22 @@ func (s *session) cleanup() {
 		s.cmd.Process.Kill()
 		<-s.exited
 	}
-	s.closeTTY()
-	select {
-	case <-s.readEnd:
-	case <-time.After(10 * time.Second):
+	if !s.drainTTY() {
 		s.t.Errorf("the terminal's reader did not end")
 	}
 	s.ptm.Close()
+}
+
+// drainTTY closes the terminal's far end and waits up to 10 s for the
+// reader to take what vkwatch wrote and end; false if it does not.
+func (s *session) drainTTY() bool {
+	s.closeTTY()
+	select {
+	case <-s.readEnd:
+		return true
+	case <-time.After(10 * time.Second):
+		return false
+	}
 }
 
 func (s *session) closeTTY() {
@@ -299,10 +308,7 @@ func (s *session) end(within time.Duration, restored bool) int {
 	if restored && (after.Lflag&modes != s.before.Lflag&modes || after.Oflag&unix.OPOST != s.before.Oflag&unix.OPOST) {
 		s.t.Errorf("terminal modes not restored: lflag %#x oflag %#x, were %#x %#x", after.Lflag, after.Oflag, s.before.Lflag, s.before.Oflag)
 	}
-	s.closeTTY()
-	select {
-	case <-s.readEnd:
-	case <-time.After(10 * time.Second):
+	if !s.drainTTY() {
 		s.t.Fatal("the terminal's output did not end after vkwatch exited")
 	}
 	s.scr.flush()
