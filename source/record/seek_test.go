@@ -43,7 +43,7 @@ func TestRealRecordingSeeks(t *testing.T) {
 	frameEvery = time.Second
 	dir := t.TempDir()
 	paths := map[Compression]string{Zstd: filepath.Join(dir, "real.jsonl.zst"), Gzip: filepath.Join(dir, "real.jsonl.gz")}
-	recordReal(t, paths, realSeekServers, realSeekSamples)
+	gap := recordReal(t, paths, realSeekServers, realSeekSamples)
 	if z, g := contentHash(t, paths[Zstd]), contentHash(t, paths[Gzip]); z != g {
 		t.Fatalf("the .zst and the .gz recordings of the same events differ once decompressed")
 	}
@@ -103,7 +103,7 @@ func TestRealRecordingSeeks(t *testing.T) {
 		// Near the cut: reads to it, a whole sample of every node on the way.
 		seeks = append(seeks, seekCheck{rf: cf, cut: true, target: cf.End - fullEvery - 2*time.Second})
 	}
-	if n := checkSeeks(t, whole, seeks); n < realSeekSamples {
+	if n := checkSeeks(t, whole, seeks, gap); n < realSeekSamples {
 		t.Fatalf("%d samples read back, want %d", n, realSeekSamples)
 	}
 }
@@ -121,8 +121,10 @@ func contentHash(t *testing.T, path string) [32]byte {
 
 // recordReal watches servers real servers at 10 ms and records them to
 // each of paths at once (by its compression), until samples samples are
-// written.
-func recordReal(t *testing.T, paths map[Compression]string, servers, samples int) {
+// written. It returns the longest time between two successive samples of
+// a node: a node's whole sample comes at its first sample fullEvery after
+// its last, so up to that much later under load.
+func recordReal(t *testing.T, paths map[Compression]string, servers, samples int) (gap time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	clock := source.NewClock()
@@ -156,6 +158,7 @@ func recordReal(t *testing.T, paths map[Compression]string, servers, samples int
 	// One lock around both writes: the two files hold the events in the
 	// same order.
 	var mu sync.Mutex
+	last := map[source.NodeID]time.Duration{}
 	var written atomic.Int64
 	enough := make(chan struct{})
 	var once sync.Once
@@ -166,6 +169,12 @@ func recordReal(t *testing.T, paths map[Compression]string, servers, samples int
 		wg.Go(func() {
 			w.Run(runCtx, func(ev source.Event) {
 				mu.Lock()
+				if ev.Kind == source.EventSample {
+					if at, ok := last[ev.Node]; ok {
+						gap = max(gap, ev.Offset-at)
+					}
+					last[ev.Node] = ev.Offset
+				}
 				for _, rw := range writers {
 					if err := rw.Write(ev); err != nil {
 						t.Errorf("write: %v", err)
@@ -191,7 +200,9 @@ func recordReal(t *testing.T, paths map[Compression]string, servers, samples int
 		}
 	}
 	took := time.Since(start)
-	t.Logf("%d servers at 10ms: %d samples in %s (%.0f a second, %.0f a server-second)", servers, written.Load(), took.Round(time.Millisecond), float64(written.Load())/took.Seconds(), float64(written.Load())/took.Seconds()/float64(servers))
+	t.Logf("%d servers at 10ms: %d samples in %s (%.0f a second, %.0f a server-second), a node's samples at most %s apart",
+		servers, written.Load(), took.Round(time.Millisecond), float64(written.Load())/took.Seconds(), float64(written.Load())/took.Seconds()/float64(servers), gap)
+	return gap
 }
 
 // seekCheck is one seek of checkSeeks: its scan, checked against the whole
@@ -206,13 +217,16 @@ type seekCheck struct {
 	matched       int
 	eof           bool                   // the scan read to the recording's end
 	based         map[source.NodeID]bool // the nodes whose whole sample the scan has read
-	err           error
+	// late is how long after start+fullEvery a node's whole sample may
+	// come: a second, or the longest gap between a node's samples.
+	late time.Duration
+	err  error
 }
 
 // skippable: what the scan may not read of the whole read: a node's
 // deltas before its first whole sample after the mark.
 func (s *seekCheck) skippable(ev source.Event) bool {
-	return ev.Kind == source.EventSample && !s.based[ev.Node] && ev.Offset <= s.start+fullEvery+time.Second
+	return ev.Kind == source.EventSample && !s.based[ev.Node] && ev.Offset <= s.start+fullEvery+s.late
 }
 
 func (s *seekCheck) advance() {
@@ -242,8 +256,12 @@ func (s *seekCheck) note(ev source.Event) {
 // frame (and a second of slack) before it, and reads the whole read's
 // events from its first on, in order, skipping only a node's deltas before
 // its first whole sample, until a second past the target and past every
-// node's next whole sample (or its file's end). It returns the number of samples in the whole read.
-func checkSeeks(t *testing.T, whole *File, seeks []seekCheck) int {
+// node's next whole sample (or its file's end). A node's whole sample
+// comes at its first sample fullEvery after its last one: within a second
+// of that, or within gap, the longest time between two of a node's
+// samples while it was recorded. It returns the number of samples in the
+// whole read.
+func checkSeeks(t *testing.T, whole *File, seeks []seekCheck, gap time.Duration) int {
 	t.Helper()
 	for i := range seeks {
 		s := &seeks[i]
@@ -258,11 +276,12 @@ func checkSeeks(t *testing.T, whole *File, seeks []seekCheck) int {
 		defer sc.Close()
 		// To a second past the target, and past every node's next whole
 		// sample: what a replay charts there.
-		s.sc, s.stop, s.based = sc, max(s.target, s.start+fullEvery)+time.Second, map[source.NodeID]bool{}
+		s.late = max(time.Second, gap)
+		s.sc, s.stop, s.based = sc, max(s.target, s.start+fullEvery)+s.late, map[source.NodeID]bool{}
 		s.advance()
 		// Near the end a scan may read nothing: a last frame of deltas
 		// alone (then the whole read must have nothing else from there).
-		if s.next != nil && s.next.Offset > s.start+fullEvery+time.Second {
+		if s.next != nil && s.next.Offset > s.start+fullEvery+s.late {
 			t.Errorf("seek to %s (a mark at %s) reads first an event at %s", s.target, s.start, s.next.Offset)
 		}
 	}
