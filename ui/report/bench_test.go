@@ -6,12 +6,14 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/record"
 	src "github.com/vkwatch/vkwatch/source/report"
+	"github.com/vkwatch/vkwatch/source/units"
 )
 
 // hourRecording writes a recording of two servers sampled every 200 ms for
@@ -130,5 +132,43 @@ func BenchmarkReadHour(b *testing.B) {
 			b.Fatal(err)
 		}
 		f.Close()
+	}
+}
+
+// TestPagePeaksLabelled: the cost curves' figures label each server's
+// highest copy-on-write and footprint over its saves, as the recording's
+// save reports hold them (the golden's recording has no sampled save).
+func TestPagePeaksLabelled(t *testing.T) {
+	p := hourRecording(t)
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rec, err := record.Read(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	peak := map[source.NodeID][2]int64{}
+	for _, ev := range rec.Events {
+		if ev.Kind != source.EventSaveEnded || ev.Report == nil {
+			continue
+		}
+		pk := peak[ev.Node]
+		for _, pt := range ev.Report.Curve {
+			pk[0], pk[1] = max(pk[0], pt.COW.V), max(pk[1], pt.Footprint.V)
+		}
+		peak[ev.Node] = pk
+	}
+	if len(peak) != 2 {
+		t.Fatalf("the recording has saves of %d servers, want 2", len(peak))
+	}
+	page := structure(render(t, load(t, p)))
+	for node, pk := range peak {
+		for i, what := range []string{"copy-on-write", "footprint"} {
+			if want := "peak " + units.BytesFixed(float64(pk[i])); strings.Count(page, want) < 1 {
+				t.Errorf("%s: the page has no label %q for its highest %s", node, want, what)
+			}
+		}
 	}
 }
