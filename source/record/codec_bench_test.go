@@ -10,13 +10,11 @@ import (
 // The codec question of issue 17: would encoding/json (struct tags and one
 // Opt marshaller) serve instead of this package's reflection codec? These
 // benchmarks set the two engines side by side on the whole sample lines of
-// the busy real recording, before any tag or marshaller is written:
-// encoding/json here encodes the types as they are (Go field names, an
-// Opt as its two fields V and OK, durations in nanoseconds, absent fields
-// kept), so its lines are not this format's; what it measures is the
-// engine. A tagged prototype (names, units, Opt's value or nothing) is the
-// next step, and its MarshalJSON per Opt field would cost some of the
-// speed measured here.
+// the busy real recording: ...JSON encodes the types as they are (Go field
+// names, an Opt as its two fields V and OK, durations in nanoseconds,
+// absent fields kept), so its lines are not this format's and what it
+// measures is the engine; BenchmarkCodecEncodeTagged (codec_tagged_test.go)
+// is the tagged prototype, which writes this format's very lines.
 //
 //	go test -run '^$' -bench 'Codec' -benchmem ./source/record/
 
