@@ -135,6 +135,8 @@ func (a *app) monitor(ctx context.Context, run monitorRun) (err error) {
 		return withCode(exitNoTTY, errors.New("standard output is not a terminal: use `vkwatch bench` for a headless experiment, --record FILE to record samples, or --metrics ADDR to export them, without the UI"))
 	}
 	s := newMonitorSession(ctx, a, run)
+	gc := startGCFloor(gcFloorBytes)
+	s.onExit(func() error { gc.stop(); return nil })
 	if headless {
 		// Nobody takes the batches without a terminal: queued events
 		// would pile up for as long as the recording runs.
