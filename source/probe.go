@@ -363,7 +363,7 @@ func (p *probe) setInterval(d time.Duration) {
 	default:
 	}
 	if c := p.shared.Load(); c != nil {
-		c.l.command(&c.l.retimes, c)
+		c.retime()
 	}
 }
 

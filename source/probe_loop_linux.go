@@ -259,6 +259,9 @@ func (c *loopConn) sync() {
 	}
 }
 
+// retime has the loop take c's probe's new interval.
+func (c *loopConn) retime() { c.l.command(&c.l.retimes, c) }
+
 // detachFD duplicates conn's socket, closes conn (which takes the socket
 // out of Go's netpoller) and turns on kernel receive timestamps. The
 // duplicate shares the socket's non-blocking mode.

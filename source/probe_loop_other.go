@@ -14,4 +14,5 @@ func serveShared(context.Context, *probe, net.Conn) (bool, error) { return false
 // loopConn is a connection on the shared loop, which only Linux has.
 type loopConn struct{}
 
-func (*loopConn) sync() {}
+func (*loopConn) sync()   {}
+func (*loopConn) retime() {}
