@@ -118,12 +118,7 @@ func recordRealFor(t *testing.T, ctx context.Context, addr, path string, d time.
 // path, read whole from its start.
 func lastSampleAt(t *testing.T, path string, node source.NodeID, at time.Duration) *source.Sample {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rec, err := record.Read(f)
+	rec, err := record.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}

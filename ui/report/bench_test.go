@@ -140,12 +140,7 @@ func BenchmarkReadHour(b *testing.B) {
 // save reports hold them (the golden's recording has no sampled save).
 func TestPagePeaksLabelled(t *testing.T) {
 	p := hourRecording(t)
-	f, err := os.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rec, err := record.Read(f)
+	rec, err := record.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
 	}
