@@ -2,7 +2,6 @@ package ui
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -55,8 +54,10 @@ func TestReplayOfARealRecordingSeeks(t *testing.T) {
 			t.Fatalf("the recording has no sample of %s at or before %s", node, target)
 		}
 		v := ansi.Strip(r.View())
-		clock := fmt.Sprintf("replay %d:%02d / ", int(target.Minutes()), int(target.Seconds())%60)
-		wall := epoch.Add(target).Format("15:04:05")
+		// The clock counts from the recording's first event, which comes
+		// as late as the watcher's connection; the wall time from the epoch.
+		clock := "replay " + fmtClock(target-rf.Start) + " / "
+		wall := epoch.Add(target).Local().Format("15:04:05")
 		if !regexp.MustCompile(regexp.QuoteMeta(clock) + `.*` + regexp.QuoteMeta(wall)).MatchString(v) {
 			t.Errorf("g %s: the screen's clock is not %q with the wall time %s:\n%s", target, clock, wall, v)
 		}
