@@ -82,6 +82,8 @@ func ParseInfoInto(dst *Info, text string) {
 			dst.MaxMemory = optInt(val)
 		case "mem_clients_slaves":
 			dst.MemClientsReplicas = optInt(val)
+		case "allocator_rss_bytes":
+			dst.AllocatorRSS = optInt(val)
 		case "total_system_memory":
 			dst.TotalSystemMemory = optInt(val)
 		// stats

@@ -63,7 +63,7 @@ func TestParseInfoRealServer(t *testing.T) {
 		"aof_last_rewrite_time_sec": in.AOFLastRewriteTime, "aof_last_cow_size": in.AOFLastCOW,
 		"current_cow_size": in.CurrentCOW, "current_cow_size_age": in.CurrentCOWAge,
 		"current_cow_peak": in.CurrentCOWPeak, "current_save_keys_processed": in.KeysProcessed,
-		"current_save_keys_total": in.KeysTotal,
+		"current_save_keys_total": in.KeysTotal, "allocator_rss_bytes": in.AllocatorRSS,
 	}
 	for k, got := range ints {
 		v, ok := ref[k]

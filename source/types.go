@@ -69,6 +69,12 @@ type Info struct {
 	// sync the writes the replica will replay pile up here, in the parent,
 	// beside the child's copy-on-write.
 	MemClientsReplicas Opt[int64]
+	// AllocatorRSS is allocator_rss_bytes: pages the allocator holds
+	// resident but not in use (its dirty pages, freed and not yet given
+	// back). It may give them back while a save child shares them: each
+	// one is then the child's alone, and rdb_last_cow_size counts it,
+	// though no write copied it. Absent without jemalloc.
+	AllocatorRSS Opt[int64]
 
 	// stats
 	TotalCommands  Opt[int64] // total_commands_processed

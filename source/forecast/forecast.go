@@ -163,7 +163,12 @@ type Now struct {
 	// LastSaveSeconds is rdb_last_bgsave_time_sec: a save the server ran
 	// before vkwatch watched it. -1 or absent: none.
 	LastSaveSeconds source.Opt[int64]
-	Forkless        bool
+	// AllocatorFree is allocator_rss_bytes: pages the allocator holds
+	// resident and unused. Given back while a child shares them, they
+	// are counted in the save's copy-on-write (see AllocatorFree in
+	// Forecast). Absent: none assumed.
+	AllocatorFree source.Opt[int64]
+	Forkless      bool
 }
 
 // NowOf reads Now from a sample; rate and peak are the write rates to
@@ -173,6 +178,7 @@ func NowOf(s *source.Sample, rate, peak source.Opt[float64]) Now {
 		Used: s.Info.UsedMemory, RSS: s.Info.RSS, Rate: rate, Peak: peak,
 		SaveDelay:       s.Config.RDBKeySaveDelay,
 		LastSaveSeconds: s.Info.RDBLastTime,
+		AllocatorFree:   s.Info.AllocatorRSS,
 		Forkless:        s.Config.Method == "forkless",
 	}
 }
@@ -196,6 +202,16 @@ type Forecast struct {
 	Footprint source.Opt[int64]
 	// Rate is the write rate the forecast assumed.
 	Rate source.Opt[float64]
+	// AllocatorFree is the part of Bound that is not writes: the pages
+	// the allocator held resident and unused (allocator_rss_bytes). The
+	// allocator gives such pages back over seconds (jemalloc's decay);
+	// one it gives back while the child shares it stays in the child
+	// alone, where rdb_last_cow_size counts it as copied. The host pays
+	// nothing for it: the parent's RSS falls by as much. Measured here
+	// (Redis 7.0.15, 1,000,000 keys just preloaded), an idle save 6 s
+	// after the preload copied 5.0 MiB, 4.0 MiB of it the allocator's
+	// pages given back during the save; the same save 15 s after, 1.0 MiB.
+	AllocatorFree source.Opt[int64]
 }
 
 // assumedBytesPerSec is the save speed assumed before any save was timed:
@@ -253,6 +269,11 @@ func Predict(now Now, cal *Calibration) (Forecast, bool) {
 			// Before its first save nothing says what the node's own
 			// writes copy: assume what idle saves copied here, doubled.
 			bound = max(bound, assumedOwnCOW)
+		}
+		if free, ok := now.AllocatorFree.Get(); ok && free > 0 {
+			// Pages the allocator may give back during the save count as
+			// copied whether or not anything writes.
+			f.AllocatorFree, bound = source.Some(free), bound+free
 		}
 		f.Bound = source.Some(min(bound, worst))
 	}

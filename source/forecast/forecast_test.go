@@ -171,6 +171,35 @@ func TestPredictIdleBoundHoldsTheServersOwnCopies(t *testing.T) {
 	}
 }
 
+// TestBoundCountsTheAllocatorsFreePages: the pages the allocator holds
+// resident and unused are added to the bound, idle or busy, before a save
+// or after one, and named; the calibrated forecast is not moved by them.
+func TestBoundCountsTheAllocatorsFreePages(t *testing.T) {
+	used, free := int64(256<<20), int64(10<<20)
+	cal := &Calibration{K: 1, Used: used, COW: 8 << 20, Rate: 1000, Seconds: 2, Keys: 100_000, KeysPerSec: 50_000}
+	for _, c := range []struct {
+		name string
+		rate float64
+		cal  *Calibration
+	}{{"idle, no save seen", 0, nil}, {"busy, no save seen", 2000, nil}, {"busy, calibrated", 2000, cal}} {
+		now := Now{Used: source.Some(used), Rate: source.Some(c.rate)}
+		without, _ := Predict(now, c.cal)
+		now.AllocatorFree = source.Some(free)
+		with, _ := Predict(now, c.cal)
+		if with.Bound.V != without.Bound.V+free || with.AllocatorFree != source.Some(free) {
+			t.Errorf("%s: bound %d with %d B free, %d without", c.name, with.Bound.V, free, without.Bound.V)
+		}
+		if c.cal != nil && with.COW != without.COW {
+			t.Errorf("%s: the calibrated forecast moved from %d to %d", c.name, without.COW, with.COW)
+		}
+	}
+	// Never above the worst case.
+	small := Now{Used: source.Some[int64](4 << 20), Rate: source.Some(0.0), AllocatorFree: source.Some(free)}
+	if f, _ := Predict(small, nil); f.Bound.V != 4<<20 {
+		t.Errorf("4 MiB server with %d B free: bound %d, want its worst case", free, f.Bound.V)
+	}
+}
+
 // TestBoundTakesThePeakRate: the upper bound counts the writes of the
 // highest recent rate, the calibrated forecast those of the mean; a peak
 // below the mean (or none) leaves the bound on the mean.

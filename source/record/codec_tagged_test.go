@@ -134,6 +134,7 @@ type taggedInfo struct {
 	MaxMemory             taggedOpt[int64]       `json:"max_memory"`
 	TotalSystemMemory     taggedOpt[int64]       `json:"total_system_memory"`
 	MemClientsReplicas    taggedOpt[int64]       `json:"mem_clients_replicas"`
+	AllocatorRSS          taggedOpt[int64]       `json:"allocator_rss"`
 	TotalCommands         taggedOpt[int64]       `json:"total_commands"`
 	InstOps               taggedOpt[int64]       `json:"inst_ops"`
 	LatestForkUsec        taggedOpt[int64]       `json:"latest_fork_usec"`
