@@ -106,6 +106,10 @@ type Run struct {
 	// are the dataset as the run began, before its writers started: a
 	// dataset that changes from run to run shows here.
 	DatasetKeys, UsedMemory int64
+	// AllocatorFree is allocator_rss_bytes as the run began: the
+	// allocator's free resident pages, which the forecast's bound counts
+	// (see forecast.Forecast.AllocatorFree). Absent without jemalloc.
+	AllocatorFree source.Opt[int64]
 	// WriterMisses counts the writers' SETs that found no key (SET XX
 	// wrote nothing): part of the keyspace went missing during the run.
 	WriterMisses uint64
@@ -402,27 +406,21 @@ func (b *bencher) checkIdle(ctx context.Context, srv int) (map[string]string, er
 }
 
 // dataset reads DBSIZE and used_memory in one round trip.
-func (b *bencher) dataset(ctx context.Context, srv int) (keys, used int64, err error) {
+func (b *bencher) dataset(ctx context.Context, srv int) (keys int64, mem source.Info, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	var size *redis.IntCmd
-	var mem *redis.StringCmd
+	var info *redis.StringCmd
 	if _, err := b.admin[srv].Pipelined(ctx, func(p redis.Pipeliner) error {
-		size, mem = p.DBSize(ctx), p.Info(ctx, "memory")
+		size, info = p.DBSize(ctx), p.Info(ctx, "memory")
 		return nil
 	}); err != nil {
-		return 0, 0, fmt.Errorf("DBSIZE and INFO memory: %w", err)
+		return 0, mem, fmt.Errorf("DBSIZE and INFO memory: %w", err)
 	}
-	for _, line := range strings.Split(mem.Val(), "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
-			used, err = strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				return 0, 0, fmt.Errorf("INFO memory: used_memory %q", v)
-			}
-			return size.Val(), used, nil
-		}
+	if mem = source.ParseInfo(info.Val()); !mem.UsedMemory.OK {
+		return 0, mem, errors.New("INFO memory has no used_memory")
 	}
-	return 0, 0, errors.New("INFO memory has no used_memory")
+	return size.Val(), mem, nil
 }
 
 // run is one run on one server: the dataset as it begins, the writers and
@@ -434,9 +432,11 @@ func (b *bencher) run(ctx context.Context, srv, runNo int) (Run, error) {
 	}
 	r := Run{Server: srv}
 	var err error
-	if r.DatasetKeys, r.UsedMemory, err = b.dataset(ctx, srv); err != nil {
+	var mem source.Info
+	if r.DatasetKeys, mem, err = b.dataset(ctx, srv); err != nil {
 		return Run{}, err
 	}
+	r.UsedMemory, r.AllocatorFree = mem.UsedMemory.V, mem.AllocatorRSS
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -747,6 +747,7 @@ func (r *Run) judge(cals []forecast.Calibration) []forecast.Calibration {
 	now := forecast.Now{
 		Used: source.Some(r.UsedMemory), RSS: r.Report.BaseRSS,
 		Rate: rep.OpsBefore, Peak: r.PeakBefore, Keys: source.Some(r.DatasetKeys),
+		AllocatorFree: r.AllocatorFree,
 	}
 	if !now.Rate.OK {
 		now.Rate = r.Report.WriterOpsBefore

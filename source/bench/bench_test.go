@@ -149,6 +149,11 @@ func TestBenchTwoServers(t *testing.T) {
 			if p, ok := r.PeakBefore.Get(); !ok || p < r.RateBefore.V {
 				t.Errorf("server %d run %d: peak rate before the save %+v below its mean %+v", i, j, r.PeakBefore, r.RateBefore)
 			}
+			// The bound counts the allocator's free pages as the run began
+			// (Debian's servers are built with jemalloc: the field is there).
+			if !r.AllocatorFree.OK || r.Forecast.AllocatorFree != r.AllocatorFree {
+				t.Errorf("server %d run %d: allocator_rss_bytes %+v, the bound's %+v", i, j, r.AllocatorFree, r.Forecast.AllocatorFree)
+			}
 			switch b := r.Forecast.Basis; {
 			case j == 0 && b != forecast.Bound:
 				t.Errorf("server %d run 1: forecast basis %q, want the uniform bound (no run before it)", i, b)

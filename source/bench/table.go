@@ -215,6 +215,9 @@ type jsonRun struct {
 	// ForecastPeak the highest the upper bound took (Run.PeakBefore).
 	ForecastRate *float64 `json:"forecast_rate_ops_per_sec"`
 	ForecastPeak *float64 `json:"forecast_peak_ops_per_sec"`
+	// ForecastAllocatorFree is the part of the bound that is the
+	// allocator's free resident pages (Run.AllocatorFree).
+	ForecastAllocatorFree *int64 `json:"forecast_bound_allocator_free_bytes"`
 }
 
 // peakLive is the report's live copy-on-write peak from the fastest
@@ -280,6 +283,7 @@ func WriteJSON(w io.Writer, s []Summary) error {
 				jr.ForecastCOW, jr.ForecastBasis, jr.ForecastBound = &cow, string(f.Basis), optJSON(f.Bound)
 				jr.ForecastSeconds, jr.ForecastFrom = &secs, f.DurationFrom
 				jr.ForecastRate, jr.ForecastPeak = optJSON(r.RateBefore), optJSON(r.PeakBefore)
+				jr.ForecastAllocatorFree = optJSON(f.AllocatorFree)
 				if e, ok := r.ForecastErr.Get(); ok {
 					jr.ForecastError = &e
 				}
