@@ -536,3 +536,13 @@ type Event struct {
 	Report   *SaveReport
 	Topology *Topology
 }
+
+// EventReader reads events in order: a recording streamed to a replay
+// (record.WindowSource's readers; ui.ReplayReader is this interface).
+type EventReader interface {
+	// Next returns the next event; false at the end (or on an error, which
+	// Err returns).
+	Next() (Event, bool)
+	Err() error
+	Close()
+}

@@ -37,14 +37,9 @@ type ReplaySource interface {
 	Preamble(t time.Duration) []source.Event
 }
 
-// ReplayReader reads events in order.
-type ReplayReader interface {
-	// Next returns the next event; false at the end (or on an error, which
-	// Err returns).
-	Next() (source.Event, bool)
-	Err() error
-	Close()
-}
+// ReplayReader reads events in order (record.WindowSource's readers are
+// ones).
+type ReplayReader = source.EventReader
 
 // ReplayOptions are a replay's settings besides the monitor's Config.
 type ReplayOptions struct {

@@ -38,7 +38,7 @@ func TestReplayOfARealRecordingSeeks(t *testing.T) {
 	}
 	defer rf.Close()
 	r := NewStreamReplay(Config{Nodes: nodes(string(node)), Interval: 10 * time.Millisecond, Now: fixedNow},
-		&recordSource{f: rf}, ReplayOptions{Speed: 1, Epoch: epoch, ParseTime: time.ParseDuration})
+		&record.WindowSource{F: rf, Win: record.Window{From: rf.Start, To: rf.End}}, ReplayOptions{Speed: 1, Epoch: epoch, ParseTime: time.ParseDuration})
 	nm, _ := r.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
 	r, _ = settle(t, nm.(Replay), nm.(Replay).Init())
 	r, _ = rupdate(t, r, tea.KeyMsg{Type: tea.KeySpace}) // pause: only seeks move it
@@ -131,35 +131,3 @@ func lastSampleAt(t *testing.T, path string, node source.NodeID, at time.Duratio
 	}
 	return last
 }
-
-// recordSource streams a recording file to a replay, as vkwatch replay's.
-type recordSource struct{ f *record.File }
-
-func (s *recordSource) Span() (time.Duration, time.Duration) { return s.f.Start, s.f.End }
-
-func (s *recordSource) From(t time.Duration) (ReplayReader, error) {
-	sc, err := s.f.ScanFrom(t)
-	if err != nil {
-		return nil, err
-	}
-	return scanReader{sc}, nil
-}
-
-func (s *recordSource) Preamble(t time.Duration) []source.Event {
-	var out []source.Event
-	for _, si := range s.f.Header.Servers {
-		out = append(out, source.Event{Node: si.Node, Kind: source.EventConnected, Offset: max(t, 0), Identity: si.Identity})
-	}
-	return out
-}
-
-type scanReader struct{ sc *record.Scanner }
-
-func (r scanReader) Next() (source.Event, bool) {
-	if !r.sc.Next() {
-		return source.Event{}, false
-	}
-	return r.sc.Event(), true
-}
-func (r scanReader) Err() error { return r.sc.Err() }
-func (r scanReader) Close()     { r.sc.Close() }

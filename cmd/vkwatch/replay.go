@@ -80,7 +80,7 @@ func (a *app) runReplay(ctx context.Context, path string, speed float64, from, t
 		Interval: interval,
 		Banner:   fmt.Sprintf("replay of %s (recorded %s)", path, rf.Header.Epoch.Format("2006-01-02 15:04:05")),
 		ReadOnly: true,
-	}, &fileSource{f: rf, win: win}, ui.ReplayOptions{
+	}, &record.WindowSource{F: rf, Win: win}, ui.ReplayOptions{
 		Speed: speed,
 		Epoch: rf.Header.Epoch,
 		ParseTime: func(s string) (time.Duration, error) {
@@ -114,54 +114,6 @@ func replayHead(rf *record.File) (*record.Recording, error) {
 	}
 	return head, sc.Err()
 }
-
-// fileSource streams a recording to the replay, within a window.
-type fileSource struct {
-	f   *record.File
-	win record.Window
-}
-
-func (s *fileSource) Span() (time.Duration, time.Duration) { return s.win.From, s.win.To }
-
-func (s *fileSource) From(t time.Duration) (ui.ReplayReader, error) {
-	sc, err := s.f.ScanFrom(t)
-	if err != nil {
-		return nil, err
-	}
-	return &fileReader{sc: sc, to: s.win.To}, nil
-}
-
-// Preamble says who the servers are, from the header: a seek lands far
-// from their connected events.
-func (s *fileSource) Preamble(t time.Duration) []source.Event {
-	var out []source.Event
-	for _, si := range s.f.Header.Servers {
-		if si.Identity != nil {
-			out = append(out, source.Event{Node: si.Node, Kind: source.EventConnected, Offset: max(t, 0), At: s.f.Header.Epoch.Add(max(t, 0)), Identity: si.Identity})
-		}
-	}
-	return out
-}
-
-type fileReader struct {
-	sc *record.Scanner
-	to time.Duration
-}
-
-func (r *fileReader) Next() (source.Event, bool) {
-	if !r.sc.Next() {
-		return source.Event{}, false
-	}
-	ev := r.sc.Event()
-	// A little past the window's end: events arrive in about offset order.
-	if ev.Offset > r.to+time.Second {
-		return source.Event{}, false
-	}
-	return ev, true
-}
-
-func (r *fileReader) Err() error { return r.sc.Err() }
-func (r *fileReader) Close()     { r.sc.Close() }
 
 // replayNodes are the servers of a recording: those of its header, in
 // order, then any that only its events name (a node that joined later, in
