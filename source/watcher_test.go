@@ -51,25 +51,20 @@ func (x *watch) stop() {
 // next returns the first event (from now on) for which match holds.
 func (x *watch) next(t *testing.T, within time.Duration, what string, match func(Event) bool) Event {
 	t.Helper()
-	timer := time.NewTimer(within)
-	defer timer.Stop()
-	for {
-		select {
-		case ev := <-x.events:
-			x.seen = append(x.seen, ev)
-			if ev.Node != testNode {
-				t.Errorf("event for node %q, want %q", ev.Node, testNode)
-			}
-			if !ev.At.Equal(x.clock.At(ev.Offset)) {
-				t.Errorf("event At %v is not the clock's time of its offset %v", ev.At, ev.Offset)
-			}
-			if match(ev) {
-				return ev
-			}
-		case <-timer.C:
-			t.Fatalf("no %s within %s", what, within)
+	ev, ok := servertest.Receive(x.events, within, func(ev Event) bool {
+		x.seen = append(x.seen, ev)
+		if ev.Node != testNode {
+			t.Errorf("event for node %q, want %q", ev.Node, testNode)
 		}
+		if !ev.At.Equal(x.clock.At(ev.Offset)) {
+			t.Errorf("event At %v is not the clock's time of its offset %v", ev.At, ev.Offset)
+		}
+		return match(ev)
+	})
+	if !ok {
+		t.Fatalf("no %s within %s", what, within)
 	}
+	return ev
 }
 
 // count is how many events of kind k next has taken so far.

@@ -179,8 +179,7 @@ type monitorSession struct {
 	// metricsAddr is where --metrics listens, once it does.
 	metricsAddr string
 	exp         *metrics.Exporter // nil without --metrics
-	repMu       sync.Mutex
-	reports     []source.SaveReport
+	reports     reportLog
 	batch       *batcher
 	crash       crashBox
 
@@ -370,11 +369,7 @@ func (s *monitorSession) keepReports() error {
 	if s.mf.report == "" {
 		return nil
 	}
-	s.onExit(func() error {
-		s.repMu.Lock()
-		defer s.repMu.Unlock()
-		return writeReports(s.mf.report, s.reports)
-	})
+	s.onExit(func() error { return s.reports.write(s.mf.report) })
 	return nil
 }
 
@@ -388,11 +383,7 @@ func (s *monitorSession) emit(ev source.Event) {
 	if s.exp != nil {
 		s.exp.Observe(ev)
 	}
-	if ev.Kind == source.EventSaveEnded && ev.Report != nil {
-		s.repMu.Lock()
-		s.reports = append(s.reports, *ev.Report)
-		s.repMu.Unlock()
-	}
+	s.reports.observe(ev)
 	if s.batch != nil {
 		s.batch.add(ev)
 	}
@@ -536,8 +527,28 @@ func (f *monitorFlags) settings() map[string]string {
 	}
 }
 
-func writeReports(path string, reports []source.SaveReport) error {
-	b, err := record.MarshalReports(reports)
+// reportLog keeps the save reports of a run's events for --report (the
+// monitor's and vkwatch save's); events come from several goroutines at
+// once.
+type reportLog struct {
+	mu      sync.Mutex
+	reports []source.SaveReport
+}
+
+// observe keeps ev's report when ev is the end of a save.
+func (l *reportLog) observe(ev source.Event) {
+	if ev.Kind == source.EventSaveEnded && ev.Report != nil {
+		l.mu.Lock()
+		l.reports = append(l.reports, *ev.Report)
+		l.mu.Unlock()
+	}
+}
+
+// write writes the reports kept so far to path as JSON.
+func (l *reportLog) write(path string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b, err := record.MarshalReports(l.reports)
 	if err != nil {
 		return fmt.Errorf("--report: %w", err)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/charmbracelet/bubbles/progress"
@@ -139,8 +138,7 @@ type saveRun struct {
 	conns []fleet.Connected
 	rec   *recording
 
-	mu      sync.Mutex
-	reports []source.SaveReport
+	reports reportLog
 	out     *stepPrinter
 }
 
@@ -197,11 +195,7 @@ func (s *saveRun) emit(ev source.Event) {
 	if s.rec != nil {
 		s.rec.Write(ev)
 	}
-	if ev.Kind == source.EventSaveEnded && ev.Report != nil {
-		s.mu.Lock()
-		s.reports = append(s.reports, *ev.Report)
-		s.mu.Unlock()
-	}
+	s.reports.observe(ev)
 }
 
 // drive runs the roll (of one node, for save ADDR) and says how it ended.
@@ -248,9 +242,7 @@ func (s *saveRun) close() error {
 		errs = append(errs, s.rec.Close())
 	}
 	if s.sf.report != "" && s.fleet != nil {
-		s.mu.Lock()
-		errs = append(errs, writeReports(s.sf.report, s.reports))
-		s.mu.Unlock()
+		errs = append(errs, s.reports.write(s.sf.report))
 	}
 	return errors.Join(errs...)
 }

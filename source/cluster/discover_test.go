@@ -48,19 +48,14 @@ func runDiscoverer(t *testing.T, d *Discoverer) *follow {
 // until returns the first topology emitted from now on for which cond holds.
 func (f *follow) until(t *testing.T, within time.Duration, what string, cond func(source.Topology) bool) source.Topology {
 	t.Helper()
-	deadline := time.NewTimer(within)
-	defer deadline.Stop()
-	for {
-		select {
-		case top := <-f.ch:
-			f.seen = append(f.seen, top)
-			if cond(top) {
-				return top
-			}
-		case <-deadline.C:
-			t.Fatalf("no topology with %s within %s (last: %+v)", what, within, f.seen[max(len(f.seen)-1, 0):])
-		}
+	top, ok := servertest.Receive(f.ch, within, func(top source.Topology) bool {
+		f.seen = append(f.seen, top)
+		return cond(top)
+	})
+	if !ok {
+		t.Fatalf("no topology with %s within %s (last: %+v)", what, within, f.seen[max(len(f.seen)-1, 0):])
 	}
+	return top
 }
 
 // anyChange reports whether one of the topologies reports a change of

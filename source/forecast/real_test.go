@@ -56,25 +56,20 @@ func watch(t *testing.T, keys, delay int) *watched {
 // until feeds events to the node until cond holds after one, or fails.
 func (x *watched) until(t *testing.T, within time.Duration, what string, cond func(ev source.Event) bool) source.Event {
 	t.Helper()
-	timer := time.NewTimer(within)
-	defer timer.Stop()
-	for {
-		select {
-		case ev := <-x.events:
-			switch ev.Kind {
-			case source.EventSample:
-				x.node.Observe(ev.Sample)
-				x.last = ev.Sample
-			case source.EventSaveEnded:
-				x.node.Learn(ev.Report)
-			}
-			if cond(ev) {
-				return ev
-			}
-		case <-timer.C:
-			t.Fatalf("no %s within %s", what, within)
+	ev, ok := servertest.Receive(x.events, within, func(ev source.Event) bool {
+		switch ev.Kind {
+		case source.EventSample:
+			x.node.Observe(ev.Sample)
+			x.last = ev.Sample
+		case source.EventSaveEnded:
+			x.node.Learn(ev.Report)
 		}
+		return cond(ev)
+	})
+	if !ok {
+		t.Fatalf("no %s within %s", what, within)
 	}
+	return ev
 }
 
 // steady waits for a full RateWindow of samples taken since now, so the

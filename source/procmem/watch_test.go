@@ -39,20 +39,14 @@ func watchLocal(t *testing.T, interval time.Duration) *watched {
 // until collects events until match holds for one.
 func (x *watched) until(t *testing.T, within time.Duration, what string, match func(source.Event) bool) []source.Event {
 	t.Helper()
-	timer := time.NewTimer(within)
-	defer timer.Stop()
 	var seen []source.Event
-	for {
-		select {
-		case ev := <-x.events:
-			seen = append(seen, ev)
-			if match(ev) {
-				return seen
-			}
-		case <-timer.C:
-			t.Fatalf("no %s within %s", what, within)
-		}
+	if _, ok := servertest.Receive(x.events, within, func(ev source.Event) bool {
+		seen = append(seen, ev)
+		return match(ev)
+	}); !ok {
+		t.Fatalf("no %s within %s", what, within)
 	}
+	return seen
 }
 
 func isKind(k source.EventKind) func(source.Event) bool {

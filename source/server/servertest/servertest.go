@@ -127,6 +127,26 @@ func WaitFor(t testing.TB, within time.Duration, what string, cond func() bool) 
 	}
 }
 
+// Receive takes values from ch until match holds for one, and returns it
+// and true; false when none did within. Every value taken goes through
+// match, so a caller keeps what it saw there. It waits for a value, never
+// for a fixed time.
+func Receive[T any](ch <-chan T, within time.Duration, match func(T) bool) (T, bool) {
+	timer := time.NewTimer(within)
+	defer timer.Stop()
+	for {
+		select {
+		case v := <-ch:
+			if match(v) {
+				return v, true
+			}
+		case <-timer.C:
+			var zero T
+			return zero, false
+		}
+	}
+}
+
 // poll calls cond every tick until it holds or within has passed, and
 // reports whether it held.
 func poll(within, every time.Duration, cond func() bool) bool {
