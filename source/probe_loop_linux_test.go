@@ -63,17 +63,7 @@ func TestProbeLoopStalledServerDelaysNoOther(t *testing.T) {
 	if healthyMax >= inflight/4 {
 		t.Errorf("healthy server's worst PING %s during a %s stall of the other", healthyMax, inflight)
 	}
-	if e := ps.err(); e != "" {
-		t.Errorf("probe gave up on a stalled server: %s", e)
-	}
-
-	thaw()
-	var worst time.Duration
-	servertest.WaitFor(t, 10*time.Second, "the stalled PING's answer", func() bool {
-		iv, _ := ps.summary()
-		worst = max(worst, iv.Max)
-		return worst >= inflight
-	})
+	thawAnswered(t, ps, thaw, "stalled", inflight)
 }
 
 // TestProbeLoopAddRemove: probes join and leave the loop while it runs

@@ -156,15 +156,24 @@ func TestProbeFrozenServerShowsInFlight(t *testing.T) {
 		iv, roll := p.summary()
 		return iv.InFlight >= 700*time.Millisecond && iv.Worst() == iv.InFlight && roll.InFlight == iv.InFlight
 	})
+	thawAnswered(t, p, thaw, "frozen", 700*time.Millisecond)
+}
+
+// thawAnswered checks that p did not give up on its server while the
+// server was stopped (how names the stop), thaws it, and waits until p has
+// timed the PING the stop held: a round trip of at least held, and no PING
+// in flight that long any more.
+func thawAnswered(t *testing.T, p *probe, thaw func(), how string, held time.Duration) {
+	t.Helper()
 	if e := p.err(); e != "" {
-		t.Errorf("probe gave up on a frozen server: %s", e)
+		t.Errorf("probe gave up on a %s server: %s", how, e)
 	}
 	thaw()
 	var worst time.Duration
-	servertest.WaitFor(t, 10*time.Second, "the frozen PING's answer", func() bool {
+	servertest.WaitFor(t, 10*time.Second, "the "+how+" PING's answer", func() bool {
 		iv, _ := p.summary()
 		worst = max(worst, iv.Max)
-		return worst >= 700*time.Millisecond && iv.InFlight < 700*time.Millisecond
+		return worst >= held && iv.InFlight < held
 	})
 }
 
