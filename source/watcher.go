@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/vkwatch/vkwatch/source/internal/queue"
 )
 
 // WatchConfig tunes a Watcher. Zero values take the defaults.
@@ -104,7 +106,7 @@ type Watcher struct {
 	ownCmds atomic.Uint64
 
 	mu      sync.Mutex
-	queue   *eventQueue // set while Run runs
+	queue   *queue.Queue[Event] // set while Run runs
 	closed  bool
 	closeCh chan struct{}
 
@@ -467,14 +469,14 @@ func (w *Watcher) Run(ctx context.Context, emit func(Event)) {
 		}
 	}()
 
-	q := newEventQueue()
+	q := queue.New[Event]()
 	w.mu.Lock()
 	w.queue = q
 	w.mu.Unlock()
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		q.run(ctx, emit)
+		emitQueued(ctx, q, emit)
 	}()
 	defer func() {
 		w.mu.Lock()
@@ -491,7 +493,7 @@ func (w *Watcher) Run(ctx context.Context, emit func(Event)) {
 // sampling is the state of one Run.
 type sampling struct {
 	w       *Watcher
-	q       *eventQueue
+	q       *queue.Queue[Event]
 	tracker *SaveTracker
 	probe   *probe
 
@@ -894,7 +896,7 @@ func (s *sampling) push(ev Event) {
 		ev.Offset = s.w.clock.Offset()
 	}
 	ev.At = s.w.clock.At(ev.Offset)
-	s.q.push(ev)
+	s.q.Push(ev)
 }
 
 // Do sends a command (e.g. "BGSAVE", "BGREWRITEAOF") on a connection of
@@ -1063,35 +1065,13 @@ func (w *Watcher) isClosed() bool {
 	return w.closed
 }
 
-// eventQueue hands events from the sampler and from Do to the single
-// goroutine that calls emit, without ever blocking the sender.
-type eventQueue struct {
-	mu     sync.Mutex
-	buf    []Event
-	notify chan struct{}
-}
-
-func newEventQueue() *eventQueue {
-	return &eventQueue{notify: make(chan struct{}, 1)}
-}
-
-func (q *eventQueue) push(ev Event) {
-	q.mu.Lock()
-	q.buf = append(q.buf, ev)
-	q.mu.Unlock()
-	select {
-	case q.notify <- struct{}{}:
-	default:
-	}
-}
-
-// run emits queued events in order until ctx is done.
-func (q *eventQueue) run(ctx context.Context, emit func(Event)) {
+// emitQueued emits the events q hands over from the sampler and from Do,
+// in order, until ctx is done: the one goroutine that calls emit, so a
+// sender never waits for it.
+func emitQueued(ctx context.Context, q *queue.Queue[Event], emit func(Event)) {
 	var batch []Event
 	for {
-		q.mu.Lock()
-		batch, q.buf = q.buf, batch[:0]
-		q.mu.Unlock()
+		batch = q.Swap(batch)
 		for i := range batch {
 			if ctx.Err() != nil {
 				return
@@ -1103,7 +1083,7 @@ func (q *eventQueue) run(ctx context.Context, emit func(Event)) {
 			continue
 		}
 		select {
-		case <-q.notify:
+		case <-q.Ready():
 		case <-ctx.Done():
 			return
 		}

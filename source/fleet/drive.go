@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/internal/queue"
 	"github.com/vkwatch/vkwatch/source/store"
 )
 
@@ -165,7 +166,7 @@ func Drive(ctx context.Context, f *Fleet, top source.Topology, conns []Connected
 				dr.start()
 				cfg.progress(d)
 			}
-		case <-dr.q.signal:
+		case <-dr.q.signal():
 		}
 		dr.observe()
 		cfg.progress(d)
@@ -310,36 +311,16 @@ func allKnown(st *Status) bool {
 // eventQueue hands events from the fleet's goroutines to Drive's one,
 // unbounded (a roll lasts minutes; Drive takes them as fast as they come)
 // and in order per node.
-type eventQueue struct {
-	mu     sync.Mutex
-	items  []queued
-	signal chan struct{}
-}
+type eventQueue struct{ q *queue.Queue[queued] }
 
 type queued struct {
 	ev  source.Event
 	own bool // Drive's own copy of a command's answer: not emitted
 }
 
-func newEventQueue() *eventQueue { return &eventQueue{signal: make(chan struct{}, 1)} }
+func newEventQueue() *eventQueue { return &eventQueue{q: queue.New[queued]()} }
 
-func (q *eventQueue) push(ev source.Event)    { q.add(queued{ev: ev}) }
-func (q *eventQueue) pushOwn(ev source.Event) { q.add(queued{ev: ev, own: true}) }
-
-func (q *eventQueue) add(it queued) {
-	q.mu.Lock()
-	q.items = append(q.items, it)
-	q.mu.Unlock()
-	select {
-	case q.signal <- struct{}{}:
-	default:
-	}
-}
-
-func (q *eventQueue) take() []queued {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	out := q.items
-	q.items = nil
-	return out
-}
+func (q *eventQueue) push(ev source.Event)    { q.q.Push(queued{ev: ev}) }
+func (q *eventQueue) pushOwn(ev source.Event) { q.q.Push(queued{ev: ev, own: true}) }
+func (q *eventQueue) take() []queued          { return q.q.Swap(nil) }
+func (q *eventQueue) signal() <-chan struct{} { return q.q.Ready() }
