@@ -209,6 +209,20 @@ func fullEvents(t *testing.T, epoch time.Time, seed int64) []source.Event {
 	return evs
 }
 
+// readComplete reads a recording that was written to the end, and fails
+// the test when it does not read, or reads as cut short.
+func readComplete(t *testing.T, data []byte) *Recording {
+	t.Helper()
+	rec, err := Read(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Truncated {
+		t.Fatal("complete recording read as truncated")
+	}
+	return rec
+}
+
 func writeAll(t *testing.T, format string, h Header, evs []source.Event) []byte {
 	t.Helper()
 	var buf bytes.Buffer
@@ -236,13 +250,7 @@ func TestRoundTripEveryField(t *testing.T) {
 	for seed := int64(1); seed <= 20; seed++ {
 		evs := fullEvents(t, epoch, seed)
 		data := writeAll(t, "jsonl", h, evs)
-		rec, err := Read(bytes.NewReader(data))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if rec.Truncated {
-			t.Fatal("complete recording read as truncated")
-		}
+		rec := readComplete(t, data)
 		if len(rec.Events) != len(evs) {
 			t.Fatalf("read %d events, wrote %d", len(rec.Events), len(evs))
 		}

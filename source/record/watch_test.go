@@ -122,13 +122,7 @@ func TestRecordLiveWatch(t *testing.T) {
 	}
 	data := jsonl.bytes()
 
-	rec, err := Read(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rec.Truncated {
-		t.Fatal("complete recording read as truncated")
-	}
+	rec := readComplete(t, data)
 	if len(rec.Events) != len(live) {
 		t.Fatalf("read %d events, watcher emitted %d", len(rec.Events), len(live))
 	}
