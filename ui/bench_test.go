@@ -22,6 +22,13 @@ func fullModel(tb testing.TB) (Model, *fakeServer, time.Duration) {
 // which is why View only returns the frame Update drew.
 func BenchmarkView(b *testing.B) {
 	m, _, _ := fullModel(b)
+	BenchView(b, m)
+}
+
+// BenchView measures m's View, which returns the frame Update drew. It is
+// generic so that a Model is called as itself, not through tea.Model, and
+// exported (from a test file) for the frame benchmarks of package ui_test.
+func BenchView[M interface{ View() string }](b *testing.B, m M) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {

@@ -142,13 +142,7 @@ func BenchmarkFrameScroll(b *testing.B) { benchFrames(b, 5*time.Second) }
 // second: View of the drawn frame.
 func BenchmarkFrameView(b *testing.B) {
 	m, _, _ := benchModel(b)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		if len(m.View()) == 0 {
-			b.Fatal("empty view")
-		}
-	}
+	ui.BenchView(b, m)
 }
 
 // benchFleet is a cluster of shards shards (a primary and a replica
