@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -74,21 +73,7 @@ func adminClient(t *testing.T, srv *server.Server, password string) *redis.Clien
 // forks is the server's total_forks: every BGSAVE and BGREWRITEAOF forks.
 func forks(t *testing.T, c *redis.Client) int64 {
 	t.Helper()
-	text, err := c.Info(context.Background(), "stats").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range strings.Split(text, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "total_forks:"); ok {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
-	}
-	t.Fatal("no total_forks in INFO stats")
-	return 0
+	return servertest.InfoInt(t, c, "stats", "total_forks")
 }
 
 // TestSessionKillRestart: a server killed while watched shows as

@@ -102,7 +102,7 @@ func TestPrometheusScrapesASave(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lastCOW := infoField(t, info, "rdb_last_cow_size")
+	lastCOW := servertest.InfoField(t, info, "rdb_last_cow_size")
 	if lastCOW <= 0 {
 		t.Fatalf("rdb_last_cow_size is %d: the writes made no copy-on-write to compare", lastCOW)
 	}
@@ -164,19 +164,4 @@ func overwrite(ctx context.Context, c *redis.Client, keys int) {
 		}
 		_, _ = pipe.Exec(ctx)
 	}
-}
-
-func infoField(t *testing.T, info, name string) int64 {
-	t.Helper()
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+":"); ok {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			return n
-		}
-	}
-	t.Fatalf("INFO has no %s", name)
-	return 0
 }

@@ -25,26 +25,6 @@ func newReader(t testing.TB) *Reader {
 	return r
 }
 
-// infoInt reads one integer field of INFO.
-func infoInt(t *testing.T, c *redis.Client, section, field string) int64 {
-	t.Helper()
-	info, err := c.Info(context.Background(), section).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(info, "\r\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				t.Fatalf("%s: %v", field, err)
-			}
-			return n
-		}
-	}
-	t.Fatalf("INFO %s has no %s", section, field)
-	return 0
-}
-
 // kernelChildren lists the children of pid straight from the kernel, to
 // check the Reader against.
 func kernelChildren(t *testing.T, pid int) []string {
@@ -110,7 +90,7 @@ func TestRSSAgreesWithInfo(t *testing.T) {
 		if !m.RSS.OK || !m.PSS.OK {
 			t.Fatalf("RSS or PSS absent for a local server: %+v", m)
 		}
-		ours, theirs = m.RSS.V, infoInt(t, c, "memory", "used_memory_rss")
+		ours, theirs = m.RSS.V, servertest.InfoInt(t, c, "memory", "used_memory_rss")
 		d := ours - theirs
 		return d*20 < theirs && -d*20 < theirs
 	})
@@ -166,7 +146,7 @@ func TestSaveChildLifecycle(t *testing.T) {
 	if kids := kernelChildren(t, pid); len(kids) != 1 || kids[0] != strconv.FormatInt(child, 10) {
 		t.Fatalf("reader says child %d, kernel says children %v", child, kids)
 	}
-	if infoInt(t, c, "persistence", "rdb_bgsave_in_progress") != 1 {
+	if servertest.InfoInt(t, c, "persistence", "rdb_bgsave_in_progress") != 1 {
 		t.Fatal("the save ended before it could be watched; raise rdb-key-save-delay")
 	}
 	var dirty int64
@@ -184,7 +164,7 @@ func TestSaveChildLifecycle(t *testing.T) {
 	w.Stop()
 
 	servertest.WaitFor(t, 60*time.Second, "the save to end", func() bool {
-		return infoInt(t, c, "persistence", "rdb_bgsave_in_progress") == 0
+		return servertest.InfoInt(t, c, "persistence", "rdb_bgsave_in_progress") == 0
 	})
 	servertest.WaitFor(t, 20*time.Second, "the child process to be gone", func() bool {
 		_, err := os.Stat(filepath.Join("/proc", strconv.FormatInt(child, 10)))
@@ -194,7 +174,7 @@ func TestSaveChildLifecycle(t *testing.T) {
 		t.Fatalf("after the save: %+v, want RSS and no child", m)
 	}
 	// The server's own instrument saw copy-on-write too.
-	if cow := infoInt(t, c, "persistence", "rdb_last_cow_size"); cow <= 0 {
+	if cow := servertest.InfoInt(t, c, "persistence", "rdb_last_cow_size"); cow <= 0 {
 		t.Fatalf("server reported rdb_last_cow_size %d while /proc saw %d private dirty bytes", cow, dirty)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -99,7 +98,7 @@ func TestLoadRealSave(t *testing.T) {
 		t.Fatal(err)
 	}
 	info := c.Info(ctx, "persistence").Val()
-	serverCOW := infoInt(t, info, "rdb_last_cow_size")
+	serverCOW := servertest.InfoField(t, info, "rdb_last_cow_size")
 
 	in, err := Load(path, false)
 	if err != nil {
@@ -138,21 +137,6 @@ func TestLoadRealSave(t *testing.T) {
 	if _, hi, ok := Extent(srv.Footprint); !ok || math.IsNaN(hi) || hi <= 0 {
 		t.Errorf("no footprint in the series")
 	}
-}
-
-func infoInt(t *testing.T, info, field string) int64 {
-	t.Helper()
-	for _, line := range strings.Split(info, "\r\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
-	}
-	t.Fatalf("INFO has no %s", field)
-	return 0
 }
 
 // TestLoadBadInput: each kind of bad input is an error that names the

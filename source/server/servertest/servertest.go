@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -115,6 +116,34 @@ func Freeze(t testing.TB, s *server.Server) (thaw func()) {
 	}
 	t.Cleanup(thaw)
 	return thaw
+}
+
+// InfoInt is the integer field of c's INFO section, failing the test when
+// the server does not answer or has no such field.
+func InfoInt(t testing.TB, c *redis.Client, section, field string) int64 {
+	t.Helper()
+	text, err := c.Info(context.Background(), section).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return InfoField(t, text, field)
+}
+
+// InfoField is the integer field of INFO's text, failing the test when it
+// has no such field or the field is no integer.
+func InfoField(t testing.TB, info, field string) int64 {
+	t.Helper()
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				t.Fatalf("INFO %s: %v", field, err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("INFO has no %s", field)
+	return 0
 }
 
 // WaitFor polls cond every 10 ms until it holds, and fails the test when
