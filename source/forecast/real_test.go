@@ -277,17 +277,23 @@ func TestIdleFirstSaveWithinTheAssumedFloor(t *testing.T) {
 	x := watch(t, 200_000, 0)
 	x.steady(t)
 	f, ok := x.node.Forecast()
-	if !ok || f.Basis != Bound || f.COW != assumedOwnCOW+f.AllocatorFree.Or(0) {
-		t.Fatalf("idle, no save seen: %+v (rate %+v)", f, x.node.Rate())
+	// The floors: what the server's own writes are assumed to copy, and
+	// the allocator's free pages. The bound may hold a few pages more for
+	// the handful of ops/s an idle server still shows at its peak (the
+	// monitor's own commands as INFO counts them, and the preload's tail
+	// in instantaneous_ops_per_sec), never less.
+	floors := assumedOwnCOW + f.AllocatorFree.Or(0)
+	if !ok || f.Basis != Bound || f.COW < floors {
+		t.Fatalf("idle, no save seen: %+v (rate %+v, peak %+v)", f, x.node.Rate(), x.node.Peak())
 	}
 	r := x.save(t)
 	cow, ok := r.COW.Get()
 	if !ok {
 		t.Fatalf("the report has no rdb_last_cow_size: %+v", r)
 	}
-	t.Logf("idle first save: rdb_last_cow_size %d B, the floor %d B", cow, f.COW)
-	if cow > f.COW {
-		t.Errorf("the first idle save copied %d B, above the assumed floor %d B", cow, f.COW)
+	t.Logf("idle first save: rdb_last_cow_size %d B, the floors %d B, the bound %d B", cow, floors, f.COW)
+	if cow > floors {
+		t.Errorf("the first idle save copied %d B, above the assumed floor and the allocator's pages, %d B", cow, floors)
 	}
 }
 
