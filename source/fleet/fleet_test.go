@@ -225,9 +225,15 @@ func TestFleetFollowsCluster(t *testing.T) {
 	servertest.WaitFor(t, 10*time.Second, "a sample of the added node", func() bool {
 		return sampled(s.events(), source.NodeID(added.ID))
 	})
-	if top := s.lastTopology(); top.PingInterval != 7*time.Millisecond || len(top.Nodes()) != 7 {
-		t.Errorf("after the join: %d nodes at %s, want 7 at 7ms", len(top.Nodes()), top.PingInterval)
-	}
+	// The added node is a replica: its full sync forks a save on its
+	// primary, and while that runs attention holds the saver at the fine
+	// interval and the topology says the others' coarser one (seen: 12ms
+	// at the added node's first sample). Once the sync's save is over the
+	// seven share the budget evenly.
+	servertest.WaitFor(t, 15*time.Second, "7 nodes at 7ms after the join", func() bool {
+		top := s.lastTopology()
+		return top.PingInterval == 7*time.Millisecond && len(top.Nodes()) == 7
+	})
 	if m, ok := f.Member(source.NodeID(added.ID)); !ok || m.Endpoint.Addr != added.Addr {
 		t.Errorf("member of the added node: %+v %v", m, ok)
 	}
