@@ -405,7 +405,8 @@ func (b *bencher) checkIdle(ctx context.Context, srv int) (map[string]string, er
 	return p, nil
 }
 
-// dataset reads DBSIZE and used_memory in one round trip.
+// dataset reads DBSIZE and INFO memory (parsed by source.ParseInfo) in one
+// round trip; an INFO without used_memory is an error.
 func (b *bencher) dataset(ctx context.Context, srv int) (keys int64, mem source.Info, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
