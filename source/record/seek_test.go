@@ -43,7 +43,7 @@ func TestRealRecordingSeeks(t *testing.T) {
 	frameEvery = time.Second
 	dir := t.TempDir()
 	paths := map[Compression]string{Zstd: filepath.Join(dir, "real.jsonl.zst"), Gzip: filepath.Join(dir, "real.jsonl.gz")}
-	gap := recordReal(t, paths, realSeekServers, realSeekSamples)
+	gap, silence := recordReal(t, paths, realSeekServers, realSeekSamples)
 	if z, g := contentHash(t, paths[Zstd]), contentHash(t, paths[Gzip]); z != g {
 		t.Fatalf("the .zst and the .gz recordings of the same events differ once decompressed")
 	}
@@ -104,9 +104,21 @@ func TestRealRecordingSeeks(t *testing.T) {
 			seeks = append(seeks, seekCheck{rf: cf, cut: true, target: min(near, cf.Start+time.Duration(frac*float64(cf.End-cf.Start)))})
 		}
 	}
-	if n := checkSeeks(t, whole, seeks, gap); n < realSeekSamples {
+	if n := checkSeeks(t, whole, seeks, gap, silence); n < realSeekSamples {
 		t.Fatalf("%d samples read back, want %d", n, realSeekSamples)
 	}
+}
+
+// lastMarkAtOrBefore is the time of the last of marks at or before t,
+// as a list (not the File's own lookup): where a seek to t must start.
+func lastMarkAtOrBefore(marks []Mark, t time.Duration) time.Duration {
+	at := time.Duration(-1)
+	for _, m := range marks {
+		if m.T <= t {
+			at = max(at, m.T)
+		}
+	}
+	return at
 }
 
 // contentHash is the SHA-256 of the recording at path, decompressed.
@@ -123,9 +135,12 @@ func contentHash(t *testing.T, path string) [32]byte {
 // recordReal watches servers real servers at 10 ms and records them to
 // each of paths at once (by its compression), until samples samples are
 // written. It returns the longest time between two successive samples of
-// a node: a node's whole sample comes at its first sample fullEvery after
-// its last, so up to that much later under load.
-func recordReal(t *testing.T, paths map[Compression]string, servers, samples int) (gap time.Duration) {
+// a node (gap: a node's whole sample comes at its first sample fullEvery
+// after its last, so up to that much later under load), and the longest
+// stretch of the recording's clock that no event written came from
+// (silence: a frame starts only at an event, so across such a stretch
+// two marks are further apart than a frame).
+func recordReal(t *testing.T, paths map[Compression]string, servers, samples int) (gap, silence time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	clock := source.NewClock()
@@ -160,6 +175,7 @@ func recordReal(t *testing.T, paths map[Compression]string, servers, samples int
 	// same order.
 	var mu sync.Mutex
 	last := map[source.NodeID]time.Duration{}
+	latest := time.Duration(-1) // the latest offset written
 	var written atomic.Int64
 	enough := make(chan struct{})
 	var once sync.Once
@@ -175,6 +191,12 @@ func recordReal(t *testing.T, paths map[Compression]string, servers, samples int
 						gap = max(gap, ev.Offset-at)
 					}
 					last[ev.Node] = ev.Offset
+				}
+				if ev.Offset > latest {
+					if latest >= 0 {
+						silence = max(silence, ev.Offset-latest)
+					}
+					latest = ev.Offset
 				}
 				for _, rw := range writers {
 					if err := rw.Write(ev); err != nil {
@@ -201,9 +223,9 @@ func recordReal(t *testing.T, paths map[Compression]string, servers, samples int
 		}
 	}
 	took := time.Since(start)
-	t.Logf("%d servers at 10ms: %d samples in %s (%.0f a second, %.0f a server-second), a node's samples at most %s apart",
-		servers, written.Load(), took.Round(time.Millisecond), float64(written.Load())/took.Seconds(), float64(written.Load())/took.Seconds()/float64(servers), gap)
-	return gap
+	t.Logf("%d servers at 10ms: %d samples in %s (%.0f a second, %.0f a server-second), a node's samples at most %s apart, no event for at most %s",
+		servers, written.Load(), took.Round(time.Millisecond), float64(written.Load())/took.Seconds(), float64(written.Load())/took.Seconds()/float64(servers), gap, silence)
+	return gap, silence
 }
 
 // seekCheck is one seek of checkSeeks: its scan, checked against the whole
@@ -254,7 +276,9 @@ func (s *seekCheck) note(ev source.Event) {
 // checkSeeks makes each of seeks and checks its scan against the whole
 // read of whole, in one pass of it (the recording need not fit in memory):
 // each scan starts at the last frame mark before its target, at most a
-// frame (and a second of slack) before it, and reads the whole read's
+// frame (and a second of slack, or the recording's longest silence, when
+// no event came for longer: a starved process records nothing) before
+// it, and reads the whole read's
 // events from its first on, in order, skipping only a node's deltas before
 // its first whole sample, until a second past the target and past every
 // node's next whole sample (or its file's end). A node's whole sample
@@ -262,13 +286,16 @@ func (s *seekCheck) note(ev source.Event) {
 // of that, or within gap, the longest time between two of a node's
 // samples while it was recorded. It returns the number of samples in the
 // whole read.
-func checkSeeks(t *testing.T, whole *File, seeks []seekCheck, gap time.Duration) int {
+func checkSeeks(t *testing.T, whole *File, seeks []seekCheck, gap, silence time.Duration) int {
 	t.Helper()
 	for i := range seeks {
 		s := &seeks[i]
 		s.start = s.rf.MarkBefore(s.target).T
-		if s.start > s.target || s.target-s.start > frameEvery+time.Second {
-			t.Errorf("seek to %s starts at %s", s.target, s.start)
+		if s.start > s.target || s.target-s.start > frameEvery+max(time.Second, silence) {
+			t.Errorf("seek to %s starts at %s (no event for at most %s)", s.target, s.start, silence)
+		}
+		if want := lastMarkAtOrBefore(s.rf.Marks, s.target); s.start != want {
+			t.Errorf("seek to %s starts at %s, not at the last mark at or before it, %s", s.target, s.start, want)
 		}
 		sc, err := s.rf.ScanFrom(s.target)
 		if err != nil {
