@@ -22,7 +22,7 @@ import (
 func TestConnFlags(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "v.sock")
 	a := servertest.Start(t, server.Options{Args: []string{"--unixsocket", sock, "--unixsocketperm", "700"}})
-	b := servertest.Start(t, server.Options{})
+	b := servertest.StartDefault(t)
 	port := strconv.Itoa(a.Port)
 	admin := servertest.Client(t, a)
 

@@ -34,7 +34,7 @@ const (
 // the connect timeout.
 func TestBadInput(t *testing.T) {
 	const secret = "hunter2-not-this-one"
-	plain := servertest.Start(t, server.Options{})
+	plain := servertest.StartDefault(t)
 	locked := servertest.Start(t, server.Options{Password: "the-real-pass-777"})
 	certs := servertest.NewCerts(t)
 	tlsSrv := servertest.Start(t, server.Options{TLS: certs.Server(false)})

@@ -176,7 +176,7 @@ func TestSessionFiveAddresses(t *testing.T) {
 	var addrs []string
 	srvs := make([]*server.Server, 5)
 	for i := range srvs {
-		srvs[i] = servertest.Start(t, server.Options{})
+		srvs[i] = servertest.StartDefault(t)
 		addrs = append(addrs, srvs[i].Addr)
 	}
 	s := startSession(t, childEnv(), addrs...)

@@ -12,7 +12,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/vkwatch/vkwatch/source"
-	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
 
@@ -30,7 +29,7 @@ func persistence(t *testing.T, c *redis.Client) source.Info {
 // fits under maxmemory, b sends nothing and says why; b again sends the
 // BGSAVE.
 func TestSessionForkWarning(t *testing.T) {
-	srv := servertest.Start(t, server.Options{})
+	srv := servertest.StartDefault(t)
 	admin := adminClient(t, srv, "")
 	ctx := context.Background()
 	// Few large keys, each save of one slowed by 1 ms: about 2 s in all.

@@ -63,7 +63,7 @@ func TestInertReplicaAnnounceIP(t *testing.T) {
 	s := startSession(t, childEnv(), primary.Addr)
 	s.waitScreen(15*time.Second, "the primary sampled", func(f shot) bool { return sampled(f.String()) })
 
-	replica := servertest.Start(t, server.Options{})
+	replica := servertest.StartDefault(t)
 	rc := servertest.Client(t, replica)
 	const announce = oscTitle + csiColour + "red"
 	if err := rc.ConfigSet(ctx, "replica-announce-ip", announce).Err(); err != nil {

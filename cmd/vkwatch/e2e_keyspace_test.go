@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
 
@@ -19,7 +18,7 @@ import (
 // preload, with exit status 2, and write nothing: DBSIZE is unchanged and
 // the server ran no SET.
 func TestWritersRefuseMissingKeyspace(t *testing.T) {
-	srv := servertest.Start(t, server.Options{})
+	srv := servertest.StartDefault(t)
 	c := servertest.Client(t, srv)
 	ctx := context.Background()
 	servertest.Populate(t, c, 150000, "key", 30)

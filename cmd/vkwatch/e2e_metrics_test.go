@@ -20,7 +20,7 @@ import (
 // with only --metrics: it serves OpenMetrics with the server's footprint
 // and PING latency on loopback, and ends cleanly on SIGTERM.
 func TestHeadlessMetrics(t *testing.T) {
-	srv := servertest.Start(t, server.Options{})
+	srv := servertest.StartDefault(t)
 	port, err := server.FreePort()
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +66,7 @@ func TestHeadlessMetrics(t *testing.T) {
 // TestMetricsPortTaken: a --metrics address already in use is a one-line
 // error at start, before any server is watched.
 func TestMetricsPortTaken(t *testing.T) {
-	srv := servertest.Start(t, server.Options{})
+	srv := servertest.StartDefault(t)
 	// The server's own port is taken for sure.
 	cmd := exec.Command(vkwatchBin, "--metrics", srv.Addr, srv.Addr)
 	cmd.Env = childEnv()

@@ -49,8 +49,8 @@ func fileSize(t *testing.T, path string) int64 {
 func TestRecordingKilled(t *testing.T) {
 	for _, name := range []string{"night.jsonl.zst", "night.jsonl.gz"} {
 		t.Run(name, func(t *testing.T) {
-			a := servertest.Start(t, server.Options{})
-			b := servertest.Start(t, server.Options{})
+			a := servertest.StartDefault(t)
+			b := servertest.StartDefault(t)
 			path := filepath.Join(t.TempDir(), name)
 			s := startSession(t, childEnv(), "--record", path, a.Addr, b.Addr)
 			waitRecorded(t, path, "3 s of samples of both servers", func(r *record.Recording) bool {

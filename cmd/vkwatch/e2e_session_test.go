@@ -81,8 +81,8 @@ func forks(t *testing.T, c *redis.Client) int64 {
 // goes on; restarted on the same port, it is watched again, and the
 // outage stays marked as a gap.
 func TestSessionKillRestart(t *testing.T) {
-	a := servertest.Start(t, server.Options{})
-	b := servertest.Start(t, server.Options{})
+	a := servertest.StartDefault(t)
+	b := servertest.StartDefault(t)
 	s := startSession(t, childEnv(), a.Addr, b.Addr)
 	s.waitScreen(15*time.Second, "both panes connected and sampling", func(f shot) bool {
 		l, r := leftPane(f), rightPane(f)
@@ -141,8 +141,8 @@ func TestSessionKillRestart(t *testing.T) {
 // its answer shows when the server wakes up; the stall shows at its full
 // length in the PING figures.
 func TestSessionFrozenServer(t *testing.T) {
-	a := servertest.Start(t, server.Options{})
-	b := servertest.Start(t, server.Options{})
+	a := servertest.StartDefault(t)
+	b := servertest.StartDefault(t)
 	s := startSession(t, childEnv(), a.Addr, b.Addr)
 	s.waitScreen(15*time.Second, "both panes connected and sampling", func(f shot) bool {
 		return sampled(leftPane(f)) && sampled(rightPane(f))
@@ -206,7 +206,7 @@ func TestSessionFrozenServer(t *testing.T) {
 // shows the server's NOPERM in the footer and the monitor goes on. The
 // session ends with SIGTERM, which quits like q.
 func TestSessionACLNoPerm(t *testing.T) {
-	srv := servertest.Start(t, server.Options{})
+	srv := servertest.StartDefault(t)
 	admin := adminClient(t, srv, "")
 	if err := admin.Do(context.Background(), "ACL", "SETUSER", "watcher", "reset", "on", ">w-pass-1234",
 		"-@all", "+info", "+ping", "+config|get").Err(); err != nil {

@@ -249,7 +249,7 @@ func TestBenchRefusesWhileSaving(t *testing.T) {
 // before writing anything and says what is missing; the server ran no
 // SET and holds what it held.
 func TestBenchRefusesMissingKeyspace(t *testing.T) {
-	s := servertest.Start(t, server.Options{})
+	s := servertest.StartDefault(t)
 	c := servertest.Client(t, s)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -397,7 +397,7 @@ func TestBenchParallel(t *testing.T) {
 // bench's peak live copy-on-write. With /proc it is the child's dirty
 // pages; without, it is absent: never a false 0.
 func TestBenchPeakLiveNeverAFalseZero(t *testing.T) {
-	s := servertest.Start(t, server.Options{})
+	s := servertest.StartDefault(t)
 	proc, err := procmem.New()
 	if err != nil {
 		t.Fatal(err)

@@ -155,7 +155,7 @@ func TestDiscoverFollowsCluster(t *testing.T) {
 }
 
 func TestDiscoverRefusesAPlainServer(t *testing.T) {
-	s := servertest.Start(t, server.Options{})
+	s := servertest.StartDefault(t)
 	d := New(sourcetest.Endpoint(t, s.Addr), Config{})
 	defer d.Close()
 	_, err := d.Discover(context.Background())

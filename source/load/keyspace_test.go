@@ -9,7 +9,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/vkwatch/vkwatch/source/load"
-	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
 
@@ -17,7 +16,7 @@ import (
 // a full keyspace from a missing or partly loaded one, on a real server
 // holding keys of another prefix too, and writes nothing.
 func TestCheckKeyspace(t *testing.T) {
-	s := servertest.Start(t, server.Options{})
+	s := servertest.StartDefault(t)
 	c := servertest.Client(t, s)
 	ctx := context.Background()
 	opts := &redis.Options{Addr: s.Addr}

@@ -28,7 +28,7 @@ func TestPreloadFillsExactlyN(t *testing.T) {
 		{"one key", 1, 17, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := servertest.Start(t, server.Options{})
+			s := servertest.StartDefault(t)
 			c := servertest.Client(t, s)
 			ctx := context.Background()
 			var calls [][2]int
@@ -82,7 +82,7 @@ func TestPreloadFillsExactlyN(t *testing.T) {
 }
 
 func TestPreloadStopsWhenContextEnds(t *testing.T) {
-	s := servertest.Start(t, server.Options{})
+	s := servertest.StartDefault(t)
 	c := servertest.Client(t, s)
 	c.Ping(context.Background())
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
@@ -148,7 +148,7 @@ func TestWritersTouchOnlyTheirPrefix(t *testing.T) {
 }
 
 func testWritersTouchOnlyTheirPrefix(t *testing.T, loop bool, mkopts func(string) *redis.Options) {
-	s := servertest.Start(t, server.Options{})
+	s := servertest.StartDefault(t)
 	c := servertest.Client(t, s)
 	ctx := context.Background()
 	const n = 1000
@@ -241,7 +241,7 @@ func TestWritersSurviveErrorsAndRecover(t *testing.T) {
 }
 
 func testWritersSurviveErrorsAndRecover(t *testing.T, loop bool, mkopts func(string) *redis.Options) {
-	s := servertest.Start(t, server.Options{})
+	s := servertest.StartDefault(t)
 	c := servertest.Client(t, s)
 	ctx := context.Background()
 	opts := mkopts(s.Addr)
@@ -317,7 +317,7 @@ func TestStartWritersFailsWithoutServer(t *testing.T) {
 // count the SETs that found no key.
 func TestWritersNeverCreateKeys(t *testing.T) {
 	inEachWriterMode(t, func(t *testing.T, _ bool, mkopts func(string) *redis.Options) {
-		s := servertest.Start(t, server.Options{})
+		s := servertest.StartDefault(t)
 		c := servertest.Client(t, s)
 		ctx := context.Background()
 		opts := mkopts(s.Addr)

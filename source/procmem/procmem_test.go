@@ -64,7 +64,7 @@ func TestNewFailsWithoutProc(t *testing.T) {
 
 func TestReadMissingProcessIsAbsent(t *testing.T) {
 	r := newReader(t)
-	s := servertest.Start(t, server.Options{})
+	s := servertest.StartDefault(t)
 	pid := s.PID()
 	if err := s.Kill(); err != nil {
 		t.Fatal(err)
@@ -79,7 +79,7 @@ func TestReadMissingProcessIsAbsent(t *testing.T) {
 
 func TestRSSAgreesWithInfo(t *testing.T) {
 	r := newReader(t)
-	s := servertest.Start(t, server.Options{})
+	s := servertest.StartDefault(t)
 	c := servertest.Client(t, s)
 	servertest.Populate(t, c, 100000, "key", 300)
 	// used_memory_rss is refreshed by the server about every 100 ms: poll
@@ -109,7 +109,7 @@ func TestRSSAgreesWithInfo(t *testing.T) {
 
 func TestSaveChildLifecycle(t *testing.T) {
 	r := newReader(t)
-	s := servertest.Start(t, server.Options{})
+	s := servertest.StartDefault(t)
 	c := servertest.Client(t, s)
 	ctx := context.Background()
 	pid := s.PID()
@@ -240,7 +240,7 @@ func TestServerPSSAtMostOncePerSecond(t *testing.T) {
 	r := newReader(t)
 	now := time.Now()
 	r.now = func() time.Time { return now }
-	s := servertest.Start(t, server.Options{})
+	s := servertest.StartDefault(t)
 	c := servertest.Client(t, s)
 	pid := int64(s.PID())
 	before := r.Read(pid)

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
-	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
 
@@ -155,7 +154,7 @@ func TestAssessForecast(t *testing.T) {
 // maxmemory with the server's figures; total_system_memory, which every
 // server since Redis 3.2 reports, is the remote check.
 func TestAssessRealServer(t *testing.T) {
-	srv := servertest.Start(t, server.Options{})
+	srv := servertest.StartDefault(t)
 	c := servertest.Client(t, srv)
 	ctx := context.Background()
 	const keys = 20000

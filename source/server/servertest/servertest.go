@@ -34,6 +34,14 @@ func Start(t testing.TB, opts server.Options) *server.Server {
 	return s
 }
 
+// StartDefault starts a server with the default options (those of
+// server.Options{}: a free loopback port, no password, no TLS), stopped
+// when the test ends: the server most tests need.
+func StartDefault(t testing.TB) *server.Server {
+	t.Helper()
+	return Start(t, server.Options{})
+}
+
 // StartMany starts n servers with the same options at once (a fleet for a
 // test), stopped when the test ends; it fails the test when any cannot be
 // started.
