@@ -75,10 +75,7 @@ func TestConnFlags(t *testing.T) {
 // status 2, before anything is dialled (the port named is refused, so a
 // dial would answer exit 3).
 func TestConnFlagsBad(t *testing.T) {
-	free, err := server.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
+	free := servertest.FreePort(t)
 	port := strconv.Itoa(free)
 	tests := []struct {
 		args []string

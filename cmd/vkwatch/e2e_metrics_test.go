@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
 
@@ -21,10 +20,7 @@ import (
 // and PING latency on loopback, and ends cleanly on SIGTERM.
 func TestHeadlessMetrics(t *testing.T) {
 	srv := servertest.StartDefault(t)
-	port, err := server.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
+	port := servertest.FreePort(t)
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	h := startHeadless(t, "--metrics", addr, srv.Addr)
 	var body string

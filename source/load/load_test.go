@@ -296,10 +296,7 @@ func testWritersSurviveErrorsAndRecover(t *testing.T, loop bool, mkopts func(str
 
 func TestStartWritersFailsWithoutServer(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	port, err := server.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
+	port := servertest.FreePort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	w, err := load.StartWriters(ctx, &redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port)}, load.Config{Keys: 10})

@@ -42,6 +42,17 @@ func StartDefault(t testing.TB) *server.Server {
 	return Start(t, server.Options{})
 }
 
+// FreePort is a loopback TCP port nothing listens on now (server.FreePort),
+// failing the test when none can be had.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	port, err := server.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return port
+}
+
 // StartMany starts n servers with the same options at once (a fleet for a
 // test), stopped when the test ends; it fails the test when any cannot be
 // started.
