@@ -12,7 +12,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/vkwatch/vkwatch/source/load"
-	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
 
@@ -222,7 +221,7 @@ func BenchmarkRead(b *testing.B) {
 // the read between the server's once-a-second smaps_rollup, with no child.
 func BenchmarkReadIdle(b *testing.B) {
 	r := newReader(b)
-	s := servertest.Start(b, server.Options{})
+	s := servertest.StartDefault(b)
 	pid := int64(s.PID())
 	if m := r.Read(pid); !m.RSS.OK || !m.PSS.OK || m.ChildPID.OK {
 		b.Fatalf("want RSS and PSS and no child: %+v", m)
