@@ -30,7 +30,7 @@ func persistence(t *testing.T, c *redis.Client) source.Info {
 // BGSAVE.
 func TestSessionForkWarning(t *testing.T) {
 	srv := servertest.StartDefault(t)
-	admin := adminClient(t, srv, "")
+	admin := servertest.Client(t, srv)
 	ctx := context.Background()
 	// Few large keys, each save of one slowed by 1 ms: about 2 s in all.
 	// (20,000 keys at 100 µs each took over 30 s in a suite run at load 25:

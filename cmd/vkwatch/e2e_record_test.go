@@ -117,7 +117,7 @@ func run(t *testing.T, args ...string) string {
 // and gives the very report the original gives, and the live run wrote.
 func TestRecordingCutOfOneSave(t *testing.T) {
 	srv := servertest.Start(t, server.Options{Args: []string{"--rdb-key-save-delay", "100"}})
-	c := adminClient(t, srv, "")
+	c := servertest.Client(t, srv)
 	servertest.Populate(t, c, 15000, "k", 200)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "whole.jsonl.zst")

@@ -64,12 +64,6 @@ func gapMarked(pane string) bool {
 	return false
 }
 
-func adminClient(t *testing.T, srv *server.Server, password string) *redis.Client {
-	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Password: password, Protocol: 2, DisableIdentity: true})
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
 // forks is the server's total_forks: every BGSAVE and BGREWRITEAOF forks.
 func forks(t *testing.T, c *redis.Client) int64 {
 	t.Helper()
@@ -207,7 +201,7 @@ func TestSessionFrozenServer(t *testing.T) {
 // session ends with SIGTERM, which quits like q.
 func TestSessionACLNoPerm(t *testing.T) {
 	srv := servertest.StartDefault(t)
-	admin := adminClient(t, srv, "")
+	admin := servertest.Client(t, srv)
 	if err := admin.Do(context.Background(), "ACL", "SETUSER", "watcher", "reset", "on", ">w-pass-1234",
 		"-@all", "+info", "+ping", "+config|get").Err(); err != nil {
 		t.Fatal(err)
@@ -307,7 +301,7 @@ func TestSessionSecretFromEnv(t *testing.T) {
 func TestSessionAskpassReadOnly(t *testing.T) {
 	pw := newSecret(t)
 	srv := servertest.Start(t, server.Options{Password: pw})
-	admin := adminClient(t, srv, pw)
+	admin := servertest.Client(t, srv)
 	forksBefore := forks(t, admin)
 	s := startSession(t, childEnv(), "--askpass", "--read-only", srv.Addr)
 	deadline := time.Now().Add(10 * time.Second)

@@ -33,7 +33,7 @@ func clientCount(t *testing.T, c *redis.Client) int {
 func TestMonitorLeavesNothing(t *testing.T) {
 	a := servertest.StartDefault(t)
 	b := servertest.StartDefault(t)
-	adminA, adminB := adminClient(t, a, ""), adminClient(t, b, "")
+	adminA, adminB := servertest.Client(t, a), servertest.Client(t, b)
 	// The writers' keyspace, which they only overwrite, from the admin
 	// connections: a preload's own connections could still be closing
 	// when the count below is taken.

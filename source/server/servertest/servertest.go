@@ -82,11 +82,13 @@ func StartMany(t testing.TB, n int, opts server.Options) []*server.Server {
 }
 
 // Client opens a client of the test's own on s, for checking the server
-// behind the code under test, closed when the test ends. RESP2 and no
-// CLIENT SETINFO keep it to the commands a test sends.
+// behind the code under test, closed when the test ends; on a server
+// started with a password it authenticates with it. RESP2 and no CLIENT
+// SETINFO keep it to the commands a test sends.
 func Client(t testing.TB, s *server.Server) *redis.Client {
 	t.Helper()
-	c := redis.NewClient(&redis.Options{Addr: s.Addr, Protocol: 2, DisableIdentity: true, ReadTimeout: 30 * time.Second})
+	c := redis.NewClient(&redis.Options{Addr: s.Addr, Password: s.Password(), Protocol: 2, DisableIdentity: true,
+		ReadTimeout: 30 * time.Second})
 	t.Cleanup(func() { c.Close() })
 	return c
 }
