@@ -18,7 +18,6 @@ import (
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/record"
-	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
 
@@ -116,9 +115,7 @@ func run(t *testing.T, args ...string) string {
 // cut with a margin replays on its own, holds much less than the whole,
 // and gives the very report the original gives, and the live run wrote.
 func TestRecordingCutOfOneSave(t *testing.T) {
-	srv := servertest.Start(t, server.Options{Args: []string{"--rdb-key-save-delay", "100"}})
-	c := servertest.Client(t, srv)
-	servertest.Populate(t, c, 15000, "k", 200)
+	srv, _ := servertest.StartSlowSave(t, 15000, 200, 100)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "whole.jsonl.zst")
 	s := startSession(t, childEnv(), "--record", path, srv.Addr)

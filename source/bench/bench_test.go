@@ -285,13 +285,13 @@ func TestBenchRefusesMissingKeyspace(t *testing.T) {
 // TestBenchShowsDatasetPerRun: a dataset that changes between runs (here
 // another client adds keys after run 1) shows in each run's figures.
 func TestBenchShowsDatasetPerRun(t *testing.T) {
-	s := servertest.Start(t, server.Options{Args: []string{"--rdb-key-save-delay", "100"}})
-	c := servertest.Client(t, s)
+	srvs, eps := startDelayed(t, 1, 100)
+	c := servertest.Client(t, srvs[0])
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var grew error
 	sums, err := Bench(ctx, Config{
-		Endpoints: []source.Endpoint{sourcetest.Endpoint(t, s.Addr)}, Runs: 2, Window: 1500 * time.Millisecond, TriggerAt: 300 * time.Millisecond,
+		Endpoints: eps, Runs: 2, Window: 1500 * time.Millisecond, TriggerAt: 300 * time.Millisecond,
 		Writers: 2, Keys: 5000, Preload: true,
 		Progress: func(m string) {
 			if strings.Contains(m, " run 1/2: dataset ") { // run 1's result line
