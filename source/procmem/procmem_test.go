@@ -108,19 +108,13 @@ func TestRSSAgreesWithInfo(t *testing.T) {
 
 func TestSaveChildLifecycle(t *testing.T) {
 	r := newReader(t)
-	s := servertest.StartDefault(t)
-	c := servertest.Client(t, s)
+	// 200000 keys x 20 us: a save of about 4 s.
+	const keys = 200000
+	s, c := servertest.StartSlowSave(t, keys, 300, 20)
 	ctx := context.Background()
 	pid := s.PID()
-
-	const keys = 200000
-	servertest.Populate(t, c, keys, "key", 300)
 	if m := r.Read(int64(pid)); !m.RSS.OK || m.ChildPID.OK {
 		t.Fatalf("before the save: %+v, want RSS and no child", m)
-	}
-	// 200000 keys x 20 us: a save of about 4 s.
-	if err := c.ConfigSet(ctx, "rdb-key-save-delay", "20").Err(); err != nil {
-		t.Fatal(err)
 	}
 	if err := c.BgSave(ctx).Err(); err != nil {
 		t.Fatal(err)
