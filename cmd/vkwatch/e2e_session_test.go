@@ -200,8 +200,7 @@ func TestSessionFrozenServer(t *testing.T) {
 // shows the server's NOPERM in the footer and the monitor goes on. The
 // session ends with SIGTERM, which quits like q.
 func TestSessionACLNoPerm(t *testing.T) {
-	srv := servertest.StartDefault(t)
-	admin := servertest.Client(t, srv)
+	srv, admin := servertest.StartWithClient(t)
 	if err := admin.Do(context.Background(), "ACL", "SETUSER", "watcher", "reset", "on", ">w-pass-1234",
 		"-@all", "+info", "+ping", "+config|get").Err(); err != nil {
 		t.Fatal(err)

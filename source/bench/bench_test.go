@@ -261,8 +261,7 @@ func TestBenchRefusesWhileSaving(t *testing.T) {
 // before writing anything and says what is missing; the server ran no
 // SET and holds what it held.
 func TestBenchRefusesMissingKeyspace(t *testing.T) {
-	s := servertest.StartDefault(t)
-	c := servertest.Client(t, s)
+	s, c := servertest.StartWithClient(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	servertest.Populate(t, c, 150000, "key", 30)

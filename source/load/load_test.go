@@ -28,8 +28,7 @@ func TestPreloadFillsExactlyN(t *testing.T) {
 		{"one key", 1, 17, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := servertest.StartDefault(t)
-			c := servertest.Client(t, s)
+			s, c := servertest.StartWithClient(t)
 			ctx := context.Background()
 			var calls [][2]int
 			err := load.Preload(ctx, &redis.Options{Addr: s.Addr},
@@ -82,8 +81,7 @@ func TestPreloadFillsExactlyN(t *testing.T) {
 }
 
 func TestPreloadStopsWhenContextEnds(t *testing.T) {
-	s := servertest.StartDefault(t)
-	c := servertest.Client(t, s)
+	s, c := servertest.StartWithClient(t)
 	c.Ping(context.Background())
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 
@@ -148,8 +146,7 @@ func TestWritersTouchOnlyTheirPrefix(t *testing.T) {
 }
 
 func testWritersTouchOnlyTheirPrefix(t *testing.T, loop bool, mkopts func(string) *redis.Options) {
-	s := servertest.StartDefault(t)
-	c := servertest.Client(t, s)
+	s, c := servertest.StartWithClient(t)
 	ctx := context.Background()
 	const n = 1000
 	untouched := map[string]string{
@@ -241,8 +238,7 @@ func TestWritersSurviveErrorsAndRecover(t *testing.T) {
 }
 
 func testWritersSurviveErrorsAndRecover(t *testing.T, loop bool, mkopts func(string) *redis.Options) {
-	s := servertest.StartDefault(t)
-	c := servertest.Client(t, s)
+	s, c := servertest.StartWithClient(t)
 	ctx := context.Background()
 	opts := mkopts(s.Addr)
 	cfg := load.Config{Keys: 10000, Writers: 2}
@@ -314,8 +310,7 @@ func TestStartWritersFailsWithoutServer(t *testing.T) {
 // count the SETs that found no key.
 func TestWritersNeverCreateKeys(t *testing.T) {
 	inEachWriterMode(t, func(t *testing.T, _ bool, mkopts func(string) *redis.Options) {
-		s := servertest.StartDefault(t)
-		c := servertest.Client(t, s)
+		s, c := servertest.StartWithClient(t)
 		ctx := context.Background()
 		opts := mkopts(s.Addr)
 		if err := load.Preload(ctx, opts, load.Config{Keys: 500, ValueSize: 40}, nil); err != nil {

@@ -78,8 +78,7 @@ func TestReadMissingProcessIsAbsent(t *testing.T) {
 
 func TestRSSAgreesWithInfo(t *testing.T) {
 	r := newReader(t)
-	s := servertest.StartDefault(t)
-	c := servertest.Client(t, s)
+	s, c := servertest.StartWithClient(t)
 	servertest.Populate(t, c, 100000, "key", 300)
 	// used_memory_rss is refreshed by the server about every 100 ms: poll
 	// until both instruments see the same memory, within 5%.
@@ -233,8 +232,7 @@ func TestServerPSSAtMostOncePerSecond(t *testing.T) {
 	r := newReader(t)
 	now := time.Now()
 	r.now = func() time.Time { return now }
-	s := servertest.StartDefault(t)
-	c := servertest.Client(t, s)
+	s, c := servertest.StartWithClient(t)
 	pid := int64(s.PID())
 	before := r.Read(pid)
 	if !before.PSS.OK || !before.RSS.OK {

@@ -42,6 +42,14 @@ func StartDefault(t testing.TB) *server.Server {
 	return Start(t, server.Options{})
 }
 
+// StartWithClient starts a server with the default options, as
+// StartDefault, and gives it with a client of the test's own (Client).
+func StartWithClient(t testing.TB) (*server.Server, *redis.Client) {
+	t.Helper()
+	s := StartDefault(t)
+	return s, Client(t, s)
+}
+
 // FreePort is a loopback TCP port nothing listens on now (server.FreePort),
 // failing the test when none can be had.
 func FreePort(t testing.TB) int {
