@@ -13,7 +13,6 @@ import (
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/record"
-	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 	"github.com/vkwatch/vkwatch/source/sourcetest"
 )
@@ -26,7 +25,7 @@ import (
 // (source/record's TestRealRecordingSeeks checks seeks of 100,000 samples
 // against the file; this checks what the screen makes of them.)
 func TestReplayOfARealRecordingSeeks(t *testing.T) {
-	srv := servertest.Start(t, server.Options{})
+	srv := servertest.StartDefault(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	path := filepath.Join(t.TempDir(), "real.jsonl.zst")

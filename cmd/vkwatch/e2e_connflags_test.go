@@ -22,7 +22,7 @@ import (
 func TestConnFlags(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "v.sock")
 	a := servertest.Start(t, server.Options{Args: []string{"--unixsocket", sock, "--unixsocketperm", "700"}})
-	b := servertest.Start(t, server.Options{})
+	b := servertest.StartDefault(t)
 	port := strconv.Itoa(a.Port)
 	admin := servertest.Client(t, a)
 
@@ -75,10 +75,7 @@ func TestConnFlags(t *testing.T) {
 // status 2, before anything is dialled (the port named is refused, so a
 // dial would answer exit 3).
 func TestConnFlagsBad(t *testing.T) {
-	free, err := server.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
+	free := servertest.FreePort(t)
 	port := strconv.Itoa(free)
 	tests := []struct {
 		args []string

@@ -34,15 +34,12 @@ const (
 // the connect timeout.
 func TestBadInput(t *testing.T) {
 	const secret = "hunter2-not-this-one"
-	plain := servertest.Start(t, server.Options{})
+	plain := servertest.StartDefault(t)
 	locked := servertest.Start(t, server.Options{Password: "the-real-pass-777"})
 	certs := servertest.NewCerts(t)
 	tlsSrv := servertest.Start(t, server.Options{TLS: certs.Server(false)})
 	expired := servertest.Start(t, server.Options{TLS: certs.Expired()})
-	free, err := server.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
+	free := servertest.FreePort(t)
 	refused := "127.0.0.1:" + strconv.Itoa(free)
 
 	tests := []struct {
@@ -157,10 +154,7 @@ func TestPasswordFlagWarns(t *testing.T) {
 
 // TestTwoServersUnreachable: each server's error is a line of its own.
 func TestTwoServersUnreachable(t *testing.T) {
-	free, err := server.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
+	free := servertest.FreePort(t)
 	refused := "127.0.0.1:" + strconv.Itoa(free)
 	s := startSession(t, childEnv(), "--connect-timeout", connectTimeout.String(), unknownHost+":7000", refused)
 	code := s.wait(connectTimeout + exitMargin)
@@ -174,10 +168,7 @@ func TestTwoServersUnreachable(t *testing.T) {
 // TestNoTTY: with stdout not a terminal, vkwatch says what to use instead,
 // in one line, with its own exit status, before connecting to anything.
 func TestNoTTY(t *testing.T) {
-	free, err := server.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
+	free := servertest.FreePort(t)
 	cmd := exec.Command(vkwatchBin, "127.0.0.1:"+strconv.Itoa(free))
 	cmd.Env = childEnv()
 	var stdout, stderr servertest.Output

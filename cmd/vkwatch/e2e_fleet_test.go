@@ -176,7 +176,7 @@ func TestSessionFiveAddresses(t *testing.T) {
 	var addrs []string
 	srvs := make([]*server.Server, 5)
 	for i := range srvs {
-		srvs[i] = servertest.Start(t, server.Options{})
+		srvs[i] = servertest.StartDefault(t)
 		addrs = append(addrs, srvs[i].Addr)
 	}
 	s := startSession(t, childEnv(), addrs...)
@@ -211,7 +211,7 @@ func TestSessionFiveAddresses(t *testing.T) {
 		if i == 4 {
 			want = 1
 		}
-		if n := forks(t, adminClient(t, srv, "")); n != want {
+		if n := forks(t, servertest.Client(t, srv)); n != want {
 			t.Errorf("%s forked %d times, want %d (B must not save all five)", srv.Addr, n, want)
 		}
 	}

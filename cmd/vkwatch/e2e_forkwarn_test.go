@@ -12,7 +12,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/vkwatch/vkwatch/source"
-	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
 
@@ -30,20 +29,15 @@ func persistence(t *testing.T, c *redis.Client) source.Info {
 // fits under maxmemory, b sends nothing and says why; b again sends the
 // BGSAVE.
 func TestSessionForkWarning(t *testing.T) {
-	srv := servertest.Start(t, server.Options{})
-	admin := adminClient(t, srv, "")
-	ctx := context.Background()
 	// Few large keys, each save of one slowed by 1 ms: about 2 s in all.
 	// (20,000 keys at 100 µs each took over 30 s in a suite run at load 25:
 	// every sleep overshoots by the scheduler's latency, so the count of
 	// sleeps, not their length, decides how long a loaded machine takes.)
 	const keys, size = 2000, 3000
-	servertest.Populate(t, admin, keys, "key", size)
+	srv, admin := servertest.StartSlowSave(t, keys, size, 1000)
+	ctx := context.Background()
 	// During the save every key is rewritten: each page the server writes
 	// is copied, so the save costs COW.
-	if err := admin.ConfigSet(ctx, "rdb-key-save-delay", "1000").Err(); err != nil {
-		t.Fatal(err)
-	}
 	if err := admin.BgSave(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}

@@ -63,8 +63,7 @@ func TestInertReplicaAnnounceIP(t *testing.T) {
 	s := startSession(t, childEnv(), primary.Addr)
 	s.waitScreen(15*time.Second, "the primary sampled", func(f shot) bool { return sampled(f.String()) })
 
-	replica := servertest.Start(t, server.Options{})
-	rc := servertest.Client(t, replica)
+	_, rc := servertest.StartWithClient(t)
 	const announce = oscTitle + csiColour + "red"
 	if err := rc.ConfigSet(ctx, "replica-announce-ip", announce).Err(); err != nil {
 		t.Fatalf("CONFIG SET replica-announce-ip: %v", err)

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
 
@@ -19,8 +18,7 @@ import (
 // preload, with exit status 2, and write nothing: DBSIZE is unchanged and
 // the server ran no SET.
 func TestWritersRefuseMissingKeyspace(t *testing.T) {
-	srv := servertest.Start(t, server.Options{})
-	c := servertest.Client(t, srv)
+	srv, c := servertest.StartWithClient(t)
 	ctx := context.Background()
 	servertest.Populate(t, c, 150000, "key", 30)
 	const missing = "127.0.0.1:%s: the writers' keyspace vkwatch:0..vkwatch:999999 is not there " +

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
 
@@ -20,11 +19,8 @@ import (
 // with only --metrics: it serves OpenMetrics with the server's footprint
 // and PING latency on loopback, and ends cleanly on SIGTERM.
 func TestHeadlessMetrics(t *testing.T) {
-	srv := servertest.Start(t, server.Options{})
-	port, err := server.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := servertest.StartDefault(t)
+	port := servertest.FreePort(t)
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	h := startHeadless(t, "--metrics", addr, srv.Addr)
 	var body string
@@ -66,7 +62,7 @@ func TestHeadlessMetrics(t *testing.T) {
 // TestMetricsPortTaken: a --metrics address already in use is a one-line
 // error at start, before any server is watched.
 func TestMetricsPortTaken(t *testing.T) {
-	srv := servertest.Start(t, server.Options{})
+	srv := servertest.StartDefault(t)
 	// The server's own port is taken for sure.
 	cmd := exec.Command(vkwatchBin, "--metrics", srv.Addr, srv.Addr)
 	cmd.Env = childEnv()

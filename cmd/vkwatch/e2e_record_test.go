@@ -18,7 +18,6 @@ import (
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/record"
-	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
 
@@ -49,8 +48,8 @@ func fileSize(t *testing.T, path string) int64 {
 func TestRecordingKilled(t *testing.T) {
 	for _, name := range []string{"night.jsonl.zst", "night.jsonl.gz"} {
 		t.Run(name, func(t *testing.T) {
-			a := servertest.Start(t, server.Options{})
-			b := servertest.Start(t, server.Options{})
+			a := servertest.StartDefault(t)
+			b := servertest.StartDefault(t)
 			path := filepath.Join(t.TempDir(), name)
 			s := startSession(t, childEnv(), "--record", path, a.Addr, b.Addr)
 			waitRecorded(t, path, "3 s of samples of both servers", func(r *record.Recording) bool {
@@ -116,9 +115,7 @@ func run(t *testing.T, args ...string) string {
 // cut with a margin replays on its own, holds much less than the whole,
 // and gives the very report the original gives, and the live run wrote.
 func TestRecordingCutOfOneSave(t *testing.T) {
-	srv := servertest.Start(t, server.Options{Args: []string{"--rdb-key-save-delay", "100"}})
-	c := adminClient(t, srv, "")
-	servertest.Populate(t, c, 15000, "k", 200)
+	srv, _ := servertest.StartSlowSave(t, 15000, 200, 100)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "whole.jsonl.zst")
 	s := startSession(t, childEnv(), "--record", path, srv.Addr)

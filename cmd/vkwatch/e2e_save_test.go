@@ -48,9 +48,6 @@ func TestSaveCommand(t *testing.T) {
 	srv := servertest.Start(t, server.Options{Password: pass})
 	c := servertest.Client(t, srv)
 	ctx := context.Background()
-	if err := c.Do(ctx, "AUTH", pass).Err(); err != nil {
-		t.Fatal(err)
-	}
 	servertest.Populate(t, c, 20000, "k", 100)
 	rdbSaves := func() string {
 		return regexp.MustCompile(`rdb_saves:(\d+)`).FindStringSubmatch(c.Info(ctx, "persistence").Val())[1]

@@ -64,12 +64,6 @@ func gapMarked(pane string) bool {
 	return false
 }
 
-func adminClient(t *testing.T, srv *server.Server, password string) *redis.Client {
-	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Password: password, Protocol: 2, DisableIdentity: true})
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
 // forks is the server's total_forks: every BGSAVE and BGREWRITEAOF forks.
 func forks(t *testing.T, c *redis.Client) int64 {
 	t.Helper()
@@ -81,8 +75,8 @@ func forks(t *testing.T, c *redis.Client) int64 {
 // goes on; restarted on the same port, it is watched again, and the
 // outage stays marked as a gap.
 func TestSessionKillRestart(t *testing.T) {
-	a := servertest.Start(t, server.Options{})
-	b := servertest.Start(t, server.Options{})
+	a := servertest.StartDefault(t)
+	b := servertest.StartDefault(t)
 	s := startSession(t, childEnv(), a.Addr, b.Addr)
 	s.waitScreen(15*time.Second, "both panes connected and sampling", func(f shot) bool {
 		l, r := leftPane(f), rightPane(f)
@@ -141,8 +135,8 @@ func TestSessionKillRestart(t *testing.T) {
 // its answer shows when the server wakes up; the stall shows at its full
 // length in the PING figures.
 func TestSessionFrozenServer(t *testing.T) {
-	a := servertest.Start(t, server.Options{})
-	b := servertest.Start(t, server.Options{})
+	a := servertest.StartDefault(t)
+	b := servertest.StartDefault(t)
 	s := startSession(t, childEnv(), a.Addr, b.Addr)
 	s.waitScreen(15*time.Second, "both panes connected and sampling", func(f shot) bool {
 		return sampled(leftPane(f)) && sampled(rightPane(f))
@@ -206,8 +200,7 @@ func TestSessionFrozenServer(t *testing.T) {
 // shows the server's NOPERM in the footer and the monitor goes on. The
 // session ends with SIGTERM, which quits like q.
 func TestSessionACLNoPerm(t *testing.T) {
-	srv := servertest.Start(t, server.Options{})
-	admin := adminClient(t, srv, "")
+	srv, admin := servertest.StartWithClient(t)
 	if err := admin.Do(context.Background(), "ACL", "SETUSER", "watcher", "reset", "on", ">w-pass-1234",
 		"-@all", "+info", "+ping", "+config|get").Err(); err != nil {
 		t.Fatal(err)
@@ -307,7 +300,7 @@ func TestSessionSecretFromEnv(t *testing.T) {
 func TestSessionAskpassReadOnly(t *testing.T) {
 	pw := newSecret(t)
 	srv := servertest.Start(t, server.Options{Password: pw})
-	admin := adminClient(t, srv, pw)
+	admin := servertest.Client(t, srv)
 	forksBefore := forks(t, admin)
 	s := startSession(t, childEnv(), "--askpass", "--read-only", srv.Addr)
 	deadline := time.Now().Add(10 * time.Second)

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
 
@@ -78,8 +77,8 @@ func shoot(t *testing.T, s *session, pause, paused string) (screen string, pictu
 // directory, the footer says where, and the picture holds both servers'
 // addresses and the sizes the screen showed.
 func TestShotWritesScreen(t *testing.T) {
-	a := servertest.Start(t, server.Options{})
-	b := servertest.Start(t, server.Options{})
+	a := servertest.StartDefault(t)
+	b := servertest.StartDefault(t)
 	s := startSession(t, childEnv(), a.Addr, b.Addr)
 	s.waitScreen(30*time.Second, "both servers' memory", func(f shot) bool {
 		return len(sizeRe.FindAllString(leftPane(f), -1)) > 0 && len(sizeRe.FindAllString(rightPane(f), -1)) > 0

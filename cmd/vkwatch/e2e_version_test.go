@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
 
@@ -50,7 +49,7 @@ func TestVersionMatchesBuild(t *testing.T) {
 		t.Errorf("--version %q: no revision was stamped, and it does not say so", got)
 	}
 
-	srv := servertest.Start(t, server.Options{})
+	srv := servertest.StartDefault(t)
 	rec := filepath.Join(t.TempDir(), "run.jsonl")
 	h := startHeadless(t, "--record", rec, srv.Addr)
 	servertest.WaitFor(t, 15*time.Second, "a sample in the recording", func() bool {

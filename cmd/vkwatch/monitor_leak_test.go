@@ -13,7 +13,6 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
-	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
 
@@ -32,9 +31,9 @@ func clientCount(t *testing.T, c *redis.Client) int {
 // a frozen one, quits, and checks that no goroutine of it is left and
 // that every connection it opened is closed.
 func TestMonitorLeavesNothing(t *testing.T) {
-	a := servertest.Start(t, server.Options{})
-	b := servertest.Start(t, server.Options{})
-	adminA, adminB := adminClient(t, a, ""), adminClient(t, b, "")
+	a := servertest.StartDefault(t)
+	b := servertest.StartDefault(t)
+	adminA, adminB := servertest.Client(t, a), servertest.Client(t, b)
 	// The writers' keyspace, which they only overwrite, from the admin
 	// connections: a preload's own connections could still be closing
 	// when the count below is taken.

@@ -69,15 +69,27 @@ func persistence(t *testing.T, c *redis.Client) map[string]string {
 	return m
 }
 
+// startDelayed starts n servers at once whose saves take delayUS
+// microseconds more a key (rdb-key-save-delay), stopped when the test
+// ends, and gives their endpoints in the same order.
+func startDelayed(t *testing.T, n, delayUS int) ([]*server.Server, []source.Endpoint) {
+	t.Helper()
+	srvs := servertest.StartMany(t, n, server.Options{Args: []string{"--rdb-key-save-delay", strconv.Itoa(delayUS)}})
+	eps := make([]source.Endpoint, n)
+	for i, s := range srvs {
+		eps[i] = sourcetest.Endpoint(t, s.Addr)
+	}
+	return srvs, eps
+}
+
 // TestBenchTwoServers runs the experiment in miniature against two real
 // servers and checks what it reports against what the servers say.
 func TestBenchTwoServers(t *testing.T) {
 	// 20,000 keys save in milliseconds, faster than the sampling can see; a
 	// per-key delay in the save child stretches the save to about a second,
 	// under write load, as a big dataset would.
-	args := []string{"--rdb-key-save-delay", "50"}
-	a := servertest.Start(t, server.Options{Args: args})
-	b := servertest.Start(t, server.Options{Args: args})
+	srvs, eps := startDelayed(t, 2, 50)
+	a, b := srvs[0], srvs[1]
 
 	var mu sync.Mutex
 	events := map[source.NodeID]int{}
@@ -85,7 +97,7 @@ func TestBenchTwoServers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	sums, err := Bench(ctx, Config{
-		Endpoints: []source.Endpoint{sourcetest.Endpoint(t, a.Addr), sourcetest.Endpoint(t, b.Addr)},
+		Endpoints: eps,
 		Runs:      2,
 		Window:    3 * time.Second,
 		TriggerAt: 500 * time.Millisecond,
@@ -106,7 +118,7 @@ func TestBenchTwoServers(t *testing.T) {
 		t.Fatalf("%d summaries", len(sums))
 	}
 	for i, s := range sums {
-		c := servertest.Client(t, []*server.Server{a, b}[i])
+		c := servertest.Client(t, srvs[i])
 		if s.Server != i || len(s.Runs) != 2 {
 			t.Fatalf("summary %d: server %d, %d runs", i, s.Server, len(s.Runs))
 		}
@@ -249,8 +261,7 @@ func TestBenchRefusesWhileSaving(t *testing.T) {
 // before writing anything and says what is missing; the server ran no
 // SET and holds what it held.
 func TestBenchRefusesMissingKeyspace(t *testing.T) {
-	s := servertest.Start(t, server.Options{})
-	c := servertest.Client(t, s)
+	s, c := servertest.StartWithClient(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	servertest.Populate(t, c, 150000, "key", 30)
@@ -273,13 +284,13 @@ func TestBenchRefusesMissingKeyspace(t *testing.T) {
 // TestBenchShowsDatasetPerRun: a dataset that changes between runs (here
 // another client adds keys after run 1) shows in each run's figures.
 func TestBenchShowsDatasetPerRun(t *testing.T) {
-	s := servertest.Start(t, server.Options{Args: []string{"--rdb-key-save-delay", "100"}})
-	c := servertest.Client(t, s)
+	srvs, eps := startDelayed(t, 1, 100)
+	c := servertest.Client(t, srvs[0])
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var grew error
 	sums, err := Bench(ctx, Config{
-		Endpoints: []source.Endpoint{sourcetest.Endpoint(t, s.Addr)}, Runs: 2, Window: 1500 * time.Millisecond, TriggerAt: 300 * time.Millisecond,
+		Endpoints: eps, Runs: 2, Window: 1500 * time.Millisecond, TriggerAt: 300 * time.Millisecond,
 		Writers: 2, Keys: 5000, Preload: true,
 		Progress: func(m string) {
 			if strings.Contains(m, " run 1/2: dataset ") { // run 1's result line
@@ -363,13 +374,11 @@ func TestTableAbsentIsNA(t *testing.T) {
 
 // TestBenchParallel runs both servers at once: their saves overlap in time.
 func TestBenchParallel(t *testing.T) {
-	args := []string{"--rdb-key-save-delay", "100"}
-	a := servertest.Start(t, server.Options{Args: args})
-	b := servertest.Start(t, server.Options{Args: args})
+	_, eps := startDelayed(t, 2, 100)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	sums, err := Bench(ctx, Config{
-		Endpoints: []source.Endpoint{sourcetest.Endpoint(t, a.Addr), sourcetest.Endpoint(t, b.Addr)},
+		Endpoints: eps,
 		Runs:      1,
 		Window:    2 * time.Second,
 		TriggerAt: 300 * time.Millisecond,
@@ -397,7 +406,7 @@ func TestBenchParallel(t *testing.T) {
 // bench's peak live copy-on-write. With /proc it is the child's dirty
 // pages; without, it is absent: never a false 0.
 func TestBenchPeakLiveNeverAFalseZero(t *testing.T) {
-	s := servertest.Start(t, server.Options{})
+	s := servertest.StartDefault(t)
 	proc, err := procmem.New()
 	if err != nil {
 		t.Fatal(err)

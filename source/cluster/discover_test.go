@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
-	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 	"github.com/vkwatch/vkwatch/source/sourcetest"
 )
@@ -155,7 +154,7 @@ func TestDiscoverFollowsCluster(t *testing.T) {
 }
 
 func TestDiscoverRefusesAPlainServer(t *testing.T) {
-	s := servertest.Start(t, server.Options{})
+	s := servertest.StartDefault(t)
 	d := New(sourcetest.Endpoint(t, s.Addr), Config{})
 	defer d.Close()
 	_, err := d.Discover(context.Background())
@@ -165,14 +164,11 @@ func TestDiscoverRefusesAPlainServer(t *testing.T) {
 }
 
 func TestDiscoverNobodyThere(t *testing.T) {
-	port, err := server.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
+	port := servertest.FreePort(t)
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	d := New(sourcetest.Endpoint(t, addr), Config{Timeout: time.Second})
 	defer d.Close()
-	_, err = d.Discover(context.Background())
+	_, err := d.Discover(context.Background())
 	if err == nil || !strings.Contains(err.Error(), addr) || !strings.Contains(err.Error(), "refused") {
 		t.Fatalf("Discover of nothing: %v, want connection refused naming %s", err, addr)
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/cluster"
-	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 	"github.com/vkwatch/vkwatch/source/sourcetest"
 )
@@ -246,7 +245,7 @@ func TestFleetOfFiveAddresses(t *testing.T) {
 	noLeaks(t)
 	var members []Member
 	for range 5 {
-		srv := servertest.Start(t, server.Options{})
+		srv := servertest.StartDefault(t)
 		ep := sourcetest.Endpoint(t, srv.Addr)
 		members = append(members, Member{ID: ep.Node(), Endpoint: ep})
 	}

@@ -34,7 +34,7 @@ type watched struct {
 
 func watch(t *testing.T, keys, delay int) *watched {
 	t.Helper()
-	srv := servertest.Start(t, server.Options{})
+	srv := servertest.StartDefault(t)
 	x := &watched{srv: srv, client: servertest.Client(t, srv)}
 	ctx := context.Background()
 	opts := &redis.Options{Addr: srv.Addr}

@@ -24,7 +24,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/vkwatch/vkwatch/source/load"
-	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
 
@@ -36,7 +35,7 @@ const (
 )
 
 func BenchmarkPreload(b *testing.B) {
-	s := servertest.Start(b, server.Options{})
+	s := servertest.StartDefault(b)
 	c := servertest.Client(b, s)
 	ctx := context.Background()
 	opts := &redis.Options{Addr: s.Addr}
@@ -59,7 +58,7 @@ func BenchmarkPreload(b *testing.B) {
 
 func BenchmarkPreloadVsRedisBenchmark(b *testing.B) {
 	rb := benchmarkBinary(b)
-	s := servertest.Start(b, server.Options{})
+	s := servertest.StartDefault(b)
 	c := servertest.Client(b, s)
 	ctx := context.Background()
 	opts := &redis.Options{Addr: s.Addr}
@@ -80,7 +79,7 @@ func BenchmarkPreloadVsRedisBenchmark(b *testing.B) {
 
 func BenchmarkWritersVsRedisBenchmark(b *testing.B) {
 	rb := benchmarkBinary(b)
-	s := servertest.Start(b, server.Options{})
+	s := servertest.StartDefault(b)
 	ctx := context.Background()
 	opts := &redis.Options{Addr: s.Addr}
 	cfg := load.Config{Keys: benchWriterKeys, ValueSize: benchValueSize, Writers: 8}

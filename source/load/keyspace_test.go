@@ -9,7 +9,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/vkwatch/vkwatch/source/load"
-	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
 
@@ -17,8 +16,7 @@ import (
 // a full keyspace from a missing or partly loaded one, on a real server
 // holding keys of another prefix too, and writes nothing.
 func TestCheckKeyspace(t *testing.T) {
-	s := servertest.Start(t, server.Options{})
-	c := servertest.Client(t, s)
+	s, c := servertest.StartWithClient(t)
 	ctx := context.Background()
 	opts := &redis.Options{Addr: s.Addr}
 	// The user's own data: 150,000 key:N keys, none of the writers'.

@@ -28,8 +28,7 @@ func TestPreloadFillsExactlyN(t *testing.T) {
 		{"one key", 1, 17, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := servertest.Start(t, server.Options{})
-			c := servertest.Client(t, s)
+			s, c := servertest.StartWithClient(t)
 			ctx := context.Background()
 			var calls [][2]int
 			err := load.Preload(ctx, &redis.Options{Addr: s.Addr},
@@ -82,8 +81,7 @@ func TestPreloadFillsExactlyN(t *testing.T) {
 }
 
 func TestPreloadStopsWhenContextEnds(t *testing.T) {
-	s := servertest.Start(t, server.Options{})
-	c := servertest.Client(t, s)
+	s, c := servertest.StartWithClient(t)
 	c.Ping(context.Background())
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 
@@ -148,8 +146,7 @@ func TestWritersTouchOnlyTheirPrefix(t *testing.T) {
 }
 
 func testWritersTouchOnlyTheirPrefix(t *testing.T, loop bool, mkopts func(string) *redis.Options) {
-	s := servertest.Start(t, server.Options{})
-	c := servertest.Client(t, s)
+	s, c := servertest.StartWithClient(t)
 	ctx := context.Background()
 	const n = 1000
 	untouched := map[string]string{
@@ -241,8 +238,7 @@ func TestWritersSurviveErrorsAndRecover(t *testing.T) {
 }
 
 func testWritersSurviveErrorsAndRecover(t *testing.T, loop bool, mkopts func(string) *redis.Options) {
-	s := servertest.Start(t, server.Options{})
-	c := servertest.Client(t, s)
+	s, c := servertest.StartWithClient(t)
 	ctx := context.Background()
 	opts := mkopts(s.Addr)
 	cfg := load.Config{Keys: 10000, Writers: 2}
@@ -296,10 +292,7 @@ func testWritersSurviveErrorsAndRecover(t *testing.T, loop bool, mkopts func(str
 
 func TestStartWritersFailsWithoutServer(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	port, err := server.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
+	port := servertest.FreePort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	w, err := load.StartWriters(ctx, &redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port)}, load.Config{Keys: 10})
@@ -317,8 +310,7 @@ func TestStartWritersFailsWithoutServer(t *testing.T) {
 // count the SETs that found no key.
 func TestWritersNeverCreateKeys(t *testing.T) {
 	inEachWriterMode(t, func(t *testing.T, _ bool, mkopts func(string) *redis.Options) {
-		s := servertest.Start(t, server.Options{})
-		c := servertest.Client(t, s)
+		s, c := servertest.StartWithClient(t)
 		ctx := context.Background()
 		opts := mkopts(s.Addr)
 		if err := load.Preload(ctx, opts, load.Config{Keys: 500, ValueSize: 40}, nil); err != nil {

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
 
@@ -47,10 +46,7 @@ scrape_configs:
 	if err := os.WriteFile(conf, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	port, err := server.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
+	port := servertest.FreePort(t)
 	listen := "127.0.0.1:" + strconv.Itoa(port)
 	p := &promServer{base: "http://" + listen, log: &servertest.Output{Limit: 1 << 16}}
 	p.cmd = exec.Command(bin,

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
-	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
 
@@ -75,7 +74,7 @@ func fileInt(t *testing.T, path string) (int64, bool) {
 // compares it with the server's own cgroup files, found independently.
 func TestCgroupOfRealServer(t *testing.T) {
 	r := newReader(t)
-	s := servertest.Start(t, server.Options{})
+	s := servertest.StartDefault(t)
 	pid := s.PID()
 	dir, name, v1 := expectedCgroupDir(t, pid)
 	usageFile, limitFile := "memory.current", "memory.max"

@@ -12,7 +12,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/vkwatch/vkwatch/source/load"
-	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
 
@@ -64,7 +63,7 @@ func TestNewFailsWithoutProc(t *testing.T) {
 
 func TestReadMissingProcessIsAbsent(t *testing.T) {
 	r := newReader(t)
-	s := servertest.Start(t, server.Options{})
+	s := servertest.StartDefault(t)
 	pid := s.PID()
 	if err := s.Kill(); err != nil {
 		t.Fatal(err)
@@ -79,8 +78,7 @@ func TestReadMissingProcessIsAbsent(t *testing.T) {
 
 func TestRSSAgreesWithInfo(t *testing.T) {
 	r := newReader(t)
-	s := servertest.Start(t, server.Options{})
-	c := servertest.Client(t, s)
+	s, c := servertest.StartWithClient(t)
 	servertest.Populate(t, c, 100000, "key", 300)
 	// used_memory_rss is refreshed by the server about every 100 ms: poll
 	// until both instruments see the same memory, within 5%.
@@ -109,19 +107,13 @@ func TestRSSAgreesWithInfo(t *testing.T) {
 
 func TestSaveChildLifecycle(t *testing.T) {
 	r := newReader(t)
-	s := servertest.Start(t, server.Options{})
-	c := servertest.Client(t, s)
+	// 200000 keys x 20 us: a save of about 4 s.
+	const keys = 200000
+	s, c := servertest.StartSlowSave(t, keys, 300, 20)
 	ctx := context.Background()
 	pid := s.PID()
-
-	const keys = 200000
-	servertest.Populate(t, c, keys, "key", 300)
 	if m := r.Read(int64(pid)); !m.RSS.OK || m.ChildPID.OK {
 		t.Fatalf("before the save: %+v, want RSS and no child", m)
-	}
-	// 200000 keys x 20 us: a save of about 4 s.
-	if err := c.ConfigSet(ctx, "rdb-key-save-delay", "20").Err(); err != nil {
-		t.Fatal(err)
 	}
 	if err := c.BgSave(ctx).Err(); err != nil {
 		t.Fatal(err)
@@ -222,7 +214,7 @@ func BenchmarkRead(b *testing.B) {
 // the read between the server's once-a-second smaps_rollup, with no child.
 func BenchmarkReadIdle(b *testing.B) {
 	r := newReader(b)
-	s := servertest.Start(b, server.Options{})
+	s := servertest.StartDefault(b)
 	pid := int64(s.PID())
 	if m := r.Read(pid); !m.RSS.OK || !m.PSS.OK || m.ChildPID.OK {
 		b.Fatalf("want RSS and PSS and no child: %+v", m)
@@ -240,8 +232,7 @@ func TestServerPSSAtMostOncePerSecond(t *testing.T) {
 	r := newReader(t)
 	now := time.Now()
 	r.now = func() time.Time { return now }
-	s := servertest.Start(t, server.Options{})
-	c := servertest.Client(t, s)
+	s, c := servertest.StartWithClient(t)
 	pid := int64(s.PID())
 	before := r.Read(pid)
 	if !before.PSS.OK || !before.RSS.OK {

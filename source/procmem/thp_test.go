@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
-	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
 
@@ -50,7 +49,7 @@ func TestTHPFromFakeHost(t *testing.T) {
 // and its AnonHugePages read (Redis turns huge pages off for itself by
 // default: disable-thp yes).
 func TestTHPRealServer(t *testing.T) {
-	s := servertest.Start(t, server.Options{})
+	s := servertest.StartDefault(t)
 	m := newReader(t).Read(int64(s.PID()))
 	b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
 	if err != nil {

@@ -28,7 +28,7 @@ type watched struct {
 func watchLocal(t *testing.T, interval time.Duration) *watched {
 	t.Helper()
 	r := newReader(t)
-	srv := servertest.Start(t, server.Options{})
+	srv := servertest.StartDefault(t)
 	ep := sourcetest.Endpoint(t, srv.Addr)
 	x := &watched{srv: srv, c: servertest.Client(t, srv)}
 	x.w = source.NewWatcher(ep.Node(), ep, source.NewClock(), source.WatchConfig{Interval: interval, Proc: r.Read})

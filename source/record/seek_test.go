@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
-	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 	"github.com/vkwatch/vkwatch/source/sourcetest"
 )
@@ -147,7 +146,7 @@ func recordReal(t *testing.T, paths map[Compression]string, servers, samples int
 	h := Header{VKWatch: "test", Epoch: clock.Epoch(), Settings: map[string]string{"interval": "10ms"}}
 	var watchers []*source.Watcher
 	for range servers {
-		s := servertest.Start(t, server.Options{})
+		s := servertest.StartDefault(t)
 		ep := sourcetest.Endpoint(t, s.Addr)
 		w := source.NewWatcher(ep.Node(), ep, clock, source.WatchConfig{Interval: 10 * time.Millisecond, PingInterval: 5 * time.Millisecond})
 		defer w.Close()

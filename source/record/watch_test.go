@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/procmem"
 	"github.com/vkwatch/vkwatch/source/server"
@@ -29,8 +27,7 @@ func TestRecordLiveWatch(t *testing.T) {
 	s := servertest.Start(t, server.Options{Password: pw, Args: []string{"--rdb-key-save-delay", "50"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	adm := redis.NewClient(&redis.Options{Addr: s.Addr, Password: pw})
-	defer adm.Close()
+	adm := servertest.Client(t, s)
 	servertest.Populate(t, adm, 20000, "key", 300)
 
 	ep := sourcetest.Endpoint(t, "redis://:"+pw+"@"+s.Addr)

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
-	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
 
@@ -155,21 +154,16 @@ func TestAssessForecast(t *testing.T) {
 // maxmemory with the server's figures; total_system_memory, which every
 // server since Redis 3.2 reports, is the remote check.
 func TestAssessRealServer(t *testing.T) {
-	srv := servertest.Start(t, server.Options{})
-	c := servertest.Client(t, srv)
-	ctx := context.Background()
-	const keys = 20000
-	servertest.Populate(t, c, keys, "k", 200)
 	// 20,000 keys at 50 µs: a save of about a second, overwritten meanwhile.
-	if err := c.ConfigSet(ctx, "rdb-key-save-delay", "50").Err(); err != nil {
-		t.Fatal(err)
-	}
+	const keys = 20000
+	_, c := servertest.StartSlowSave(t, keys, 200, 50)
+	ctx := context.Background()
 	if err := c.BgSave(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
 	info := func() source.Info { return source.ParseInfo(c.Info(ctx, "memory", "persistence").Val()) }
 	for i := 0; info().RDBInProgress.V == 1; i = (i + 1) % keys {
-		c.Set(ctx, fmt.Sprintf("k:%d", i), "overwritten during the save: every page it touches is copied for the child", 0)
+		c.Set(ctx, fmt.Sprintf("key:%d", i), "overwritten during the save: every page it touches is copied for the child", 0)
 	}
 	servertest.WaitFor(t, 10*time.Second, "the save to end with a COW", func() bool {
 		in := info()

@@ -245,6 +245,9 @@ func (s *Server) launch(ctx context.Context) error {
 	}
 }
 
+// Password is the requirepass the server was started with ("" for none).
+func (s *Server) Password() string { return s.opts.Password }
+
 // PID returns the server's process id.
 func (s *Server) PID() int {
 	s.mu.Lock()

@@ -77,7 +77,7 @@ func TestPasswordNotInArgv(t *testing.T) {
 }
 
 func TestKillRestartSamePort(t *testing.T) {
-	s := servertest.Start(t, server.Options{})
+	s := servertest.StartDefault(t)
 	port := s.Port
 	if err := s.Kill(); err != nil {
 		t.Fatal(err)

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
-	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 	"github.com/vkwatch/vkwatch/source/sourcetest"
 	"github.com/vkwatch/vkwatch/source/store"
@@ -83,7 +82,7 @@ func heapInUse() uint64 {
 // realSamples are n samples a real watcher took of a real server.
 func realSamples(t testing.TB, n int) []*source.Sample {
 	t.Helper()
-	srv := servertest.Start(t, server.Options{})
+	srv := servertest.StartDefault(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	ep := sourcetest.Endpoint(t, srv.Addr)

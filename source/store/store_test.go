@@ -65,14 +65,23 @@ func (f *feeder) run(s *Store, from, to time.Duration, hook func(off time.Durati
 	}
 }
 
+// runSave is run with a fork save that starts at start and, when end is
+// not 0, ends (its report added) at end.
+func (f *feeder) runSave(s *Store, from, to, start, end time.Duration) {
+	f.run(s, from, to, func(off time.Duration) {
+		switch {
+		case off == start:
+			f.save = &source.SaveProgress{Kind: source.SaveFork, Started: off}
+		case end != 0 && off == end:
+			s.Add(f.report(off, nil))
+		}
+	})
+}
+
 func TestPointsInOrderOncePerSeq(t *testing.T) {
 	s := New(Config{})
 	f := &feeder{id: nodeA}
-	f.run(s, 0, 10*time.Second, func(off time.Duration) {
-		if off == 2*time.Second {
-			f.save = &source.SaveProgress{Kind: source.SaveFork, Started: off}
-		}
-	})
+	f.runSave(s, 0, 10*time.Second, 2*time.Second, 0)
 	v := s.View(nodeA)
 	if v.Points.Len() != 50 {
 		t.Fatalf("%d points, want 50 (the save's first sample once)", v.Points.Len())
@@ -95,14 +104,7 @@ func TestRetentionByTime(t *testing.T) {
 	f := &feeder{id: nodeA}
 	s.Add(source.Event{Node: nodeA, Kind: source.EventDisconnected, Offset: time.Second, Err: "boom"})
 	s.Add(source.Event{Node: nodeA, Kind: source.EventConnected, Offset: 2 * time.Second, Identity: &source.Identity{Addr: string(nodeA)}})
-	f.run(s, 2*time.Second, 60*time.Second, func(off time.Duration) {
-		switch off {
-		case 3 * time.Second:
-			f.save = &source.SaveProgress{Kind: source.SaveFork, Started: off}
-		case 5 * time.Second:
-			s.Add(f.report(off, nil))
-		}
-	})
+	f.runSave(s, 2*time.Second, 60*time.Second, 3*time.Second, 5*time.Second)
 	v := s.View(nodeA)
 	if first := v.Points.Offsets[0]; first < 49800*time.Millisecond-10*time.Second {
 		t.Errorf("oldest point at %v, keep is 10s to %v", first, s.Now())
@@ -328,14 +330,7 @@ func TestFreeze(t *testing.T) {
 	s.Freeze()
 	before, now, shown := s.View(nodeA), s.Now(), s.ShownReports()
 	// Collection goes on, long past the retention window, with a save.
-	a.run(s, 5*time.Second, 60*time.Second, func(off time.Duration) {
-		switch off {
-		case 30 * time.Second:
-			a.save = &source.SaveProgress{Kind: source.SaveFork, Started: off}
-		case 35 * time.Second:
-			s.Add(a.report(off, nil))
-		}
-	})
+	a.runSave(s, 5*time.Second, 60*time.Second, 30*time.Second, 35*time.Second)
 	s.Add(source.Event{Node: nodeB, Kind: source.EventDisconnected, Offset: 50 * time.Second, Err: "gone"})
 	s.Add(source.Event{Node: "127.0.0.1:7003", Kind: source.EventConnected, Offset: 50 * time.Second})
 	if got := s.View(nodeA); !reflect.DeepEqual(got, before) {
@@ -431,11 +426,7 @@ func TestColumns(t *testing.T) {
 	rss := func(s *source.Sample) (float64, bool) { v, ok := s.Info.RSS.Get(); return float64(v), ok }
 	s := New(Config{Columns: []Column{cow, rss}})
 	f := &feeder{id: nodeA}
-	f.run(s, 0, 2*time.Second, func(off time.Duration) {
-		if off == time.Second {
-			f.save = &source.SaveProgress{Kind: source.SaveFork, Started: off}
-		}
-	})
+	f.runSave(s, 0, 2*time.Second, time.Second, 0)
 	s.Freeze()
 	f.run(s, 2*time.Second, 3*time.Second, nil)
 	v := s.View(nodeA)

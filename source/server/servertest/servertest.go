@@ -34,6 +34,33 @@ func Start(t testing.TB, opts server.Options) *server.Server {
 	return s
 }
 
+// StartDefault starts a server with the default options (those of
+// server.Options{}: a free loopback port, no password, no TLS), stopped
+// when the test ends: the server most tests need.
+func StartDefault(t testing.TB) *server.Server {
+	t.Helper()
+	return Start(t, server.Options{})
+}
+
+// StartWithClient starts a server with the default options, as
+// StartDefault, and gives it with a client of the test's own (Client).
+func StartWithClient(t testing.TB) (*server.Server, *redis.Client) {
+	t.Helper()
+	s := StartDefault(t)
+	return s, Client(t, s)
+}
+
+// FreePort is a loopback TCP port nothing listens on now (server.FreePort),
+// failing the test when none can be had.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	port, err := server.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return port
+}
+
 // StartMany starts n servers with the same options at once (a fleet for a
 // test), stopped when the test ends; it fails the test when any cannot be
 // started.
@@ -63,11 +90,13 @@ func StartMany(t testing.TB, n int, opts server.Options) []*server.Server {
 }
 
 // Client opens a client of the test's own on s, for checking the server
-// behind the code under test, closed when the test ends. RESP2 and no
-// CLIENT SETINFO keep it to the commands a test sends.
+// behind the code under test, closed when the test ends; on a server
+// started with a password it authenticates with it. RESP2 and no CLIENT
+// SETINFO keep it to the commands a test sends.
 func Client(t testing.TB, s *server.Server) *redis.Client {
 	t.Helper()
-	c := redis.NewClient(&redis.Options{Addr: s.Addr, Protocol: 2, DisableIdentity: true, ReadTimeout: 30 * time.Second})
+	c := redis.NewClient(&redis.Options{Addr: s.Addr, Password: s.Password(), Protocol: 2, DisableIdentity: true,
+		ReadTimeout: 30 * time.Second})
 	t.Cleanup(func() { c.Close() })
 	return c
 }
