@@ -17,6 +17,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 	"github.com/vkwatch/vkwatch/source/sourcetest"
+	"github.com/vkwatch/vkwatch/source/watch/watchtest"
 )
 
 // TestRealServerSaveFlow is the whole product in one flow: a real
@@ -138,12 +139,12 @@ func sendVia(ctx context.Context, w *source.Watcher) func(source.NodeID, ...stri
 	return func(_ source.NodeID, args ...string) { w.Do(ctx, args...) }
 }
 
-// run runs x's watcher until the test ends (sourcetest.Run), and with
+// run runs x's watcher until the test ends (watchtest.Run), and with
 // writers writeUntil on a client of its own. feed feeds *m the watcher's
 // events until one satisfies cond (feedUntil).
 func (x *realWatch) run(t *testing.T, ctx context.Context, m *Model, writers bool) (feed func(what string, cond func(source.Event) bool)) {
 	t.Helper()
-	events := sourcetest.Run(t, x.w, 4096)
+	events := watchtest.Run(t, x.w, 4096)
 	if writers {
 		wc := servertest.Client(t, x.srv)
 		wctx, stop := context.WithCancel(ctx)

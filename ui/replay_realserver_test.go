@@ -16,6 +16,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 	"github.com/vkwatch/vkwatch/source/sourcetest"
+	"github.com/vkwatch/vkwatch/source/watch/watchtest"
 )
 
 // TestReplayOfARealRecordingSeeks: a real server watched at 10 ms and
@@ -83,7 +84,7 @@ func recordRealFor(t *testing.T, ctx context.Context, addr, path string, d time.
 		w.Close()
 		t.Fatal(err)
 	}
-	events := sourcetest.Run(t, w, 1024)
+	events := watchtest.Run(t, w, 1024)
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 	"github.com/vkwatch/vkwatch/source/sourcetest"
+	"github.com/vkwatch/vkwatch/source/watch/watchtest"
 )
 
 // watched is a real server, its dataset and a watcher feeding a Node.
@@ -49,7 +50,7 @@ func watch(t *testing.T, keys, delay int) *watched {
 	if _, err := x.w.Connect(ctx); err != nil {
 		t.Fatal(err)
 	}
-	x.events = sourcetest.Run(t, x.w, 4096)
+	x.events = watchtest.Run(t, x.w, 4096)
 	return x
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 	"github.com/vkwatch/vkwatch/source/sourcetest"
+	"github.com/vkwatch/vkwatch/source/watch/watchtest"
 )
 
 // watched is a real server watched by a source.Watcher whose /proc figures
@@ -32,7 +33,7 @@ func watchLocal(t *testing.T, interval time.Duration) *watched {
 	ep := sourcetest.Endpoint(t, srv.Addr)
 	x := &watched{srv: srv, c: servertest.Client(t, srv)}
 	x.w = source.NewWatcher(ep.Node(), ep, source.NewClock(), source.WatchConfig{Interval: interval, Proc: r.Read})
-	x.events = sourcetest.Run(t, x.w, 100000)
+	x.events = watchtest.Run(t, x.w, 100000)
 	return x
 }
 
