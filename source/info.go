@@ -167,6 +167,17 @@ func ParseInfoInto(dst *Info, text string) {
 	}
 }
 
+// Restarted reports whether cur comes from a new server process (the
+// uptime went back, or the process id changed): the watcher then does not
+// take rates across the two, and the save tracker reports a running save
+// as lost.
+func Restarted(prev, cur *Info) bool {
+	if prev.Uptime.OK && cur.Uptime.OK && cur.Uptime.V < prev.Uptime.V {
+		return true
+	}
+	return prev.ProcessID.OK && cur.ProcessID.OK && prev.ProcessID.V != cur.ProcessID.V
+}
+
 // isReplicaKey reports whether key is slaveN (N decimal digits).
 func isReplicaKey(key string) bool {
 	n, ok := strings.CutPrefix(key, "slave")

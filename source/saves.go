@@ -165,7 +165,7 @@ func isCancel(command string) bool {
 func (t *SaveTracker) Observe(s *Sample) (started bool, ended *SaveReport) {
 	in := &s.Info
 	prev := t.prev
-	restart := prev != nil && restarted(&prev.Info, in)
+	restart := prev != nil && Restarted(&prev.Info, in)
 	t.prev = s
 
 	kind, running := saveKind(in)

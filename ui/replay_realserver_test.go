@@ -16,6 +16,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 	"github.com/vkwatch/vkwatch/source/sourcetest"
+	"github.com/vkwatch/vkwatch/source/watch"
 	"github.com/vkwatch/vkwatch/source/watch/watchtest"
 )
 
@@ -78,7 +79,7 @@ func recordRealFor(t *testing.T, ctx context.Context, addr, path string, d time.
 	t.Helper()
 	clock := source.NewClock()
 	ep := sourcetest.Endpoint(t, addr)
-	w := source.NewWatcher(ep.Node(), ep, clock, source.WatchConfig{Interval: 10 * time.Millisecond})
+	w := watch.New(ep.Node(), ep, clock, watch.Config{Interval: 10 * time.Millisecond})
 	id, err := w.Connect(ctx)
 	if err != nil {
 		w.Close()

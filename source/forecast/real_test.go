@@ -20,6 +20,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 	"github.com/vkwatch/vkwatch/source/sourcetest"
+	sourcewatch "github.com/vkwatch/vkwatch/source/watch"
 	"github.com/vkwatch/vkwatch/source/watch/watchtest"
 )
 
@@ -27,7 +28,7 @@ import (
 type watched struct {
 	srv    *server.Server
 	client *redis.Client
-	w      *source.Watcher
+	w      *sourcewatch.Watcher
 	events <-chan source.Event
 	node   Node
 	last   *source.Sample
@@ -46,7 +47,7 @@ func watch(t *testing.T, keys, delay int) *watched {
 		t.Fatal(err)
 	}
 	ep := sourcetest.Endpoint(t, srv.Addr)
-	x.w = source.NewWatcher("n", ep, nil, source.WatchConfig{Interval: 100 * time.Millisecond})
+	x.w = sourcewatch.New("n", ep, nil, sourcewatch.Config{Interval: 100 * time.Millisecond})
 	if _, err := x.w.Connect(ctx); err != nil {
 		t.Fatal(err)
 	}

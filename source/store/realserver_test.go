@@ -9,6 +9,7 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 	"github.com/vkwatch/vkwatch/source/store"
+	"github.com/vkwatch/vkwatch/source/watch"
 	"github.com/vkwatch/vkwatch/source/watch/watchtest"
 )
 
@@ -20,7 +21,7 @@ func TestStoreHoldsARealSave(t *testing.T) {
 	srv, _ := servertest.StartSlowSave(t, 20000, 100, 100)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	w, events := watchtest.Watch(t, ctx, srv.Addr, source.WatchConfig{Interval: 100 * time.Millisecond}, 1024)
+	w, events := watchtest.Watch(t, ctx, srv.Addr, watch.Config{Interval: 100 * time.Millisecond}, 1024)
 
 	footprint := func(s *source.Sample) (float64, bool) { v, ok := s.Footprint.Get(); return float64(v), ok }
 	st := store.New(store.Config{Keep: time.Minute, Columns: []store.Column{footprint}})
@@ -156,7 +157,7 @@ func TestStoreSpansAreTheTrackersSaves(t *testing.T) {
 	srv, _ := servertest.StartSlowSave(t, 10000, 100, 100)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	w, events := watchtest.Watch(t, ctx, srv.Addr, source.WatchConfig{Interval: 100 * time.Millisecond}, 1024)
+	w, events := watchtest.Watch(t, ctx, srv.Addr, watch.Config{Interval: 100 * time.Millisecond}, 1024)
 
 	st := store.New(store.Config{Keep: time.Minute})
 	var reports []*source.SaveReport

@@ -10,15 +10,16 @@ import (
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/sourcetest"
+	"github.com/vkwatch/vkwatch/source/watch"
 )
 
 // Watch connects a watcher (with a clock of its own and cfg) to the
 // server at addr, failing the test if it cannot within ctx, and runs it
 // until the test ends (Run).
-func Watch(t testing.TB, ctx context.Context, addr string, cfg source.WatchConfig, buffer int) (*source.Watcher, <-chan source.Event) {
+func Watch(t testing.TB, ctx context.Context, addr string, cfg watch.Config, buffer int) (*watch.Watcher, <-chan source.Event) {
 	t.Helper()
 	ep := sourcetest.Endpoint(t, addr)
-	w := source.NewWatcher(ep.Node(), ep, source.NewClock(), cfg)
+	w := watch.New(ep.Node(), ep, source.NewClock(), cfg)
 	if _, err := w.Connect(ctx); err != nil {
 		w.Close()
 		t.Fatal(err)
@@ -30,7 +31,7 @@ func Watch(t testing.TB, ctx context.Context, addr string, cfg source.WatchConfi
 // (of capacity buffer; a full channel holds the watcher back rather than
 // losing an event). At the test's end the run is cancelled and waited for
 // and w is closed.
-func Run(t testing.TB, w *source.Watcher, buffer int) <-chan source.Event {
+func Run(t testing.TB, w *watch.Watcher, buffer int) <-chan source.Event {
 	events := make(chan source.Event, buffer)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
