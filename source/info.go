@@ -178,6 +178,24 @@ func Restarted(prev, cur *Info) bool {
 	return prev.ProcessID.OK && cur.ProcessID.OK && prev.ProcessID.V != cur.ProcessID.V
 }
 
+// SaveKindOf says which background job the INFO shows running, if any:
+// the save tracker follows that job, and FillInstruments counts INFO's
+// copy-on-write only while one runs.
+func SaveKindOf(in *Info) (SaveKind, bool) {
+	switch {
+	case in.RDBInProgress.V == 1 && in.RDBInProgress.OK:
+		if in.RDBCurrentType == "forkless" {
+			return SaveForkless, true
+		}
+		return SaveFork, true
+	case in.AOFRewriteInProgress.V == 1 && in.AOFRewriteInProgress.OK:
+		return SaveAOF, true
+	case in.SlotMigrationFork.V == 1 && in.SlotMigrationFork.OK:
+		return SaveSlotMigration, true
+	}
+	return "", false
+}
+
 // isReplicaKey reports whether key is slaveN (N decimal digits).
 func isReplicaKey(key string) bool {
 	n, ok := strings.CutPrefix(key, "slave")

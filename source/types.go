@@ -336,7 +336,7 @@ const (
 // aof_current_size N, aof_base_size M", "save 60 10000"; empty for
 // TriggerOther. Kind is empty when vkwatch cannot tell (CONFIG GET refused,
 // a server without the fields it needs). The evidence and its order are in
-// SaveTracker.triggerOf (trigger.go).
+// saves.Tracker.triggerOf (source/saves/trigger.go).
 type Trigger struct {
 	Kind   TriggerKind
 	Detail string
@@ -455,7 +455,7 @@ type SaveReport struct {
 	// last sample before it (source/forecast), ForecastBasis what the
 	// forecast rested on ("calibrated", "uniform bound", "worst case");
 	// absent and empty where no forecast was made. Set by whoever keeps
-	// the forecast (source/store), not by the SaveTracker.
+	// the forecast (source/store), not by the save tracker (source/saves).
 	ForecastCOW   Opt[int64]
 	ForecastBasis string
 }

@@ -111,7 +111,7 @@ func TestStoreHoldsARealSave(t *testing.T) {
 	}
 
 	// The running curve mid-save was the start of the report's: the
-	// same points, made once by source.CurvePointOf.
+	// same points, made once by saves.CurvePointOf.
 	if len(mid.Curves) == 0 {
 		t.Fatal("no running curve mid-save")
 	}

@@ -1,7 +1,8 @@
 // Package watch watches one server (Watcher): it samples INFO, times
-// PINGs with a probe of its own (package probe), tracks saves and sends the
-// user's commands, and hands on what it sees as source Events. It sits
-// above source's vocabulary and the packages that each do one part.
+// PINGs with a probe of its own (package probe), follows saves with a
+// tracker (package saves) and sends the user's commands, and hands on what
+// it sees as source Events. It sits above source's vocabulary and the
+// packages that each do one part.
 package watch
 
 import (
@@ -25,6 +26,7 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/internal/queue"
 	"github.com/vkwatch/vkwatch/source/probe"
+	"github.com/vkwatch/vkwatch/source/saves"
 )
 
 // Config tunes a Watcher. Zero values take the defaults.
@@ -492,7 +494,7 @@ func (w *Watcher) Run(ctx context.Context, emit func(source.Event)) {
 		wg.Wait()
 	}()
 
-	s := &sampling{w: w, q: q, tracker: source.NewSaveTracker(w.node, w.ep.String())}
+	s := &sampling{w: w, q: q, tracker: saves.NewTracker(w.node, w.ep.String())}
 	s.loop(ctx, &wg)
 }
 
@@ -500,7 +502,7 @@ func (w *Watcher) Run(ctx context.Context, emit func(source.Event)) {
 type sampling struct {
 	w       *Watcher
 	q       *queue.Queue[source.Event]
-	tracker *source.SaveTracker
+	tracker *saves.Tracker
 	probe   *probe.Probe
 
 	seq        uint64
