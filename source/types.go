@@ -1,11 +1,14 @@
-// Package source talks to Valkey and Redis servers on behalf of vkwatch: it
-// parses addresses, opens connections, samples INFO, measures PING latency on
-// a connection of its own, sends the few commands a user may ask for and turns
-// the stream of samples into save progress and save reports.
+// Package source is the vocabulary vkwatch has for Valkey and Redis
+// servers: addresses and the connection options they make, INFO parsed,
+// the samples, save reports and events, the fleet's topology. The packages
+// under it do the work with these words: watch watches a server (samples
+// INFO, sends the few commands a user may ask for), probe measures PING
+// latency on a connection of its own, saves turns the stream of samples
+// into save progress and save reports, and the rest build on them.
 //
-// It knows nothing about drawing: it imports neither bubbletea nor lipgloss.
-// Everything it learns leaves it as an Event, which the UI draws, the
-// recorder writes and bench summarises.
+// None of them knows anything about drawing: none imports bubbletea or
+// lipgloss. Everything they learn leaves them as an Event, which the UI
+// draws, the recorder writes and bench summarises.
 package source
 
 import "time"
