@@ -155,7 +155,9 @@ func newProbeHist() *hdrhistogram.Histogram {
 // serve many probes with one reading of the clock.
 var probeEpoch = time.Now()
 
-// Now is the monotonic time in ns since probeEpoch.
+// Now is the monotonic time in ns since probeEpoch. The PINGs are due on
+// grids counted from it, and the watcher sets its sampling grid on the
+// same clock, so that no sample falls on a PING.
 func Now() int64 { return int64(time.Since(probeEpoch)) }
 
 func (p *Probe) now() int64 { return Now() }

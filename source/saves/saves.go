@@ -1,8 +1,8 @@
 // Package saves follows a server's background saves through its samples
 // (Tracker): when one starts and ends, its progress and cost curve, who
 // started it (trigger.go), and its report. It is pure logic over source's
-// types, apart from the watcher that feeds it live, so that a recording's
-// samples give the same reports when replayed.
+// types, kept apart from the watcher that feeds it live, so that a
+// recording's samples, replayed, give the same reports.
 package saves
 
 import (
