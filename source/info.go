@@ -167,6 +167,35 @@ func ParseInfoInto(dst *Info, text string) {
 	}
 }
 
+// Restarted reports whether cur comes from a new server process (the
+// uptime went back, or the process id changed): the watcher then does not
+// take rates across the two, and the save tracker reports a running save
+// as lost.
+func Restarted(prev, cur *Info) bool {
+	if prev.Uptime.OK && cur.Uptime.OK && cur.Uptime.V < prev.Uptime.V {
+		return true
+	}
+	return prev.ProcessID.OK && cur.ProcessID.OK && prev.ProcessID.V != cur.ProcessID.V
+}
+
+// SaveKindOf says which background job the INFO shows running, if any:
+// the save tracker follows that job, and FillInstruments counts INFO's
+// copy-on-write only while one runs.
+func SaveKindOf(in *Info) (SaveKind, bool) {
+	switch {
+	case in.RDBInProgress.V == 1 && in.RDBInProgress.OK:
+		if in.RDBCurrentType == "forkless" {
+			return SaveForkless, true
+		}
+		return SaveFork, true
+	case in.AOFRewriteInProgress.V == 1 && in.AOFRewriteInProgress.OK:
+		return SaveAOF, true
+	case in.SlotMigrationFork.V == 1 && in.SlotMigrationFork.OK:
+		return SaveSlotMigration, true
+	}
+	return "", false
+}
+
 // isReplicaKey reports whether key is slaveN (N decimal digits).
 func isReplicaKey(key string) bool {
 	n, ok := strings.CutPrefix(key, "slave")

@@ -33,7 +33,7 @@ package source
 //   - else absent.
 func FillInstruments(s *Sample) {
 	in, p := &s.Info, &s.Proc
-	_, running := saveKind(in)
+	_, running := SaveKindOf(in)
 	procOK := p.RSS.OK && p.PSS.OK // smaps_rollup of the server is readable
 	// A child /proc lists whose smaps_rollup it cannot read, while it
 	// reads the server's: the child is exiting, its memory going.

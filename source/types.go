@@ -1,11 +1,14 @@
-// Package source talks to Valkey and Redis servers on behalf of vkwatch: it
-// parses addresses, opens connections, samples INFO, measures PING latency on
-// a connection of its own, sends the few commands a user may ask for and turns
-// the stream of samples into save progress and save reports.
+// Package source is the vocabulary vkwatch has for Valkey and Redis
+// servers: addresses and the connection options they make, INFO parsed,
+// the samples, save reports and events, the fleet's topology. The packages
+// under it do the work with these words: watch watches a server (samples
+// INFO, sends the few commands a user may ask for), probe measures PING
+// latency on a connection of its own, saves turns the stream of samples
+// into save progress and save reports, and the rest build on them.
 //
-// It knows nothing about drawing: it imports neither bubbletea nor lipgloss.
-// Everything it learns leaves it as an Event, which the UI draws, the
-// recorder writes and bench summarises.
+// None of them knows anything about drawing: none imports bubbletea or
+// lipgloss. Everything they learn leaves them as an Event, which the UI
+// draws, the recorder writes and bench summarises.
 package source
 
 import "time"
@@ -336,7 +339,7 @@ const (
 // aof_current_size N, aof_base_size M", "save 60 10000"; empty for
 // TriggerOther. Kind is empty when vkwatch cannot tell (CONFIG GET refused,
 // a server without the fields it needs). The evidence and its order are in
-// SaveTracker.triggerOf (trigger.go).
+// saves.Tracker.triggerOf (source/saves/trigger.go).
 type Trigger struct {
 	Kind   TriggerKind
 	Detail string
@@ -455,7 +458,7 @@ type SaveReport struct {
 	// last sample before it (source/forecast), ForecastBasis what the
 	// forecast rested on ("calibrated", "uniform bound", "worst case");
 	// absent and empty where no forecast was made. Set by whoever keeps
-	// the forecast (source/store), not by the SaveTracker.
+	// the forecast (source/store), not by the save tracker (source/saves).
 	ForecastCOW   Opt[int64]
 	ForecastBasis string
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/procmem"
 	"github.com/vkwatch/vkwatch/source/server"
+	"github.com/vkwatch/vkwatch/source/watch"
 )
 
 // TestRealSaveConfirmedPastCgroupLimit: a real server with writers, whose
@@ -29,7 +30,7 @@ func TestRealSaveConfirmedPastCgroupLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	fake := fakeCgroupProc(t, x.srv.PID(), "testdata/cgroup-tight/sys")
-	x.watch(t, ctx, source.WatchConfig{Interval: 100 * time.Millisecond,
+	x.watch(t, ctx, watch.Config{Interval: 100 * time.Millisecond,
 		Proc: func(pid int64) source.ProcMem {
 			m, f := real.Read(pid), fake.Read(pid)
 			m.Cgroup, m.CgroupUsage, m.CgroupLimit = f.Cgroup, f.CgroupUsage, f.CgroupLimit

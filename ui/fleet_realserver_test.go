@@ -13,6 +13,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 	"github.com/vkwatch/vkwatch/source/sourcetest"
+	"github.com/vkwatch/vkwatch/source/watch"
 )
 
 // TestFleetFilterAndSummaryOnRealServers watches 32 real servers as a
@@ -31,7 +32,7 @@ func TestFleetFilterAndSummaryOnRealServers(t *testing.T) {
 		members[i] = fleet.Member{ID: ep.Node(), Endpoint: ep}
 		nodes[i] = Node{ID: ep.Node(), Addr: ep.String()}
 	}
-	f := fleet.NewList(members, fleet.Config{Watch: source.WatchConfig{Interval: 100 * time.Millisecond}})
+	f := fleet.NewList(members, fleet.Config{Watch: watch.Config{Interval: 100 * time.Millisecond}})
 	defer f.Close()
 	top, err := f.Start(ctx)
 	if err != nil {

@@ -17,10 +17,12 @@ import (
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 	"github.com/vkwatch/vkwatch/source/sourcetest"
+	"github.com/vkwatch/vkwatch/source/watch"
+	"github.com/vkwatch/vkwatch/source/watch/watchtest"
 )
 
 // TestRealServerSaveFlow is the whole product in one flow: a real
-// redis-server watched by a real source.Watcher, its events fed to the
+// redis-server watched by a real watch.Watcher, its events fed to the
 // program as the wiring feeds them, `b` pressed, BGSAVE sent through the
 // watcher, the progress bar seen mid-save and the end-of-save summary drawn
 // with what the server itself reports afterwards.
@@ -88,7 +90,7 @@ func feedUntil(t *testing.T, ctx context.Context, m *Model, events <-chan source
 // watchReal starts a real server whose BGSAVE of 20k keys takes about 2 s
 // (rdb-key-save-delay 100 µs a key, so it is sampled mid-save) and a
 // connected watcher of it (see startRealWatch).
-func watchReal(t *testing.T, ctx context.Context) (source.Endpoint, *source.Watcher, *redis.Client) {
+func watchReal(t *testing.T, ctx context.Context) (source.Endpoint, *watch.Watcher, *redis.Client) {
 	t.Helper()
 	x := startRealWatch(t, ctx, server.Options{Args: []string{"--rdb-key-save-delay", "100"}})
 	return x.ep, x.w, x.rc
@@ -101,13 +103,13 @@ type realWatch struct {
 	srv *server.Server
 	rc  *redis.Client
 	ep  source.Endpoint
-	w   *source.Watcher
+	w   *watch.Watcher
 }
 
 func startRealWatch(t *testing.T, ctx context.Context, opts server.Options) *realWatch {
 	t.Helper()
 	x := startRealServer(t, opts)
-	x.watch(t, ctx, source.WatchConfig{Interval: 100 * time.Millisecond})
+	x.watch(t, ctx, watch.Config{Interval: 100 * time.Millisecond})
 	return x
 }
 
@@ -124,9 +126,9 @@ func startRealServer(t *testing.T, opts server.Options) *realWatch {
 
 // watch connects a watcher of x's server with cfg; it is closed when the
 // test ends.
-func (x *realWatch) watch(t *testing.T, ctx context.Context, cfg source.WatchConfig) {
+func (x *realWatch) watch(t *testing.T, ctx context.Context, cfg watch.Config) {
 	t.Helper()
-	x.w = source.NewWatcher(x.ep.Node(), x.ep, source.NewClock(), cfg)
+	x.w = watch.New(x.ep.Node(), x.ep, source.NewClock(), cfg)
 	if _, err := x.w.Connect(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -134,16 +136,16 @@ func (x *realWatch) watch(t *testing.T, ctx context.Context, cfg source.WatchCon
 }
 
 // sendVia is a Config.Send that sends through w.
-func sendVia(ctx context.Context, w *source.Watcher) func(source.NodeID, ...string) {
+func sendVia(ctx context.Context, w *watch.Watcher) func(source.NodeID, ...string) {
 	return func(_ source.NodeID, args ...string) { w.Do(ctx, args...) }
 }
 
-// run runs x's watcher until the test ends (sourcetest.Run), and with
+// run runs x's watcher until the test ends (watchtest.Run), and with
 // writers writeUntil on a client of its own. feed feeds *m the watcher's
 // events until one satisfies cond (feedUntil).
 func (x *realWatch) run(t *testing.T, ctx context.Context, m *Model, writers bool) (feed func(what string, cond func(source.Event) bool)) {
 	t.Helper()
-	events := sourcetest.Run(t, x.w, 4096)
+	events := watchtest.Run(t, x.w, 4096)
 	if writers {
 		wc := servertest.Client(t, x.srv)
 		wctx, stop := context.WithCancel(ctx)
@@ -161,7 +163,7 @@ func (x *realWatch) run(t *testing.T, ctx context.Context, m *Model, writers boo
 // fed by w's events as the wiring feeds them, its commands sent through
 // w, and waits until it has drawn "connected" (sc holds what it drew).
 // wait waits for the watcher to stop once ctx is cancelled.
-func programOn(t *testing.T, ctx context.Context, w *source.Watcher, ep source.Endpoint) (tm *teatest.TestModel, sc *screen, wait func()) {
+func programOn(t *testing.T, ctx context.Context, w *watch.Watcher, ep source.Endpoint) (tm *teatest.TestModel, sc *screen, wait func()) {
 	t.Helper()
 	tm = teatest.NewTestModel(t, New(Config{
 		Nodes: nodes(ep.String()),

@@ -15,6 +15,8 @@ import (
 	"github.com/vkwatch/vkwatch/source/record"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 	"github.com/vkwatch/vkwatch/source/sourcetest"
+	"github.com/vkwatch/vkwatch/source/watch"
+	"github.com/vkwatch/vkwatch/source/watch/watchtest"
 )
 
 // TestReplayOfARealRecordingSeeks: a real server watched at 10 ms and
@@ -76,13 +78,13 @@ func recordRealFor(t *testing.T, ctx context.Context, addr, path string, d time.
 	t.Helper()
 	clock := source.NewClock()
 	ep := sourcetest.Endpoint(t, addr)
-	w := source.NewWatcher(ep.Node(), ep, clock, source.WatchConfig{Interval: 10 * time.Millisecond})
+	w := watch.New(ep.Node(), ep, clock, watch.Config{Interval: 10 * time.Millisecond})
 	id, err := w.Connect(ctx)
 	if err != nil {
 		w.Close()
 		t.Fatal(err)
 	}
-	events := sourcetest.Run(t, w, 1024)
+	events := watchtest.Run(t, w, 1024)
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/watch"
 )
 
 const (
@@ -21,23 +22,23 @@ const (
 	debugSleep = 500 * time.Millisecond
 )
 
-// watch runs a source.Watcher on addr at default settings (as vkwatch
+// watched runs a watch.Watcher on addr at default settings (as vkwatch
 // does) and hands its samples to a channel; stop ends it.
-type watch struct {
+type watched struct {
 	samples chan *source.Sample
 	cancel  context.CancelFunc
 	done    chan struct{}
-	w       *source.Watcher
+	w       *watch.Watcher
 }
 
-func startWatch(ctx context.Context, addr string) (*watch, error) {
+func startWatch(ctx context.Context, addr string) (*watched, error) {
 	ep, err := source.ParseAddress(addr)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	wt := &watch{samples: make(chan *source.Sample, 4096), cancel: cancel, done: make(chan struct{}),
-		w: source.NewWatcher(ep.Node(), ep, nil, source.WatchConfig{})}
+	wt := &watched{samples: make(chan *source.Sample, 4096), cancel: cancel, done: make(chan struct{}),
+		w: watch.New(ep.Node(), ep, nil, watch.Config{})}
 	if _, err := wt.w.Connect(ctx); err != nil {
 		cancel()
 		return nil, err
@@ -56,14 +57,14 @@ func startWatch(ctx context.Context, addr string) (*watch, error) {
 	return wt, nil
 }
 
-func (wt *watch) stop() {
+func (wt *watched) stop() {
 	wt.cancel()
 	wt.w.Close()
 	<-wt.done
 }
 
 // next returns the next sample, or an error after timeout.
-func (wt *watch) next(ctx context.Context, timeout time.Duration) (*source.Sample, error) {
+func (wt *watched) next(ctx context.Context, timeout time.Duration) (*source.Sample, error) {
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {

@@ -19,7 +19,8 @@ const microCount = 5
 
 // microBenchmarks are the Go benchmarks of the hot paths, by package.
 var microBenchmarks = []struct{ pkg, regex string }{
-	{"./source", "^Benchmark(ParseInfoInto|ProbePing|ProbeSummary)$"},
+	{"./source", "^BenchmarkParseInfoInto$"},
+	{"./source/probe", "^Benchmark(ProbePing|ProbeSummary)$"},
 	{"./ui", "^BenchmarkFrame(|Scroll|View)$"},
 	{"./cmd/vkwatch", "^BenchmarkBatcherFlood$"},
 }

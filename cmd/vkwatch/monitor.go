@@ -22,6 +22,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/metrics"
 	"github.com/vkwatch/vkwatch/source/procmem"
 	"github.com/vkwatch/vkwatch/source/record"
+	"github.com/vkwatch/vkwatch/source/watch"
 	"github.com/vkwatch/vkwatch/ui"
 )
 
@@ -219,7 +220,7 @@ func (s *monitorSession) connect() error {
 		}
 	}
 	cfg := fleet.Config{
-		Watch: source.WatchConfig{
+		Watch: watch.Config{
 			Interval:       s.mf.interval,
 			PingInterval:   s.mf.pingInterval,
 			ConnectTimeout: s.mf.connectTimeout,
@@ -251,7 +252,7 @@ func (s *monitorSession) connect() error {
 // does, so that a refusal reads like any other ("ADDR: connection
 // refused"), and makes sure it is a cluster node.
 func (s *monitorSession) checkSeed(seed source.Endpoint) error {
-	w := source.NewWatcher(seed.Node(), seed, s.clock, source.WatchConfig{ConnectTimeout: s.mf.connectTimeout})
+	w := watch.New(seed.Node(), seed, s.clock, watch.Config{ConnectTimeout: s.mf.connectTimeout})
 	id, err := w.Connect(s.ctx)
 	w.Close()
 	switch {
@@ -280,7 +281,7 @@ func (s *monitorSession) prepareWriters(i int, node source.NodeID) {
 
 // configure sets up one node's watcher: /proc for a local one, and the
 // count of its writers' operations.
-func (s *monitorSession) configure(m fleet.Member, cfg *source.WatchConfig) {
+func (s *monitorSession) configure(m fleet.Member, cfg *watch.Config) {
 	if s.proc != nil && m.Endpoint.Local() {
 		cfg.Proc = s.proc.Read
 	}

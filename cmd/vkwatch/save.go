@@ -16,6 +16,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/inert"
 	"github.com/vkwatch/vkwatch/source/procmem"
 	"github.com/vkwatch/vkwatch/source/record"
+	"github.com/vkwatch/vkwatch/source/watch"
 	"github.com/vkwatch/vkwatch/ui"
 )
 
@@ -150,9 +151,9 @@ func (s *saveRun) connect(ctx context.Context, ep source.Endpoint) error {
 		proc, _ = procmem.New() // no /proc: the memory check reads INFO alone
 	}
 	cfg := fleet.Config{
-		Watch: source.WatchConfig{Interval: s.sf.interval, ConnectTimeout: s.sf.connectTimeout},
+		Watch: watch.Config{Interval: s.sf.interval, ConnectTimeout: s.sf.connectTimeout},
 		Clock: s.clock,
-		Configure: func(m fleet.Member, c *source.WatchConfig) {
+		Configure: func(m fleet.Member, c *watch.Config) {
 			if proc != nil && m.Endpoint.Local() {
 				c.Proc = proc.Read
 			}

@@ -7,7 +7,7 @@
 // throughput over the window and the worst and 99th percentile PING; per
 // server it summarises the runs as mean / min / max.
 //
-// Everything is measured by the same source.Watcher the UI uses, so the
+// Everything is measured by the same watch.Watcher the UI uses, so the
 // numbers bench prints are the numbers vkwatch shows.
 package bench
 
@@ -26,6 +26,7 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/forecast"
 	"github.com/vkwatch/vkwatch/source/load"
+	"github.com/vkwatch/vkwatch/source/watch"
 )
 
 // Target is one server the experiment runs on. On a cluster a replica
@@ -476,7 +477,7 @@ func (b *bencher) run(ctx context.Context, srv, runNo int) (Run, error) {
 
 // watching is a run's watcher, running, and the events it emits.
 type watching struct {
-	w      *source.Watcher
+	w      *watch.Watcher
 	events chan source.Event
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -486,7 +487,7 @@ type watching struct {
 // stop; the writers' ops give the samples their writer rate.
 func (b *bencher) watch(ctx context.Context, srv int, writerOps func() uint64) (*watching, error) {
 	cfg := b.cfg
-	w := source.NewWatcher(cfg.Targets[srv].Node, cfg.Targets[srv].Save, cfg.Clock, source.WatchConfig{
+	w := watch.New(cfg.Targets[srv].Node, cfg.Targets[srv].Save, cfg.Clock, watch.Config{
 		Interval:     cfg.Interval,
 		PingInterval: cfg.PingInterval,
 		WriterOps:    writerOps,
@@ -547,7 +548,7 @@ func (wt *watching) firstSample(ctx context.Context, c *collector) error {
 type window struct {
 	b          *bencher
 	srv, runNo int
-	w          *source.Watcher
+	w          *watch.Watcher
 	wr         *load.Writers
 	c          *collector
 

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/watch"
 )
 
 // Defaults of Config's zero fields.
@@ -67,7 +68,7 @@ func New(seed source.Endpoint, cfg Config) *Discoverer {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
-	source.QuietRedis()
+	watch.QuietRedis()
 	return &Discoverer{seed: seed, cfg: cfg, poke: make(chan struct{}, 1)}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 	"github.com/vkwatch/vkwatch/source/sourcetest"
+	"github.com/vkwatch/vkwatch/source/watch"
 )
 
 func TestColdInterval(t *testing.T) {
@@ -49,7 +50,7 @@ func TestAttentionFollowsTheSave(t *testing.T) {
 		members[i] = Member{ID: ep.Node(), Endpoint: ep}
 	}
 	saverID := members[n/2].ID
-	f := NewList(members, Config{Watch: source.WatchConfig{Interval: 200 * time.Millisecond}})
+	f := NewList(members, Config{Watch: watch.Config{Interval: 200 * time.Millisecond}})
 	defer f.Close()
 	top, err := f.Start(ctx)
 	if err != nil {

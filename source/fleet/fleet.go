@@ -1,6 +1,6 @@
 // Package fleet watches a set of servers as one: the nodes of a cluster,
 // found and followed by source/cluster, or any number of addresses. It runs
-// one source.Watcher per node, keyed by node id, starts and stops them as
+// one watch.Watcher per node, keyed by node id, starts and stops them as
 // the topology changes, paces their PINGs within a budget, and hands out
 // every watcher's events, and its own topology changes, through one emit
 // function.
@@ -20,6 +20,7 @@ import (
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/cluster"
+	"github.com/vkwatch/vkwatch/source/watch"
 )
 
 // DefaultPingBudget is how many PINGs a second the whole fleet sends at
@@ -58,13 +59,13 @@ type Config struct {
 	// Watch is every watcher's configuration. A PingInterval set here is
 	// the user's (--ping-interval) and holds for every node; zero lets the
 	// budget decide.
-	Watch source.WatchConfig
+	Watch watch.Config
 	// PingBudget is the PINGs a second of the whole fleet when Watch has no
 	// PingInterval; default DefaultPingBudget.
 	PingBudget int
 	// Configure, when set, adjusts one node's watcher configuration before
 	// it starts (its /proc reader, its writers' counter).
-	Configure func(m Member, cfg *source.WatchConfig)
+	Configure func(m Member, cfg *watch.Config)
 	// Discovery tunes the rediscovery of a cluster.
 	Discovery cluster.Config
 	// Clock times every event; nil: a new one.
@@ -96,7 +97,7 @@ type Fleet struct {
 
 // running is one node's watcher.
 type running struct {
-	w        *source.Watcher
+	w        *watch.Watcher
 	member   Member
 	interval time.Duration
 	cancel   context.CancelFunc // nil until it runs
@@ -246,7 +247,7 @@ func (f *Fleet) newRunning(m Member, interval time.Duration) *running {
 		f.cfg.Configure(m, &cfg)
 	}
 	return &running{
-		w:      source.NewWatcher(m.ID, m.Endpoint, f.clock, cfg),
+		w:      watch.New(m.ID, m.Endpoint, f.clock, cfg),
 		member: m, interval: interval, done: make(chan struct{}),
 	}
 }
@@ -535,7 +536,7 @@ func (f *Fleet) emitTopology(top source.Topology) {
 	emit(source.Event{Kind: source.EventTopology, Offset: off, At: at, Topology: &t})
 }
 
-// Do sends a command to one node (see source.Watcher.Do); its answer is
+// Do sends a command to one node (see watch.Watcher.Do); its answer is
 // also emitted as that node's EventCommand.
 func (f *Fleet) Do(ctx context.Context, node source.NodeID, args ...string) source.CommandResult {
 	f.mu.Lock()

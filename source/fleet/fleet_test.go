@@ -13,6 +13,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/cluster"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 	"github.com/vkwatch/vkwatch/source/sourcetest"
+	"github.com/vkwatch/vkwatch/source/watch"
 )
 
 // sink keeps every event a fleet emits.
@@ -114,7 +115,7 @@ func TestPingInterval(t *testing.T) {
 // is everything when --ping-interval was given.
 func TestOverBudget(t *testing.T) {
 	mk := func(explicit time.Duration, intervals ...time.Duration) *Fleet {
-		f := newFleet(Config{Watch: source.WatchConfig{PingInterval: explicit}})
+		f := newFleet(Config{Watch: watch.Config{PingInterval: explicit}})
 		for i, d := range intervals {
 			f.watchers[source.NodeID(rune('a'+i))] = &running{interval: d}
 		}
@@ -147,7 +148,7 @@ func TestFleetFollowsCluster(t *testing.T) {
 	c := servertest.StartCluster(t, 3, 1)
 	c.Fill(300, 100)
 	f := NewCluster(sourcetest.Endpoint(t, c.Nodes()[0].Addr), Config{
-		Watch:     source.WatchConfig{Interval: 100 * time.Millisecond},
+		Watch:     watch.Config{Interval: 100 * time.Millisecond},
 		Discovery: cluster.Config{Every: time.Second},
 	})
 	top, err := f.Start(context.Background())
@@ -198,7 +199,7 @@ func TestFleetFollowsCluster(t *testing.T) {
 	var downAt int
 	servertest.WaitFor(t, 5*time.Second, dead.Addr+" reported down", func() bool {
 		for i, ev := range s.events() {
-			if ev.Node == source.NodeID(dead.ID) && ev.Kind == source.EventDisconnected && !source.Stalled(ev.Err) {
+			if ev.Node == source.NodeID(dead.ID) && ev.Kind == source.EventDisconnected && !watch.Stalled(ev.Err) {
 				downAt = i
 				return true
 			}
@@ -249,7 +250,7 @@ func TestFleetOfFiveAddresses(t *testing.T) {
 		ep := sourcetest.Endpoint(t, srv.Addr)
 		members = append(members, Member{ID: ep.Node(), Endpoint: ep})
 	}
-	f := NewList(members, Config{Watch: source.WatchConfig{Interval: 100 * time.Millisecond}})
+	f := NewList(members, Config{Watch: watch.Config{Interval: 100 * time.Millisecond}})
 	top, err := f.Start(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 	"github.com/vkwatch/vkwatch/source/sourcetest"
+	"github.com/vkwatch/vkwatch/source/watch"
 )
 
 // driver plays the UI's part for a rolling save on a real fleet: a
@@ -103,7 +104,7 @@ func TestRollOnARealCluster(t *testing.T) {
 	// enough to be seen running by the sampler and the poller.
 	c, seed := rollCluster(t, "400")
 	ctx := context.Background()
-	f := NewCluster(seed, Config{Watch: source.WatchConfig{Interval: 50 * time.Millisecond}})
+	f := NewCluster(seed, Config{Watch: watch.Config{Interval: 50 * time.Millisecond}})
 	top, err := f.Start(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -205,7 +206,7 @@ func TestDriveOnARealCluster(t *testing.T) {
 		// A small PING budget, so that the nodes out of attention are
 		// probed far more coarsely than 2 ms (at the default budget six
 		// nodes would all get the fine interval).
-		f := NewCluster(seed, Config{Watch: source.WatchConfig{Interval: 50 * time.Millisecond}, PingBudget: 100})
+		f := NewCluster(seed, Config{Watch: watch.Config{Interval: 50 * time.Millisecond}, PingBudget: 100})
 		defer f.Close()
 		top, err := f.Start(ctx)
 		if err != nil {

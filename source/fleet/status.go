@@ -7,6 +7,7 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/forecast"
 	"github.com/vkwatch/vkwatch/source/store"
+	"github.com/vkwatch/vkwatch/source/watch"
 )
 
 // NodeStatus is what is known of one node now: a fleet view's row, before
@@ -21,7 +22,7 @@ type NodeStatus struct {
 	Identity  *source.Identity // from the latest EventConnected, nil before
 	Connected bool             // connected and answering
 	// Err is why it is not (the latest EventDisconnected); Stalled says
-	// the server is connected but silent (source.Stalled).
+	// the server is connected but silent (watch.Stalled).
 	Err     string
 	Stalled bool
 
@@ -158,7 +159,7 @@ func (s *Status) status(id source.NodeID, m *member) NodeStatus {
 	return NodeStatus{
 		Node: m.node, Shard: m.shard, Host: m.host,
 		Identity: v.Identity, Connected: v.State == store.Connected,
-		Err: v.Reason, Stalled: down && source.Stalled(v.Reason),
+		Err: v.Reason, Stalled: down && watch.Stalled(v.Reason),
 		Sample: v.Latest, Report: v.Report, Forecast: v.Forecast,
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 	"github.com/vkwatch/vkwatch/source/sourcetest"
 	"github.com/vkwatch/vkwatch/source/store"
+	"github.com/vkwatch/vkwatch/source/watch"
+	"github.com/vkwatch/vkwatch/source/watch/watchtest"
 )
 
 // TestStatusReadsTheStore feeds the events of a real server, through a
@@ -28,7 +30,7 @@ func TestStatusReadsTheStore(t *testing.T) {
 	hist := store.New(store.Config{})
 	shared, own := NewStatusOf(top, hist), NewStatus(top)
 
-	w, events := sourcetest.Watch(t, ctx, srv.Addr, source.WatchConfig{Interval: 100 * time.Millisecond}, 1024)
+	w, events := watchtest.Watch(t, ctx, srv.Addr, watch.Config{Interval: 100 * time.Millisecond}, 1024)
 
 	// next feeds events, the store first as the UI does, until cond holds
 	// for the status after one of them.

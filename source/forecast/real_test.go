@@ -20,13 +20,15 @@ import (
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 	"github.com/vkwatch/vkwatch/source/sourcetest"
+	sourcewatch "github.com/vkwatch/vkwatch/source/watch"
+	"github.com/vkwatch/vkwatch/source/watch/watchtest"
 )
 
 // watched is a real server, its dataset and a watcher feeding a Node.
 type watched struct {
 	srv    *server.Server
 	client *redis.Client
-	w      *source.Watcher
+	w      *sourcewatch.Watcher
 	events <-chan source.Event
 	node   Node
 	last   *source.Sample
@@ -45,11 +47,11 @@ func watch(t *testing.T, keys, delay int) *watched {
 		t.Fatal(err)
 	}
 	ep := sourcetest.Endpoint(t, srv.Addr)
-	x.w = source.NewWatcher("n", ep, nil, source.WatchConfig{Interval: 100 * time.Millisecond})
+	x.w = sourcewatch.New("n", ep, nil, sourcewatch.Config{Interval: 100 * time.Millisecond})
 	if _, err := x.w.Connect(ctx); err != nil {
 		t.Fatal(err)
 	}
-	x.events = sourcetest.Run(t, x.w, 4096)
+	x.events = watchtest.Run(t, x.w, 4096)
 	return x
 }
 

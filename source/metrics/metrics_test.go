@@ -16,6 +16,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/procmem"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 	"github.com/vkwatch/vkwatch/source/sourcetest"
+	"github.com/vkwatch/vkwatch/source/watch"
 )
 
 // TestPrometheusScrapesASave watches a real server through a real BGSAVE
@@ -48,8 +49,8 @@ func TestPrometheusScrapesASave(t *testing.T) {
 	}
 	ep := sourcetest.Endpoint(t, srv.Addr)
 	f := fleet.NewList([]fleet.Member{{ID: ep.Node(), Endpoint: ep}}, fleet.Config{
-		Watch: source.WatchConfig{Interval: 100 * time.Millisecond},
-		Configure: func(_ fleet.Member, cfg *source.WatchConfig) {
+		Watch: watch.Config{Interval: 100 * time.Millisecond},
+		Configure: func(_ fleet.Member, cfg *watch.Config) {
 			cfg.Proc = pr.Read
 		},
 	})

@@ -14,14 +14,16 @@ import (
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 	"github.com/vkwatch/vkwatch/source/sourcetest"
+	"github.com/vkwatch/vkwatch/source/watch"
+	"github.com/vkwatch/vkwatch/source/watch/watchtest"
 )
 
-// watched is a real server watched by a source.Watcher whose /proc figures
+// watched is a real server watched by a watch.Watcher whose /proc figures
 // come from a Reader, as vkwatch runs it.
 type watched struct {
 	srv    *server.Server
 	c      *redis.Client
-	w      *source.Watcher
+	w      *watch.Watcher
 	events <-chan source.Event
 }
 
@@ -31,8 +33,8 @@ func watchLocal(t *testing.T, interval time.Duration) *watched {
 	srv := servertest.StartDefault(t)
 	ep := sourcetest.Endpoint(t, srv.Addr)
 	x := &watched{srv: srv, c: servertest.Client(t, srv)}
-	x.w = source.NewWatcher(ep.Node(), ep, source.NewClock(), source.WatchConfig{Interval: interval, Proc: r.Read})
-	x.events = sourcetest.Run(t, x.w, 100000)
+	x.w = watch.New(ep.Node(), ep, source.NewClock(), watch.Config{Interval: interval, Proc: r.Read})
+	x.events = watchtest.Run(t, x.w, 100000)
 	return x
 }
 

@@ -1,25 +1,28 @@
 package record
 
-import "github.com/vkwatch/vkwatch/source"
+import (
+	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/saves"
+)
 
 // Reports re-derives the save reports from a recording's samples, feeding
-// them in recorded order to a source.SaveTracker per server and watcher run,
+// them in recorded order to a saves.Tracker per server and watcher run,
 // as the watcher did live. A replay that
 // reproduces the live run gives the reports its EventSaveEnded events held.
 func Reports(rec *Recording) []source.SaveReport {
-	trackers := map[source.NodeID]*source.SaveTracker{}
+	trackers := map[source.NodeID]*saves.Tracker{}
 	addrs := map[source.NodeID]string{}
 	for _, si := range rec.Header.Servers {
 		addrs[si.Node] = si.Addr
 	}
-	tracker := func(ev *source.Event, fresh bool) *source.SaveTracker {
+	tracker := func(ev *source.Event, fresh bool) *saves.Tracker {
 		tr := trackers[ev.Node]
 		if tr == nil || fresh {
 			addr, ok := addrs[ev.Node]
 			if !ok {
 				addr = string(ev.Node)
 			}
-			tr = source.NewSaveTracker(ev.Node, addr)
+			tr = saves.NewTracker(ev.Node, addr)
 			trackers[ev.Node] = tr
 		}
 		return tr

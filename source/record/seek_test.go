@@ -16,6 +16,7 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 	"github.com/vkwatch/vkwatch/source/sourcetest"
+	"github.com/vkwatch/vkwatch/source/watch"
 )
 
 // realSeekServers and realSeekSamples: the size of TestRealRecordingSeeks,
@@ -144,11 +145,11 @@ func recordReal(t *testing.T, paths map[Compression]string, servers, samples int
 	defer cancel()
 	clock := source.NewClock()
 	h := Header{VKWatch: "test", Epoch: clock.Epoch(), Settings: map[string]string{"interval": "10ms"}}
-	var watchers []*source.Watcher
+	var watchers []*watch.Watcher
 	for range servers {
 		s := servertest.StartDefault(t)
 		ep := sourcetest.Endpoint(t, s.Addr)
-		w := source.NewWatcher(ep.Node(), ep, clock, source.WatchConfig{Interval: 10 * time.Millisecond, PingInterval: 5 * time.Millisecond})
+		w := watch.New(ep.Node(), ep, clock, watch.Config{Interval: 10 * time.Millisecond, PingInterval: 5 * time.Millisecond})
 		defer w.Close()
 		id, err := w.Connect(ctx)
 		if err != nil {

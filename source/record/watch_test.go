@@ -16,6 +16,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 	"github.com/vkwatch/vkwatch/source/sourcetest"
+	"github.com/vkwatch/vkwatch/source/watch"
 )
 
 // TestRecordLiveWatch records a real server watched through a BGSAVE and
@@ -38,7 +39,7 @@ func TestRecordLiveWatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := source.NewWatcher(ep.Node(), ep, clock, source.WatchConfig{Interval: 100 * time.Millisecond, PingInterval: 5 * time.Millisecond, Proc: pr.Read})
+	w := watch.New(ep.Node(), ep, clock, watch.Config{Interval: 100 * time.Millisecond, PingInterval: 5 * time.Millisecond, Proc: pr.Read})
 	defer w.Close()
 	id, err := w.Connect(ctx)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/record"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 	"github.com/vkwatch/vkwatch/source/sourcetest"
+	"github.com/vkwatch/vkwatch/source/watch"
 )
 
 // TestLoadRealSave records a real server through a real BGSAVE into a
@@ -33,7 +34,7 @@ func TestLoadRealSave(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock := source.NewClock()
-	w := source.NewWatcher(ep.Node(), ep, clock, source.WatchConfig{Interval: 100 * time.Millisecond, Proc: pr.Read})
+	w := watch.New(ep.Node(), ep, clock, watch.Config{Interval: 100 * time.Millisecond, Proc: pr.Read})
 	defer w.Close()
 	id, err := w.Connect(ctx)
 	if err != nil {

@@ -1,11 +1,10 @@
 // Package sourcetest holds what the tests of packages built on source
-// share when they watch a real server (started with servertest): its
-// endpoint, and a watcher run for the test's life. Package source's own
-// tests cannot import it (it imports source); servertest is for them.
+// share: the endpoint of a real server (started with servertest). Package
+// source's own tests cannot import it (it imports source); servertest is
+// for them. Running a watcher is watchtest's.
 package sourcetest
 
 import (
-	"context"
 	"testing"
 
 	"github.com/vkwatch/vkwatch/source"
@@ -20,43 +19,4 @@ func Endpoint(t testing.TB, addr string) source.Endpoint {
 		t.Fatal(err)
 	}
 	return ep
-}
-
-// Watch connects a watcher (with a clock of its own and cfg) to the
-// server at addr, failing the test if it cannot within ctx, and runs it
-// until the test ends (Run).
-func Watch(t testing.TB, ctx context.Context, addr string, cfg source.WatchConfig, buffer int) (*source.Watcher, <-chan source.Event) {
-	t.Helper()
-	ep := Endpoint(t, addr)
-	w := source.NewWatcher(ep.Node(), ep, source.NewClock(), cfg)
-	if _, err := w.Connect(ctx); err != nil {
-		w.Close()
-		t.Fatal(err)
-	}
-	return w, Run(t, w, buffer)
-}
-
-// Run runs w until the test ends, its events sent to the channel returned
-// (of capacity buffer; a full channel holds the watcher back rather than
-// losing an event). At the test's end the run is cancelled and waited for
-// and w is closed.
-func Run(t testing.TB, w *source.Watcher, buffer int) <-chan source.Event {
-	events := make(chan source.Event, buffer)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		w.Run(ctx, func(ev source.Event) {
-			select {
-			case events <- ev:
-			case <-ctx.Done():
-			}
-		})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		w.Close()
-	})
-	return events
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 	"github.com/vkwatch/vkwatch/source/sourcetest"
 	"github.com/vkwatch/vkwatch/source/store"
+	"github.com/vkwatch/vkwatch/source/watch"
 )
 
 // BenchmarkStoreMemory is what the history store holds per node at the
@@ -86,7 +87,7 @@ func realSamples(t testing.TB, n int) []*source.Sample {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	ep := sourcetest.Endpoint(t, srv.Addr)
-	w := source.NewWatcher(ep.Node(), ep, source.NewClock(), source.WatchConfig{Interval: 10 * time.Millisecond})
+	w := watch.New(ep.Node(), ep, source.NewClock(), watch.Config{Interval: 10 * time.Millisecond})
 	if _, err := w.Connect(ctx); err != nil {
 		t.Fatal(err)
 	}

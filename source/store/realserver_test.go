@@ -8,8 +8,9 @@ import (
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
-	"github.com/vkwatch/vkwatch/source/sourcetest"
 	"github.com/vkwatch/vkwatch/source/store"
+	"github.com/vkwatch/vkwatch/source/watch"
+	"github.com/vkwatch/vkwatch/source/watch/watchtest"
 )
 
 // TestStoreHoldsARealSave feeds a store the events a real watcher emits
@@ -20,7 +21,7 @@ func TestStoreHoldsARealSave(t *testing.T) {
 	srv, _ := servertest.StartSlowSave(t, 20000, 100, 100)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	w, events := sourcetest.Watch(t, ctx, srv.Addr, source.WatchConfig{Interval: 100 * time.Millisecond}, 1024)
+	w, events := watchtest.Watch(t, ctx, srv.Addr, watch.Config{Interval: 100 * time.Millisecond}, 1024)
 
 	footprint := func(s *source.Sample) (float64, bool) { v, ok := s.Footprint.Get(); return float64(v), ok }
 	st := store.New(store.Config{Keep: time.Minute, Columns: []store.Column{footprint}})
@@ -110,7 +111,7 @@ func TestStoreHoldsARealSave(t *testing.T) {
 	}
 
 	// The running curve mid-save was the start of the report's: the
-	// same points, made once by source.CurvePointOf.
+	// same points, made once by saves.CurvePointOf.
 	if len(mid.Curves) == 0 {
 		t.Fatal("no running curve mid-save")
 	}
@@ -156,7 +157,7 @@ func TestStoreSpansAreTheTrackersSaves(t *testing.T) {
 	srv, _ := servertest.StartSlowSave(t, 10000, 100, 100)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	w, events := sourcetest.Watch(t, ctx, srv.Addr, source.WatchConfig{Interval: 100 * time.Millisecond}, 1024)
+	w, events := watchtest.Watch(t, ctx, srv.Addr, watch.Config{Interval: 100 * time.Millisecond}, 1024)
 
 	st := store.New(store.Config{Keep: time.Minute})
 	var reports []*source.SaveReport

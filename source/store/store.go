@@ -17,6 +17,7 @@ import (
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/forecast"
+	"github.com/vkwatch/vkwatch/source/saves"
 )
 
 // Defaults for Config fields left zero.
@@ -514,7 +515,7 @@ func (n *node) curve(smp *source.Sample, prev *source.Sample) {
 	if sv.Trigger.Kind != "" {
 		r.Trigger = sv.Trigger // the tracker's latest word, as the span's
 	}
-	if pt, ok := source.CurvePointOf(smp); ok {
+	if pt, ok := saves.CurvePointOf(smp); ok {
 		r.Points = append(r.Points, pt)
 	}
 	l.Curves = cloneAppend(l.Curves[:len(l.Curves)-1], *r)

@@ -1,4 +1,4 @@
-package source
+package probe
 
 import (
 	"context"
@@ -54,7 +54,7 @@ type probeLoop struct {
 	file           *os.File        // epfd, pollable: Go's netpoller wakes the loop
 	rc             syscall.RawConn // of file
 	waitFn         func(uintptr) bool
-	monoOffset     int64 // CLOCK_MONOTONIC minus probeNow, for the timerfd
+	monoOffset     int64 // CLOCK_MONOTONIC minus Now, for the timerfd
 
 	mu      sync.Mutex // guards refs, adds, removes, syncs, quit, closed
 	refs    int
@@ -70,7 +70,7 @@ type probeLoop struct {
 	byFD   map[int32]*loopConn
 	events [64]unix.EpollEvent
 	nev    int
-	armed  int64 // probeNow the timerfd fires next, 0 when disarmed
+	armed  int64 // Now the timerfd fires next, 0 when disarmed
 	period int64 // the timerfd's period, 0 when it is one-shot
 	buf    [128]byte
 	cmsg   [64]byte
@@ -81,11 +81,11 @@ type probeLoop struct {
 // loopConn is one probe connection served by the loop.
 type loopConn struct {
 	l        *probeLoop
-	p        *probe
+	p        *Probe
 	fd       int
 	interval int64
-	next     int64 // probeNow when the next PING is due
-	sent     int64 // probeNow of the PING in flight, 0 when none
+	next     int64 // Now when the next PING is due
+	sent     int64 // Now of the PING in flight, 0 when none
 	sentWall int64 // the same on the wall clock, for the kernel's timestamp
 	active   bool
 	// deferred: replies carry kernel timestamps and are read at the next
@@ -173,7 +173,7 @@ func newProbeLoop() (l *probeLoop, err error) {
 	if err = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
 		return nil, os.NewSyscallError("clock_gettime", err)
 	}
-	l.monoOffset = ts.Nano() - probeNow()
+	l.monoOffset = ts.Nano() - Now()
 
 	l.file = os.NewFile(uintptr(l.epfd), "probe-epoll")
 	if l.rc, err = l.file.SyscallConn(); err != nil {
@@ -205,7 +205,7 @@ func (l *probeLoop) closeFDs() {
 // waits until the loop lets it go (err says why) or ctx is done. served is
 // false when the connection cannot be served there (TLS, or no loop): the
 // caller still owns conn then.
-func serveShared(ctx context.Context, p *probe, conn net.Conn) (served bool, err error) {
+func serveShared(ctx context.Context, p *Probe, conn net.Conn) (served bool, err error) {
 	switch conn.(type) {
 	case *net.TCPConn, *net.UnixConn:
 	default:
@@ -339,7 +339,7 @@ func (l *probeLoop) run() {
 			}
 		}
 		l.nev = 0
-		l.tick(probeNow())
+		l.tick(Now())
 	}
 }
 
@@ -358,7 +358,7 @@ func (l *probeLoop) requests() bool {
 	l.adds, l.removes, l.syncs, l.retimes = nil, nil, nil, nil
 	l.closed = quit
 	l.mu.Unlock()
-	now := probeNow()
+	now := Now()
 	for _, c := range adds {
 		// Watched for replies until one shows it carries a timestamp.
 		ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: int32(c.fd)}
@@ -454,7 +454,7 @@ func (l *probeLoop) receive(c *loopConn) {
 			// asked for: read on.
 			continue
 		}
-		end := probeNow()
+		end := Now()
 		rtt := end - c.sent
 		stamped := false
 		// The kernel's timestamp is on the wall clock; it is used when it
@@ -588,7 +588,7 @@ func (l *probeLoop) send(c *loopConn, now int64) {
 	}
 }
 
-// arm sets the timerfd to fire at probeNow t, then every period if that is
+// arm sets the timerfd to fire at Now t, then every period if that is
 // not 0; it disarms the timer when t < 0.
 func (l *probeLoop) arm(t, period int64) {
 	if (t == l.armed && period == l.period) || (t < 0 && l.armed == 0) {

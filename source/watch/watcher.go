@@ -1,4 +1,9 @@
-package source
+// Package watch watches one server (Watcher): it samples INFO, times
+// PINGs with a probe of its own (package probe), follows saves with a
+// tracker (package saves) and sends the user's commands, and hands on what
+// it sees as source Events. It sits above source's vocabulary and the
+// packages that each do one part.
+package watch
 
 import (
 	"context"
@@ -18,11 +23,14 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/internal/queue"
+	"github.com/vkwatch/vkwatch/source/probe"
+	"github.com/vkwatch/vkwatch/source/saves"
 )
 
-// WatchConfig tunes a Watcher. Zero values take the defaults.
-type WatchConfig struct {
+// Config tunes a Watcher. Zero values take the defaults.
+type Config struct {
 	Interval       time.Duration // INFO sampling; default 200ms
 	PingInterval   time.Duration // default 2ms
 	ConnectTimeout time.Duration // default 3s: dial+AUTH+first INFO
@@ -33,10 +41,10 @@ type WatchConfig struct {
 	WriterOps func() uint64
 	// Proc, when set, is called on each sample of a Local endpoint whose
 	// INFO reports process_id, and fills Sample.Proc.
-	Proc func(pid int64) ProcMem
+	Proc func(pid int64) source.ProcMem
 }
 
-func (c *WatchConfig) defaults() {
+func (c *Config) defaults() {
 	if c.Interval <= 0 {
 		c.Interval = 200 * time.Millisecond
 	}
@@ -75,12 +83,12 @@ const (
 
 // Watcher watches one server: it samples INFO, PINGs it on a connection
 // of its own, tracks saves and sends the user's commands. Create it with
-// NewWatcher, call Run once, and Close it when done.
+// New, call Run once, and Close it when done.
 type Watcher struct {
-	node  NodeID
-	ep    Endpoint
-	clock *Clock
-	cfg   WatchConfig
+	node  source.NodeID
+	ep    source.Endpoint
+	clock *source.Clock
+	cfg   Config
 
 	optsErr error          // why the endpoint's options are unusable (TLS files)
 	tlsCfg  *tls.Config    // nil without TLS
@@ -98,7 +106,7 @@ type Watcher struct {
 	// pingIvl is the PING interval (ns) asked for, and probe the running
 	// probe once there is one: SetPingInterval changes both.
 	pingIvl atomic.Int64
-	probe   atomic.Pointer[probe]
+	probe   atomic.Pointer[probe.Probe]
 
 	// ownCmds counts the commands of vkwatch's own that the server
 	// executed on these two clients (see ownCounter); with the probe's
@@ -106,14 +114,14 @@ type Watcher struct {
 	ownCmds atomic.Uint64
 
 	mu      sync.Mutex
-	queue   *queue.Queue[Event] // set while Run runs
+	queue   *queue.Queue[source.Event] // set while Run runs
 	closed  bool
 	closeCh chan struct{}
 
 	// answers holds the results of Do until the sampler takes them (see
 	// takeAnswers); answered wakes it.
 	amu      sync.Mutex
-	answers  []CommandResult
+	answers  []source.CommandResult
 	answered chan struct{}
 	// starting counts the commands sent with Do that may start a save
 	// (BGSAVE, BGREWRITEAOF) and are not answered yet (see causeFirst).
@@ -129,19 +137,19 @@ func (w *Watcher) SetPingInterval(d time.Duration) {
 	}
 	w.pingIvl.Store(int64(d))
 	if p := w.probe.Load(); p != nil {
-		p.setInterval(d)
+		p.SetInterval(d)
 	}
 }
 
 // PingInterval is the PING interval in force.
 func (w *Watcher) PingInterval() time.Duration { return time.Duration(w.pingIvl.Load()) }
 
-// NewWatcher prepares a watcher of ep, which every Event names as node.
+// New prepares a watcher of ep, which every Event names as node.
 // Nothing is dialled until Connect or Run.
-func NewWatcher(node NodeID, ep Endpoint, clock *Clock, cfg WatchConfig) *Watcher {
+func New(node source.NodeID, ep source.Endpoint, clock *source.Clock, cfg Config) *Watcher {
 	cfg.defaults()
 	if clock == nil {
-		clock = NewClock()
+		clock = source.NewClock()
 	}
 	w := &Watcher{node: node, ep: ep, clock: clock, cfg: cfg, closeCh: make(chan struct{}), answered: make(chan struct{}, 1)}
 	w.pingIvl.Store(int64(cfg.PingInterval))
@@ -282,10 +290,10 @@ func (w *Watcher) samplerDo(ctx context.Context, args ...any) (string, error) {
 }
 
 // Endpoint returns the watched endpoint.
-func (w *Watcher) Endpoint() Endpoint { return w.ep }
+func (w *Watcher) Endpoint() source.Endpoint { return w.ep }
 
 // Node returns the node id the watcher's events carry.
-func (w *Watcher) Node() NodeID { return w.node }
+func (w *Watcher) Node() source.NodeID { return w.node }
 
 // ConnectError says why a server could not be reached, in one line:
 // "ADDR: cause". Addr is the display form of the endpoint (no password).
@@ -302,18 +310,18 @@ func (e *ConnectError) Unwrap() error { return e.Err }
 
 // Connect makes one attempt, within ConnectTimeout, to dial, log in and
 // read INFO, and returns who the server is or a *ConnectError.
-func (w *Watcher) Connect(ctx context.Context) (Identity, error) {
+func (w *Watcher) Connect(ctx context.Context) (source.Identity, error) {
 	id, _, _, err := w.connect(ctx)
 	return id, err
 }
 
 // connect is Connect that also returns the INFO text and when it arrived.
-func (w *Watcher) connect(ctx context.Context) (Identity, string, time.Duration, error) {
+func (w *Watcher) connect(ctx context.Context) (source.Identity, string, time.Duration, error) {
 	if w.optsErr != nil {
-		return Identity{}, "", 0, &ConnectError{Addr: w.ep.String(), Cause: w.optsErr.Error(), Err: w.optsErr}
+		return source.Identity{}, "", 0, &ConnectError{Addr: w.ep.String(), Cause: w.optsErr.Error(), Err: w.optsErr}
 	}
 	if w.isClosed() {
-		return Identity{}, "", 0, &ConnectError{Addr: w.ep.String(), Cause: "watcher closed", Err: redis.ErrClosed}
+		return source.Identity{}, "", 0, &ConnectError{Addr: w.ep.String(), Cause: "watcher closed", Err: redis.ErrClosed}
 	}
 	cctx, cancel := context.WithTimeout(ctx, w.cfg.ConnectTimeout)
 	defer cancel()
@@ -323,17 +331,17 @@ func (w *Watcher) connect(ctx context.Context) (Identity, string, time.Duration,
 		if ctx.Err() != nil {
 			err = ctx.Err()
 		}
-		return Identity{}, "", 0, &ConnectError{Addr: w.ep.String(), Cause: w.cause(err, w.cfg.ConnectTimeout), Err: err}
+		return source.Identity{}, "", 0, &ConnectError{Addr: w.ep.String(), Cause: w.cause(err, w.cfg.ConnectTimeout), Err: err}
 	}
-	return w.identity(ParseInfo(text)), text, at, nil
+	return w.identity(source.ParseInfo(text)), text, at, nil
 }
 
-func (w *Watcher) identity(in Info) Identity {
+func (w *Watcher) identity(in source.Info) source.Identity {
 	name := in.ServerName
 	if name == "" {
 		name = "redis"
 	}
-	return Identity{
+	return source.Identity{
 		Addr: w.ep.String(), ServerName: name, Version: in.Version, Role: in.Role,
 		ProcessID: in.ProcessID, Local: w.ep.Local(), Cluster: in.ClusterEnabled.V == 1,
 	}
@@ -454,7 +462,7 @@ func oneLine(s any) string {
 // first sample after a (re)connect and after a restart of the server
 // (uptime drop or new process id). Commands sent with Do are not
 // subtracted: they are the user's.
-func (w *Watcher) Run(ctx context.Context, emit func(Event)) {
+func (w *Watcher) Run(ctx context.Context, emit func(source.Event)) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -469,7 +477,7 @@ func (w *Watcher) Run(ctx context.Context, emit func(Event)) {
 		}
 	}()
 
-	q := queue.New[Event]()
+	q := queue.New[source.Event]()
 	w.mu.Lock()
 	w.queue = q
 	w.mu.Unlock()
@@ -486,25 +494,25 @@ func (w *Watcher) Run(ctx context.Context, emit func(Event)) {
 		wg.Wait()
 	}()
 
-	s := &sampling{w: w, q: q, tracker: NewSaveTracker(w.node, w.ep.String())}
+	s := &sampling{w: w, q: q, tracker: saves.NewTracker(w.node, w.ep.String())}
 	s.loop(ctx, &wg)
 }
 
 // sampling is the state of one Run.
 type sampling struct {
 	w       *Watcher
-	q       *queue.Queue[Event]
-	tracker *SaveTracker
-	probe   *probe
+	q       *queue.Queue[source.Event]
+	tracker *saves.Tracker
+	probe   *probe.Probe
 
 	seq        uint64
-	id         Identity
-	prev       *Info // the previous sample's INFO, nil after a (re)connect
+	id         source.Identity
+	prev       *source.Info // the previous sample's INFO, nil after a (re)connect
 	prevAt     time.Duration
 	prevOwn    uint64
 	prevWriter uint64
 	opsCarry   float64 // commands over-subtracted so far (<= 0)
-	config     SaveConfig
+	config     source.SaveConfig
 	configAt   time.Duration
 	haveConfig bool
 	lastAnswer time.Duration // when INFO last answered
@@ -528,7 +536,7 @@ func (s *sampling) loop(ctx context.Context, wg *sync.WaitGroup) {
 			}
 			if err != nil {
 				if !down {
-					s.push(Event{Kind: EventDisconnected, Err: connectReason(err)})
+					s.push(source.Event{Kind: source.EventDisconnected, Err: connectReason(err)})
 					down = true
 				}
 				if !s.wait(ctx, timer, backoff) {
@@ -539,13 +547,13 @@ func (s *sampling) loop(ctx context.Context, wg *sync.WaitGroup) {
 			}
 			connected, down, stalled, backoff = true, false, false, backoffMin
 			s.sample(ctx, text, at)
-			tick.Reset(sampleWait(probeNow(), w.cfg.Interval, w.PingInterval()))
+			tick.Reset(sampleWait(probe.Now(), w.cfg.Interval, w.PingInterval()))
 		}
 		select {
 		case <-tick.C:
 			// Armed before the INFO: a reply slower than the interval
 			// is followed by the next sample at once, as a ticker would.
-			tick.Reset(sampleWait(probeNow(), w.cfg.Interval, w.PingInterval()))
+			tick.Reset(sampleWait(probe.Now(), w.cfg.Interval, w.PingInterval()))
 		case <-w.answered:
 			s.answers()
 			continue
@@ -566,11 +574,11 @@ func (s *sampling) loop(ctx context.Context, wg *sync.WaitGroup) {
 				// everything sampled so far; say how long it has been.
 				stalled = true
 				silent := (at - s.lastAnswer).Round(100 * time.Millisecond)
-				s.push(Event{Kind: EventDisconnected, Err: stallPrefix + silent.String()})
+				s.push(source.Event{Kind: source.EventDisconnected, Err: stallPrefix + silent.String()})
 				continue
 			}
 			connected, down = false, true
-			s.push(Event{Kind: EventDisconnected, Err: w.cause(err, infoTimeout)})
+			s.push(source.Event{Kind: source.EventDisconnected, Err: w.cause(err, infoTimeout)})
 			continue
 		}
 		if stalled {
@@ -593,17 +601,17 @@ func (s *sampling) connect(ctx context.Context, wg *sync.WaitGroup) (text string
 	s.id = id
 	s.prev, s.opsCarry = nil, 0
 	s.haveConfig = false
-	s.push(Event{Kind: EventConnected, Identity: &id})
+	s.push(source.Event{Kind: source.EventConnected, Identity: &id})
 	if s.probe == nil {
 		w := s.w
-		s.probe = newProbe(w.ep, w.tlsCfg, w.PingInterval(), w.cfg.ConnectTimeout, w.cfg.Interval)
+		s.probe = probe.New(w.ep, w.tlsCfg, w.PingInterval(), w.cfg.ConnectTimeout, w.cfg.Interval)
 		w.probe.Store(s.probe)
 		// A SetPingInterval between the two lines above counts.
-		s.probe.setInterval(w.PingInterval())
+		s.probe.SetInterval(w.PingInterval())
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.probe.run(ctx)
+			s.probe.Run(ctx)
 		}()
 	}
 	return text, at, nil
@@ -622,10 +630,10 @@ func connectReason(err error) string {
 // resumed says the server answers again after a stall, with the identity
 // its INFO gives now.
 func (s *sampling) resumed(text string) {
-	id := s.w.identity(ParseInfo(text))
+	id := s.w.identity(source.ParseInfo(text))
 	id.Cluster = s.id.Cluster // asked on connecting only
 	s.id = id
-	s.push(Event{Kind: EventConnected, Identity: &id})
+	s.push(source.Event{Kind: source.EventConnected, Identity: &id})
 }
 
 // causeFirst hands the save tracker the answers of vkwatch's own commands
@@ -659,16 +667,16 @@ func (s *sampling) causeFirst(ctx context.Context) {
 // command in flight (see causeFirst).
 const causeWait = time.Second
 
-// sampleWait is how long after now (probeNow) the sampler's next grid
-// point is: a multiple of the interval from probeEpoch, shifted by half the
-// greatest common divisor of the interval and the PING interval. Every
-// sampler of the process with the same intervals wakes at the same moment
-// (a fleet's samplers cost one wake-up between them, not one each), and no
-// sample falls on a PING of the probe's grid (multiples of the PING
-// interval from the same epoch): the two stay at least half that divisor
-// apart (1 ms at the defaults, 2 ms and 200 ms; 4 ms for a fleet PINGing
-// every 16 ms). An INFO arriving with vkwatch's own PING would delay it and
-// show vkwatch's INFO as the server's latency.
+// sampleWait is how long after now (probe.Now) the sampler's next grid
+// point is: a multiple of the interval from the probes' epoch (probe.Now's
+// zero), shifted by half the greatest common divisor of the interval and
+// the PING interval. Every sampler of the process with the same intervals
+// wakes at the same moment (a fleet's samplers cost one wake-up between
+// them, not one each), and no sample falls on a PING of the probe's grid
+// (multiples of the PING interval from the same epoch): the two stay at
+// least half that divisor apart (1 ms at the defaults, 2 ms and 200 ms;
+// 4 ms for a fleet PINGing every 16 ms). An INFO arriving with vkwatch's
+// own PING would delay it and show vkwatch's INFO as the server's latency.
 func sampleWait(now int64, interval, ping time.Duration) time.Duration {
 	iv := int64(interval)
 	phase := int64(0)
@@ -693,13 +701,13 @@ func gcd(a, b int64) int64 {
 func (s *sampling) sample(ctx context.Context, text string, at time.Duration) {
 	w := s.w
 	s.lastAnswer = at
-	smp := &Sample{Seq: s.seq, Offset: at, At: w.clock.At(at)}
+	smp := &source.Sample{Seq: s.seq, Offset: at, At: w.clock.At(at)}
 	s.seq++
 	if s.prev != nil {
 		// Reuse the previous strings (see ParseInfoInto).
 		smp.Info = *s.prev
 	}
-	ParseInfoInto(&smp.Info, text)
+	source.ParseInfoInto(&smp.Info, text)
 	in := &smp.Info
 
 	if s.probe != nil {
@@ -707,17 +715,17 @@ func (s *sampling) sample(ctx context.Context, text string, at time.Duration) {
 		// arrived, so that the PINGs the server ran before this INFO are
 		// in answered (a reply is otherwise read at the probe's next
 		// tick, and the first interval would charge it to the server).
-		smp.Ping, smp.Ping10s = s.probe.summary()
+		smp.Ping, smp.Ping10s = s.probe.Summary()
 	}
 	own := w.ownCmds.Load()
 	if s.probe != nil {
-		own += s.probe.answered.Load()
+		own += s.probe.Answered()
 	}
 	var writer uint64
 	if w.cfg.WriterOps != nil {
 		writer = w.cfg.WriterOps()
 	}
-	if p := s.prev; p != nil && !restarted(p, in) {
+	if p := s.prev; p != nil && !source.Restarted(p, in) {
 		dt := (at - s.prevAt).Seconds()
 		if dt > 0 {
 			if in.TotalCommands.OK && p.TotalCommands.OK {
@@ -727,10 +735,10 @@ func (s *sampling) sample(ctx context.Context, text string, at time.Duration) {
 				// the rate has no bias and is never negative.
 				d := float64(in.TotalCommands.V-p.TotalCommands.V-int64(own-s.prevOwn)) + s.opsCarry
 				s.opsCarry = min(d, 0)
-				smp.OpsPerSec = Some(max(d, 0) / dt)
+				smp.OpsPerSec = source.Some(max(d, 0) / dt)
 			}
 			if w.cfg.WriterOps != nil && writer >= s.prevWriter {
-				smp.WriterOpsPerSec = Some(float64(writer-s.prevWriter) / dt)
+				smp.WriterOpsPerSec = source.Some(float64(writer-s.prevWriter) / dt)
 			}
 		}
 	}
@@ -739,7 +747,7 @@ func (s *sampling) sample(ctx context.Context, text string, at time.Duration) {
 	if w.cfg.Proc != nil && w.ep.Local() && in.ProcessID.OK {
 		smp.Proc = w.cfg.Proc(in.ProcessID.V)
 	}
-	FillInstruments(smp)
+	source.FillInstruments(smp)
 	if !s.haveConfig || at-s.configAt >= configEvery {
 		s.config = w.readConfig(ctx)
 		s.configAt, s.haveConfig = at, true
@@ -750,21 +758,13 @@ func (s *sampling) sample(ctx context.Context, text string, at time.Duration) {
 	// the order a recording keeps them.
 	s.answers()
 	started, ended := s.tracker.Observe(smp)
-	s.push(Event{Kind: EventSample, Offset: at, Sample: smp})
+	s.push(source.Event{Kind: source.EventSample, Offset: at, Sample: smp})
 	if started {
-		s.push(Event{Kind: EventSaveStarted, Offset: at, Sample: smp})
+		s.push(source.Event{Kind: source.EventSaveStarted, Offset: at, Sample: smp})
 	}
 	if ended != nil {
-		s.push(Event{Kind: EventSaveEnded, Offset: at, Report: ended})
+		s.push(source.Event{Kind: source.EventSaveEnded, Offset: at, Report: ended})
 	}
-}
-
-// restarted reports whether cur comes from a new server process.
-func restarted(prev, cur *Info) bool {
-	if prev.Uptime.OK && cur.Uptime.OK && cur.Uptime.V < prev.Uptime.V {
-		return true
-	}
-	return prev.ProcessID.OK && cur.ProcessID.OK && prev.ProcessID.V != cur.ProcessID.V
 }
 
 // configNames are the settings readConfig asks for, in one round trip.
@@ -778,12 +778,12 @@ var configNames = [...]string{
 // in one round trip: one CONFIG GET of several names needs 7.0). A server
 // that lacks a setting answers nothing for it: absent. An error (NOPERM) is
 // kept in Err.
-func (w *Watcher) readConfig(ctx context.Context) SaveConfig {
+func (w *Watcher) readConfig(ctx context.Context) source.SaveConfig {
 	cctx, cancel := context.WithTimeout(ctx, infoTimeout)
 	defer cancel()
 	names := &configNames
 	var cmds [len(configNames)]*redis.MapStringStringCmd
-	var c SaveConfig
+	var c source.SaveConfig
 	client := w.client(&w.sampler, w.cfg.ConnectTimeout)
 	if client == nil {
 		c.Err = redis.ErrClosed.Error()
@@ -806,30 +806,30 @@ func (w *Watcher) readConfig(ctx context.Context) SaveConfig {
 		v, ok := cmds[i].Val()[names[i]]
 		return v, ok
 	}
-	yesNo := func(i int) Opt[bool] {
+	yesNo := func(i int) source.Opt[bool] {
 		v, _ := val(i)
 		switch strings.ToLower(v) {
 		case "yes":
-			return Some(true)
+			return source.Some(true)
 		case "no":
-			return Some(false)
+			return source.Some(false)
 		}
-		return Opt[bool]{}
+		return source.Opt[bool]{}
 	}
-	num := func(i int) Opt[int64] {
+	num := func(i int) source.Opt[int64] {
 		if v, ok := val(i); ok {
 			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-				return Some(n)
+				return source.Some(n)
 			}
 		}
-		return Opt[int64]{}
+		return source.Opt[int64]{}
 	}
 	c.Method, _ = val(0)
 	c.ForklessInfra = yesNo(1)
 	c.RDBKeySaveDelay = num(2)
 	c.ReplDisklessSync = yesNo(3)
 	if v, ok := val(4); ok {
-		c.SaveSchedule = Some(v)
+		c.SaveSchedule = source.Some(v)
 	}
 	c.AutoAOFRewritePerc = num(5)
 	c.AutoAOFRewriteMinSize = num(6)
@@ -845,7 +845,7 @@ func (w *Watcher) readConfig(ctx context.Context) SaveConfig {
 // 67108864 60 pubsub 33554432 8388608 60" (Valkey may say replica):
 // hard and soft limits in bytes and the soft limit's seconds; all absent
 // when the value has no such class or is not what it should be.
-func ReplicaBufferLimit(v string) (hard, soft, secs Opt[int64]) {
+func ReplicaBufferLimit(v string) (hard, soft, secs source.Opt[int64]) {
 	f := strings.Fields(v)
 	for i := 0; i+3 < len(f); i += 4 {
 		if c := strings.ToLower(f[i]); c != "slave" && c != "replica" {
@@ -859,7 +859,7 @@ func ReplicaBufferLimit(v string) (hard, soft, secs Opt[int64]) {
 			}
 			n[j] = x
 		}
-		return Some(n[0]), Some(n[1]), Some(n[2])
+		return source.Some(n[0]), source.Some(n[1]), source.Some(n[2])
 	}
 	return
 }
@@ -886,11 +886,11 @@ func (s *sampling) wait(ctx context.Context, timer *time.Timer, d time.Duration)
 func (s *sampling) answers() {
 	for _, r := range s.w.takeAnswers() {
 		s.tracker.ObserveCommand(&r)
-		s.push(Event{Kind: EventCommand, Offset: r.Done, Command: &r})
+		s.push(source.Event{Kind: source.EventCommand, Offset: r.Done, Command: &r})
 	}
 }
 
-func (s *sampling) push(ev Event) {
+func (s *sampling) push(ev source.Event) {
 	ev.Node = s.w.node
 	if ev.Offset == 0 {
 		ev.Offset = s.w.clock.Offset()
@@ -906,9 +906,9 @@ func (s *sampling) push(ev Event) {
 // EventCommand through Run's emit when Run is running: the sampler's
 // goroutine emits it (at once, or after the INFO call in flight), having
 // shown it to the save tracker first.
-func (w *Watcher) Do(ctx context.Context, args ...string) CommandResult {
+func (w *Watcher) Do(ctx context.Context, args ...string) source.CommandResult {
 	sent, _ := w.clock.Now()
-	res := CommandResult{Command: commandText(args), Sent: sent}
+	res := source.CommandResult{Command: commandText(args), Sent: sent}
 	starts := mayStartSave(args)
 	if starts {
 		w.starting.Add(1)
@@ -990,7 +990,7 @@ func mayStartSave(args []string) bool {
 }
 
 // takeAnswers returns and forgets the results of Do not yet taken.
-func (w *Watcher) takeAnswers() []CommandResult {
+func (w *Watcher) takeAnswers() []source.CommandResult {
 	w.amu.Lock()
 	defer w.amu.Unlock()
 	a := w.answers
@@ -1068,8 +1068,8 @@ func (w *Watcher) isClosed() bool {
 // emitQueued emits the events q hands over from the sampler and from Do,
 // in order, until ctx is done: the one goroutine that calls emit, so a
 // sender never waits for it.
-func emitQueued(ctx context.Context, q *queue.Queue[Event], emit func(Event)) {
-	var batch []Event
+func emitQueued(ctx context.Context, q *queue.Queue[source.Event], emit func(source.Event)) {
+	var batch []source.Event
 	for {
 		batch = q.Swap(batch)
 		for i := range batch {
@@ -1077,7 +1077,7 @@ func emitQueued(ctx context.Context, q *queue.Queue[Event], emit func(Event)) {
 				return
 			}
 			emit(batch[i])
-			batch[i] = Event{}
+			batch[i] = source.Event{}
 		}
 		if len(batch) > 0 {
 			continue

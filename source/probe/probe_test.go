@@ -1,4 +1,4 @@
-package source
+package probe
 
 import (
 	"context"
@@ -13,21 +13,22 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
 
 // runProbe runs a probe of ep every interval until the returned stop is
 // called (or the test ends).
-func runProbe(t *testing.T, ep Endpoint, interval time.Duration) (*probe, func()) {
+func runProbe(t *testing.T, ep source.Endpoint, interval time.Duration) (*Probe, func()) {
 	t.Helper()
-	p := newProbe(ep, nil, interval, 3*time.Second, 100*time.Millisecond)
+	p := New(ep, nil, interval, 3*time.Second, 100*time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		p.run(ctx)
+		p.Run(ctx)
 	}()
 	var once sync.Once
 	stop := func() { once.Do(func() { cancel(); wg.Wait() }) }
@@ -35,9 +36,9 @@ func runProbe(t *testing.T, ep Endpoint, interval time.Duration) (*probe, func()
 	return p, stop
 }
 
-func endpointOf(t *testing.T, srv *server.Server) Endpoint {
+func endpointOf(t *testing.T, srv *server.Server) source.Endpoint {
 	t.Helper()
-	ep, err := ParseAddress(srv.Addr)
+	ep, err := source.ParseAddress(srv.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +47,7 @@ func endpointOf(t *testing.T, srv *server.Server) Endpoint {
 
 // startProbe runs a probe of srv every 2 ms until the returned stop is
 // called (or the test ends).
-func startProbe(t *testing.T, srv *server.Server) (*probe, func()) {
+func startProbe(t *testing.T, srv *server.Server) (*Probe, func()) {
 	t.Helper()
 	return runProbe(t, endpointOf(t, srv), 2*time.Millisecond)
 }
@@ -67,7 +68,7 @@ func pingCalls(t *testing.T, c *redis.Client) uint64 {
 	return 0
 }
 
-func checkOrdered(t *testing.T, what string, l Latency) {
+func checkOrdered(t *testing.T, what string, l source.Latency) {
 	t.Helper()
 	if l.Count <= 0 || l.Min <= 0 || l.P50 < l.Min || l.P99 < l.P50 || l.Max < l.P99 {
 		t.Errorf("%s: not a sane summary: %+v", what, l)
@@ -80,9 +81,9 @@ func TestProbeCountsPINGs(t *testing.T) {
 	p, stop := startProbe(t, srv)
 
 	var sum int64
-	var lastRolling Latency
+	var lastRolling source.Latency
 	servertest.WaitFor(t, 20*time.Second, "200 PINGs", func() bool {
-		iv, roll := p.summary()
+		iv, roll := p.Summary()
 		if iv.Count > 0 {
 			checkOrdered(t, "interval", iv)
 		}
@@ -91,7 +92,7 @@ func TestProbeCountsPINGs(t *testing.T) {
 		return p.answered.Load() >= 200
 	})
 	stop()
-	iv, _ := p.summary()
+	iv, _ := p.Summary()
 	sum += iv.Count
 	answered := p.answered.Load()
 
@@ -116,16 +117,16 @@ func TestProbeStallRecordsCorrectedLatency(t *testing.T) {
 	c := servertest.Client(t, srv)
 	p, _ := startProbe(t, srv)
 	servertest.WaitFor(t, 10*time.Second, "first PINGs", func() bool { return p.answered.Load() >= 10 })
-	p.summary()
+	p.Summary()
 
 	// A PING sent just after the sleep began waits up to one probe
 	// interval less than the sleep; sleep a little longer than 1 s.
 	if err := c.Do(context.Background(), "DEBUG", "SLEEP", "1.05").Err(); err != nil {
 		t.Fatal(err)
 	}
-	var stalled, roll Latency
+	var stalled, roll source.Latency
 	servertest.WaitFor(t, 10*time.Second, "the stalled PING in a summary", func() bool {
-		iv, r := p.summary()
+		iv, r := p.Summary()
 		if iv.Max >= time.Second {
 			stalled, roll = iv, r
 			return true
@@ -153,7 +154,7 @@ func TestProbeFrozenServerShowsInFlight(t *testing.T) {
 	servertest.WaitFor(t, 10*time.Second, "first PINGs", func() bool { return p.answered.Load() >= 10 })
 	thaw := servertest.Freeze(t, srv)
 	servertest.WaitFor(t, 10*time.Second, "an in-flight PING older than 700ms", func() bool {
-		iv, roll := p.summary()
+		iv, roll := p.Summary()
 		return iv.InFlight >= 700*time.Millisecond && iv.Worst() == iv.InFlight && roll.InFlight == iv.InFlight
 	})
 	thawAnswered(t, p, thaw, "frozen", 700*time.Millisecond)
@@ -163,7 +164,7 @@ func TestProbeFrozenServerShowsInFlight(t *testing.T) {
 // server was stopped (how names the stop), thaws it, and waits until p has
 // timed the PING the stop held: a round trip of at least held, and no PING
 // in flight that long any more.
-func thawAnswered(t *testing.T, p *probe, thaw func(), how string, held time.Duration) {
+func thawAnswered(t *testing.T, p *Probe, thaw func(), how string, held time.Duration) {
 	t.Helper()
 	if e := p.err(); e != "" {
 		t.Errorf("probe gave up on a %s server: %s", how, e)
@@ -171,7 +172,7 @@ func thawAnswered(t *testing.T, p *probe, thaw func(), how string, held time.Dur
 	thaw()
 	var worst time.Duration
 	servertest.WaitFor(t, 10*time.Second, "the "+how+" PING's answer", func() bool {
-		iv, _ := p.summary()
+		iv, _ := p.Summary()
 		worst = max(worst, iv.Max)
 		return worst >= held && iv.InFlight < held
 	})
@@ -197,22 +198,22 @@ func TestProbeReconnects(t *testing.T) {
 
 func TestProbeAuth(t *testing.T) {
 	srv := servertest.Start(t, server.Options{Password: "pr0be-secret"})
-	ep, _ := ParseAddress("redis://:pr0be-secret@" + srv.Addr)
-	p := newProbe(ep, nil, 2*time.Millisecond, 3*time.Second, 100*time.Millisecond)
+	ep, _ := source.ParseAddress("redis://:pr0be-secret@" + srv.Addr)
+	p := New(ep, nil, 2*time.Millisecond, 3*time.Second, 100*time.Millisecond)
 	conn, err := p.dial(context.Background())
 	if err != nil {
 		t.Fatalf("dial with the right password: %v", err)
 	}
 	conn.Close()
 	ep.Password = "wrong"
-	if _, err := newProbe(ep, nil, time.Millisecond, 3*time.Second, 0).dial(context.Background()); err == nil ||
+	if _, err := New(ep, nil, time.Millisecond, 3*time.Second, 0).dial(context.Background()); err == nil ||
 		!strings.Contains(err.Error(), "WRONGPASS") {
 		t.Errorf("dial with a wrong password: %v", err)
 	}
 }
 
 func TestProbeRecordDoesNotAllocate(t *testing.T) {
-	p := newProbe(Endpoint{}, nil, 2*time.Millisecond, time.Second, 200*time.Millisecond)
+	p := New(source.Endpoint{}, nil, 2*time.Millisecond, time.Second, 200*time.Millisecond)
 	allocs := testing.AllocsPerRun(1000, func() { p.record(137 * time.Microsecond) })
 	if allocs != 0 {
 		t.Errorf("record allocates %.1f times", allocs)
@@ -220,9 +221,9 @@ func TestProbeRecordDoesNotAllocate(t *testing.T) {
 }
 
 func TestProbeRollingWindowForgets(t *testing.T) {
-	p := newProbe(Endpoint{}, nil, 2*time.Millisecond, time.Second, 200*time.Millisecond)
+	p := New(source.Endpoint{}, nil, 2*time.Millisecond, time.Second, 200*time.Millisecond)
 	p.record(3 * time.Millisecond)
-	iv, roll := p.summary()
+	iv, roll := p.Summary()
 	if iv.Count != 1 || roll.Count != 1 || roll.Max != 3*time.Millisecond {
 		t.Fatalf("interval %+v rolling %+v", iv, roll)
 	}
@@ -233,7 +234,7 @@ func TestProbeRollingWindowForgets(t *testing.T) {
 		}
 	}
 	p.record(100 * time.Microsecond)
-	_, roll = p.summary()
+	_, roll = p.Summary()
 	if roll.Count != 1 || roll.Max != 100*time.Microsecond {
 		t.Errorf("rolling summary keeps an interval older than 10 s: %+v", roll)
 	}
@@ -245,7 +246,7 @@ func TestProbeRollingWindowForgets(t *testing.T) {
 // window, stalls (coordinated-omission corrections) and intervals too
 // long to log included.
 func TestProbeRollingMatchesFullMerge(t *testing.T) {
-	p := newProbe(Endpoint{}, nil, 2*time.Millisecond, time.Second, 200*time.Millisecond)
+	p := New(source.Endpoint{}, nil, 2*time.Millisecond, time.Second, 200*time.Millisecond)
 	rng := rand.New(rand.NewPCG(1, 2))
 	full := newProbeHist()
 	// ref is each slot's interval as a histogram of its own, recorded by
@@ -274,7 +275,7 @@ func TestProbeRollingMatchesFullMerge(t *testing.T) {
 				}
 			}
 		}
-		_, roll := p.summary()
+		_, roll := p.Summary()
 		full.Reset()
 		from := time.Duration(p.now()) - probeWindow
 		for i := range p.ring {
@@ -292,25 +293,25 @@ func TestProbeRollingMatchesFullMerge(t *testing.T) {
 // BenchmarkProbeSummary closes an interval of 100 PINGs and merges a full
 // 10 s ring (50 intervals of 200 ms), as the sampler does each sample.
 func BenchmarkProbeSummary(b *testing.B) {
-	p := newProbe(Endpoint{}, nil, 2*time.Millisecond, time.Second, 200*time.Millisecond)
+	p := New(source.Endpoint{}, nil, 2*time.Millisecond, time.Second, 200*time.Millisecond)
 	for i := 0; i < len(p.ring); i++ {
 		for j := 0; j < 100; j++ {
 			p.record(time.Duration(50+j*7) * time.Microsecond)
 		}
-		p.summary()
+		p.Summary()
 	}
 	b.ReportAllocs()
 	for b.Loop() {
 		for j := 0; j < 100; j++ {
 			p.record(time.Duration(50+j*7) * time.Microsecond)
 		}
-		p.summary()
+		p.Summary()
 	}
 }
 
 // BenchmarkProbeRecord is the hot path of every PING after its round trip.
 func BenchmarkProbeRecord(b *testing.B) {
-	p := newProbe(Endpoint{}, nil, 2*time.Millisecond, time.Second, 200*time.Millisecond)
+	p := New(source.Endpoint{}, nil, 2*time.Millisecond, time.Second, 200*time.Millisecond)
 	b.ReportAllocs()
 	for b.Loop() {
 		p.record(87 * time.Microsecond)
@@ -323,13 +324,13 @@ func BenchmarkProbeRecord(b *testing.B) {
 // shared loop's goroutine included) shows whether a PING allocates.
 func BenchmarkProbePing(b *testing.B) {
 	srv := servertest.Start(b, server.Options{})
-	ep, _ := ParseAddress(srv.Addr)
-	p := newProbe(ep, nil, time.Nanosecond, 3*time.Second, 200*time.Millisecond)
+	ep, _ := source.ParseAddress(srv.Addr)
+	p := New(ep, nil, time.Nanosecond, 3*time.Second, 200*time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		p.run(ctx)
+		p.Run(ctx)
 	}()
 	// Connected and PINGing before the clock starts.
 	for p.answered.Load() < 100 {
@@ -352,7 +353,7 @@ func BenchmarkProbePing(b *testing.B) {
 // interval and the PING interval of a hundred nodes (100 ms) and of a
 // node probed finely (2 ms): bytes per probe after a GC.
 //
-//	go test ./source -run '^$' -bench ProbeMemory -benchtime 3x
+//	go test ./source/probe -run '^$' -bench ProbeMemory -benchtime 3x
 func BenchmarkProbeMemory(b *testing.B) {
 	for _, iv := range []time.Duration{100 * time.Millisecond, 2 * time.Millisecond} {
 		b.Run(iv.String(), func(b *testing.B) {
@@ -360,12 +361,12 @@ func BenchmarkProbeMemory(b *testing.B) {
 			var per float64
 			for b.Loop() {
 				before := heapAlloc()
-				ps := make([]*probe, n)
+				ps := make([]*Probe, n)
 				for i := range ps {
-					ps[i] = newProbe(Endpoint{}, nil, iv, time.Second, 200*time.Millisecond)
+					ps[i] = New(source.Endpoint{}, nil, iv, time.Second, 200*time.Millisecond)
 					for range 60 { // 12 s of samples: the ring full
 						ps[i].record(300 * time.Microsecond)
-						ps[i].summary()
+						ps[i].Summary()
 					}
 				}
 				per = float64(heapAlloc()-before) / n

@@ -1,8 +1,15 @@
-package source
+// Package saves follows a server's background saves through its samples
+// (Tracker): when one starts and ends, its progress and cost curve, who
+// started it (trigger.go), and its report. It is pure logic over source's
+// types, kept apart from the watcher that feeds it live, so that a
+// recording's samples, replayed, give the same reports.
+package saves
 
 import (
 	"strings"
 	"time"
+
+	"github.com/vkwatch/vkwatch/source"
 )
 
 const (
@@ -15,15 +22,15 @@ const (
 	etaAlpha = 0.3
 )
 
-// SaveTracker turns a server's samples into save progress and save
+// Tracker turns a server's samples into save progress and save
 // reports. It is pure logic, deterministic over the samples it is given:
 // the watcher runs one per server, and bench and replay reuse it on
 // recorded samples.
-type SaveTracker struct {
-	node NodeID
+type Tracker struct {
+	node source.NodeID
 	addr string
 
-	prev *Sample // the previous sample
+	prev *source.Sample // the previous sample
 	// justEnded is set on the sample that ended a save: the next sample
 	// must not read a late update of the last-save fields as another save.
 	justEnded bool
@@ -49,39 +56,39 @@ type pendingCommand struct {
 // windowPoint is what a sample contributes to before/during means.
 type windowPoint struct {
 	off    time.Duration
-	ops    Opt[float64]
-	writer Opt[float64]
-	ping   Latency
+	ops    source.Opt[float64]
+	writer source.Opt[float64]
+	ping   source.Latency
 }
 
-func pointOf(s *Sample) windowPoint {
+func pointOf(s *source.Sample) windowPoint {
 	return windowPoint{off: s.Offset, ops: s.OpsPerSec, writer: s.WriterOpsPerSec, ping: s.Ping}
 }
 
 // saveRun is the state of one running save.
 type saveRun struct {
-	kind      SaveKind
+	kind      source.SaveKind
 	started   time.Duration
 	startedAt time.Time
 
-	baseUsed, baseRSS, baseProcRSS Opt[int64]
-	peakUsed, peakRSS, peakProcRSS Opt[int64]
-	peakLiveCOW, peakChildDirty    Opt[int64]
+	baseUsed, baseRSS, baseProcRSS source.Opt[int64]
+	peakUsed, peakRSS, peakProcRSS source.Opt[int64]
+	peakLiveCOW, peakChildDirty    source.Opt[int64]
 
 	before []windowPoint
 	during []windowPoint
 
-	trigger Trigger
+	trigger source.Trigger
 	// The instruments (Sample.COW, Sample.Footprint) over the save.
-	peakCOW      Opt[int64]
-	peakCOWFrom  Instrument
-	peakAt       Opt[float64]
-	keysTotal    Opt[int64]
-	baseFoot     Opt[int64] // Footprint of the sample before the save
-	baseFootFrom Instrument
-	peakFoot     Opt[int64] // of the samples by baseFootFrom's instrument
-	forkPause    Opt[time.Duration]
-	curve        []CurvePoint
+	peakCOW      source.Opt[int64]
+	peakCOWFrom  source.Instrument
+	peakAt       source.Opt[float64]
+	keysTotal    source.Opt[int64]
+	baseFoot     source.Opt[int64] // Footprint of the sample before the save
+	baseFootFrom source.Instrument
+	peakFoot     source.Opt[int64] // of the samples by baseFootFrom's instrument
+	forkPause    source.Opt[time.Duration]
+	curve        []source.CurvePoint
 
 	// Progress and ETA: the rate is taken between distinct progress
 	// values (the server updates them about once a second) and smoothed.
@@ -93,10 +100,10 @@ type saveRun struct {
 	rate     float64 // keys per second, smoothed; 0: none yet
 }
 
-// NewSaveTracker returns a tracker for node at addr (both carried into its
+// NewTracker returns a tracker for node at addr (both carried into its
 // reports).
-func NewSaveTracker(node NodeID, addr string) *SaveTracker {
-	return &SaveTracker{node: node, addr: addr}
+func NewTracker(node source.NodeID, addr string) *Tracker {
+	return &Tracker{node: node, addr: addr}
 }
 
 // ObserveCommand takes the answer to a command vkwatch sent this server, in
@@ -114,7 +121,7 @@ func NewSaveTracker(node NodeID, addr string) *SaveTracker {
 // can come after a sample that already shows the save running: a save
 // running now that a sample first showed after the command was sent, and
 // whose trigger is not the user's yet, becomes the user's.
-func (t *SaveTracker) ObserveCommand(c *CommandResult) {
+func (t *Tracker) ObserveCommand(c *source.CommandResult) {
 	if c == nil || !c.OK() {
 		return
 	}
@@ -126,8 +133,8 @@ func (t *SaveTracker) ObserveCommand(c *CommandResult) {
 	if !ok {
 		return
 	}
-	if r := t.run; r != nil && (r.kind == SaveAOF) == aof && r.started >= c.Sent && r.trigger.Kind != TriggerUser {
-		r.trigger = Trigger{Kind: TriggerUser, Detail: c.Command}
+	if r := t.run; r != nil && (r.kind == source.SaveAOF) == aof && r.started >= c.Sent && r.trigger.Kind != source.TriggerUser {
+		r.trigger = source.Trigger{Kind: source.TriggerUser, Detail: c.Command}
 		return
 	}
 	t.pending = &pendingCommand{aof: aof, command: c.Command, done: c.Done}
@@ -135,7 +142,7 @@ func (t *SaveTracker) ObserveCommand(c *CommandResult) {
 
 // startsSave reports whether c is an accepted command that starts (or
 // schedules) a save, and whether that is an AOF rewrite.
-func startsSave(c *CommandResult) (aof, ok bool) {
+func startsSave(c *source.CommandResult) (aof, ok bool) {
 	f := strings.Fields(strings.ToUpper(c.Command))
 	if len(f) == 0 || !(strings.HasSuffix(c.Reply, "started") || strings.HasSuffix(c.Reply, "scheduled")) {
 		return false, false
@@ -162,13 +169,13 @@ func isCancel(command string) bool {
 // rdb_last_bgsave_time_sec changed) is still reported, with Observed 0.
 // When the server restarted (uptime dropped or a new process id) a running
 // save ends with Status "lost (server restarted)".
-func (t *SaveTracker) Observe(s *Sample) (started bool, ended *SaveReport) {
+func (t *Tracker) Observe(s *source.Sample) (started bool, ended *source.SaveReport) {
 	in := &s.Info
 	prev := t.prev
-	restart := prev != nil && restarted(&prev.Info, in)
+	restart := prev != nil && source.Restarted(&prev.Info, in)
 	t.prev = s
 
-	kind, running := saveKind(in)
+	kind, running := source.SaveKindOf(in)
 	justEnded := t.justEnded
 	t.justEnded = false
 	if t.run != nil && (restart || !running || kind != t.run.kind || prev != nil && anotherJob(t.run.kind, &prev.Info, in)) {
@@ -199,16 +206,16 @@ func (t *SaveTracker) Observe(s *Sample) (started bool, ended *SaveReport) {
 // anotherJob reports whether the counters show that a job of kind ended
 // and a new one began between two samples that both show one running (a
 // replica's full sync right after a user's save, say).
-func anotherJob(kind SaveKind, a, b *Info) bool {
+func anotherJob(kind source.SaveKind, a, b *source.Info) bool {
 	switch kind {
-	case SaveFork:
+	case source.SaveFork:
 		return grew(a.RDBSaves, b.RDBSaves) || grew(a.TotalForks, b.TotalForks)
-	case SaveForkless:
+	case source.SaveForkless:
 		// An AOF rewrite may fork beside a forkless save: forks say nothing.
 		return grew(a.RDBSaves, b.RDBSaves)
-	case SaveAOF:
+	case source.SaveAOF:
 		return grew(a.AOFRewrites, b.AOFRewrites) || grew(a.TotalForks, b.TotalForks)
-	case SaveSlotMigration:
+	case source.SaveSlotMigration:
 		return grew(a.TotalForks, b.TotalForks)
 	}
 	return false
@@ -218,36 +225,20 @@ func anotherJob(kind SaveKind, a, b *Info) bool {
 // sample taken after its answer shows no job running, none scheduled and
 // none ended. (A started save shows in that sample; a scheduled one waits
 // behind the job that runs.)
-func (t *SaveTracker) dropStale(s *Sample, ended bool) {
+func (t *Tracker) dropStale(s *source.Sample, ended bool) {
 	pc := t.pending
 	if pc == nil || s.Offset <= pc.done || ended {
 		return
 	}
-	if _, running := saveKind(&s.Info); running || s.Info.AOFRewriteScheduled.V == 1 {
+	if _, running := source.SaveKindOf(&s.Info); running || s.Info.AOFRewriteScheduled.V == 1 {
 		return
 	}
 	t.pending = nil
 }
 
-// saveKind says which background job the INFO shows running.
-func saveKind(in *Info) (SaveKind, bool) {
-	switch {
-	case in.RDBInProgress.V == 1 && in.RDBInProgress.OK:
-		if in.RDBCurrentType == "forkless" {
-			return SaveForkless, true
-		}
-		return SaveFork, true
-	case in.AOFRewriteInProgress.V == 1 && in.AOFRewriteInProgress.OK:
-		return SaveAOF, true
-	case in.SlotMigrationFork.V == 1 && in.SlotMigrationFork.OK:
-		return SaveSlotMigration, true
-	}
-	return "", false
-}
-
 // remember keeps a sample taken while no save runs for the next save's
 // "before" figures.
-func (t *SaveTracker) remember(s *Sample) {
+func (t *Tracker) remember(s *source.Sample) {
 	t.recent = append(t.recent, pointOf(s))
 	cut := 0
 	for cut < len(t.recent) && t.recent[cut].off < s.Offset-beforeWindow {
@@ -258,7 +249,7 @@ func (t *SaveTracker) remember(s *Sample) {
 	}
 }
 
-func (t *SaveTracker) start(kind SaveKind, prev, s *Sample) {
+func (t *Tracker) start(kind source.SaveKind, prev, s *source.Sample) {
 	r := &saveRun{kind: kind, started: s.Offset, startedAt: s.At}
 	if prev != nil {
 		r.baseUsed, r.baseRSS, r.baseProcRSS = prev.Info.UsedMemory, prev.Info.RSS, prev.Proc.RSS
@@ -277,24 +268,24 @@ func (t *SaveTracker) start(kind SaveKind, prev, s *Sample) {
 // taken as a new fork. Absent forkless (no fork), when a second fork may
 // have come between, or when nothing shows that a fork happened: the field
 // would then hold an older fork's pause.
-func forkPause(kind SaveKind, a, b *Info) Opt[time.Duration] {
+func forkPause(kind source.SaveKind, a, b *source.Info) source.Opt[time.Duration] {
 	usec, ok := b.LatestForkUsec.Get()
-	if kind == SaveForkless || !ok || usec < 0 {
-		return Opt[time.Duration]{}
+	if kind == source.SaveForkless || !ok || usec < 0 {
+		return source.Opt[time.Duration]{}
 	}
 	switch {
 	case a.TotalForks.OK && b.TotalForks.OK:
 		if b.TotalForks.V != a.TotalForks.V+1 {
-			return Opt[time.Duration]{}
+			return source.Opt[time.Duration]{}
 		}
 	case !a.LatestForkUsec.OK || a.LatestForkUsec.V == usec:
-		return Opt[time.Duration]{}
+		return source.Opt[time.Duration]{}
 	}
-	return Some(time.Duration(usec) * time.Microsecond)
+	return source.Some(time.Duration(usec) * time.Microsecond)
 }
 
 // progress updates the running save with s and sets s.Save.
-func (t *SaveTracker) progress(s *Sample) {
+func (t *Tracker) progress(s *source.Sample) {
 	r := t.run
 	in := &s.Info
 	r.during = append(r.during, pointOf(s))
@@ -305,7 +296,7 @@ func (t *SaveTracker) progress(s *Sample) {
 	r.peakLiveCOW = maxOpt(r.peakLiveCOW, in.CurrentCOW)
 	r.peakLiveCOW = maxOpt(r.peakLiveCOW, in.CurrentCOWPeak)
 
-	p := &SaveProgress{
+	p := &source.SaveProgress{
 		Kind:      r.kind,
 		Trigger:   r.trigger,
 		Started:   r.started,
@@ -338,13 +329,13 @@ func (t *SaveTracker) progress(s *Sample) {
 		}
 	}
 	if eta, ok := in.ForklessETA.Get(); ok && eta >= 0 {
-		p.ETA = Some(time.Duration(eta) * time.Second)
+		p.ETA = source.Some(time.Duration(eta) * time.Second)
 	} else if total, ok := in.KeysTotal.Get(); ok && r.rate > 0 && r.haveLast {
 		// Between two progress steps the keys done keep growing at the
 		// rate; counting the time since the last step down keeps the ETA
 		// moving smoothly instead of standing still and jumping.
 		left := float64(total-r.lastVal)/r.rate - (s.Offset - r.lastAt).Seconds()
-		p.ETA = Some(time.Duration(max(left, 0) * float64(time.Second)))
+		p.ETA = source.Some(time.Duration(max(left, 0) * float64(time.Second)))
 	}
 	s.Save = p
 
@@ -369,20 +360,20 @@ func (t *SaveTracker) progress(s *Sample) {
 // the save had cost at the sample's progress. False when the sample shows
 // no save, or not its progress. The tracker's reports and the history
 // store's running curves are made of the same points.
-func CurvePointOf(s *Sample) (CurvePoint, bool) {
+func CurvePointOf(s *source.Sample) (source.CurvePoint, bool) {
 	if s.Save == nil {
-		return CurvePoint{}, false
+		return source.CurvePoint{}, false
 	}
 	f, ok := s.Save.Fraction().Get()
 	if !ok {
-		return CurvePoint{}, false
+		return source.CurvePoint{}, false
 	}
-	return CurvePoint{Progress: f, Elapsed: s.Save.Elapsed, COW: s.COW, Footprint: s.Footprint}, true
+	return source.CurvePoint{Progress: f, Elapsed: s.Save.Elapsed, COW: s.COW, Footprint: s.Footprint}, true
 }
 
 // finish ends the running save with sample s, the first sample that no
 // longer shows it.
-func (t *SaveTracker) finish(s *Sample, restart bool) *SaveReport {
+func (t *Tracker) finish(s *source.Sample, restart bool) *source.SaveReport {
 	r := t.run
 	t.run = nil
 	rep := t.report(r.kind, s)
@@ -390,7 +381,7 @@ func (t *SaveTracker) finish(s *Sample, restart bool) *SaveReport {
 	rep.Observed = rep.Ended - rep.Started
 	if restart {
 		rep.Status = "lost (server restarted)"
-		rep.ServerSeconds, rep.COW = Opt[int64]{}, Opt[int64]{}
+		rep.ServerSeconds, rep.COW = source.Opt[int64]{}, source.Opt[int64]{}
 	}
 	rep.Trigger = r.trigger
 	rep.PeakCOW, rep.PeakAtProgress, rep.PeakCOWFrom = r.peakCOW, r.peakAt, r.peakCOWFrom
@@ -402,7 +393,7 @@ func (t *SaveTracker) finish(s *Sample, restart bool) *SaveReport {
 	if rep.PeakLiveCOW.OK && rep.PeakLiveCOW.V == 0 && rep.COW.V > 0 {
 		// current_cow_size never refreshed during the save (a save of
 		// about a second or less): its 0 is no reading.
-		rep.PeakLiveCOW = Opt[int64]{}
+		rep.PeakLiveCOW = source.Opt[int64]{}
 	}
 	rep.BaseUsed, rep.BaseRSS = r.baseUsed, r.baseRSS
 	rep.PeakUsedDelta = deltaOpt(r.peakUsed, r.baseUsed)
@@ -416,20 +407,20 @@ func (t *SaveTracker) finish(s *Sample, restart bool) *SaveReport {
 
 // missed reports a save that ran entirely between prev and s, if the
 // counters show one.
-func (t *SaveTracker) missed(prev, s *Sample, justEnded bool) *SaveReport {
+func (t *Tracker) missed(prev, s *source.Sample, justEnded bool) *source.SaveReport {
 	a, b := &prev.Info, &s.Info
-	changed := func(x, y Opt[int64]) bool { return !justEnded && x.OK && y.OK && y.V != x.V }
-	var kind SaveKind
+	changed := func(x, y source.Opt[int64]) bool { return !justEnded && x.OK && y.OK && y.V != x.V }
+	var kind source.SaveKind
 	switch {
 	case grew(a.RDBSaves, b.RDBSaves) || changed(a.RDBLastTime, b.RDBLastTime):
-		kind = SaveFork
+		kind = source.SaveFork
 		if b.RDBLastType == "forkless" {
-			kind = SaveForkless
+			kind = source.SaveForkless
 		}
 	case changed(a.AOFLastRewriteTime, b.AOFLastRewriteTime):
-		kind = SaveAOF
+		kind = source.SaveAOF
 	case grew(a.TotalForks, b.TotalForks):
-		kind = SaveFork
+		kind = source.SaveFork
 	default:
 		return nil
 	}
@@ -443,26 +434,26 @@ func (t *SaveTracker) missed(prev, s *Sample, justEnded bool) *SaveReport {
 }
 
 // grew reports whether a counter read in both samples went up.
-func grew(x, y Opt[int64]) bool { return x.OK && y.OK && y.V > x.V }
+func grew(x, y source.Opt[int64]) bool { return x.OK && y.OK && y.V > x.V }
 
 // report fills what the end sample s says about the last save of kind; an
 // RDB save the server confirmed cancelling is "cancelled", whatever its
 // rdb_last_bgsave_status says. The cancel is forgotten with every report.
-func (t *SaveTracker) report(kind SaveKind, s *Sample) *SaveReport {
+func (t *Tracker) report(kind source.SaveKind, s *source.Sample) *source.SaveReport {
 	in := &s.Info
-	rep := &SaveReport{Node: t.node, Addr: t.addr, Kind: kind, Ended: s.Offset}
-	nonNeg := func(o Opt[int64]) Opt[int64] {
+	rep := &source.SaveReport{Node: t.node, Addr: t.addr, Kind: kind, Ended: s.Offset}
+	nonNeg := func(o source.Opt[int64]) source.Opt[int64] {
 		if o.OK && o.V < 0 {
-			return Opt[int64]{}
+			return source.Opt[int64]{}
 		}
 		return o
 	}
 	switch kind {
-	case SaveSlotMigration:
+	case source.SaveSlotMigration:
 		// INFO keeps no last status or copy-on-write of a slot
 		// migration's child (CLUSTER GETSLOTMIGRATIONS has its
 		// cow_size): the live figures the samples saw are the report's.
-	case SaveAOF:
+	case source.SaveAOF:
 		rep.Status = in.AOFLastStatus
 		rep.ServerSeconds = nonNeg(in.AOFLastRewriteTime)
 		rep.COW = in.AOFLastCOW
@@ -471,7 +462,7 @@ func (t *SaveTracker) report(kind SaveKind, s *Sample) *SaveReport {
 		rep.ServerSeconds = nonNeg(in.RDBLastTime)
 		rep.COW = in.RDBLastCOW
 		if t.cancelled {
-			rep.Status = StatusCancelled
+			rep.Status = source.StatusCancelled
 		}
 	}
 	t.cancelled = false
@@ -479,10 +470,10 @@ func (t *SaveTracker) report(kind SaveKind, s *Sample) *SaveReport {
 }
 
 // summarize means the ops rates and merges the latencies of points.
-func summarize(ps []windowPoint) (ops, writer Opt[float64], ping Latency) {
+func summarize(ps []windowPoint) (ops, writer source.Opt[float64], ping source.Latency) {
 	var sumO, sumW float64
 	var nO, nW int
-	lats := make([]Latency, 0, len(ps))
+	lats := make([]source.Latency, 0, len(ps))
 	for _, p := range ps {
 		if p.ops.OK {
 			sumO += p.ops.V
@@ -495,10 +486,10 @@ func summarize(ps []windowPoint) (ops, writer Opt[float64], ping Latency) {
 		lats = append(lats, p.ping)
 	}
 	if nO > 0 {
-		ops = Some(sumO / float64(nO))
+		ops = source.Some(sumO / float64(nO))
 	}
 	if nW > 0 {
-		writer = Some(sumW / float64(nW))
+		writer = source.Some(sumW / float64(nW))
 	}
 	return ops, writer, mergeLatencies(lats)
 }
@@ -511,8 +502,8 @@ func summarize(ps []windowPoint) (ops, writer Opt[float64], ping Latency) {
 // and P99 are the quantiles of the count-weighted mixture of those. When
 // all intervals look alike this gives back their own P50 and P99; a
 // stalled interval moves them only by its share of the PINGs.
-func mergeLatencies(ls []Latency) Latency {
-	var out Latency
+func mergeLatencies(ls []source.Latency) source.Latency {
+	var out source.Latency
 	var total float64
 	for _, l := range ls {
 		out.InFlight = max(out.InFlight, l.InFlight)
@@ -572,7 +563,7 @@ func spread(x, lo, hi time.Duration) float64 {
 	return float64(x-lo) / float64(hi-lo)
 }
 
-func maxOpt(a, b Opt[int64]) Opt[int64] {
+func maxOpt(a, b source.Opt[int64]) source.Opt[int64] {
 	if !b.OK {
 		return a
 	}
@@ -582,9 +573,9 @@ func maxOpt(a, b Opt[int64]) Opt[int64] {
 	return a
 }
 
-func deltaOpt(peak, base Opt[int64]) Opt[int64] {
+func deltaOpt(peak, base source.Opt[int64]) source.Opt[int64] {
 	if !peak.OK || !base.OK {
-		return Opt[int64]{}
+		return source.Opt[int64]{}
 	}
-	return Some(peak.V - base.V)
+	return source.Some(peak.V - base.V)
 }

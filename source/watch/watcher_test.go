@@ -1,4 +1,4 @@
-package source
+package watch
 
 import (
 	"context"
@@ -17,25 +17,27 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
+	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
+	"github.com/vkwatch/vkwatch/source/sourcetest"
 )
 
 // watch runs a Watcher in the background and collects its events.
 type watch struct {
 	w      *Watcher
-	clock  *Clock
-	events chan Event
+	clock  *source.Clock
+	events chan source.Event
 	cancel context.CancelFunc
 	done   chan struct{}
 	once   sync.Once
-	seen   []Event // every event taken from events, in order
+	seen   []source.Event // every event taken from events, in order
 }
 
 // startWatch runs a watcher of addr until the test ends (see watchEndpoint).
-func startWatch(t *testing.T, addr string, cfg WatchConfig) *watch {
+func startWatch(t *testing.T, addr string, cfg Config) *watch {
 	t.Helper()
-	ep := mustParseAddress(t, addr)
+	ep := sourcetest.Endpoint(t, addr)
 	return watchEndpoint(t, ep, cfg)
 }
 
@@ -49,9 +51,9 @@ func (x *watch) stop() {
 }
 
 // next returns the first event (from now on) for which match holds.
-func (x *watch) next(t *testing.T, within time.Duration, what string, match func(Event) bool) Event {
+func (x *watch) next(t *testing.T, within time.Duration, what string, match func(source.Event) bool) source.Event {
 	t.Helper()
-	ev, ok := servertest.Receive(x.events, within, func(ev Event) bool {
+	ev, ok := servertest.Receive(x.events, within, func(ev source.Event) bool {
 		x.seen = append(x.seen, ev)
 		if ev.Node != testNode {
 			t.Errorf("event for node %q, want %q", ev.Node, testNode)
@@ -68,7 +70,7 @@ func (x *watch) next(t *testing.T, within time.Duration, what string, match func
 }
 
 // count is how many events of kind k next has taken so far.
-func (x *watch) count(k EventKind) int {
+func (x *watch) count(k source.EventKind) int {
 	n := 0
 	for _, ev := range x.seen {
 		if ev.Kind == k {
@@ -78,11 +80,13 @@ func (x *watch) count(k EventKind) int {
 	return n
 }
 
-func kind(k EventKind) func(Event) bool { return func(ev Event) bool { return ev.Kind == k } }
+func kind(k source.EventKind) func(source.Event) bool {
+	return func(ev source.Event) bool { return ev.Kind == k }
+}
 
 // sampleWhere matches a sample event for which cond holds.
-func sampleWhere(cond func(*Sample) bool) func(Event) bool {
-	return func(ev Event) bool { return ev.Kind == EventSample && cond(ev.Sample) }
+func sampleWhere(cond func(*source.Sample) bool) func(source.Event) bool {
+	return func(ev source.Event) bool { return ev.Kind == source.EventSample && cond(ev.Sample) }
 }
 
 func TestWatcherSamples(t *testing.T) {
@@ -93,32 +97,32 @@ func TestWatcherSamples(t *testing.T) {
 
 	var writerOps atomic.Uint64
 	var procCalls atomic.Int64
-	cfg := WatchConfig{
+	cfg := Config{
 		WriterOps: writerOps.Load,
-		Proc: func(p int64) ProcMem {
+		Proc: func(p int64) source.ProcMem {
 			if p != pid {
 				t.Errorf("Proc called with pid %d, want %d", p, pid)
 			}
 			procCalls.Add(1)
-			return ProcMem{RSS: Some[int64](4242)}
+			return source.ProcMem{RSS: source.Some[int64](4242)}
 		},
 	}
 	// Asked before the watch starts: the test's own commands (and its
 	// connection's HELLO) must not fall into the idle intervals measured
 	// below, where they would count as the server's load.
-	want := ParseInfo(c.Info(context.Background(), "server").Val())
+	want := source.ParseInfo(c.Info(context.Background(), "server").Val())
 	x := startWatch(t, srv.Addr, cfg)
 
-	ev := x.next(t, 10*time.Second, "connected", kind(EventConnected))
+	ev := x.next(t, 10*time.Second, "connected", kind(source.EventConnected))
 	id := ev.Identity
-	if id.Addr != srv.Addr || id.ServerName != "redis" || id.Version != want.Version || id.ProcessID != Some(pid) ||
+	if id.Addr != srv.Addr || id.ServerName != "redis" || id.Version != want.Version || id.ProcessID != source.Some(pid) ||
 		!id.Local || id.Role != "master" {
 		t.Errorf("identity %+v", id)
 	}
 
-	var samples []*Sample
-	x.next(t, 20*time.Second, "12 samples", func(ev Event) bool {
-		if ev.Kind == EventSample {
+	var samples []*source.Sample
+	x.next(t, 20*time.Second, "12 samples", func(ev source.Event) bool {
+		if ev.Kind == source.EventSample {
 			samples = append(samples, ev.Sample)
 		} else {
 			t.Errorf("unexpected %v event: %+v", ev.Kind, ev)
@@ -138,7 +142,7 @@ func TestWatcherSamples(t *testing.T) {
 		if s.Config.Method != "" || s.Config.Err != "" || !s.Config.RDBKeySaveDelay.OK {
 			t.Errorf("sample %d: config %+v", i, s.Config)
 		}
-		if s.Proc.RSS != Some[int64](4242) {
+		if s.Proc.RSS != source.Some[int64](4242) {
 			t.Errorf("sample %d: Proc %+v not from cfg.Proc", i, s.Proc)
 		}
 		if s.Save != nil {
@@ -150,7 +154,7 @@ func TestWatcherSamples(t *testing.T) {
 		if s.Seq != samples[i-1].Seq+1 || s.Offset <= samples[i-1].Offset {
 			t.Errorf("sample %d: seq %d offset %v after seq %d offset %v", i, s.Seq, s.Offset, samples[i-1].Seq, samples[i-1].Offset)
 		}
-		if !s.OpsPerSec.OK || s.OpsPerSec.V < 0 || s.WriterOpsPerSec != Some(0.0) {
+		if !s.OpsPerSec.OK || s.OpsPerSec.V < 0 || s.WriterOpsPerSec != source.Some(0.0) {
 			t.Errorf("sample %d: ops %+v writer %+v", i, s.OpsPerSec, s.WriterOpsPerSec)
 		}
 		idle += s.OpsPerSec.V
@@ -184,10 +188,10 @@ func TestWatcherSamples(t *testing.T) {
 	// Samples taken while the load ran may still be queued: the sums go up
 	// to the second sample answered after the load, whose INFO was sent
 	// (after the first's answer) once the server had run every SET.
-	var after *Sample
+	var after *source.Sample
 	answered := 0
-	x.next(t, 10*time.Second, "two samples after the load", func(ev Event) bool {
-		if ev.Kind == EventSample && ev.Sample.Offset > loaded {
+	x.next(t, 10*time.Second, "two samples after the load", func(ev source.Event) bool {
+		if ev.Kind == source.EventSample && ev.Sample.Offset > loaded {
 			after = ev.Sample
 			answered++
 		}
@@ -196,7 +200,7 @@ func TestWatcherSamples(t *testing.T) {
 	prev := samples[len(samples)-1]
 	var cmds, writer float64
 	for _, ev := range x.seen {
-		if ev.Kind != EventSample || ev.Sample.Seq <= prev.Seq {
+		if ev.Kind != source.EventSample || ev.Sample.Seq <= prev.Seq {
 			continue
 		}
 		s := ev.Sample
@@ -237,16 +241,16 @@ func TestWatcherCountsOwnCommands(t *testing.T) {
 	}
 	total := func() int64 {
 		// INFO's answer leaves out the INFO itself.
-		n := ParseInfo(admin.Info(ctx, "stats").Val()).TotalCommands
+		n := source.ParseInfo(admin.Info(ctx, "stats").Val()).TotalCommands
 		if !n.OK {
 			t.Fatal("no total_commands_processed")
 		}
 		return n.V
 	}
 	for _, addr := range []string{srv.Addr, "redis://noconfig:nc-pass-1234@" + srv.Addr} {
-		ep := mustParseAddress(t, addr)
+		ep := sourcetest.Endpoint(t, addr)
 		before := total() + 1 // and the INFO of total
-		w := NewWatcher(testNode, ep, NewClock(), WatchConfig{})
+		w := New(testNode, ep, source.NewClock(), Config{})
 		if _, err := w.Connect(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -269,13 +273,13 @@ func TestWatcherCountsOwnCommands(t *testing.T) {
 func TestWatcherCloseEndsRun(t *testing.T) {
 	srv := servertest.Start(t, server.Options{})
 	leaks := goleak.IgnoreCurrent()
-	ep, _ := ParseAddress(srv.Addr)
-	w := NewWatcher(testNode, ep, NewClock(), WatchConfig{})
-	events := make(chan Event, 1000)
+	ep, _ := source.ParseAddress(srv.Addr)
+	w := New(testNode, ep, source.NewClock(), Config{})
+	events := make(chan source.Event, 1000)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		w.Run(context.Background(), func(ev Event) {
+		w.Run(context.Background(), func(ev source.Event) {
 			select {
 			case events <- ev:
 			default:
@@ -286,7 +290,7 @@ func TestWatcherCloseEndsRun(t *testing.T) {
 	for got := false; !got; {
 		select {
 		case ev := <-events:
-			got = ev.Kind == EventSample
+			got = ev.Kind == source.EventSample
 		case <-timeout:
 			t.Fatal("no sample")
 		}
@@ -311,8 +315,8 @@ func TestWatcherCloseEndsRun(t *testing.T) {
 func saveServer(t *testing.T, n, delay int) (srv *server.Server, x *watch, c *redis.Client) {
 	t.Helper()
 	srv = servertest.Start(t, server.Options{})
-	w := startWatch(t, srv.Addr, WatchConfig{})
-	w.next(t, 10*time.Second, "connected", kind(EventConnected))
+	w := startWatch(t, srv.Addr, Config{})
+	w.next(t, 10*time.Second, "connected", kind(source.EventConnected))
 	if r := w.w.Do(context.Background(), "DEBUG", "POPULATE", strconv.Itoa(n)); r.Err != "" || r.Reply != "OK" {
 		t.Fatalf("DEBUG POPULATE: %+v", r)
 	}
@@ -326,27 +330,27 @@ func TestWatcherBGSAVE(t *testing.T) {
 	srv, x, c := saveServer(t, 20000, 30)
 	// Some seconds of history for the report's "before" figures.
 	for range 3 {
-		x.next(t, 10*time.Second, "a sample with ops", sampleWhere(func(s *Sample) bool { return s.OpsPerSec.OK }))
+		x.next(t, 10*time.Second, "a sample with ops", sampleWhere(func(s *source.Sample) bool { return s.OpsPerSec.OK }))
 	}
 
 	r := x.w.Do(context.Background(), "BGSAVE")
 	if r.Err != "" || r.Reply != "Background saving started" || r.Command != "BGSAVE" || r.Done < r.Sent {
 		t.Fatalf("BGSAVE: %+v", r)
 	}
-	cmd := x.next(t, 10*time.Second, "the BGSAVE command event", func(ev Event) bool {
-		return ev.Kind == EventCommand && ev.Command.Command == "BGSAVE"
+	cmd := x.next(t, 10*time.Second, "the BGSAVE command event", func(ev source.Event) bool {
+		return ev.Kind == source.EventCommand && ev.Command.Command == "BGSAVE"
 	})
 	if *cmd.Command != r {
 		t.Errorf("command event %+v, Do returned %+v", *cmd.Command, r)
 	}
-	st := x.next(t, 10*time.Second, "save started", kind(EventSaveStarted))
-	if st.Sample == nil || st.Sample.Save == nil || st.Sample.Save.Kind != SaveFork {
+	st := x.next(t, 10*time.Second, "save started", kind(source.EventSaveStarted))
+	if st.Sample == nil || st.Sample.Save == nil || st.Sample.Save.Kind != source.SaveFork {
 		t.Fatalf("save started event without a running fork save: %+v", st.Sample)
 	}
-	end := x.next(t, 60*time.Second, "save ended", kind(EventSaveEnded))
+	end := x.next(t, 60*time.Second, "save ended", kind(source.EventSaveEnded))
 	rep := end.Report
-	info := ParseInfo(c.Info(context.Background(), "persistence").Val())
-	if rep.Kind != SaveFork || rep.Status != "ok" || rep.Status != info.RDBLastStatus {
+	info := source.ParseInfo(c.Info(context.Background(), "persistence").Val())
+	if rep.Kind != source.SaveFork || rep.Status != "ok" || rep.Status != info.RDBLastStatus {
 		t.Errorf("report kind %q status %q, server says %q", rep.Kind, rep.Status, info.RDBLastStatus)
 	}
 	if !rep.COW.OK || rep.COW != info.RDBLastCOW || rep.ServerSeconds != info.RDBLastTime {
@@ -358,7 +362,7 @@ func TestWatcherBGSAVE(t *testing.T) {
 	if !rep.BaseUsed.OK || !rep.PeakUsedDelta.OK || !rep.OpsBefore.OK || rep.PingDuring.Count == 0 {
 		t.Errorf("report baselines: %+v", rep)
 	}
-	if info.RDBSaves != Some[int64](1) {
+	if info.RDBSaves != source.Some[int64](1) {
 		t.Errorf("rdb_saves %+v: one BGSAVE reported, server counts otherwise", info.RDBSaves)
 	}
 }
@@ -388,22 +392,22 @@ func TestWatcherSlowSaveProgress(t *testing.T) {
 	if r := x.w.Do(context.Background(), "BGSAVE"); r.Err != "" {
 		t.Fatalf("BGSAVE: %+v", r)
 	}
-	x.next(t, 10*time.Second, "save started", kind(EventSaveStarted))
+	x.next(t, 10*time.Second, "save started", kind(source.EventSaveStarted))
 	if r := x.w.Do(context.Background(), "BGSAVE"); !strings.Contains(r.Err, "Background save already in progress") || r.Reply != "" {
 		t.Errorf("second BGSAVE: %+v", r)
 	}
 
 	processed := map[int64]bool{}
-	var eta Opt[time.Duration]
-	x.next(t, 60*time.Second, "progress moving with an ETA", func(ev Event) bool {
-		if ev.Kind == EventSaveEnded {
+	var eta source.Opt[time.Duration]
+	x.next(t, 60*time.Second, "progress moving with an ETA", func(ev source.Event) bool {
+		if ev.Kind == source.EventSaveEnded {
 			t.Fatalf("save ended before progress was seen: %+v", ev.Report)
 		}
-		if ev.Kind != EventSample || ev.Sample.Save == nil {
+		if ev.Kind != source.EventSample || ev.Sample.Save == nil {
 			return false
 		}
 		p := ev.Sample.Save
-		if p.Kind != SaveFork || p.Total != Some[int64](keys) || !p.Processed.OK || !p.LiveCOW.OK {
+		if p.Kind != source.SaveFork || p.Total != source.Some[int64](keys) || !p.Processed.OK || !p.LiveCOW.OK {
 			t.Fatalf("progress %+v: want kind fork, total %d", p, keys)
 		}
 		if f := p.Fraction(); !f.OK || f.V < 0 || f.V > 1 {
@@ -426,8 +430,8 @@ func TestWatcherSlowSaveProgress(t *testing.T) {
 		t.Fatalf("server has children %v, want the save child", kids)
 	}
 	syscall.Kill(kids[0], syscall.SIGKILL)
-	end := x.next(t, 30*time.Second, "save ended", kind(EventSaveEnded))
-	if end.Report.Status != "err" || end.Report.Kind != SaveFork || end.Report.Observed < 500*time.Millisecond {
+	end := x.next(t, 30*time.Second, "save ended", kind(source.EventSaveEnded))
+	if end.Report.Status != "err" || end.Report.Kind != source.SaveFork || end.Report.Observed < 500*time.Millisecond {
 		t.Errorf("report of a killed save: %+v", end.Report)
 	}
 }
@@ -438,14 +442,14 @@ func TestWatcherAOFRewrite(t *testing.T) {
 	if r.Err != "" || !strings.Contains(r.Reply, "rewriting started") {
 		t.Fatalf("BGREWRITEAOF: %+v", r)
 	}
-	st := x.next(t, 10*time.Second, "rewrite started", kind(EventSaveStarted))
-	if st.Sample.Save.Kind != SaveAOF {
+	st := x.next(t, 10*time.Second, "rewrite started", kind(source.EventSaveStarted))
+	if st.Sample.Save.Kind != source.SaveAOF {
 		t.Errorf("started kind %q", st.Sample.Save.Kind)
 	}
-	end := x.next(t, 60*time.Second, "rewrite ended", kind(EventSaveEnded))
+	end := x.next(t, 60*time.Second, "rewrite ended", kind(source.EventSaveEnded))
 	rep := end.Report
-	info := ParseInfo(c.Info(context.Background(), "persistence").Val())
-	if rep.Kind != SaveAOF || rep.Status != "ok" || rep.Status != info.AOFLastStatus ||
+	info := source.ParseInfo(c.Info(context.Background(), "persistence").Val())
+	if rep.Kind != source.SaveAOF || rep.Status != "ok" || rep.Status != info.AOFLastStatus ||
 		rep.ServerSeconds != info.AOFLastRewriteTime || !rep.COW.OK || rep.COW != info.AOFLastCOW || rep.Observed <= 0 {
 		t.Errorf("AOF report %+v; server: status %q seconds %+v cow %+v", rep, info.AOFLastStatus, info.AOFLastRewriteTime, info.AOFLastCOW)
 	}
@@ -453,20 +457,20 @@ func TestWatcherAOFRewrite(t *testing.T) {
 
 func TestWatcherQuickSaveBetweenSamples(t *testing.T) {
 	srv := servertest.Start(t, server.Options{})
-	x := startWatch(t, srv.Addr, WatchConfig{Interval: time.Second})
-	x.next(t, 10*time.Second, "a sample", kind(EventSample))
+	x := startWatch(t, srv.Addr, Config{Interval: time.Second})
+	x.next(t, 10*time.Second, "a sample", kind(source.EventSample))
 	// An empty database saves in milliseconds: most likely between two
 	// samples one second apart.
 	if r := x.w.Do(context.Background(), "BGSAVE"); r.Err != "" {
 		t.Fatal(r.Err)
 	}
 	sawStart := false
-	end := x.next(t, 20*time.Second, "save report", func(ev Event) bool {
-		sawStart = sawStart || ev.Kind == EventSaveStarted
-		return ev.Kind == EventSaveEnded
+	end := x.next(t, 20*time.Second, "save report", func(ev source.Event) bool {
+		sawStart = sawStart || ev.Kind == source.EventSaveStarted
+		return ev.Kind == source.EventSaveEnded
 	})
 	rep := end.Report
-	if rep.Kind != SaveFork || rep.Status != "ok" || !rep.COW.OK || !rep.ServerSeconds.OK {
+	if rep.Kind != source.SaveFork || rep.Status != "ok" || !rep.COW.OK || !rep.ServerSeconds.OK {
 		t.Errorf("report %+v", rep)
 	}
 	if !sawStart && (rep.Observed != 0 || rep.Started != rep.Ended) {
@@ -476,15 +480,15 @@ func TestWatcherQuickSaveBetweenSamples(t *testing.T) {
 
 func TestWatcherReconnectsAfterRestart(t *testing.T) {
 	srv := servertest.Start(t, server.Options{})
-	x := startWatch(t, srv.Addr, WatchConfig{})
-	x.next(t, 10*time.Second, "connected", kind(EventConnected))
-	x.next(t, 10*time.Second, "a sample with ops", sampleWhere(func(s *Sample) bool { return s.OpsPerSec.OK }))
+	x := startWatch(t, srv.Addr, Config{})
+	x.next(t, 10*time.Second, "connected", kind(source.EventConnected))
+	x.next(t, 10*time.Second, "a sample with ops", sampleWhere(func(s *source.Sample) bool { return s.OpsPerSec.OK }))
 	oldPID := srv.PID()
 
 	if err := srv.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	down := x.next(t, 10*time.Second, "disconnected", kind(EventDisconnected))
+	down := x.next(t, 10*time.Second, "disconnected", kind(source.EventDisconnected))
 	if down.Err == "" || strings.Contains(down.Err, "\n") {
 		t.Errorf("disconnect reason %q", down.Err)
 	}
@@ -492,58 +496,58 @@ func TestWatcherReconnectsAfterRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	restarted := time.Now()
-	up := x.next(t, 10*time.Second, "connected again", kind(EventConnected))
+	up := x.next(t, 10*time.Second, "connected again", kind(source.EventConnected))
 	if took := time.Since(restarted); took > 2*time.Second {
 		t.Errorf("reconnected %s after the restart, want within 2 s", took)
 	}
-	if up.Identity.ProcessID != Some(int64(srv.PID())) || srv.PID() == oldPID {
+	if up.Identity.ProcessID != source.Some(int64(srv.PID())) || srv.PID() == oldPID {
 		t.Errorf("identity after restart %+v (old pid %d, new %d)", up.Identity, oldPID, srv.PID())
 	}
-	n := x.count(EventDisconnected)
+	n := x.count(source.EventDisconnected)
 	if n != 1 {
 		t.Errorf("%d disconnect events for one outage, want 1", n)
 	}
-	first := x.next(t, 10*time.Second, "a sample", kind(EventSample))
+	first := x.next(t, 10*time.Second, "a sample", kind(source.EventSample))
 	if first.Sample.OpsPerSec.OK {
 		t.Errorf("ops/s %v on the first sample after reconnecting", first.Sample.OpsPerSec.V)
 	}
-	x.next(t, 10*time.Second, "a sample with ops", sampleWhere(func(s *Sample) bool { return s.OpsPerSec.OK }))
+	x.next(t, 10*time.Second, "a sample with ops", sampleWhere(func(s *source.Sample) bool { return s.OpsPerSec.OK }))
 }
 
 func TestWatcherDebugSleepShowsInPing(t *testing.T) {
 	srv := servertest.Start(t, server.Options{})
-	x := startWatch(t, srv.Addr, WatchConfig{})
-	x.next(t, 10*time.Second, "a sample with PINGs", sampleWhere(func(s *Sample) bool { return s.Ping.Count > 0 }))
+	x := startWatch(t, srv.Addr, Config{})
+	x.next(t, 10*time.Second, "a sample with PINGs", sampleWhere(func(s *source.Sample) bool { return s.Ping.Count > 0 }))
 	// A PING sent just after the sleep began waits one probe interval
 	// less than the sleep: sleep a little over 1 s.
 	if r := x.w.Do(context.Background(), "DEBUG", "SLEEP", "1.05"); r.Err != "" {
 		t.Fatal(r.Err)
 	}
-	x.next(t, 10*time.Second, "a sample whose worst PING is >= 1s", func(ev Event) bool {
-		if ev.Kind == EventDisconnected {
+	x.next(t, 10*time.Second, "a sample whose worst PING is >= 1s", func(ev source.Event) bool {
+		if ev.Kind == source.EventDisconnected {
 			t.Errorf("a 1 s stall reported as %q", ev.Err)
 		}
-		return ev.Kind == EventSample && ev.Sample.Ping.Worst() >= time.Second && ev.Sample.Ping10s.Worst() >= time.Second
+		return ev.Kind == source.EventSample && ev.Sample.Ping.Worst() >= time.Second && ev.Sample.Ping10s.Worst() >= time.Second
 	})
 }
 
 func TestWatcherFrozenServer(t *testing.T) {
 	srv := servertest.Start(t, server.Options{})
-	x := startWatch(t, srv.Addr, WatchConfig{})
-	last := x.next(t, 10*time.Second, "a sample", kind(EventSample)).Sample
+	x := startWatch(t, srv.Addr, Config{})
+	last := x.next(t, 10*time.Second, "a sample", kind(source.EventSample)).Sample
 	thaw := servertest.Freeze(t, srv)
-	ev := x.next(t, 10*time.Second, "not answering", func(ev Event) bool {
-		if ev.Kind == EventSample {
+	ev := x.next(t, 10*time.Second, "not answering", func(ev source.Event) bool {
+		if ev.Kind == source.EventSample {
 			last = ev.Sample
 		}
-		return ev.Kind == EventDisconnected
+		return ev.Kind == source.EventDisconnected
 	})
 	if !strings.HasPrefix(ev.Err, "not answering for ") {
 		t.Errorf("stall reported as %q", ev.Err)
 	}
 	thaw()
-	x.next(t, 10*time.Second, "connected again", kind(EventConnected))
-	s := x.next(t, 10*time.Second, "a sample", kind(EventSample)).Sample
+	x.next(t, 10*time.Second, "connected again", kind(source.EventConnected))
+	s := x.next(t, 10*time.Second, "a sample", kind(source.EventSample)).Sample
 	if s.Seq != last.Seq+1 {
 		t.Errorf("first sample after the stall has seq %d, last before %d", s.Seq, last.Seq)
 	}
@@ -558,9 +562,9 @@ func TestConnectErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	connect := func(addr string, cfg WatchConfig) (Identity, error) {
-		ep := mustParseAddress(t, addr)
-		w := NewWatcher(testNode, ep, nil, cfg)
+	connect := func(addr string, cfg Config) (source.Identity, error) {
+		ep := sourcetest.Endpoint(t, addr)
+		w := New(testNode, ep, nil, cfg)
 		defer w.Close()
 		return w.Connect(ctx)
 	}
@@ -580,42 +584,42 @@ func TestConnectErrors(t *testing.T) {
 
 	refused := "127.0.0.1:" + strconv.Itoa(port)
 	defer func() { t.Log("causes seen:", causes) }()
-	_, err = connect(refused, WatchConfig{})
+	_, err = connect(refused, Config{})
 	if ce := asConnectError(err); ce.Error() != refused+": connection refused" || ce.Unwrap() == nil {
 		t.Errorf("refused: %q", ce.Error())
 	}
 
-	_, err = connect(filepath.Join(t.TempDir(), "none.sock"), WatchConfig{})
+	_, err = connect(filepath.Join(t.TempDir(), "none.sock"), Config{})
 	if ce := asConnectError(err); !strings.HasSuffix(ce.Error(), "none.sock: no such socket") {
 		t.Errorf("missing socket: %q", ce.Error())
 	}
 
 	srv := servertest.Start(t, server.Options{Password: "s3cr3t-pass"})
-	_, err = connect(srv.Addr, WatchConfig{})
+	_, err = connect(srv.Addr, Config{})
 	if ce := asConnectError(err); ce.Error() != srv.Addr+": NOAUTH password required" {
 		t.Errorf("no password: %q", ce.Error())
 	}
-	_, err = connect("redis://:not-the-pass@"+srv.Addr, WatchConfig{})
+	_, err = connect("redis://:not-the-pass@"+srv.Addr, Config{})
 	if ce := asConnectError(err); !strings.HasPrefix(ce.Error(), srv.Addr+": authentication failed: WRONGPASS") ||
 		strings.Contains(ce.Error(), "not-the-pass") {
 		t.Errorf("wrong password: %q", ce.Error())
 	}
-	id, err := connect("redis://:s3cr3t-pass@"+srv.Addr, WatchConfig{})
-	if err != nil || id.ProcessID != Some(int64(srv.PID())) || strings.Contains(id.Addr, "s3cr3t") {
+	id, err := connect("redis://:s3cr3t-pass@"+srv.Addr, Config{})
+	if err != nil || id.ProcessID != source.Some(int64(srv.PID())) || strings.Contains(id.Addr, "s3cr3t") {
 		t.Errorf("right password: %+v, %v", id, err)
 	}
 
 	// TLS to a plain port: the handshake fails or hangs.
 	plain := servertest.Start(t, server.Options{})
-	_, err = connect("rediss://"+plain.Addr, WatchConfig{ConnectTimeout: 2 * time.Second})
+	_, err = connect("rediss://"+plain.Addr, Config{ConnectTimeout: 2 * time.Second})
 	if ce := asConnectError(err); !strings.Contains(ce.Cause, "TLS") {
 		t.Errorf("TLS to a plain port: %q", ce.Error())
 	}
 
 	// Unreadable TLS files are a connect error too.
-	ep, _ := ParseAddress("rediss://" + plain.Addr)
+	ep, _ := source.ParseAddress("rediss://" + plain.Addr)
 	ep.TLS.CACert = filepath.Join(t.TempDir(), "missing.pem")
-	w := NewWatcher(testNode, ep, nil, WatchConfig{})
+	w := New(testNode, ep, nil, Config{})
 	_, err = w.Connect(ctx)
 	if ce := asConnectError(err); !strings.Contains(ce.Cause, "--cacert") {
 		t.Errorf("missing CA file: %q", ce.Error())
@@ -628,18 +632,18 @@ func TestWatcherRunReportsRefusedOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := startWatch(t, "127.0.0.1:"+strconv.Itoa(port), WatchConfig{})
-	ev := x.next(t, 10*time.Second, "disconnected", kind(EventDisconnected))
+	x := startWatch(t, "127.0.0.1:"+strconv.Itoa(port), Config{})
+	ev := x.next(t, 10*time.Second, "disconnected", kind(source.EventDisconnected))
 	if ev.Err != "connection refused" {
 		t.Errorf("reason %q", ev.Err)
 	}
 	// Retries go on (every <= 500 ms): a server that appears on the port is
 	// picked up.
 	srv := servertest.Start(t, server.Options{Port: port})
-	x.next(t, 10*time.Second, "connected", kind(EventConnected))
-	x.next(t, 10*time.Second, "a sample", kind(EventSample))
+	x.next(t, 10*time.Second, "connected", kind(source.EventConnected))
+	x.next(t, 10*time.Second, "a sample", kind(source.EventSample))
 	_ = srv
-	n := x.count(EventDisconnected)
+	n := x.count(source.EventDisconnected)
 	if n != 1 {
 		t.Errorf("%d disconnect events while retrying, want 1", n)
 	}
@@ -651,10 +655,10 @@ func TestWatcherConfigNOPERM(t *testing.T) {
 	if err := c.Do(context.Background(), "ACL", "SETUSER", "watcher", "on", ">w-pass", "~*", "+@all", "-config").Err(); err != nil {
 		t.Fatal(err)
 	}
-	x := startWatch(t, "redis://watcher:w-pass@"+srv.Addr, WatchConfig{})
-	x.next(t, 10*time.Second, "connected", kind(EventConnected))
+	x := startWatch(t, "redis://watcher:w-pass@"+srv.Addr, Config{})
+	x.next(t, 10*time.Second, "connected", kind(source.EventConnected))
 	for range 3 {
-		s := x.next(t, 10*time.Second, "a sample", kind(EventSample)).Sample
+		s := x.next(t, 10*time.Second, "a sample", kind(source.EventSample)).Sample
 		if !strings.Contains(s.Config.Err, "NOPERM") || s.Config.Method != "" || !s.Info.UsedMemory.OK {
 			t.Errorf("config %+v used %+v", s.Config, s.Info.UsedMemory)
 		}
@@ -676,8 +680,8 @@ func TestIdentityCluster(t *testing.T) {
 		{[]string{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"}, true},
 	} {
 		s := servertest.Start(t, server.Options{Args: c.args})
-		ep := mustParseAddress(t, s.Addr)
-		w := NewWatcher(ep.Node(), ep, nil, WatchConfig{})
+		ep := sourcetest.Endpoint(t, s.Addr)
+		w := New(ep.Node(), ep, nil, Config{})
 		id, err := w.Connect(context.Background())
 		w.Close()
 		if err != nil {

@@ -1,4 +1,4 @@
-package source
+package probe
 
 import (
 	"fmt"
@@ -6,13 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
 
 // sharedConn waits until p is served by the shared loop and has answered
 // at least answered PINGs there, and returns its connection.
-func sharedConn(t *testing.T, p *probe, answered uint64) *loopConn {
+func sharedConn(t *testing.T, p *Probe, answered uint64) *loopConn {
 	t.Helper()
 	var c *loopConn
 	servertest.WaitFor(t, 10*time.Second, fmt.Sprintf("the probe on the shared loop, %d PINGs answered", answered), func() bool {
@@ -40,15 +41,15 @@ func TestProbeLoopStalledServerDelaysNoOther(t *testing.T) {
 	if sharedConn(t, ph, 5).l != sharedConn(t, ps, 5).l {
 		t.Fatal("the two probes are not on the same loop")
 	}
-	ph.summary()
-	ps.summary()
+	ph.Summary()
+	ps.Summary()
 
 	thaw := servertest.Freeze(t, stalled)
 	before := ph.answered.Load()
 	var inflight, healthyMax time.Duration
 	servertest.WaitFor(t, 20*time.Second, "the stalled server's PING in flight for a second", func() bool {
-		iv, _ := ps.summary()
-		h, _ := ph.summary()
+		iv, _ := ps.Summary()
+		h, _ := ph.Summary()
 		healthyMax = max(healthyMax, h.Worst())
 		inflight = iv.InFlight
 		return inflight >= time.Second
@@ -106,7 +107,7 @@ func TestProbeLoopIntervals(t *testing.T) {
 	srvs := []*server.Server{servertest.Start(t, server.Options{}), servertest.Start(t, server.Options{})}
 	fast, _ := runProbe(t, endpointOf(t, srvs[0]), 2*time.Millisecond)
 	slow, _ := runProbe(t, endpointOf(t, srvs[1]), 6*time.Millisecond)
-	var many []*probe
+	var many []*Probe
 	for i := range 30 {
 		p, _ := runProbe(t, endpointOf(t, srvs[i%2]), 4*time.Millisecond)
 		many = append(many, p)
@@ -123,14 +124,14 @@ func TestProbeLoopIntervals(t *testing.T) {
 	// window opened). A busy machine makes the loop late and skips grid
 	// points, the 2 ms probe's most: fewer PINGs is load, not a fault, so
 	// only the upper bound says whether each probe keeps its own interval.
-	t0 := probeNow()
+	t0 := Now()
 	f0, s0 := fast.answered.Load(), slow.answered.Load()
 	m0 := make([]uint64, len(many))
 	for i, p := range many {
 		m0[i] = p.answered.Load()
 	}
 	servertest.WaitFor(t, 30*time.Second, "600 PINGs of the 2 ms probe", func() bool { return fast.answered.Load() >= f0+600 })
-	d := time.Duration(probeNow() - t0)
+	d := time.Duration(Now() - t0)
 	within := func(what string, n uint64, every time.Duration) {
 		if most := uint64(d/every) + 2; n > most {
 			t.Errorf("%s answered %d PINGs in %s: more than one per %s (at most %d)", what, n, d, every, most)
@@ -160,12 +161,12 @@ func TestProbeLoopIntervals(t *testing.T) {
 func TestProbeLoopKernelTimestamps(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "s.sock")
 	srv := servertest.Start(t, server.Options{Args: []string{"--unixsocket", sock, "--unixsocketperm", "700"}})
-	for _, ep := range []Endpoint{endpointOf(t, srv), {Network: "unix", Addr: sock}} {
+	for _, ep := range []source.Endpoint{endpointOf(t, srv), {Network: "unix", Addr: sock}} {
 		p, stop := runProbe(t, ep, 2*time.Millisecond)
 		c := sharedConn(t, p, 5)
-		p.summary()
+		p.Summary()
 		servertest.WaitFor(t, 10*time.Second, "100 PINGs on "+ep.Network, func() bool { return p.answered.Load() >= 105 })
-		iv, _ := p.summary()
+		iv, _ := p.Summary()
 		checkOrdered(t, ep.Network, iv)
 		if ep.Network == "tcp" && !c.deferred.Load() {
 			t.Error("TCP replies are not timed by the kernel's timestamps")
@@ -190,7 +191,7 @@ func TestProbeSummarySeesAnswers(t *testing.T) {
 	p, _ := runProbe(t, endpointOf(t, srv), 2*time.Second)
 	c := sharedConn(t, p, 1)
 	servertest.WaitFor(t, 10*time.Second, "replies with kernel timestamps", c.deferred.Load)
-	p.summary()
+	p.Summary()
 	prev := p.answered.Load()
 	// Without the summary's request to read, the next answer would be
 	// counted only by the tick that sends the PING after it, and so
@@ -198,7 +199,7 @@ func TestProbeSummarySeesAnswers(t *testing.T) {
 	// goroutine is kept from polling for a whole interval (a busy
 	// machine): then the answer after is tried.
 	servertest.WaitFor(t, 20*time.Second, "a PING answered and nothing in flight", func() bool {
-		iv, _ := p.summary()
+		iv, _ := p.Summary()
 		n := p.answered.Load()
 		ok := n == prev+1 && iv.Count > 0 && iv.InFlight == 0
 		prev = n

@@ -1,4 +1,4 @@
-package source
+package watch
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
@@ -18,9 +19,9 @@ import (
 func TestDoFrozenServerTimesOut(t *testing.T) {
 	srv := servertest.Start(t, server.Options{})
 	admin := servertest.Client(t, srv)
-	x := startWatch(t, srv.Addr, WatchConfig{CommandTimeout: time.Second})
-	x.next(t, 10*time.Second, "a sample", kind(EventSample))
-	savesBefore := ParseInfo(admin.Info(context.Background(), "persistence").Val()).RDBSaves
+	x := startWatch(t, srv.Addr, Config{CommandTimeout: time.Second})
+	x.next(t, 10*time.Second, "a sample", kind(source.EventSample))
+	savesBefore := source.ParseInfo(admin.Info(context.Background(), "persistence").Val()).RDBSaves
 	// Do's own connection is open: the BGSAVE below reaches the frozen
 	// server's socket (on a new connection the handshake would time out
 	// first, and BGSAVE would never leave).
@@ -38,20 +39,20 @@ func TestDoFrozenServerTimesOut(t *testing.T) {
 	if took < time.Second || took > 6*time.Second {
 		t.Errorf("Do returned after %s with a 1 s command timeout", took)
 	}
-	x.next(t, 10*time.Second, "the timeout as an event", func(ev Event) bool {
-		return ev.Kind == EventCommand && ev.Command.Err == r.Err && ev.Command.Command == "BGSAVE"
+	x.next(t, 10*time.Second, "the timeout as an event", func(ev source.Event) bool {
+		return ev.Kind == source.EventCommand && ev.Command.Err == r.Err && ev.Command.Command == "BGSAVE"
 	})
 
 	thaw()
-	x.next(t, 10*time.Second, "a sample after the stall", kind(EventSample))
+	x.next(t, 10*time.Second, "a sample after the stall", kind(source.EventSample))
 	if r := x.w.Do(context.Background(), "PING"); r.Err != "" || r.Reply != "PONG" {
 		t.Errorf("the next command after a timeout: %+v", r)
 	}
-	rep := x.next(t, 15*time.Second, "the timed-out BGSAVE's report", kind(EventSaveEnded)).Report
-	if rep.Kind != SaveFork || rep.Status != "ok" {
+	rep := x.next(t, 15*time.Second, "the timed-out BGSAVE's report", kind(source.EventSaveEnded)).Report
+	if rep.Kind != source.SaveFork || rep.Status != "ok" {
 		t.Errorf("report %+v", rep)
 	}
-	after := ParseInfo(admin.Info(context.Background(), "persistence").Val()).RDBSaves
+	after := source.ParseInfo(admin.Info(context.Background(), "persistence").Val()).RDBSaves
 	if !after.OK || after.V != savesBefore.V+1 {
 		t.Errorf("rdb_saves %v -> %v, want one save", savesBefore, after)
 	}

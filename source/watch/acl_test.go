@@ -1,4 +1,4 @@
-package source
+package watch
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
@@ -27,7 +28,7 @@ func TestWatcherLimitedACLUser(t *testing.T) {
 	if err := admin.Do(ctx, "ACL", "SETUSER", "blind", "reset", "on", ">b-pass-1234", "-@all", "+ping").Err(); err != nil {
 		t.Fatal(err)
 	}
-	savesBefore := ParseInfo(admin.Info(ctx, "persistence").Val()).RDBSaves
+	savesBefore := source.ParseInfo(admin.Info(ctx, "persistence").Val()).RDBSaves
 
 	// What the server itself answers this user for BGSAVE.
 	direct := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "watcher", Password: "w-pass-1234",
@@ -38,9 +39,9 @@ func TestWatcherLimitedACLUser(t *testing.T) {
 		t.Fatalf("the server let the limited user BGSAVE: %v", want)
 	}
 
-	x := startWatch(t, "redis://watcher:w-pass-1234@"+srv.Addr, WatchConfig{})
-	x.next(t, 10*time.Second, "connected", kind(EventConnected))
-	s := x.next(t, 10*time.Second, "a sample with ops/s and PINGs", sampleWhere(func(s *Sample) bool {
+	x := startWatch(t, "redis://watcher:w-pass-1234@"+srv.Addr, Config{})
+	x.next(t, 10*time.Second, "connected", kind(source.EventConnected))
+	s := x.next(t, 10*time.Second, "a sample with ops/s and PINGs", sampleWhere(func(s *source.Sample) bool {
 		return s.OpsPerSec.OK && s.Ping.Count > 0
 	})).Sample
 	if s.Config.Err != "" || !s.Config.RDBKeySaveDelay.OK || !s.Info.UsedMemory.OK {
@@ -53,24 +54,24 @@ func TestWatcherLimitedACLUser(t *testing.T) {
 	}
 	// The answer is also an event, and sampling goes on after it with no
 	// disconnect.
-	x.next(t, 10*time.Second, "the command's answer", func(ev Event) bool {
-		return ev.Kind == EventCommand && ev.Command.Err == want.Error()
+	x.next(t, 10*time.Second, "the command's answer", func(ev source.Event) bool {
+		return ev.Kind == source.EventCommand && ev.Command.Err == want.Error()
 	})
 	for range 3 {
-		x.next(t, 10*time.Second, "a sample after the refusal", func(ev Event) bool {
-			if ev.Kind == EventDisconnected {
+		x.next(t, 10*time.Second, "a sample after the refusal", func(ev source.Event) bool {
+			if ev.Kind == source.EventDisconnected {
 				t.Errorf("disconnected after a NOPERM: %q", ev.Err)
 			}
-			return ev.Kind == EventSample
+			return ev.Kind == source.EventSample
 		})
 	}
-	if after := ParseInfo(admin.Info(ctx, "persistence").Val()).RDBSaves; after != savesBefore {
+	if after := source.ParseInfo(admin.Info(ctx, "persistence").Val()).RDBSaves; after != savesBefore {
 		t.Errorf("rdb_saves went from %v to %v: a save ran", savesBefore, after)
 	}
 
 	// A user who may not even read INFO cannot be watched: one line says so.
-	ep, _ := ParseAddress("redis://blind:b-pass-1234@" + srv.Addr)
+	ep, _ := source.ParseAddress("redis://blind:b-pass-1234@" + srv.Addr)
 	connectFails(t, "user without INFO", ep, "INFO not permitted", "NOPERM")
-	ep, _ = ParseAddress("redis://watcher:not-the-pass@" + srv.Addr)
+	ep, _ = source.ParseAddress("redis://watcher:not-the-pass@" + srv.Addr)
 	connectFails(t, "wrong password for the user", ep, "authentication failed", "WRONGPASS")
 }

@@ -1,4 +1,8 @@
-package source
+// Package probe times a server's PING round trips on a connection of its
+// own (Probe), for the watcher's Sample.Ping and Sample.Ping10s. On Linux
+// every probe of the process is served by one loop (probe_loop_linux.go),
+// so that PINGs due at the same moment cost one wake-up between them.
+package probe
 
 import (
 	"bufio"
@@ -13,6 +17,8 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/vkwatch/vkwatch/source"
 )
 
 // Probe histogram range and precision. Latencies are recorded in
@@ -35,7 +41,7 @@ const (
 // pingCmd is PING in RESP, written as is on every probe.
 var pingCmd = []byte("*1\r\n$4\r\nPING\r\n")
 
-// probe measures PING round trips on a connection of its own, so that
+// Probe measures PING round trips on a connection of its own, so that
 // nothing else (INFO, a BGSAVE sent by the user) waits in front of a PING
 // or behind one. PINGs are scheduled on intended start times, like a
 // ticker: the n-th PING is due at start + n*interval. A PING that takes
@@ -43,12 +49,12 @@ var pingCmd = []byte("*1\r\n$4\r\nPING\r\n")
 // through coordinated-omission correction (HdrHistogram's
 // RecordCorrectedValue) instead of being silently skipped, so a 500 ms
 // stall weighs as the 250 PINGs it held up, not as one.
-type probe struct {
-	ep          Endpoint
+type Probe struct {
+	ep          source.Endpoint
 	tlsConfig   *tls.Config
 	dialTimeout time.Duration
 	// ivl is the PING interval in ns. It changes while the probe runs
-	// (the fleet's attention follows a save: setInterval); retime wakes
+	// (the fleet's attention follows a save: SetInterval); retime wakes
 	// the goroutine loop when it does.
 	ivl    atomic.Int64
 	retime chan struct{}
@@ -57,7 +63,7 @@ type probe struct {
 	// and AUTH): they are in total_commands_processed and are subtracted
 	// from the server's ops/s.
 	answered atomic.Uint64
-	// sentAt is the time (probeNow) the unanswered PING was sent, 0 when
+	// sentAt is the time (Now) the unanswered PING was sent, 0 when
 	// none is outstanding.
 	sentAt atomic.Int64
 	// shared is the probe's connection on the shared loop, nil while it
@@ -71,7 +77,7 @@ type probe struct {
 	curMax  time.Duration
 	lastErr string
 
-	// Used by summary only (one goroutine: the sampler).
+	// Used by Summary only (one goroutine: the sampler).
 	ring    []probeSlot
 	head    int
 	rolling *hdrhistogram.Histogram // the finished intervals in the window, summed
@@ -89,7 +95,7 @@ type probeSlot struct {
 	hist     *hdrhistogram.Histogram // only when overflow: the log is incomplete
 	count    int64                   // round trips recorded, corrections included
 	min, max time.Duration
-	end      time.Duration // probeNow when the interval was closed
+	end      time.Duration // Now when the interval was closed
 	used     bool
 	// rtts are the round trips (µs, clamped) recorded into hist, in
 	// order, so that the interval can be added to the rolling histogram
@@ -107,9 +113,9 @@ type probeSlot struct {
 // is merged and unmerged by walking the histograms instead.
 const probeSlotLog = 1 << 14
 
-// newProbe prepares a probe; sampleEvery sizes the ring of intervals kept
+// New prepares a probe; sampleEvery sizes the ring of intervals kept
 // for the rolling 10 s summary.
-func newProbe(ep Endpoint, tlsConfig *tls.Config, interval, dialTimeout, sampleEvery time.Duration) *probe {
+func New(ep source.Endpoint, tlsConfig *tls.Config, interval, dialTimeout, sampleEvery time.Duration) *Probe {
 	if sampleEvery <= 0 {
 		sampleEvery = 200 * time.Millisecond
 	}
@@ -125,7 +131,7 @@ func newProbe(ep Endpoint, tlsConfig *tls.Config, interval, dialTimeout, sampleE
 	if interval > 0 {
 		perSlot = int(min(int64(sampleEvery/interval)*5/4+16, probeSlotLog))
 	}
-	p := &probe{
+	p := &Probe{
 		ep: ep, tlsConfig: tlsConfig, dialTimeout: dialTimeout,
 		retime:  make(chan struct{}, 1),
 		ring:    make([]probeSlot, n),
@@ -149,14 +155,16 @@ func newProbeHist() *hdrhistogram.Histogram {
 // serve many probes with one reading of the clock.
 var probeEpoch = time.Now()
 
-// probeNow is the monotonic time in ns since probeEpoch.
-func probeNow() int64 { return int64(time.Since(probeEpoch)) }
+// Now is the monotonic time in ns since probeEpoch. The PINGs are due on
+// grids counted from it, and the watcher sets its sampling grid on the
+// same clock, so that no sample falls on a PING.
+func Now() int64 { return int64(time.Since(probeEpoch)) }
 
-func (p *probe) now() int64 { return probeNow() }
+func (p *Probe) now() int64 { return Now() }
 
-// run PINGs until ctx is done, reconnecting with backoff (100 ms doubling
+// Run PINGs until ctx is done, reconnecting with backoff (100 ms doubling
 // to 500 ms) when the connection breaks.
-func (p *probe) run(ctx context.Context) {
+func (p *Probe) Run(ctx context.Context) {
 	backoff := 100 * time.Millisecond
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -182,14 +190,14 @@ func (p *probe) run(ctx context.Context) {
 	}
 }
 
-func (p *probe) setErr(s string) {
+func (p *Probe) setErr(s string) {
 	p.mu.Lock()
 	p.lastErr = s
 	p.mu.Unlock()
 }
 
 // dial opens the probe's connection and logs in.
-func (p *probe) dial(ctx context.Context) (net.Conn, error) {
+func (p *Probe) dial(ctx context.Context) (net.Conn, error) {
 	dctx, cancel := context.WithTimeout(ctx, p.dialTimeout)
 	defer cancel()
 	var d net.Dialer
@@ -259,7 +267,7 @@ func trimCRLF(s string) string {
 // plain TCP or unix connection joins the process's shared probe loop
 // (probe_loop_linux.go) where there is one; a TLS connection, or any
 // connection where there is none, gets a goroutine of its own.
-func (p *probe) serve(ctx context.Context, conn net.Conn, timer *time.Timer) error {
+func (p *Probe) serve(ctx context.Context, conn net.Conn, timer *time.Timer) error {
 	if served, err := serveShared(ctx, p, conn); served {
 		return err
 	}
@@ -269,7 +277,7 @@ func (p *probe) serve(ctx context.Context, conn net.Conn, timer *time.Timer) err
 
 // pingLoop sends one PING per interval on a goroutine of its own until the
 // connection fails or ctx is done. It does not allocate per PING.
-func (p *probe) pingLoop(ctx context.Context, conn net.Conn, timer *time.Timer) error {
+func (p *Probe) pingLoop(ctx context.Context, conn net.Conn, timer *time.Timer) error {
 	// A blocked Read must end when ctx does.
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
@@ -326,7 +334,7 @@ func (p *probe) pingLoop(ctx context.Context, conn net.Conn, timer *time.Timer) 
 }
 
 // record adds one round trip to the current interval.
-func (p *probe) record(rtt time.Duration) {
+func (p *Probe) record(rtt time.Duration) {
 	us := int64(rtt / time.Microsecond)
 	us = min(max(us, probeHistLowest), probeHistHighest)
 	p.mu.Lock()
@@ -346,15 +354,20 @@ func (p *probe) record(rtt time.Duration) {
 	p.mu.Unlock()
 }
 
-func (p *probe) intervalUS() int64 { return p.ivl.Load() / int64(time.Microsecond) }
+func (p *Probe) intervalUS() int64 { return p.ivl.Load() / int64(time.Microsecond) }
+
+// Answered is how many of the probe's commands (PINGs and AUTH) the server
+// has executed: they are in its total_commands_processed, and the watcher
+// takes them out of the server's ops/s.
+func (p *Probe) Answered() uint64 { return p.answered.Load() }
 
 // pingInterval is the PING interval in force.
-func (p *probe) pingInterval() time.Duration { return time.Duration(p.ivl.Load()) }
+func (p *Probe) pingInterval() time.Duration { return time.Duration(p.ivl.Load()) }
 
-// setInterval changes the PING interval of the running probe: the next
+// SetInterval changes the PING interval of the running probe: the next
 // PING is due at most the new interval from now, and every one after it
 // the new interval apart.
-func (p *probe) setInterval(d time.Duration) {
+func (p *Probe) SetInterval(d time.Duration) {
 	if d <= 0 || p.ivl.Swap(int64(d)) == int64(d) {
 		return
 	}
@@ -367,9 +380,9 @@ func (p *probe) setInterval(d time.Duration) {
 	}
 }
 
-// summary closes the current interval and returns its latency and that of
+// Summary closes the current interval and returns its latency and that of
 // the last 10 s. It must be called from one goroutine at a time.
-func (p *probe) summary() (interval, rolling Latency) {
+func (p *Probe) Summary() (interval, rolling source.Latency) {
 	if c := p.shared.Load(); c != nil {
 		// A reply that has arrived counts as answered, not in flight.
 		c.sync()
@@ -450,7 +463,7 @@ func (p *probe) summary() (interval, rolling Latency) {
 
 // enterWindow adds a finished interval in the window to the rolling
 // histogram again (a rebuild).
-func (p *probe) enterWindow(s *probeSlot) {
+func (p *Probe) enterWindow(s *probeSlot) {
 	switch {
 	case !s.inWindow:
 	case s.overflow:
@@ -464,7 +477,7 @@ func (p *probe) enterWindow(s *probeSlot) {
 
 // leaveWindow takes a finished interval out of the rolling histogram: the
 // exact counts RecordCorrectedValue added, subtracted again.
-func (p *probe) leaveWindow(s *probeSlot) {
+func (p *Probe) leaveWindow(s *probeSlot) {
 	if !s.inWindow {
 		return
 	}
@@ -487,16 +500,16 @@ func (p *probe) leaveWindow(s *probeSlot) {
 
 // latencyOf summarises a histogram with exact extremes. Percentiles come
 // from the histogram (1 % precision) and are kept within [min, max].
-func latencyOf(h *hdrhistogram.Histogram, lo, hi time.Duration) Latency {
+func latencyOf(h *hdrhistogram.Histogram, lo, hi time.Duration) source.Latency {
 	n := h.TotalCount()
 	if n == 0 {
-		return Latency{}
+		return source.Latency{}
 	}
 	clamp := func(us int64) time.Duration {
 		d := time.Duration(us) * time.Microsecond
 		return min(max(d, lo), hi)
 	}
-	return Latency{
+	return source.Latency{
 		Count: n,
 		Min:   lo,
 		P50:   clamp(h.ValueAtQuantile(50)),
@@ -506,7 +519,7 @@ func latencyOf(h *hdrhistogram.Histogram, lo, hi time.Duration) Latency {
 }
 
 // err is why the probe's connection last failed, empty while it works.
-func (p *probe) err() string {
+func (p *Probe) err() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.lastErr

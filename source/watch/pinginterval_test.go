@@ -1,4 +1,4 @@
-package source
+package watch
 
 import (
 	"context"
@@ -6,8 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
+	"github.com/vkwatch/vkwatch/source/sourcetest"
 )
 
 // TestSetPingIntervalLive changes a running watcher's PING interval, both
@@ -15,25 +17,25 @@ import (
 // as many PINGs as it gives, without a reconnect.
 func TestSetPingIntervalLive(t *testing.T) {
 	srv := servertest.Start(t, server.Options{})
-	ep := mustParseAddress(t, srv.Addr)
-	w := NewWatcher(ep.Node(), ep, nil, WatchConfig{Interval: 200 * time.Millisecond, PingInterval: 100 * time.Millisecond})
+	ep := sourcetest.Endpoint(t, srv.Addr)
+	w := New(ep.Node(), ep, nil, Config{Interval: 200 * time.Millisecond, PingInterval: 100 * time.Millisecond})
 	defer w.Close()
 	var (
 		mu       sync.Mutex
-		samples  []Sample
+		samples  []source.Sample
 		connects int
 	)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	defer func() { cancel(); wg.Wait() }()
 	wg.Go(func() {
-		w.Run(ctx, func(ev Event) {
+		w.Run(ctx, func(ev source.Event) {
 			mu.Lock()
 			defer mu.Unlock()
 			switch ev.Kind {
-			case EventSample:
+			case source.EventSample:
 				samples = append(samples, *ev.Sample)
-			case EventConnected:
+			case source.EventConnected:
 				connects++
 			}
 		})

@@ -1,4 +1,4 @@
-package source
+package watch
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
@@ -14,17 +15,26 @@ import (
 // Who started a save, on real servers: each test starts the save the way
 // it happens in the field and checks the watcher's label.
 
+// infoSections are the INFO sections the watcher asks for (infoArgs
+// without the command's name).
+var infoSections = func() (sections []string) {
+	for _, a := range infoArgs[1:] {
+		sections = append(sections, a.(string))
+	}
+	return sections
+}()
+
 // nextReport waits for the next save report, checking on the way that
 // every sample of the running save after the first carries the report's
 // trigger (the first may not know a late answer yet).
-func (x *watch) nextReport(t *testing.T, within time.Duration) *SaveReport {
+func (x *watch) nextReport(t *testing.T, within time.Duration) *source.SaveReport {
 	t.Helper()
-	var triggers []Trigger
-	ev := x.next(t, within, "a save report", func(ev Event) bool {
-		if ev.Kind == EventSample && ev.Sample.Save != nil {
+	var triggers []source.Trigger
+	ev := x.next(t, within, "a save report", func(ev source.Event) bool {
+		if ev.Kind == source.EventSample && ev.Sample.Save != nil {
 			triggers = append(triggers, ev.Sample.Save.Trigger)
 		}
-		return ev.Kind == EventSaveEnded
+		return ev.Kind == source.EventSaveEnded
 	})
 	for i, tr := range triggers {
 		if i > 0 && tr != ev.Report.Trigger {
@@ -36,17 +46,17 @@ func (x *watch) nextReport(t *testing.T, within time.Duration) *SaveReport {
 
 func TestTriggerUserBGSAVE(t *testing.T) {
 	_, x, c := saveServer(t, 20000, 30)
-	x.next(t, 10*time.Second, "a sample with the settings", sampleWhere(func(s *Sample) bool { return s.Config.SaveSchedule.OK }))
+	x.next(t, 10*time.Second, "a sample with the settings", sampleWhere(func(s *source.Sample) bool { return s.Config.SaveSchedule.OK }))
 	if r := x.w.Do(context.Background(), "BGSAVE"); !r.OK() {
 		t.Fatal(r.Err)
 	}
 	rep := x.nextReport(t, 60*time.Second)
-	if rep.Trigger != (Trigger{Kind: TriggerUser, Detail: "BGSAVE"}) {
+	if rep.Trigger != (source.Trigger{Kind: source.TriggerUser, Detail: "BGSAVE"}) {
 		t.Errorf("trigger %+v, want the user's BGSAVE", rep.Trigger)
 	}
 	// The fork pause is this fork's, as the server reports it.
-	stats := ParseInfo(c.Info(context.Background(), "stats").Val())
-	if want := Some(time.Duration(stats.LatestForkUsec.V) * time.Microsecond); rep.ForkPause != want || want.V <= 0 {
+	stats := source.ParseInfo(c.Info(context.Background(), "stats").Val())
+	if want := source.Some(time.Duration(stats.LatestForkUsec.V) * time.Microsecond); rep.ForkPause != want || want.V <= 0 {
 		t.Errorf("fork pause %+v, latest_fork_usec says %+v", rep.ForkPause, want)
 	}
 	if len(rep.Curve) == 0 || !rep.PeakCOW.OK {
@@ -62,7 +72,7 @@ func TestTriggerUserBGSAVE(t *testing.T) {
 	if err := c.BgSave(context.Background()).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if rep := x.nextReport(t, 60*time.Second); rep.Trigger != (Trigger{Kind: TriggerOther}) {
+	if rep := x.nextReport(t, 60*time.Second); rep.Trigger != (source.Trigger{Kind: source.TriggerOther}) {
 		t.Errorf("another client's BGSAVE: trigger %+v", rep.Trigger)
 	}
 }
@@ -70,14 +80,14 @@ func TestTriggerUserBGSAVE(t *testing.T) {
 func TestTriggerAOFRewrites(t *testing.T) {
 	_, x, c := saveServer(t, 10000, 50)
 	ctx := context.Background()
-	x.next(t, 10*time.Second, "a sample with the settings", sampleWhere(func(s *Sample) bool { return s.Config.AutoAOFRewritePerc.OK }))
+	x.next(t, 10*time.Second, "a sample with the settings", sampleWhere(func(s *source.Sample) bool { return s.Config.AutoAOFRewritePerc.OK }))
 
 	// The user's BGREWRITEAOF.
 	if r := x.w.Do(ctx, "BGREWRITEAOF"); !r.OK() {
 		t.Fatal(r.Err)
 	}
 	rep := x.nextReport(t, 60*time.Second)
-	if rep.Kind != SaveAOF || rep.Trigger != (Trigger{Kind: TriggerUser, Detail: "BGREWRITEAOF"}) {
+	if rep.Kind != source.SaveAOF || rep.Trigger != (source.Trigger{Kind: source.TriggerUser, Detail: "BGREWRITEAOF"}) {
 		t.Errorf("user's rewrite: kind %q trigger %+v", rep.Kind, rep.Trigger)
 	}
 
@@ -86,7 +96,7 @@ func TestTriggerAOFRewrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep = x.nextReport(t, 60*time.Second)
-	if rep.Kind != SaveAOF || rep.Trigger != (Trigger{Kind: TriggerAOF, Detail: "appendonly turned on"}) {
+	if rep.Kind != source.SaveAOF || rep.Trigger != (source.Trigger{Kind: source.TriggerAOF, Detail: "appendonly turned on"}) {
 		t.Errorf("appendonly yes: kind %q trigger %+v", rep.Kind, rep.Trigger)
 	}
 
@@ -94,12 +104,12 @@ func TestTriggerAOFRewrites(t *testing.T) {
 	if err := c.ConfigSet(ctx, "auto-aof-rewrite-min-size", "1000000").Err(); err != nil {
 		t.Fatal(err)
 	}
-	base := ParseInfo(c.Info(ctx, "persistence").Val()).AOFBaseSize
+	base := source.ParseInfo(c.Info(ctx, "persistence").Val()).AOFBaseSize
 	if !base.OK {
 		t.Fatal("no aof_base_size with the AOF on")
 	}
-	x.next(t, 10*time.Second, "the new min-size in the settings", sampleWhere(func(s *Sample) bool {
-		return s.Config.AutoAOFRewriteMinSize == Some[int64](1000000)
+	x.next(t, 10*time.Second, "the new min-size in the settings", sampleWhere(func(s *source.Sample) bool {
+		return s.Config.AutoAOFRewriteMinSize == source.Some[int64](1000000)
 	}))
 	value := strings.Repeat("v", 300)
 	for written := int64(0); written < 2*base.V+1000000; {
@@ -113,7 +123,7 @@ func TestTriggerAOFRewrites(t *testing.T) {
 		written += 1000 * 340
 	}
 	rep = x.nextReport(t, 60*time.Second)
-	if rep.Kind != SaveAOF || rep.Trigger.Kind != TriggerAOF || !strings.HasPrefix(rep.Trigger.Detail, "auto-aof-rewrite-percentage 100: ") {
+	if rep.Kind != source.SaveAOF || rep.Trigger.Kind != source.TriggerAOF || !strings.HasPrefix(rep.Trigger.Detail, "auto-aof-rewrite-percentage 100: ") {
 		t.Errorf("auto rewrite: kind %q trigger %+v", rep.Kind, rep.Trigger)
 	}
 }
@@ -126,7 +136,7 @@ func TestTriggerSaveSchedule(t *testing.T) {
 	if err := c.ConfigSet(ctx, "save", "1 1").Err(); err != nil {
 		t.Fatal(err)
 	}
-	x.next(t, 10*time.Second, "the rule in the settings", sampleWhere(func(s *Sample) bool { return s.Config.SaveSchedule == Some("1 1") }))
+	x.next(t, 10*time.Second, "the rule in the settings", sampleWhere(func(s *source.Sample) bool { return s.Config.SaveSchedule == source.Some("1 1") }))
 	if err := c.Set(ctx, "k", "v", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +144,7 @@ func TestTriggerSaveSchedule(t *testing.T) {
 	if err := c.ConfigSet(ctx, "save", "").Err(); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Kind != SaveFork || rep.Trigger != (Trigger{Kind: TriggerSchedule, Detail: "save 1 1"}) {
+	if rep.Kind != source.SaveFork || rep.Trigger != (source.Trigger{Kind: source.TriggerSchedule, Detail: "save 1 1"}) {
 		t.Errorf("kind %q trigger %+v, want the schedule's", rep.Kind, rep.Trigger)
 	}
 }
@@ -152,14 +162,14 @@ func TestTriggerReplicaFullSync(t *testing.T) {
 		if err := c.ConfigSet(ctx, "repl-diskless-sync", map[bool]string{true: "yes", false: "no"}[diskless]).Err(); err != nil {
 			t.Fatal(err)
 		}
-		x.next(t, 10*time.Second, "the setting in the sample", sampleWhere(func(s *Sample) bool { return s.Config.ReplDisklessSync == Some(diskless) }))
+		x.next(t, 10*time.Second, "the setting in the sample", sampleWhere(func(s *source.Sample) bool { return s.Config.ReplDisklessSync == source.Some(diskless) }))
 		replica := servertest.Start(t, server.Options{Args: []string{"--replicaof", "127.0.0.1", strconv.Itoa(srv.Port)}})
 		rep := x.nextReport(t, 60*time.Second)
-		want := Trigger{Kind: TriggerReplica, Detail: "replica 127.0.0.1:" + strconv.Itoa(replica.Port) + ", disk"}
+		want := source.Trigger{Kind: source.TriggerReplica, Detail: "replica 127.0.0.1:" + strconv.Itoa(replica.Port) + ", disk"}
 		if diskless {
 			want.Detail += "less"
 		}
-		if rep.Kind != SaveFork || rep.Trigger != want {
+		if rep.Kind != source.SaveFork || rep.Trigger != want {
 			t.Errorf("diskless %v: kind %q trigger %+v, want %+v", diskless, rep.Kind, rep.Trigger, want)
 		}
 		rc := servertest.Client(t, replica)
@@ -169,12 +179,12 @@ func TestTriggerReplicaFullSync(t *testing.T) {
 	}
 	// The primary's INFO with its replicas still parses without allocating.
 	text := c.Info(ctx, infoSections...).Val()
-	in := ParseInfo(text)
-	if in.ConnectedReplicas != Some[int64](2) || in.NumReplicas != 2 || in.Replicas[1].IP != "127.0.0.1" || in.Replicas[1].State != "online" || !in.Replicas[1].Port.OK {
+	in := source.ParseInfo(text)
+	if in.ConnectedReplicas != source.Some[int64](2) || in.NumReplicas != 2 || in.Replicas[1].IP != "127.0.0.1" || in.Replicas[1].State != "online" || !in.Replicas[1].Port.OK {
 		t.Errorf("replicas %+v %+v", in.ConnectedReplicas, in.Replicas[:2])
 	}
 	text2 := strings.Clone(text)
-	if n := testing.AllocsPerRun(100, func() { ParseInfoInto(&in, text2) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { source.ParseInfoInto(&in, text2) }); n != 0 {
 		t.Errorf("ParseInfoInto of a primary with replicas allocates %.1f times", n)
 	}
 }

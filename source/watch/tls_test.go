@@ -1,4 +1,4 @@
-package source
+package watch
 
 import (
 	"context"
@@ -9,25 +9,27 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
+	"github.com/vkwatch/vkwatch/source/sourcetest"
 )
 
 // watchEndpoint runs a watcher of ep, built by the test (TLS files, users)
 // or parsed by startWatch, collecting its events until the test ends.
 // testNode is the node id the watchers of these tests give their events:
 // not the address, so a test sees the id it chose, not one derived.
-const testNode NodeID = "node-under-test"
+const testNode source.NodeID = "node-under-test"
 
-func watchEndpoint(t *testing.T, ep Endpoint, cfg WatchConfig) *watch {
+func watchEndpoint(t *testing.T, ep source.Endpoint, cfg Config) *watch {
 	t.Helper()
-	x := &watch{clock: NewClock(), events: make(chan Event, 100000), done: make(chan struct{})}
-	x.w = NewWatcher(testNode, ep, x.clock, cfg)
+	x := &watch{clock: source.NewClock(), events: make(chan source.Event, 100000), done: make(chan struct{})}
+	x.w = New(testNode, ep, x.clock, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	x.cancel = cancel
 	go func() {
 		defer close(x.done)
-		x.w.Run(ctx, func(ev Event) {
+		x.w.Run(ctx, func(ev source.Event) {
 			select {
 			case x.events <- ev:
 			case <-ctx.Done():
@@ -41,10 +43,10 @@ func watchEndpoint(t *testing.T, ep Endpoint, cfg WatchConfig) *watch {
 // connectFails makes one Connect to ep and checks that it fails, within
 // the connect timeout and a margin, with a one-line *ConnectError that
 // names the endpoint and whose cause contains every part of want.
-func connectFails(t *testing.T, name string, ep Endpoint, want ...string) {
+func connectFails(t *testing.T, name string, ep source.Endpoint, want ...string) {
 	t.Helper()
 	const timeout = 3 * time.Second
-	w := NewWatcher(testNode, ep, nil, WatchConfig{ConnectTimeout: timeout})
+	w := New(testNode, ep, nil, Config{ConnectTimeout: timeout})
 	defer w.Close()
 	start := time.Now()
 	_, err := w.Connect(context.Background())
@@ -75,7 +77,7 @@ func TestWatcherTLS(t *testing.T) {
 	srv := servertest.Start(t, server.Options{TLS: certs.Server(true)})
 	_, port, _ := strings.Cut(srv.Addr, ":")
 
-	good, err := ParseAddress("rediss://" + srv.Addr)
+	good, err := source.ParseAddress("rediss://" + srv.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,26 +97,26 @@ func TestWatcherTLS(t *testing.T) {
 	// The server's alert or, when our first command crosses it, a reset.
 	connectFails(t, "no client certificate", noCert, "certificate required")
 	plain := good
-	plain.TLS = TLSOptions{}
+	plain.TLS = source.TLSOptions{}
 	connectFails(t, "plain to a TLS port", plain, "plain connection to a TLS port?")
 
 	// --insecure skips verification (not the client certificate the
 	// server asks for).
 	insecure := otherCA
 	insecure.TLS.Insecure = true
-	w := NewWatcher(testNode, insecure, nil, WatchConfig{})
-	if id, err := w.Connect(context.Background()); err != nil || id.ProcessID != Some(int64(srv.PID())) {
+	w := New(testNode, insecure, nil, Config{})
+	if id, err := w.Connect(context.Background()); err != nil || id.ProcessID != source.Some(int64(srv.PID())) {
 		t.Errorf("--insecure with an untrusted CA: %+v, %v", id, err)
 	}
 	w.Close()
 
 	// The name in the certificate: by host name as well as by IP.
-	byName, err := ParseAddress("rediss://localhost:" + port)
+	byName, err := source.ParseAddress("rediss://localhost:" + port)
 	if err != nil {
 		t.Fatal(err)
 	}
 	byName.TLS = good.TLS
-	w = NewWatcher(testNode, byName, nil, WatchConfig{})
+	w = New(testNode, byName, nil, Config{})
 	if _, err := w.Connect(context.Background()); err != nil {
 		t.Errorf("rediss://localhost: %v", err)
 	}
@@ -123,12 +125,12 @@ func TestWatcherTLS(t *testing.T) {
 	// A full watch over TLS with a client certificate: samples, PINGs on
 	// the probe's own TLS connection, a command, and nothing left behind.
 	leaks := goleak.IgnoreCurrent()
-	x := watchEndpoint(t, good, WatchConfig{})
-	id := x.next(t, 10*time.Second, "connected", kind(EventConnected)).Identity
-	if id.Addr != "rediss://"+srv.Addr || id.ProcessID != Some(int64(srv.PID())) {
+	x := watchEndpoint(t, good, Config{})
+	id := x.next(t, 10*time.Second, "connected", kind(source.EventConnected)).Identity
+	if id.Addr != "rediss://"+srv.Addr || id.ProcessID != source.Some(int64(srv.PID())) {
 		t.Errorf("identity %+v", id)
 	}
-	x.next(t, 10*time.Second, "a sample with ops/s and PINGs over TLS", sampleWhere(func(s *Sample) bool {
+	x.next(t, 10*time.Second, "a sample with ops/s and PINGs over TLS", sampleWhere(func(s *source.Sample) bool {
 		return s.OpsPerSec.OK && s.Ping.Count > 0 && s.Info.UsedMemory.OK
 	}))
 	if r := x.w.Do(context.Background(), "PING"); r.Err != "" || r.Reply != "PONG" {
@@ -143,12 +145,12 @@ func TestWatcherTLS(t *testing.T) {
 func TestWatcherTLSExpired(t *testing.T) {
 	certs := servertest.NewCerts(t)
 	srv := servertest.Start(t, server.Options{TLS: certs.Expired()})
-	ep := mustParseAddress(t, "rediss://"+srv.Addr)
+	ep := sourcetest.Endpoint(t, "rediss://"+srv.Addr)
 	ep.TLS.CACert = certs.CA
 	connectFails(t, "expired certificate", ep, "TLS handshake failed", "expired")
 
 	ep.TLS.Insecure = true
-	x := watchEndpoint(t, ep, WatchConfig{})
-	x.next(t, 10*time.Second, "connected with --insecure", kind(EventConnected))
-	x.next(t, 10*time.Second, "a sample with PINGs", sampleWhere(func(s *Sample) bool { return s.Ping.Count > 0 }))
+	x := watchEndpoint(t, ep, Config{})
+	x.next(t, 10*time.Second, "connected with --insecure", kind(source.EventConnected))
+	x.next(t, 10*time.Second, "a sample with PINGs", sampleWhere(func(s *source.Sample) bool { return s.Ping.Count > 0 }))
 }

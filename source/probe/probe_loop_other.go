@@ -1,6 +1,6 @@
 //go:build !linux
 
-package source
+package probe
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 
 // serveShared: outside Linux every probe has a goroutine of its own (see
 // probe_loop_linux.go for the shared loop).
-func serveShared(context.Context, *probe, net.Conn) (bool, error) { return false, nil }
+func serveShared(context.Context, *Probe, net.Conn) (bool, error) { return false, nil }
 
 // loopConn is a connection on the shared loop, which only Linux has.
 type loopConn struct{}

@@ -1,10 +1,12 @@
-package source
+package saves
 
 import (
 	"fmt"
 	"net"
 	"strconv"
 	"strings"
+
+	"github.com/vkwatch/vkwatch/source"
 )
 
 // triggerOf says who started the save of kind that s is the first sample
@@ -31,18 +33,18 @@ import (
 // A save started when vkwatch connected, or by another client while a
 // rule was due or a replica was waiting, is labelled by that evidence: the
 // server would have started it then anyway.
-func (t *SaveTracker) triggerOf(kind SaveKind, prev, s *Sample, missed bool) Trigger {
-	if kind == SaveSlotMigration {
+func (t *Tracker) triggerOf(kind source.SaveKind, prev, s *source.Sample, missed bool) source.Trigger {
+	if kind == source.SaveSlotMigration {
 		// The server says whose fork it is: no command of vkwatch's,
 		// no replica, no rule starts it.
-		return Trigger{Kind: TriggerSlotMigration, Detail: "slot migration (slot_migration_fork_in_progress)"}
+		return source.Trigger{Kind: source.TriggerSlotMigration, Detail: "slot migration (slot_migration_fork_in_progress)"}
 	}
-	if pc := t.pending; pc != nil && pc.aof == (kind == SaveAOF) {
+	if pc := t.pending; pc != nil && pc.aof == (kind == source.SaveAOF) {
 		t.pending = nil
-		return Trigger{Kind: TriggerUser, Detail: pc.command}
+		return source.Trigger{Kind: source.TriggerUser, Detail: pc.command}
 	}
 	known := true
-	if kind == SaveAOF {
+	if kind == source.SaveAOF {
 		tr, ok, k := autoAOF(prev, s, missed)
 		if ok {
 			return tr
@@ -51,24 +53,24 @@ func (t *SaveTracker) triggerOf(kind SaveKind, prev, s *Sample, missed bool) Tri
 	} else {
 		r, ok, k := waitingReplica(prev, s, missed)
 		if ok {
-			return Trigger{Kind: TriggerReplica, Detail: replicaDetail(r, s.Config.ReplDisklessSync)}
+			return source.Trigger{Kind: source.TriggerReplica, Detail: replicaDetail(r, s.Config.ReplDisklessSync)}
 		}
 		known = known && k
 		rule, ok, k := dueRule(prev, s, missed)
 		if ok {
-			return Trigger{Kind: TriggerSchedule, Detail: rule}
+			return source.Trigger{Kind: source.TriggerSchedule, Detail: rule}
 		}
 		known = known && k
 	}
 	if !known {
-		return Trigger{}
+		return source.Trigger{}
 	}
-	return Trigger{Kind: TriggerOther}
+	return source.Trigger{Kind: source.TriggerOther}
 }
 
 // waitingReplica finds a replica waiting for a full sync around the start
 // of a save; known says INFO replication was there to look at.
-func waitingReplica(prev, s *Sample, missed bool) (r Replica, ok, known bool) {
+func waitingReplica(prev, s *source.Sample, missed bool) (r source.Replica, ok, known bool) {
 	known = s.Info.ConnectedReplicas.OK
 	if r, ok := replicaIn(&s.Info, "wait_bgsave"); ok {
 		return r, true, known
@@ -88,23 +90,23 @@ func waitingReplica(prev, s *Sample, missed bool) (r Replica, ok, known bool) {
 			return r, true, known
 		}
 	}
-	return Replica{}, false, known
+	return source.Replica{}, false, known
 }
 
 // replicaIn returns the first replica of in in state.
-func replicaIn(in *Info, state string) (Replica, bool) {
-	for i := range min(in.NumReplicas, MaxReplicas) {
+func replicaIn(in *source.Info, state string) (source.Replica, bool) {
+	for i := range min(in.NumReplicas, source.MaxReplicas) {
 		if in.Replicas[i].State == state {
 			return in.Replicas[i], true
 		}
 	}
 	if state == "wait_bgsave" && in.ReplicasWaitingBGSave > 0 {
-		return Replica{State: state}, true // beyond the replicas kept
+		return source.Replica{State: state}, true // beyond the replicas kept
 	}
-	return Replica{}, false
+	return source.Replica{}, false
 }
 
-func replicaDetail(r Replica, diskless Opt[bool]) string {
+func replicaDetail(r source.Replica, diskless source.Opt[bool]) string {
 	d := "replica"
 	if r.IP != "" && r.Port.OK {
 		d += " " + net.JoinHostPort(r.IP, strconv.FormatInt(r.Port.V, 10))
@@ -121,11 +123,11 @@ func replicaDetail(r Replica, diskless Opt[bool]) string {
 
 // autoAOF tells whether the server rewrote its AOF by itself; known says
 // the settings and sizes needed to tell were there.
-func autoAOF(prev, s *Sample, missed bool) (Trigger, bool, bool) {
+func autoAOF(prev, s *source.Sample, missed bool) (source.Trigger, bool, bool) {
 	if prev != nil {
 		a, b := prev.Info.AOFEnabled, s.Info.AOFEnabled
 		if a.OK && b.OK && a.V == 0 && b.V == 1 {
-			return Trigger{Kind: TriggerAOF, Detail: "appendonly turned on"}, true, true
+			return source.Trigger{Kind: source.TriggerAOF, Detail: "appendonly turned on"}, true, true
 		}
 	}
 	// The sizes as the server's check saw them: they stay until a rewrite
@@ -135,21 +137,21 @@ func autoAOF(prev, s *Sample, missed bool) (Trigger, bool, bool) {
 		in = &prev.Info
 	}
 	if e := in.AOFEnabled; e.OK && e.V == 0 {
-		return Trigger{}, false, true // the server rewrites only an AOF that is on
+		return source.Trigger{}, false, true // the server rewrites only an AOF that is on
 	}
 	perc, ok1 := s.Config.AutoAOFRewritePerc.Get()
 	minSize, ok2 := s.Config.AutoAOFRewriteMinSize.Get()
 	cur, ok3 := in.AOFCurrentSize.Get()
 	base, ok4 := in.AOFBaseSize.Get()
 	if !ok1 || !ok2 || !ok3 || !ok4 {
-		return Trigger{}, false, false
+		return source.Trigger{}, false, false
 	}
 	// The server's own test (serverCron): growth over the base size of
 	// the last rewrite, a base of 0 counting as 1.
 	if perc > 0 && cur > minSize && cur*100/max(base, 1)-100 >= perc {
-		return Trigger{Kind: TriggerAOF, Detail: fmt.Sprintf("auto-aof-rewrite-percentage %d: aof_current_size %d, aof_base_size %d", perc, cur, base)}, true, true
+		return source.Trigger{Kind: source.TriggerAOF, Detail: fmt.Sprintf("auto-aof-rewrite-percentage %d: aof_current_size %d, aof_base_size %d", perc, cur, base)}, true, true
 	}
-	return Trigger{}, false, true
+	return source.Trigger{}, false, true
 }
 
 // dueRule finds a `save <seconds> <changes>` rule that had come due; known
@@ -160,7 +162,7 @@ func autoAOF(prev, s *Sample, missed bool) (Trigger, bool, bool) {
 // the save ends), so the first sample's count is taken; for a missed save,
 // the counts before and after it added up. The seconds are from
 // rdb_last_save_time of the sample before the save to the server's clock.
-func dueRule(prev, s *Sample, missed bool) (string, bool, bool) {
+func dueRule(prev, s *source.Sample, missed bool) (string, bool, bool) {
 	sched, ok := s.Config.SaveSchedule.Get()
 	if !ok {
 		return "", false, false
