@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"encoding/binary"
 	"io"
 	"os"
 	"path/filepath"
@@ -191,4 +192,85 @@ func TestGzipLongTrailer(t *testing.T) {
 	if n, err := io.Copy(io.Discard, d.r); n != 0 || err != nil || !d.ended() {
 		t.Fatalf("the trailer's members read as %d bytes (%v), ended %v", n, err, d.ended())
 	}
+}
+
+// markEnd is where the mark at m.Pos ends in a compressed recording's
+// bytes: after a zstd skippable frame's 8-byte header and its payload, or
+// after a gzip member header's 10 bytes, its extra field's 2-byte length
+// and the field. A reader of a file cut before it cannot read the mark.
+func markEnd(c Compression, data []byte, m Mark) int {
+	at := int(m.Pos)
+	if c == Zstd {
+		return at + 8 + int(binary.LittleEndian.Uint32(data[at+4:]))
+	}
+	return at + 12 + int(binary.LittleEndian.Uint16(data[at+10:]))
+}
+
+// marksWhole are the marks of a recording cut at cut whose own bytes
+// come whole before it: those a reader of the cut file finds.
+func marksWhole(c Compression, data []byte, marks []Mark, cut int) []Mark {
+	var whole []Mark
+	for _, m := range marks {
+		if markEnd(c, data, m) <= cut {
+			whole = append(whole, m)
+		}
+	}
+	return whole
+}
+
+// TestCutInsideMark: a recording without its trailer, cut at every byte
+// around its first frame marks, opens with exactly the marks whose own
+// bytes are whole: a mark cut inside is not taken (its time cannot be
+// read), the one before it is, and reading goes on from there.
+func TestCutInsideMark(t *testing.T) {
+	epoch := time.Now().Round(0)
+	evs := longEvents(t, epoch, 25*time.Second)
+	dir := t.TempDir()
+	for _, c := range []Compression{Zstd, Gzip} {
+		data := writeCompressed(t, c, testHeader(epoch), evs, false)
+		path := filepath.Join(dir, "whole.jsonl."+c.String())
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rf, err := OpenFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		marks := rf.Marks
+		rf.Close()
+		if len(marks) < 3 {
+			t.Fatalf("%s: %d marks, want 3 or more", c, len(marks))
+		}
+		inside := 0
+		for _, m := range marks[1:3] {
+			for cut := int(m.Pos) - 2; cut <= markEnd(c, data, m)+2; cut++ {
+				cf := openCut(t, dir, c, data[:cut])
+				want := marksWhole(c, data, marks, cut)
+				if !reflect.DeepEqual(cf.Marks, want) || !cf.Truncated {
+					t.Errorf("%s cut at %d (mark at %d..%d): marks %v truncated %v, want %v", c, cut, m.Pos, markEnd(c, data, m), cf.Marks, cf.Truncated, want)
+				}
+				if cut > int(m.Pos) && cut < markEnd(c, data, m) {
+					inside++
+				}
+				cf.Close()
+			}
+		}
+		if inside < 2*12 {
+			t.Errorf("%s: %d cuts inside a mark, want 12 a mark or more", c, inside)
+		}
+	}
+}
+
+// openCut opens data, a recording cut short, from a file in dir.
+func openCut(t *testing.T, dir string, c Compression, data []byte) *File {
+	t.Helper()
+	path := filepath.Join(dir, "cut.jsonl."+c.String())
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cf, err := OpenFile(path)
+	if err != nil {
+		t.Fatalf("%s cut at %d: %v", c, len(data), err)
+	}
+	return cf
 }

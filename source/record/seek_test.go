@@ -85,14 +85,9 @@ func TestRealRecordingSeeks(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer cf.Close()
-		var before []Mark
-		for _, m := range marks {
-			if m.Pos < int64(cut) {
-				before = append(before, m)
-			}
-		}
+		before := marksWhole(c, data, marks, cut)
 		if !cf.Truncated || !strings.Contains(cf.Why, "compressed frame") || !reflect.DeepEqual(cf.Marks, before) {
-			t.Fatalf("%s cut at %d of %d: truncated %v (%s), %d marks, want the %d before the cut", c, cut, len(data), cf.Truncated, cf.Why, len(cf.Marks), len(before))
+			t.Fatalf("%s cut at %d of %d: truncated %v (%s), %d marks, want the %d whole before the cut", c, cut, len(data), cf.Truncated, cf.Why, len(cf.Marks), len(before))
 		}
 		if cf.End < rf.Start+(rf.End-rf.Start)/2 || cf.End > rf.End {
 			t.Fatalf("%s cut at %d of %d: it ends at %s of %s..%s", c, cut, len(data), cf.End, rf.Start, rf.End)
