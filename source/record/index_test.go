@@ -3,6 +3,7 @@ package record
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -97,26 +98,15 @@ func TestFileIndexSeeks(t *testing.T) {
 // TestTrailer: a .zst or .gz recording closed by the Writer carries a
 // trailer whose marks are the very marks the walk of its frames (members)
 // finds; a file whose trailer is missing or does not hold together is
-// walked instead, and reads the same.
+// walked instead, and reads the same; cut short inside a frame mark, the
+// walk finds the marks before it (checkCutsInsideMarks).
 func TestTrailer(t *testing.T) {
 	epoch := time.Now().Round(0)
 	evs := longEvents(t, epoch, 65*time.Second)
 	dir := t.TempDir()
 	for _, c := range []Compression{Zstd, Gzip} {
 		data := writeCompressed(t, c, testHeader(epoch), evs, false)
-		open := func(name string, data []byte) *File {
-			t.Helper()
-			path := filepath.Join(dir, name)
-			if err := os.WriteFile(path, data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			rf, err := OpenFile(path)
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			t.Cleanup(func() { rf.Close() })
-			return rf
-		}
+		open := func(name string, data []byte) *File { return openBytes(t, filepath.Join(dir, name), data) }
 		ext := map[Compression]string{Zstd: ".zst", Gzip: ".gz"}[c]
 		rf := open("whole.jsonl"+ext, data)
 		marks, ok := rf.readTrailer()
@@ -153,6 +143,7 @@ func TestTrailer(t *testing.T) {
 				t.Errorf("%s: marks %v span %s..%s truncated %v; with the trailer %v %s..%s", name, other.Marks, other.Start, other.End, other.Truncated, rf.Marks, rf.Start, rf.End)
 			}
 		}
+		checkCutsInsideMarks(t, dir, c, data, marks)
 	}
 }
 
@@ -218,59 +209,41 @@ func marksWhole(c Compression, data []byte, marks []Mark, cut int) []Mark {
 	return whole
 }
 
-// TestCutInsideMark: a recording without its trailer, cut at every byte
-// around its first frame marks, opens with exactly the marks whose own
-// bytes are whole: a mark cut inside is not taken (its time cannot be
-// read), the one before it is, and reading goes on from there.
-func TestCutInsideMark(t *testing.T) {
-	epoch := time.Now().Round(0)
-	evs := longEvents(t, epoch, 25*time.Second)
-	dir := t.TempDir()
-	for _, c := range []Compression{Zstd, Gzip} {
-		data := writeCompressed(t, c, testHeader(epoch), evs, false)
-		path := filepath.Join(dir, "whole.jsonl."+c.String())
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		rf, err := OpenFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		marks := rf.Marks
-		rf.Close()
-		if len(marks) < 3 {
-			t.Fatalf("%s: %d marks, want 3 or more", c, len(marks))
-		}
-		inside := 0
-		for _, m := range marks[1:3] {
-			for cut := int(m.Pos) - 2; cut <= markEnd(c, data, m)+2; cut++ {
-				cf := openCut(t, dir, c, data[:cut])
-				want := marksWhole(c, data, marks, cut)
-				if !reflect.DeepEqual(cf.Marks, want) || !cf.Truncated {
-					t.Errorf("%s cut at %d (mark at %d..%d): marks %v truncated %v, want %v", c, cut, m.Pos, markEnd(c, data, m), cf.Marks, cf.Truncated, want)
-				}
-				if cut > int(m.Pos) && cut < markEnd(c, data, m) {
-					inside++
-				}
-				cf.Close()
+// checkCutsInsideMarks cuts data, a recording of c whose marks are marks,
+// at every byte around its second and third marks: each cut opens with
+// exactly the marks whose own bytes are whole (a mark cut inside is not
+// taken, its time cannot be read; the one before it is) and as cut short.
+func checkCutsInsideMarks(t *testing.T, dir string, c Compression, data []byte, marks []Mark) {
+	t.Helper()
+	inside := 0
+	for _, m := range marks[1:3] {
+		for cut := int(m.Pos) - 2; cut <= markEnd(c, data, m)+2; cut++ {
+			cf := openBytes(t, filepath.Join(dir, fmt.Sprintf("cut%d.jsonl.%s", cut, c)), data[:cut])
+			want := marksWhole(c, data, marks, cut)
+			if !reflect.DeepEqual(cf.Marks, want) || !cf.Truncated {
+				t.Errorf("%s cut at %d (mark at %d..%d): marks %v truncated %v, want %v", c, cut, m.Pos, markEnd(c, data, m), cf.Marks, cf.Truncated, want)
+			}
+			if cut > int(m.Pos) && cut < markEnd(c, data, m) {
+				inside++
 			}
 		}
-		if inside < 2*12 {
-			t.Errorf("%s: %d cuts inside a mark, want 12 a mark or more", c, inside)
-		}
+	}
+	if inside < 2*12 {
+		t.Errorf("%s: %d cuts inside a mark, want 12 a mark or more", c, inside)
 	}
 }
 
-// openCut opens data, a recording cut short, from a file in dir.
-func openCut(t *testing.T, dir string, c Compression, data []byte) *File {
+// openBytes writes data to path and opens it as a recording, closed when
+// the test ends.
+func openBytes(t *testing.T, path string, data []byte) *File {
 	t.Helper()
-	path := filepath.Join(dir, "cut.jsonl."+c.String())
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cf, err := OpenFile(path)
+	rf, err := OpenFile(path)
 	if err != nil {
-		t.Fatalf("%s cut at %d: %v", c, len(data), err)
+		t.Fatalf("%s (%d bytes): %v", path, len(data), err)
 	}
-	return cf
+	t.Cleanup(func() { rf.Close() })
+	return rf
 }
