@@ -6,6 +6,7 @@ package watchtest
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -54,7 +55,7 @@ type Save struct {
 // each in delayUS microseconds (servertest.StartSlowSave), and connects a
 // watcher with cfg to it (Connect) within a context that ends after
 // timeout or when the test does. The watcher does not run yet: the test
-// runs it as it needs (Run).
+// runs it as it needs (Run, RunBGSAVE).
 func SlowSave(t testing.TB, keys, size, delayUS int, timeout time.Duration, cfg watch.Config) *Save {
 	t.Helper()
 	srv, adm := servertest.StartSlowSave(t, keys, size, delayUS)
@@ -87,4 +88,55 @@ func Run(t testing.TB, w *watch.Watcher, buffer int) <-chan source.Event {
 		w.Close()
 	})
 	return events
+}
+
+// RunBGSAVE runs w through one save, as a recording of it is made: every
+// event goes to emit, on the watcher's goroutine as Run's callback does;
+// after the first sample the server is asked for a BGSAVE, and once the
+// save's report has been emitted the run is stopped and waited for. So
+// emit is done with when RunBGSAVE returns the report, and what it kept
+// needs no lock. It fails the test if no sample comes before ctx ends, if
+// the BGSAVE fails, or if the save has not ended when ctx ends or within
+// has passed since the BGSAVE.
+func RunBGSAVE(t testing.TB, ctx context.Context, w *watch.Watcher, within time.Duration, emit func(source.Event)) source.SaveReport {
+	t.Helper()
+	var (
+		first = make(chan struct{})
+		once  sync.Once
+		ended = make(chan source.SaveReport, 1)
+	)
+	runCtx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() { stop(); wg.Wait() }()
+	wg.Go(func() {
+		w.Run(runCtx, func(ev source.Event) {
+			emit(ev)
+			if ev.Kind == source.EventSample {
+				once.Do(func() { close(first) })
+			}
+			if ev.Kind == source.EventSaveEnded && ev.Report != nil {
+				select {
+				case ended <- *ev.Report:
+				default:
+				}
+			}
+		})
+	})
+	select {
+	case <-first:
+	case <-ctx.Done():
+		t.Fatal("no sample")
+	}
+	if res := w.Do(ctx, "BGSAVE"); !res.OK() {
+		t.Fatalf("BGSAVE: %s", res.Err)
+	}
+	var r source.SaveReport
+	select {
+	case r = <-ended:
+	case <-time.After(within):
+		t.Fatalf("no save ended within %v of BGSAVE", within)
+	case <-ctx.Done():
+		t.Fatalf("no save ended before the test's time ran out (%v)", ctx.Err())
+	}
+	return r
 }
