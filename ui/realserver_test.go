@@ -16,7 +16,6 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
-	"github.com/vkwatch/vkwatch/source/sourcetest"
 	"github.com/vkwatch/vkwatch/source/watch"
 	"github.com/vkwatch/vkwatch/source/watch/watchtest"
 )
@@ -120,19 +119,15 @@ func startRealServer(t *testing.T, opts server.Options) *realWatch {
 	x := &realWatch{srv: servertest.Start(t, opts)}
 	x.rc = servertest.Client(t, x.srv)
 	servertest.Populate(t, x.rc, 20000, "key", 100)
-	x.ep = sourcetest.Endpoint(t, x.srv.Addr)
 	return x
 }
 
-// watch connects a watcher of x's server with cfg; it is closed when the
-// test ends.
+// watch connects a watcher of x's server with cfg (watchtest.Connect: it
+// is closed when the test ends), and sets x.ep to its endpoint.
 func (x *realWatch) watch(t *testing.T, ctx context.Context, cfg watch.Config) {
 	t.Helper()
-	x.w = watch.New(x.ep.Node(), x.ep, source.NewClock(), cfg)
-	if _, err := x.w.Connect(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { x.w.Close() })
+	x.w, _, _ = watchtest.Connect(t, ctx, x.srv.Addr, cfg)
+	x.ep = x.w.Endpoint()
 }
 
 // sendVia is a Config.Send that sends through w.

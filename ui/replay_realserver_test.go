@@ -14,7 +14,6 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/record"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
-	"github.com/vkwatch/vkwatch/source/sourcetest"
 	"github.com/vkwatch/vkwatch/source/watch"
 	"github.com/vkwatch/vkwatch/source/watch/watchtest"
 )
@@ -76,14 +75,7 @@ func TestReplayOfARealRecordingSeeks(t *testing.T) {
 // records it to path, returning its node and the recording's epoch.
 func recordRealFor(t *testing.T, ctx context.Context, addr, path string, d time.Duration) (source.NodeID, time.Time) {
 	t.Helper()
-	clock := source.NewClock()
-	ep := sourcetest.Endpoint(t, addr)
-	w := watch.New(ep.Node(), ep, clock, watch.Config{Interval: 10 * time.Millisecond})
-	id, err := w.Connect(ctx)
-	if err != nil {
-		w.Close()
-		t.Fatal(err)
-	}
+	w, clock, id := watchtest.Connect(t, ctx, addr, watch.Config{Interval: 10 * time.Millisecond})
 	events := watchtest.Run(t, w, 1024)
 	f, err := os.Create(path)
 	if err != nil {
@@ -91,7 +83,7 @@ func recordRealFor(t *testing.T, ctx context.Context, addr, path string, d time.
 	}
 	defer f.Close()
 	h := record.Header{VKWatch: "test", Epoch: clock.Epoch(), Settings: map[string]string{"interval": "10ms"},
-		Servers: []record.ServerInfo{{Node: ep.Node(), Addr: ep.String(), Identity: &id}}}
+		Servers: []record.ServerInfo{{Node: w.Node(), Addr: w.Endpoint().String(), Identity: &id}}}
 	rw, err := record.NewCompressedWriter(f, "jsonl", record.Zstd, h)
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +105,7 @@ func recordRealFor(t *testing.T, ctx context.Context, addr, path string, d time.
 	if err := rw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return ep.Node(), clock.Epoch()
+	return w.Node(), clock.Epoch()
 }
 
 // lastSampleAt is node's last sample at or before t in the recording at

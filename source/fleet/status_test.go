@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
-	"github.com/vkwatch/vkwatch/source/server/servertest"
-	"github.com/vkwatch/vkwatch/source/sourcetest"
 	"github.com/vkwatch/vkwatch/source/store"
 	"github.com/vkwatch/vkwatch/source/watch"
 	"github.com/vkwatch/vkwatch/source/watch/watchtest"
@@ -21,16 +19,13 @@ import (
 // first keeps no copy: its sample, report and forecast are the store's.
 func TestStatusReadsTheStore(t *testing.T) {
 	// 10,000 keys at 100 µs each: a save of about a second, sampled mid-way.
-	srv, _ := servertest.StartSlowSave(t, 10000, 100, 100)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	ep := sourcetest.Endpoint(t, srv.Addr)
-	id := ep.Node()
+	s := watchtest.SlowSave(t, 10000, 100, 100, 90*time.Second, watch.Config{Interval: 100 * time.Millisecond})
+	srv, ctx, w, id := s.Server, s.Ctx, s.Watcher, s.Watcher.Node()
 	top := source.Topology{Shards: []source.Shard{{Nodes: []source.TopologyNode{{ID: id, Addr: srv.Addr, IP: "127.0.0.1"}}}}}
 	hist := store.New(store.Config{})
 	shared, own := NewStatusOf(top, hist), NewStatus(top)
 
-	w, events := watchtest.Watch(t, ctx, srv.Addr, watch.Config{Interval: 100 * time.Millisecond}, 1024)
+	events := watchtest.Run(t, w, 1024)
 
 	// next feeds events, the store first as the UI does, until cond holds
 	// for the status after one of them.

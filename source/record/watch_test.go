@@ -7,7 +7,6 @@ import (
 	"math"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,8 +14,8 @@ import (
 	"github.com/vkwatch/vkwatch/source/procmem"
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
-	"github.com/vkwatch/vkwatch/source/sourcetest"
 	"github.com/vkwatch/vkwatch/source/watch"
+	"github.com/vkwatch/vkwatch/source/watch/watchtest"
 )
 
 // TestRecordLiveWatch records a real server watched through a BGSAVE and
@@ -31,27 +30,21 @@ func TestRecordLiveWatch(t *testing.T) {
 	adm := servertest.Client(t, s)
 	servertest.Populate(t, adm, 20000, "key", 300)
 
-	ep := sourcetest.Endpoint(t, "redis://:"+pw+"@"+s.Addr)
-	clock := source.NewClock()
 	// With /proc, so that the instruments and the cgroup are recorded and
 	// replayed too.
 	pr, err := procmem.New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := watch.New(ep.Node(), ep, clock, watch.Config{Interval: 100 * time.Millisecond, PingInterval: 5 * time.Millisecond, Proc: pr.Read})
-	defer w.Close()
-	id, err := w.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, clock, id := watchtest.Connect(t, ctx, "redis://:"+pw+"@"+s.Addr, watch.Config{Interval: 100 * time.Millisecond, PingInterval: 5 * time.Millisecond, Proc: pr.Read})
+	addr := w.Endpoint().String()
 
 	var jsonl, csvBuf syncBuffer
 	h := Header{
 		VKWatch:  "test",
 		Epoch:    clock.Epoch(),
 		Settings: map[string]string{"interval": "100ms", "ping_interval": "5ms"},
-		Servers:  []ServerInfo{{Node: ep.Node(), Addr: ep.String(), Identity: &id}},
+		Servers:  []ServerInfo{{Node: w.Node(), Addr: addr, Identity: &id}},
 	}
 	rw, err := NewWriter(&jsonl, "jsonl", h)
 	if err != nil {
@@ -66,52 +59,18 @@ func TestRecordLiveWatch(t *testing.T) {
 		ev  source.Event
 		now time.Time
 	}
-	var (
-		mu    sync.Mutex
-		live  []written
-		ended = make(chan source.SaveReport, 4)
-		first = make(chan struct{})
-		once  sync.Once
-	)
-	runCtx, stop := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		w.Run(runCtx, func(ev source.Event) {
-			now := time.Now()
-			if err := rw.Write(ev); err != nil {
-				t.Errorf("write: %v", err)
-			}
-			if err := cw.Write(ev); err != nil {
-				t.Errorf("write csv: %v", err)
-			}
-			mu.Lock()
-			live = append(live, written{ev, now})
-			mu.Unlock()
-			if ev.Kind == source.EventSample {
-				once.Do(func() { close(first) })
-			}
-			if ev.Kind == source.EventSaveEnded && ev.Report != nil {
-				ended <- *ev.Report
-			}
-		})
+	var live []written
+	report := watchtest.RunBGSAVE(t, ctx, w, 30*time.Second, func(ev source.Event) {
+		now := time.Now()
+		if err := rw.Write(ev); err != nil {
+			t.Errorf("write: %v", err)
+		}
+		if err := cw.Write(ev); err != nil {
+			t.Errorf("write csv: %v", err)
+		}
+		live = append(live, written{ev, now})
 	})
-	select {
-	case <-first:
-	case <-ctx.Done():
-		t.Fatal("no sample")
-	}
-	if res := w.Do(ctx, "BGSAVE"); !res.OK() {
-		t.Fatalf("BGSAVE: %s", res.Err)
-	}
-	var liveReports []source.SaveReport
-	select {
-	case r := <-ended:
-		liveReports = append(liveReports, r)
-	case <-time.After(30 * time.Second):
-		t.Fatal("no EventSaveEnded within 30 s of BGSAVE")
-	}
-	stop()
-	wg.Wait()
+	liveReports := []source.SaveReport{report}
 	if err := rw.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +83,7 @@ func TestRecordLiveWatch(t *testing.T) {
 	if len(rec.Events) != len(live) {
 		t.Fatalf("read %d events, watcher emitted %d", len(rec.Events), len(live))
 	}
-	if !rec.Header.Epoch.Equal(clock.Epoch()) || rec.Header.Servers[0].Addr != ep.String() || rec.Header.Servers[0].Identity == nil {
+	if !rec.Header.Epoch.Equal(clock.Epoch()) || rec.Header.Servers[0].Addr != addr || rec.Header.Servers[0].Identity == nil {
 		t.Fatalf("header %+v", rec.Header)
 	}
 

@@ -1,12 +1,10 @@
 package report
 
 import (
-	"context"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,8 +12,8 @@ import (
 	"github.com/vkwatch/vkwatch/source/procmem"
 	"github.com/vkwatch/vkwatch/source/record"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
-	"github.com/vkwatch/vkwatch/source/sourcetest"
 	"github.com/vkwatch/vkwatch/source/watch"
+	"github.com/vkwatch/vkwatch/source/watch/watchtest"
 )
 
 // TestLoadRealSave records a real server through a real BGSAVE into a
@@ -24,81 +22,41 @@ import (
 // is the report the watcher emitted live; the series hold every sample,
 // the footprint read from /proc, and the save's cost curve.
 func TestLoadRealSave(t *testing.T) {
-	// (A test server never saves by itself: server.Start gives it --save "".)
-	s, c := servertest.StartSlowSave(t, 20000, 300, 50)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	ep := sourcetest.Endpoint(t, s.Addr)
 	pr, err := procmem.New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock := source.NewClock()
-	w := watch.New(ep.Node(), ep, clock, watch.Config{Interval: 100 * time.Millisecond, Proc: pr.Read})
-	defer w.Close()
-	id, err := w.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// (A test server never saves by itself: server.Start gives it --save "".)
+	s := watchtest.SlowSave(t, 20000, 300, 50, 60*time.Second, watch.Config{Interval: 100 * time.Millisecond, Proc: pr.Read})
+	w := s.Watcher
 	path := filepath.Join(t.TempDir(), "run.jsonl.zst")
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rw, err := record.NewCompressedWriter(f, "jsonl", record.Zstd, record.Header{
-		VKWatch: "test", Epoch: clock.Epoch(), Settings: map[string]string{"interval": "100ms"},
-		Servers: []record.ServerInfo{{Node: ep.Node(), Addr: ep.String(), Identity: &id}},
+		VKWatch: "test", Epoch: s.Clock.Epoch(), Settings: map[string]string{"interval": "100ms"},
+		Servers: []record.ServerInfo{{Node: w.Node(), Addr: w.Endpoint().String(), Identity: &s.Identity}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var (
-		samples int
-		mu      sync.Mutex
-		first   = make(chan struct{})
-		once    sync.Once
-		ended   = make(chan source.SaveReport, 1)
-	)
-	runCtx, stop := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		w.Run(runCtx, func(ev source.Event) {
-			if err := rw.Write(ev); err != nil {
-				t.Errorf("write: %v", err)
-			}
-			if ev.Kind == source.EventSample {
-				mu.Lock()
-				samples++
-				mu.Unlock()
-				once.Do(func() { close(first) })
-			}
-			if ev.Kind == source.EventSaveEnded && ev.Report != nil {
-				select {
-				case ended <- *ev.Report:
-				default:
-				}
-			}
-		})
+	samples := 0
+	live := watchtest.RunBGSAVE(t, s.Ctx, w, 60*time.Second, func(ev source.Event) {
+		if err := rw.Write(ev); err != nil {
+			t.Errorf("write: %v", err)
+		}
+		if ev.Kind == source.EventSample {
+			samples++
+		}
 	})
-	<-first
-	if res := w.Do(ctx, "BGSAVE"); !res.OK() {
-		t.Fatalf("BGSAVE: %s", res.Err)
-	}
-	var live source.SaveReport
-	select {
-	case live = <-ended:
-	case <-ctx.Done():
-		t.Fatal("no save ended within 60 s of BGSAVE")
-	}
-	stop()
-	wg.Wait()
 	if err := rw.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	info := c.Info(ctx, "persistence").Val()
+	info := s.Admin.Info(s.Ctx, "persistence").Val()
 	serverCOW := servertest.InfoField(t, info, "rdb_last_cow_size")
 
 	in, err := Load(path, false)
@@ -119,11 +77,8 @@ func TestLoadRealSave(t *testing.T) {
 	if sv.Observed != live.Observed || sv.Started != live.Started || sv.Kind != source.SaveFork {
 		t.Errorf("save %s from %v for %v; live it was %s from %v for %v", sv.Kind, sv.Started, sv.Observed, live.Kind, live.Started, live.Observed)
 	}
-	mu.Lock()
-	n := samples
-	mu.Unlock()
-	if len(srv.T) != n || len(srv.Footprint) != n || len(srv.PingMax) != n {
-		t.Errorf("series of %d/%d/%d points, %d samples recorded", len(srv.T), len(srv.Footprint), len(srv.PingMax), n)
+	if len(srv.T) != samples || len(srv.Footprint) != samples || len(srv.PingMax) != samples {
+		t.Errorf("series of %d/%d/%d points, %d samples recorded", len(srv.T), len(srv.Footprint), len(srv.PingMax), samples)
 	}
 	if srv.FootprintFrom != source.FromProc {
 		t.Errorf("footprint from %q, want proc for a local server", srv.FootprintFrom)

@@ -9,9 +9,9 @@ import (
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
-	"github.com/vkwatch/vkwatch/source/sourcetest"
 	"github.com/vkwatch/vkwatch/source/store"
 	"github.com/vkwatch/vkwatch/source/watch"
+	"github.com/vkwatch/vkwatch/source/watch/watchtest"
 )
 
 // BenchmarkStoreMemory is what the history store holds per node at the
@@ -86,11 +86,9 @@ func realSamples(t testing.TB, n int) []*source.Sample {
 	srv := servertest.StartDefault(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	ep := sourcetest.Endpoint(t, srv.Addr)
-	w := watch.New(ep.Node(), ep, source.NewClock(), watch.Config{Interval: 10 * time.Millisecond})
-	if _, err := w.Connect(ctx); err != nil {
-		t.Fatal(err)
-	}
+	w, _, _ := watchtest.Connect(t, ctx, srv.Addr, watch.Config{Interval: 10 * time.Millisecond})
+	// Closed as realSamples returns, not only at the end (Connect): the
+	// benchmark measures the heap after.
 	defer w.Close()
 	samples := make(chan *source.Sample, n)
 	runCtx, stop := context.WithCancel(ctx)

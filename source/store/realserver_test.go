@@ -1,13 +1,11 @@
 package store_test
 
 import (
-	"context"
 	"reflect"
 	"testing"
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
-	"github.com/vkwatch/vkwatch/source/server/servertest"
 	"github.com/vkwatch/vkwatch/source/store"
 	"github.com/vkwatch/vkwatch/source/watch"
 	"github.com/vkwatch/vkwatch/source/watch/watchtest"
@@ -18,10 +16,8 @@ import (
 // against what the watcher sent and what the server reports.
 func TestStoreHoldsARealSave(t *testing.T) {
 	// 20,000 keys at 100 µs each: a save of about 2 s, sampled mid-way.
-	srv, _ := servertest.StartSlowSave(t, 20000, 100, 100)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	w, events := watchtest.Watch(t, ctx, srv.Addr, watch.Config{Interval: 100 * time.Millisecond}, 1024)
+	s := watchtest.SlowSave(t, 20000, 100, 100, 90*time.Second, watch.Config{Interval: 100 * time.Millisecond})
+	ctx, w, events := s.Ctx, s.Watcher, watchtest.Run(t, s.Watcher, 1024)
 
 	footprint := func(s *source.Sample) (float64, bool) { v, ok := s.Footprint.Get(); return float64(v), ok }
 	st := store.New(store.Config{Keep: time.Minute, Columns: []store.Column{footprint}})
@@ -154,10 +150,8 @@ func TestStoreHoldsARealSave(t *testing.T) {
 // says (its kind, start and end), however the samples fell.
 func TestStoreSpansAreTheTrackersSaves(t *testing.T) {
 	// 10,000 keys at 100 µs each: about a second each, sampled mid-way.
-	srv, _ := servertest.StartSlowSave(t, 10000, 100, 100)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	w, events := watchtest.Watch(t, ctx, srv.Addr, watch.Config{Interval: 100 * time.Millisecond}, 1024)
+	s := watchtest.SlowSave(t, 10000, 100, 100, 90*time.Second, watch.Config{Interval: 100 * time.Millisecond})
+	ctx, w, events := s.Ctx, s.Watcher, watchtest.Run(t, s.Watcher, 1024)
 
 	st := store.New(store.Config{Keep: time.Minute})
 	var reports []*source.SaveReport

@@ -101,16 +101,13 @@ func TestTriggerAOFRewrites(t *testing.T) {
 	}
 
 	// auto-aof-rewrite: the AOF grows past twice its base and past 1 MB.
-	if err := c.ConfigSet(ctx, "auto-aof-rewrite-min-size", "1000000").Err(); err != nil {
-		t.Fatal(err)
-	}
+	x.configSet(t, c, "auto-aof-rewrite-min-size", "1000000", func(s *source.Sample) bool {
+		return s.Config.AutoAOFRewriteMinSize == source.Some[int64](1000000)
+	})
 	base := source.ParseInfo(c.Info(ctx, "persistence").Val()).AOFBaseSize
 	if !base.OK {
 		t.Fatal("no aof_base_size with the AOF on")
 	}
-	x.next(t, 10*time.Second, "the new min-size in the settings", sampleWhere(func(s *source.Sample) bool {
-		return s.Config.AutoAOFRewriteMinSize == source.Some[int64](1000000)
-	}))
 	value := strings.Repeat("v", 300)
 	for written := int64(0); written < 2*base.V+1000000; {
 		p := c.Pipeline()
@@ -133,10 +130,7 @@ func TestTriggerSaveSchedule(t *testing.T) {
 	ctx := context.Background()
 	// The server saves by itself once a second has passed since its last
 	// save and one key has changed.
-	if err := c.ConfigSet(ctx, "save", "1 1").Err(); err != nil {
-		t.Fatal(err)
-	}
-	x.next(t, 10*time.Second, "the rule in the settings", sampleWhere(func(s *source.Sample) bool { return s.Config.SaveSchedule == source.Some("1 1") }))
+	x.configSet(t, c, "save", "1 1", func(s *source.Sample) bool { return s.Config.SaveSchedule == source.Some("1 1") })
 	if err := c.Set(ctx, "k", "v", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -159,10 +153,7 @@ func TestTriggerReplicaFullSync(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, diskless := range []bool{true, false} {
-		if err := c.ConfigSet(ctx, "repl-diskless-sync", map[bool]string{true: "yes", false: "no"}[diskless]).Err(); err != nil {
-			t.Fatal(err)
-		}
-		x.next(t, 10*time.Second, "the setting in the sample", sampleWhere(func(s *source.Sample) bool { return s.Config.ReplDisklessSync == source.Some(diskless) }))
+		x.configSet(t, c, "repl-diskless-sync", map[bool]string{true: "yes", false: "no"}[diskless], func(s *source.Sample) bool { return s.Config.ReplDisklessSync == source.Some(diskless) })
 		replica := servertest.Start(t, server.Options{Args: []string{"--replicaof", "127.0.0.1", strconv.Itoa(srv.Port)}})
 		rep := x.nextReport(t, 60*time.Second)
 		want := source.Trigger{Kind: source.TriggerReplica, Detail: "replica 127.0.0.1:" + strconv.Itoa(replica.Port) + ", disk"}

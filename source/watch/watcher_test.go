@@ -326,6 +326,18 @@ func saveServer(t *testing.T, n, delay int) (srv *server.Server, x *watch, c *re
 	return srv, w, servertest.Client(t, srv)
 }
 
+// configSet sets a server parameter through c, the test's own client of
+// saveServer, and waits for a sample whose settings show it (seen). The
+// watcher reads the settings with each sample, so what the test does
+// next meets both the server and the watcher knowing the new value.
+func (x *watch) configSet(t *testing.T, c *redis.Client, name, value string, seen func(*source.Sample) bool) {
+	t.Helper()
+	if err := c.ConfigSet(context.Background(), name, value).Err(); err != nil {
+		t.Fatal(err)
+	}
+	x.next(t, 10*time.Second, name+" "+strconv.Quote(value)+" in the sampled settings", sampleWhere(seen))
+}
+
 func TestWatcherBGSAVE(t *testing.T) {
 	srv, x, c := saveServer(t, 20000, 30)
 	// Some seconds of history for the report's "before" figures.
