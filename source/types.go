@@ -367,6 +367,31 @@ type SaveProgress struct {
 	// is a rate to derive it from.
 	ETA     Opt[time.Duration]
 	LiveCOW Opt[int64] // current_cow_size (0 forkless: there is no child)
+
+	// curve is the save's cost curve up to and with this sample: the
+	// tracker's own points (saves.Tracker), shared, so every view of a
+	// running save reads the one copy. Unexported, so a recording does not
+	// keep it (a save's report carries the whole curve): a sample read
+	// from a file has none. tracked says the tracker attached it.
+	curve   []CurvePoint
+	tracked bool
+}
+
+// SetCurve attaches the running save's cost curve so far (the tracker's
+// points). The slice is clipped: an append by a reader copies it and never
+// writes into the tracker's array, which goes on growing past it.
+func (p *SaveProgress) SetCurve(pts []CurvePoint) {
+	p.curve, p.tracked = pts[:len(pts):len(pts)], true
+}
+
+// Curve is the cost curve SetCurve attached, and whether one was: a
+// sample read from a recording has none.
+func (p *SaveProgress) Curve() ([]CurvePoint, bool) { return p.curve, p.tracked }
+
+// WithoutCurve is p as a recording keeps it: without the curve.
+func (p SaveProgress) WithoutCurve() SaveProgress {
+	p.curve, p.tracked = nil, false
+	return p
 }
 
 // Fraction is Processed/Total in [0,1], absent when either is unknown.

@@ -224,6 +224,9 @@ type taggedSaveProgress struct {
 	Total     taggedOpt[int64]         `json:"total"`
 	ETA       taggedOpt[taggedSeconds] `json:"eta_s"`
 	LiveCOW   taggedOpt[int64]         `json:"live_cow"`
+	// The tracker's curve, which a recording does not keep.
+	curve   []source.CurvePoint
+	tracked bool
 }
 
 type taggedSample struct {

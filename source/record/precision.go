@@ -52,7 +52,7 @@ func recordedSample(s *source.Sample) *source.Sample {
 	c := *s
 	roundSample(&c, opsStep)
 	if s.Save != nil {
-		sv := *s.Save
+		sv := s.Save.WithoutCurve()
 		roundSave(&sv, s.Offset)
 		c.Save = &sv
 	}

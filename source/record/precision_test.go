@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -36,7 +37,7 @@ func TestPrecisionKept(t *testing.T) {
 			t.Errorf("the line lacks %s:\n%s", want, data)
 		}
 	}
-	if orig.OpsPerSec != s.OpsPerSec || orig.Ping != s.Ping || origSave != *s.Save {
+	if orig.OpsPerSec != s.OpsPerSec || orig.Ping != s.Ping || !reflect.DeepEqual(origSave, *s.Save) {
 		t.Errorf("the watcher's sample was changed: %+v", s)
 	}
 	rec, err := Read(bytes.NewReader(data))

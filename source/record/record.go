@@ -314,13 +314,14 @@ type sampleCopy struct {
 }
 
 // set makes c s at the precision a recording keeps (recordedSample) and
-// returns it. The save progress is copied too: the watcher's tracker may
-// fill it in later.
+// returns it. The save progress is copied too, without the tracker's
+// curve, which a recording does not keep: the watcher's tracker may fill
+// it in later.
 func (c *sampleCopy) set(s *source.Sample, opsStep float64) *source.Sample {
 	c.s = *s
 	roundSample(&c.s, opsStep)
 	if s.Save != nil {
-		c.save = *s.Save
+		c.save = s.Save.WithoutCurve()
 		roundSave(&c.save, s.Offset)
 		c.s.Save = &c.save
 	}

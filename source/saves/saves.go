@@ -354,12 +354,15 @@ func (t *Tracker) progress(s *source.Sample) {
 	if pt, ok := CurvePointOf(s); ok {
 		r.curve = append(r.curve, pt)
 	}
+	// The one copy of the curve: the history store reads it from here.
+	p.SetCurve(r.curve)
 }
 
 // CurvePointOf is the point of its save's cost curve a sample makes: what
 // the save had cost at the sample's progress. False when the sample shows
-// no save, or not its progress. The tracker's reports and the history
-// store's running curves are made of the same points.
+// no save, or not its progress. The tracker's curves are made of these
+// points, and the history store's when it replays a recording, which
+// holds no curve.
 func CurvePointOf(s *source.Sample) (source.CurvePoint, bool) {
 	if s.Save == nil {
 		return source.CurvePoint{}, false

@@ -68,6 +68,7 @@ func TestSaveTrackerForkSave(t *testing.T) {
 	var starts int
 	var peakCOW int64
 	var curve []source.CurvePoint
+	var attached []*source.SaveProgress // each running sample's progress
 	for i := range 10 {
 		s := q.next(func(in *source.Info) {
 			in.RDBInProgress = source.Some[int64](1)
@@ -98,6 +99,7 @@ func TestSaveTrackerForkSave(t *testing.T) {
 			p.Processed != q.info.KeysProcessed || p.Total != source.Some[int64](5000) || p.LiveCOW != q.info.CurrentCOW {
 			t.Fatalf("progress at %d: %+v", i, p)
 		}
+		attached = append(attached, p)
 	}
 	endS := q.next(func(in *source.Info) {
 		in.RDBInProgress = source.Some[int64](0)
@@ -127,6 +129,18 @@ func TestSaveTrackerForkSave(t *testing.T) {
 	}
 	if !reflect.DeepEqual(*rep, want) {
 		t.Errorf("report\n got %+v\nwant %+v", *rep, want)
+	}
+	// Each running sample carries the curve up to and with it: the
+	// tracker's own points (the report's, the one copy), clipped so that
+	// what a sample carries stays as it was while the save goes on.
+	for i, p := range attached {
+		pts, ok := p.Curve()
+		if !ok || !reflect.DeepEqual(pts, curve[:i+1]) || cap(pts) != len(pts) {
+			t.Errorf("sample %d carries curve %+v (attached %v, cap %d), want the first %d points", i, pts, ok, cap(pts), i+1)
+		}
+		if len(pts) > 0 && &pts[0] != &rep.Curve[0] && i == len(attached)-1 {
+			t.Errorf("the last sample's curve is not the report's points")
+		}
 	}
 	// The next sample must not see a second save.
 	if st, end := tr.Observe(q.next(nil, 1, calm)); st || end != nil {

@@ -44,10 +44,11 @@ func TestStoreHoldsARealSave(t *testing.T) {
 	}
 	var mid *store.View
 	var midTrigger source.Trigger
+	var midSave *source.SaveProgress
 	next("sample mid-save", func(ev source.Event) bool {
 		if ev.Sample != nil && ev.Sample.Save != nil && ev.Sample.Save.Fraction().Or(0) > 0.2 {
 			v := st.View(w.Node())
-			mid, midTrigger = &v, ev.Sample.Save.Trigger
+			mid, midTrigger, midSave = &v, ev.Sample.Save.Trigger, ev.Sample.Save
 			return true
 		}
 		return false
@@ -111,8 +112,14 @@ func TestStoreHoldsARealSave(t *testing.T) {
 	if len(mid.Curves) == 0 {
 		t.Fatal("no running curve mid-save")
 	}
-	if run := mid.Curves[0].Points; len(run) == 0 || len(run) > len(rep.Curve) || !reflect.DeepEqual(run, rep.Curve[:len(run)]) {
+	run := mid.Curves[0].Points
+	if len(run) == 0 || len(run) > len(rep.Curve) || !reflect.DeepEqual(run, rep.Curve[:len(run)]) {
 		t.Errorf("running curve mid-save %+v is not the start of the report's %+v", run, rep.Curve)
+	}
+	// And one copy of them: the store's running curve is the tracker's
+	// own points, which the sample carried, not points made again.
+	if tracked, ok := midSave.Curve(); !ok || len(tracked) != len(run) || len(run) > 0 && &tracked[0] != &run[0] {
+		t.Errorf("running curve mid-save (%d points) is not the tracker's (%d points, attached %v): a second copy", len(run), len(tracked), ok)
 	}
 
 	// One ended curve, its points the samples' progress, in order.

@@ -515,7 +515,10 @@ func (n *node) curve(smp *source.Sample, prev *source.Sample) {
 	if sv.Trigger.Kind != "" {
 		r.Trigger = sv.Trigger // the tracker's latest word, as the span's
 	}
-	if pt, ok := saves.CurvePointOf(smp); ok {
+	if pts, ok := sv.Curve(); ok {
+		r.Points = pts // the tracker's points: the one copy
+	} else if pt, ok := saves.CurvePointOf(smp); ok {
+		// Read from a recording, which keeps no curve: no tracker ran.
 		r.Points = append(r.Points, pt)
 	}
 	l.Curves = cloneAppend(l.Curves[:len(l.Curves)-1], *r)
