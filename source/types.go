@@ -372,25 +372,26 @@ type SaveProgress struct {
 	// tracker's own points (saves.Tracker), shared, so every view of a
 	// running save reads the one copy. Unexported, so a recording does not
 	// keep it (a save's report carries the whole curve): a sample read
-	// from a file has none. tracked says the tracker attached it.
-	curve   []CurvePoint
-	tracked bool
+	// from a file has none.
+	curve []CurvePoint
 }
 
 // SetCurve attaches the running save's cost curve so far (the tracker's
 // points). The slice is clipped: an append by a reader copies it and never
 // writes into the tracker's array, which goes on growing past it.
 func (p *SaveProgress) SetCurve(pts []CurvePoint) {
-	p.curve, p.tracked = pts[:len(pts):len(pts)], true
+	p.curve = pts[:len(pts):len(pts)]
 }
 
-// Curve is the cost curve SetCurve attached, and whether one was: a
-// sample read from a recording has none.
-func (p *SaveProgress) Curve() ([]CurvePoint, bool) { return p.curve, p.tracked }
+// Curve is the cost curve SetCurve attached: nil for a sample read from a
+// recording, and for one whose save has no point yet (the tracker adds a
+// point exactly when saves.CurvePointOf makes one, so such a sample makes
+// none either).
+func (p *SaveProgress) Curve() []CurvePoint { return p.curve }
 
 // WithoutCurve is p as a recording keeps it: without the curve.
 func (p SaveProgress) WithoutCurve() SaveProgress {
-	p.curve, p.tracked = nil, false
+	p.curve = nil
 	return p
 }
 

@@ -225,8 +225,7 @@ type taggedSaveProgress struct {
 	ETA       taggedOpt[taggedSeconds] `json:"eta_s"`
 	LiveCOW   taggedOpt[int64]         `json:"live_cow"`
 	// The tracker's curve, which a recording does not keep.
-	curve   []source.CurvePoint
-	tracked bool
+	curve []source.CurvePoint
 }
 
 type taggedSample struct {

@@ -118,8 +118,8 @@ func TestStoreHoldsARealSave(t *testing.T) {
 	}
 	// And one copy of them: the store's running curve is the tracker's
 	// own points, which the sample carried, not points made again.
-	if tracked, ok := midSave.Curve(); !ok || len(tracked) != len(run) || len(run) > 0 && &tracked[0] != &run[0] {
-		t.Errorf("running curve mid-save (%d points) is not the tracker's (%d points, attached %v): a second copy", len(run), len(tracked), ok)
+	if tracked := midSave.Curve(); len(tracked) != len(run) || len(run) > 0 && &tracked[0] != &run[0] {
+		t.Errorf("running curve mid-save (%d points) is not the tracker's (%d points): a second copy", len(run), len(tracked))
 	}
 
 	// One ended curve, its points the samples' progress, in order.

@@ -515,7 +515,7 @@ func (n *node) curve(smp *source.Sample, prev *source.Sample) {
 	if sv.Trigger.Kind != "" {
 		r.Trigger = sv.Trigger // the tracker's latest word, as the span's
 	}
-	if pts, ok := sv.Curve(); ok {
+	if pts := sv.Curve(); pts != nil {
 		r.Points = pts // the tracker's points: the one copy
 	} else if pt, ok := saves.CurvePointOf(smp); ok {
 		// Read from a recording, which keeps no curve: no tracker ran.
