@@ -37,14 +37,22 @@ type cpuCase struct {
 	n     int  // servers watched
 	pty   bool // drawing in a 200x50 pseudo-terminal; else --record FILE without a terminal
 	args  []string
-	limit float64 // 0: no target of its own (see probeCheck)
+	limit float64 // 0: no target of its own (see probeCheck, floorCheck)
 	fleet bool    // the reference's interval is taken from vkwatch's own PING rate
+	// nextTick measures the reference prober in its -n mode (a reply read
+	// at the next tick: one wake-up per PING, as vkwatch's probe) in
+	// vkwatch's place.
+	nextTick bool
 }
 
-// The cases, by index: probeCheck subtracts caseQuiet from caseRecord.
+// The cases, by index: probeCheck subtracts caseQuiet from caseRecord;
+// floorCheck reads caseOne, caseIdle and caseNextTick.
 const (
-	caseRecord = 1
-	caseQuiet  = 2
+	caseRecord   = 1
+	caseQuiet    = 2
+	caseOne      = 3
+	caseIdle     = 4
+	caseNextTick = 5
 )
 
 var cpuCases = []cpuCase{
@@ -52,6 +60,10 @@ var cpuCases = []cpuCase{
 	{short: "record", name: "two idle servers at defaults, --record FILE without a terminal", n: 2, limit: 1.15},
 	{short: "quiet", name: "two idle servers, --record FILE, --ping-interval 100ms (20 PINGs/s)", n: 2, args: []string{"--ping-interval", "100ms"}},
 	{short: "one", name: "one idle server at defaults, drawing 200x50", n: 1, pty: true, limit: 1.3},
+	{short: "idle", name: "one idle server, drawing 200x50, --interval 10s (the probe and an idle UI: a sample and a frame every 10 s)",
+		n: 1, pty: true, args: []string{"--interval", "10s"}},
+	{short: "nexttick", name: "one server, the reference prober with -n (each reply read at the next tick: one wake-up per PING)",
+		n: 1, nextTick: true},
 	{short: "six", name: fmt.Sprintf("a fleet of %d idle servers (vkwatch A B C D E F, its PING budget), drawing 200x50", fleetSize),
 		n: fleetSize, pty: true, limit: 1.3, fleet: true},
 }
@@ -238,12 +250,18 @@ func compareCPU(ctx context.Context, cfg config, srvs []*testServer, dir string)
 					return nil
 				}
 				fmt.Fprintf(cfg.out, "round %d: reference prober, %d server(s), every %s\n", round+1, c.n, interval)
-				r, err := measure(ctx, cfg, s, cfg.span, false, cfg.ref.argv(interval, s), 1)
+				r, err := measure(ctx, cfg, s, cfg.span, false, cfg.ref.argv(interval, s, false), 1)
 				refRuns[key] = r
 				return err
 			}
 			var vk costRun
 			runVK := func() error {
+				if c.nextTick {
+					fmt.Fprintf(cfg.out, "round %d: %s\n", round+1, c.name)
+					var err error
+					vk, err = measure(ctx, cfg, s, cfg.span, false, cfg.ref.argv(interval, s, true), 1)
+					return err
+				}
 				fmt.Fprintf(cfg.out, "round %d: vkwatch, %s\n", round+1, c.name)
 				var err error
 				vk, err = measureVKWatch(ctx, cfg, s, cfg.span, c.pty, args)
@@ -254,7 +272,11 @@ func compareCPU(ctx context.Context, cfg config, srvs []*testServer, dir string)
 				return checks, rssMax, fmt.Errorf("%s: %w", c.name, err)
 			}
 			ref := refRuns[key]
-			fmt.Fprintf(cfg.out, "  ratio %.3f: vkwatch %.2f%%, reference %.2f%% of a core\n", vk.cpu/ref.cpu, 100*vk.cpu, 100*ref.cpu)
+			who := "vkwatch"
+			if c.nextTick {
+				who = "-n"
+			}
+			fmt.Fprintf(cfg.out, "  ratio %.3f: %s %.2f%%, reference %.2f%% of a core\n", vk.cpu/ref.cpu, who, 100*vk.cpu, 100*ref.cpu)
 			pairs[ci] = append(pairs[ci], cpuPair{vk: vk, ref: ref})
 		}
 	}
@@ -269,6 +291,9 @@ func compareCPU(ctx context.Context, cfg config, srvs []*testServer, dir string)
 	}
 	if cfg.runs(cpuCases[caseRecord]) && cfg.runs(cpuCases[caseQuiet]) {
 		checks = append(checks, probeCheck(pairs[caseRecord], pairs[caseQuiet]))
+	}
+	if cfg.runs(cpuCases[caseOne]) && cfg.runs(cpuCases[caseIdle]) {
+		checks = append(checks, floorCheck(pairs[caseOne], pairs[caseIdle], pairs[caseNextTick]))
 	}
 	return checks, rssMax, nil
 }
@@ -315,6 +340,43 @@ func probeCheck(rec, quiet []cpuPair) check {
 	n := float64(len(parts))
 	c.Measured = fmt.Sprintf("%.2f (rounds: %s): %.2f%% vs %.2f%% of a core; the rest of vkwatch at 100 ms: %.2f%%",
 		probe/ref, strings.Join(parts, ", "), 100*probe/n, 100*ref/n, 100*summarize(cpuValues(quiet)).Mean)
+	return c
+}
+
+// floorCheck splits one server drawing into what it cannot do without
+// and the rest, each as a multiple of the reference prober's whole cost in
+// the same round: the probe with an idle UI (the idle case: a sample and a
+// frame every 10 s), and what sampling and drawing five times a second
+// add (one less idle). Beside it, when measured, the reference prober in
+// its -n mode: whether a probe that wakes once per PING, as vkwatch's
+// does, costs less than the reference's two wake-ups. The one-server
+// bound leaves sampling and drawing what the floor does not use of it.
+func floorCheck(one, idle, nextTick []cpuPair) check {
+	c := check{
+		Target:  "One server drawing, split: the probe with an idle UI (--interval 10s) and what 5 samples and frames a second add, as multiples of the reference prober's",
+		Verdict: "INFO",
+	}
+	n := min(len(one), len(idle))
+	if n == 0 {
+		c.Measured = "not measured"
+		return c
+	}
+	var floor, rest []float64
+	for i := range n {
+		floor = append(floor, idle[i].vk.cpu/idle[i].ref.cpu)
+		rest = append(rest, one[i].vk.cpu/one[i].ref.cpu-floor[i])
+	}
+	f, r := summarize(floor), summarize(rest)
+	c.Measured = fmt.Sprintf("the probe with an idle UI %.2f (rounds %.2f to %.2f), sampling and drawing %+.2f (%+.2f to %+.2f), n=%d: the %.2f bound leaves sampling and drawing %+.2f",
+		f.Mean, f.Min, f.Max, r.Mean, r.Min, r.Max, n, cpuCases[caseOne].limit, cpuCases[caseOne].limit-f.Mean)
+	if len(nextTick) > 0 {
+		var xs []float64
+		for _, p := range nextTick {
+			xs = append(xs, p.vk.cpu/p.ref.cpu)
+		}
+		t := summarize(xs)
+		c.Measured += fmt.Sprintf("; the reference prober with -n (one wake-up per PING): %.2f (%.2f to %.2f)", t.Mean, t.Min, t.Max)
+	}
 	return c
 }
 

@@ -216,7 +216,7 @@ func refIdle(ctx context.Context, cfg config, srv *testServer) (time.Duration, e
 	if err != nil {
 		return 0, err
 	}
-	a, err := startHeadless("reference prober", cfg.ref.argv(probeInterval, []*testServer{srv})...)
+	a, err := startHeadless("reference prober", cfg.ref.argv(probeInterval, []*testServer{srv}, false)...)
 	if err != nil {
 		return 0, err
 	}

@@ -42,7 +42,7 @@ func observerTools(vkwatchBin string, ref refProber) []watcherTool {
 	if ref.ok() {
 		tools = append(tools, watcherTool{
 			name:  "reference prober",
-			argv:  func(s *testServer) []string { return ref.argv(probeInterval, []*testServer{s}) },
+			argv:  func(s *testServer) []string { return ref.argv(probeInterval, []*testServer{s}, false) },
 			conns: 1,
 		})
 	}

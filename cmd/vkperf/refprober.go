@@ -50,9 +50,14 @@ func buildRefProber(ctx context.Context, dir string) refProber {
 // ok reports whether the reference prober can run.
 func (r refProber) ok() bool { return r.bin != "" }
 
-// argv is the command line probing srvs every interval.
-func (r refProber) argv(interval time.Duration, srvs []*testServer) []string {
-	a := []string{r.bin, strconv.FormatInt(max(interval.Microseconds(), 1), 10)}
+// argv is the command line probing srvs every interval; nextTick is its
+// -n mode, each reply read at the next tick (one wake-up per PING).
+func (r refProber) argv(interval time.Duration, srvs []*testServer, nextTick bool) []string {
+	a := []string{r.bin}
+	if nextTick {
+		a = append(a, "-n")
+	}
+	a = append(a, strconv.FormatInt(max(interval.Microseconds(), 1), 10))
 	for _, s := range srvs {
 		a = append(a, s.Addr)
 	}
