@@ -256,16 +256,15 @@ func compareCPU(ctx context.Context, cfg config, srvs []*testServer, dir string)
 			}
 			var vk costRun
 			runVK := func() error {
+				var err error
 				if c.nextTick {
 					fmt.Fprintf(cfg.out, "round %d: %s\n", round+1, c.name)
-					var err error
 					vk, err = measure(ctx, cfg, s, cfg.span, false, cfg.ref.argv(interval, s, true), 1)
-					return err
+				} else {
+					fmt.Fprintf(cfg.out, "round %d: vkwatch, %s\n", round+1, c.name)
+					vk, err = measureVKWatch(ctx, cfg, s, cfg.span, c.pty, args)
+					rssMax = max(rssMax, vk.rssMax)
 				}
-				fmt.Fprintf(cfg.out, "round %d: vkwatch, %s\n", round+1, c.name)
-				var err error
-				vk, err = measureVKWatch(ctx, cfg, s, cfg.span, c.pty, args)
-				rssMax = max(rssMax, vk.rssMax)
 				return err
 			}
 			if err := alternate(round, runRef, runVK); err != nil {
@@ -361,23 +360,27 @@ func floorCheck(one, idle, nextTick []cpuPair) check {
 		c.Measured = "not measured"
 		return c
 	}
-	var floor, rest []float64
-	for i := range n {
-		floor = append(floor, idle[i].vk.cpu/idle[i].ref.cpu)
-		rest = append(rest, one[i].vk.cpu/one[i].ref.cpu-floor[i])
+	floor, rest := ratios(idle[:n]), ratios(one[:n])
+	for i := range rest {
+		rest[i] -= floor[i]
 	}
 	f, r := summarize(floor), summarize(rest)
 	c.Measured = fmt.Sprintf("the probe with an idle UI %.2f (rounds %.2f to %.2f), sampling and drawing %+.2f (%+.2f to %+.2f), n=%d: the %.2f bound leaves sampling and drawing %+.2f",
 		f.Mean, f.Min, f.Max, r.Mean, r.Min, r.Max, n, cpuCases[caseOne].limit, cpuCases[caseOne].limit-f.Mean)
 	if len(nextTick) > 0 {
-		var xs []float64
-		for _, p := range nextTick {
-			xs = append(xs, p.vk.cpu/p.ref.cpu)
-		}
-		t := summarize(xs)
+		t := summarize(ratios(nextTick))
 		c.Measured += fmt.Sprintf("; the reference prober with -n (one wake-up per PING): %.2f (%.2f to %.2f)", t.Mean, t.Min, t.Max)
 	}
 	return c
+}
+
+// ratios is each round's measured CPU as a multiple of the reference's.
+func ratios(ps []cpuPair) []float64 {
+	var xs []float64
+	for _, p := range ps {
+		xs = append(xs, p.vk.cpu/p.ref.cpu)
+	}
+	return xs
 }
 
 func cpuValues(ps []cpuPair) []float64 {
@@ -396,16 +399,15 @@ func cpuTarget(c cpuCase) string {
 // reference's over all rounds, with the per-round spread beside it.
 func cpuCheck(c cpuCase, ps []cpuPair) check {
 	var vk, ref float64
-	var ratios, vkPings, refPings []float64
+	var vkPings, refPings []float64
 	for _, p := range ps {
 		vk += p.vk.cpu
 		ref += p.ref.cpu
-		ratios = append(ratios, p.vk.cpu/p.ref.cpu)
 		vkPings = append(vkPings, p.vk.pingsPerSec)
 		refPings = append(refPings, p.ref.pingsPerSec)
 	}
 	n := float64(len(ps))
-	r := summarize(ratios)
+	r := summarize(ratios(ps))
 	return check{
 		Target: cpuTarget(c),
 		Measured: fmt.Sprintf("%.2f (rounds: min %.2f, max %.2f, n=%d): vkwatch %.2f%% vs reference %.2f%% of a core; PINGs/s %.0f vs %.0f",

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"os/exec"
-	"syscall"
 	"testing"
 	"time"
 
@@ -31,28 +28,29 @@ func TestRefProberModes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var out bytes.Buffer
-		cmd := exec.CommandContext(ctx, ref.argv(2*time.Millisecond, []*testServer{ts}, nextTick)[0],
-			ref.argv(2*time.Millisecond, []*testServer{ts}, nextTick)[1:]...)
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Start(); err != nil {
+		a, err := startHeadless("reference prober", ref.argv(2*time.Millisecond, []*testServer{ts}, nextTick)...)
+		if err != nil {
 			t.Fatal(err)
 		}
+		defer a.stop()
 		var seen int64
 		servertest.WaitFor(t, 20*time.Second, "100 PINGs of the prober", func() bool {
+			if a.exited() {
+				t.Fatalf("-n %v: the prober ended early (%v): %s", nextTick, a.err, a.output())
+			}
 			n, err := pingCalls(ctx, []*testServer{ts})
 			seen = n - before
 			return err == nil && seen >= 100
 		})
-		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		if err := a.stop(); err != nil {
 			t.Fatal(err)
 		}
-		if err := cmd.Wait(); err != nil {
-			t.Fatalf("-n %v: %v: %s", nextTick, err, out.String())
+		if out := a.output(); a.err != nil {
+			t.Fatalf("-n %v: %v: %s", nextTick, a.err, out)
 		}
-		res, err := parseRefOutput(out.String())
+		res, err := parseRefOutput(a.output())
 		if err != nil || len(res) != 1 {
-			t.Fatalf("-n %v: %v, %d results: %q", nextTick, err, len(res), out.String())
+			t.Fatalf("-n %v: %v, %d results: %q", nextTick, err, len(res), a.output())
 		}
 		r := res[0]
 		// Every PING the server had executed when we looked was answered
