@@ -31,6 +31,10 @@ type Topology struct {
 	// because they save or are about to (source/fleet: attention follows
 	// the save), by node id; empty when none is.
 	Attention []Attended
+	// SampleInterval is how often INFO samples the nodes at rest, and
+	// AttentionSampleInterval the nodes in Attention (the same unless the
+	// fleet samples nodes at rest less often: --idle-interval).
+	SampleInterval, AttentionSampleInterval time.Duration
 	// Changes are what changed since the fleet's previous topology; empty
 	// in the first.
 	Changes []TopologyChange

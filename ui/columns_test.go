@@ -26,12 +26,12 @@ func TestColumnsShiftMatchesRecompute(t *testing.T) {
 		t.Helper()
 		v := st.View(nodeOf(0))
 		before := carried.colsFor
-		carried.fill(v, now, window, tick, w)
+		carried.fill(v, now, window, cadence{tick, tick}, w)
 		if carried.colsOK && before.right != 0 && carried.colsFor.right > before.right {
 			shifted++
 		}
 		fresh := newColumns()
-		fresh.fill(v, now, window, tick, w)
+		fresh.fill(v, now, window, cadence{tick, tick}, w)
 		if !reflect.DeepEqual(carried.sub, fresh.sub) || !reflect.DeepEqual(carried.cells, fresh.cells) {
 			t.Fatalf("at %s: carried-over columns differ from columns computed afresh:\ncarried %v\nfresh   %v",
 				now, carried.sub[0], fresh.sub[0])
@@ -62,4 +62,57 @@ func TestColumnsShiftMatchesRecompute(t *testing.T) {
 		add(off)
 	}
 	check(61 * time.Second)
+}
+
+// TestColumnsRestInterval: samples a second apart (a server at rest,
+// --idle-interval) draw an unbroken line when the cadence says a second
+// at rest, with the columns between taking the value before; at a cadence
+// of 200 ms at rest the same gaps are holes. A hole longer than three
+// rest intervals breaks the line either way.
+func TestColumnsRestInterval(t *testing.T) {
+	const (
+		fine   = 200 * time.Millisecond
+		window = 20 * time.Second
+		w      = 40 // 500 ms a cell, 250 ms a column
+	)
+	st := store.New(store.Config{Columns: metricColumns()})
+	f := newFake(0, false)
+	for off := time.Second; off <= 20*time.Second; off += time.Second {
+		if off > 10*time.Second && off < 15*time.Second {
+			continue // a hole of 5 s: a disconnection
+		}
+		st.Add(source.Event{Node: nodeOf(0), Kind: source.EventSample, Offset: off, At: epoch.Add(off), Sample: f.sample(off)})
+	}
+	v := st.View(nodeOf(0))
+	breaks := func(c cadence) (n int) {
+		cols := newColumns()
+		cols.fill(v, 20*time.Second, window, c, w)
+		for _, b := range cols.sub[0].Brk {
+			if b {
+				n++
+			}
+		}
+		return n
+	}
+	if got := breaks(cadence{fine, time.Second}); got != 1 {
+		t.Errorf("at rest every second: %d breaks in the line, want 1 (the 5 s hole)", got)
+	}
+	if got := breaks(cadence{fine, fine}); got < 10 {
+		t.Errorf("at rest every 200ms: %d breaks, want one at every 1 s gap", got)
+	}
+}
+
+func TestSamplingNote(t *testing.T) {
+	for _, c := range []struct {
+		rest, fine time.Duration
+		want       string
+	}{
+		{time.Second, 200 * time.Millisecond, "INFO every 1s, 200ms while saving"},
+		{200 * time.Millisecond, 200 * time.Millisecond, "INFO every 200ms"},
+		{time.Second, 0, "INFO every 1s"},
+	} {
+		if got := samplingNote(c.rest, c.fine, "while saving"); got != c.want {
+			t.Errorf("samplingNote(%s, %s) = %q, want %q", c.rest, c.fine, got, c.want)
+		}
+	}
 }

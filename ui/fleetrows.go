@@ -190,14 +190,14 @@ type rowKey struct {
 
 // refresh brings every row's columns up to date with the store, sorts
 // the rows and draws the charts of those on screen.
-func (f *fleetView) refresh(st *styles, s *store.Store, now, window, interval time.Duration, perRow bool) {
+func (f *fleetView) refresh(st *styles, s *store.Store, now, window time.Duration, c cadence, perRow bool) {
 	if len(f.rows) != f.geo.rowsFor {
 		f.SetSize(f.width, f.height) // rows joined: the charts' height may change
 	}
 	f.order(s)
 	f.follow()
 	for _, r := range f.rows {
-		r.fill(s.View(r.id), now, window, interval, f.geo.chartW)
+		r.fill(s.View(r.id), now, window, c, f.geo.chartW)
 	}
 	tops := f.tops(perRow)
 	for _, r := range f.visible() {

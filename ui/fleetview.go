@@ -452,8 +452,18 @@ func (f *fleetView) title() string {
 
 // pingNote says the per-node PING interval in force, as the fleet set it:
 // the nodes probed finely because they save or are about to (attention
-// follows the save), and the interval of the rest.
+// follows the save), and the interval of the rest; then how often INFO
+// samples them.
 func (f *fleetView) pingNote() string {
+	note := f.pings()
+	if f.top.SampleInterval > 0 {
+		note += "; " + samplingNote(f.top.SampleInterval, f.top.AttentionSampleInterval, "in attention")
+	}
+	return note
+}
+
+// pings is pingNote's PING part.
+func (f *fleetView) pings() string {
 	if f.top.PingInterval <= 0 {
 		return "PING interval n/a"
 	}
@@ -461,6 +471,9 @@ func (f *fleetView) pingNote() string {
 	att := f.top.Attention
 	if len(att) == 0 {
 		return rest
+	}
+	if att[0].Interval == f.top.PingInterval {
+		return rest // a --ping-interval: attention moves only the samples
 	}
 	var hot string
 	if len(att) == 1 {

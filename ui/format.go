@@ -120,3 +120,13 @@ func fmtOrNA(s string) string {
 	}
 	return s
 }
+
+// samplingNote says how often INFO samples a server: "INFO every 1s,
+// 200ms while saving" when one at rest is sampled less often (rest) than
+// one that saves or is about to (fine, which when is about).
+func samplingNote(rest, fine time.Duration, when string) string {
+	if fine <= 0 || rest <= fine {
+		return "INFO every " + max(rest, fine).String()
+	}
+	return "INFO every " + rest.String() + ", " + fine.String() + " " + when
+}

@@ -72,6 +72,10 @@ type Config struct {
 	// Interval is the sampling interval (default 200ms); with History it
 	// sizes the chart buffers.
 	Interval time.Duration
+	// IdleInterval is how often a server at rest is sampled, when less
+	// often than Interval (source/fleet's IdleInterval): a line breaks
+	// only at a hole longer than three of these.
+	IdleInterval time.Duration
 	// Send sends a command to a server. It is called only inside a tea.Cmd
 	// and may block; its answer arrives later as an EventCommand.
 	Send func(node source.NodeID, args ...string)
@@ -200,6 +204,7 @@ func New(cfg Config) Model {
 	if cfg.Interval <= 0 {
 		cfg.Interval = defaultInterval
 	}
+	cfg.IdleInterval = max(cfg.IdleInterval, cfg.Interval)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -365,7 +370,7 @@ func (m *Model) keepFor() time.Duration {
 			keep = max(keep, time.Duration(w)*bucketOf(m.cfg.History, m.cfg.Interval, w))
 		}
 	}
-	return keep + m.cfg.Interval*4
+	return keep + m.cfg.IdleInterval*4
 }
 
 // refresh brings every pane's charts up to date with the store (frozen
@@ -381,12 +386,12 @@ func (m *Model) refresh() {
 	// closing it draws them.
 	covered := m.stack.covered()
 	if m.stack.base() == viewFleet && !covered {
-		m.fleet.refresh(m.st, m.store, now, m.cfg.History, m.cfg.Interval, m.perPane)
+		m.fleet.refresh(m.st, m.store, now, m.cfg.History, m.cadence(), m.perPane)
 	}
 	cols := make([]*columns, len(m.shown))
 	for i, p := range m.shown {
 		views[i] = m.store.View(p.id)
-		p.sync(views[i], now, m.cfg.History, m.cfg.Interval)
+		p.sync(views[i], now, m.cfg.History, m.cadence())
 		cols[i] = &p.columns
 	}
 	if !covered {
@@ -561,6 +566,10 @@ func (m *Model) topLine() string {
 	}
 	if m.cfg.Banner != "" {
 		left += m.st.dim.r(" · ") + m.st.banner.r(m.cfg.Banner)
+	}
+	if m.fleet == nil {
+		// The fleet view says it in its PING line, from the topology.
+		left += m.st.dim.r(" · " + samplingNote(m.cfg.IdleInterval, m.cfg.Interval, "while saving"))
 	}
 	var right []string
 	if m.status != "" {

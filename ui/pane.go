@@ -195,17 +195,24 @@ func bucketOf(window, interval time.Duration, plotW int) time.Duration {
 // largest value in the window of each metric. When only new samples came
 // (the right edge is in the same column), only they are added; otherwise
 // every column is computed again.
-func (p *pane) sync(v store.View, now, window, interval time.Duration) {
+func (p *pane) sync(v store.View, now, window time.Duration, c cadence) {
 	if !p.form.ok {
 		return
 	}
-	p.fill(v, now, window, interval, p.form.plotW)
+	p.fill(v, now, window, c, p.form.plotW)
 }
+
+// cadence is how often samples come: every interval at most (the finest
+// column), every rest at least while the server answers (a longer hole
+// breaks the line).
+type cadence struct{ interval, rest time.Duration }
+
+func (m *Model) cadence() cadence { return cadence{m.cfg.Interval, m.cfg.IdleInterval} }
 
 // fill brings the columns up to date with the view for charts w cells
 // wide (see pane.sync).
-func (p *columns) fill(v store.View, now, window, interval time.Duration, w int) {
-	sub := bucketOf(window, interval, w) / 2
+func (p *columns) fill(v store.View, now, window time.Duration, c cadence, w int) {
+	sub := bucketOf(window, c.interval, w) / 2
 	k := colsKey{version: v.Version, right: int64(now / sub), plotW: w, sub: sub}
 	if p.colsOK && k == p.colsFor {
 		return
@@ -237,7 +244,7 @@ func (p *columns) fill(v store.View, now, window, interval time.Duration, w int)
 			b.add(p.sub, p.dirty, pts, i, now)
 		}
 	} else {
-		b.reset(2*w, sub, interval)
+		b.reset(2*w, sub, c.rest)
 		for i := range p.sub {
 			p.sub[i].Reset(b.n)
 		}
@@ -261,8 +268,8 @@ func (p *columns) fill(v store.View, now, window, interval time.Duration, w int)
 // now: each column holds the largest value that fell in it, so a short
 // spike is never averaged away, and the columns of two panes line up. A
 // column a late sample left empty takes the value before it; a hole of
-// more than three intervals (a disconnection) stays blank and breaks the
-// line.
+// more than three intervals at rest (a disconnection) stays blank and
+// breaks the line.
 type buckets struct {
 	n            int
 	dt, interval time.Duration

@@ -29,6 +29,7 @@ import (
 // monitorFlags configure the live monitor (and the demo, which opens it).
 type monitorFlags struct {
 	interval         time.Duration
+	idleInterval     time.Duration // 0: every --interval
 	pingInterval     time.Duration // 0: the PING budget decides
 	history          time.Duration
 	connectTimeout   time.Duration
@@ -46,7 +47,9 @@ type monitorFlags struct {
 }
 
 func (f *monitorFlags) register(fs *pflag.FlagSet) {
-	fs.DurationVar(&f.interval, "interval", 200*time.Millisecond, "INFO sampling interval")
+	fs.DurationVar(&f.interval, "interval", watch.DefaultInterval, "INFO sampling interval of a server that saves or is about to")
+	fs.DurationVar(&f.idleInterval, "idle-interval", time.Second, "INFO sampling interval of a server at rest: no save running, "+
+		"none sent or scheduled (0, or no longer than --interval: every --interval)")
 	fs.DurationVar(&f.pingInterval, "ping-interval", 0, "PING probe interval per server, on its own connection "+
 		"(default 2ms; with more than two servers longer, to keep about 1,000 PINGs a second in all)")
 	fs.DurationVar(&f.history, "history", 2*time.Minute, "how much time the charts keep")
@@ -68,6 +71,8 @@ func (f *monitorFlags) validate() error {
 	switch {
 	case f.interval < 10*time.Millisecond:
 		return usageErr("--interval %s is too short (at least 10ms)", f.interval)
+	case f.idleInterval < 0:
+		return usageErr("--idle-interval must not be negative")
 	case f.pingInterval != 0 && f.pingInterval < 100*time.Microsecond:
 		return usageErr("--ping-interval %s is too short (at least 100µs)", f.pingInterval)
 	case f.history < 10*time.Second:
@@ -225,8 +230,9 @@ func (s *monitorSession) connect() error {
 			PingInterval:   s.mf.pingInterval,
 			ConnectTimeout: s.mf.connectTimeout,
 		},
-		Configure: s.configure,
-		Clock:     s.clock,
+		IdleInterval: s.mf.idleInterval,
+		Configure:    s.configure,
+		Clock:        s.clock,
 	}
 	if s.run.cluster {
 		seed := s.run.endpoints[0]
@@ -460,6 +466,7 @@ func (s *monitorSession) runUI() error {
 		Topology:         &top,
 		History:          s.mf.history,
 		Interval:         s.mf.interval,
+		IdleInterval:     s.mf.idleInterval,
 		ReadOnly:         s.mf.readOnly,
 		Banner:           s.banner(),
 		MaxParallelSaves: s.mf.maxParallelSaves,
@@ -519,6 +526,7 @@ func newProgram(ctx context.Context, m tea.Model, a *app) *tea.Program {
 func (f *monitorFlags) settings() map[string]string {
 	return map[string]string{
 		"interval":           f.interval.String(),
+		"idle_interval":      f.idleInterval.String(),
 		"history":            f.history.String(),
 		"writers":            fmt.Sprint(f.writers),
 		"keys":               fmt.Sprint(f.keys),

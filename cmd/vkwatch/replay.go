@@ -12,6 +12,7 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/inert"
 	"github.com/vkwatch/vkwatch/source/record"
+	"github.com/vkwatch/vkwatch/source/watch"
 	"github.com/vkwatch/vkwatch/ui"
 )
 
@@ -69,17 +70,22 @@ func (a *app) runReplay(ctx context.Context, path string, speed float64, from, t
 		return err
 	}
 
-	// The UI sizes its charts from the sampling interval the recording used.
-	interval := 200 * time.Millisecond
+	// The UI sizes its charts from the sampling intervals the recording
+	// used (one before --idle-interval came).
+	interval, idle := watch.DefaultInterval, time.Duration(0)
 	if d, err := time.ParseDuration(rf.Header.Settings["interval"]); err == nil && d > 0 {
 		interval = d
 	}
+	if d, err := time.ParseDuration(rf.Header.Settings["idle_interval"]); err == nil && d > 0 {
+		idle = d
+	}
 	m := ui.NewStreamReplay(ui.Config{
-		Nodes:    replayNodes(head),
-		Topology: replayTopology(head),
-		Interval: interval,
-		Banner:   fmt.Sprintf("replay of %s (recorded %s)", path, rf.Header.Epoch.Format("2006-01-02 15:04:05")),
-		ReadOnly: true,
+		Nodes:        replayNodes(head),
+		Topology:     replayTopology(head),
+		Interval:     interval,
+		IdleInterval: idle,
+		Banner:       fmt.Sprintf("replay of %s (recorded %s)", path, rf.Header.Epoch.Format("2006-01-02 15:04:05")),
+		ReadOnly:     true,
 	}, &record.WindowSource{F: rf, Win: win}, ui.ReplayOptions{
 		Speed: speed,
 		Epoch: rf.Header.Epoch,

@@ -17,6 +17,13 @@ import (
 // rolling save's next node). A --ping-interval holds for every node: the
 // user's interval is never changed.
 //
+// INFO follows the save too when the fleet has an IdleInterval: a node at
+// rest is sampled that often, one in attention every Watch.Interval. A
+// save nobody announced (a save point, another client's BGSAVE) is then
+// first seen by a sample at rest, up to IdleInterval after it began
+// rather than up to Watch.Interval; its fork is timed by the PINGs as
+// before (every 2 ms for up to 2 nodes, whatever the samples do).
+//
 // The reasons by node are kept apart by where they come from, so that a
 // sample saying "no save" does not undo an Expect, nor an Expect withdrawn
 // undo a save that runs.
@@ -99,7 +106,7 @@ func saveCommand(args []string) bool {
 // attend notes what ev says about its node's save and sets the PING
 // intervals anew when that changes who is in attention.
 func (f *Fleet) attend(ev source.Event) {
-	if f.fixedInterval() {
+	if !f.attentive() {
 		return
 	}
 	f.mu.Lock()
@@ -145,7 +152,7 @@ func (f *Fleet) attend(ev source.Event) {
 // probed finely from now until the next Expect; Expect() with none
 // withdraws them. why is what the header says ("next in the roll").
 func (f *Fleet) Expect(why string, nodes ...source.NodeID) {
-	if f.fixedInterval() {
+	if !f.attentive() {
 		return
 	}
 	f.mu.Lock()
@@ -158,7 +165,7 @@ func (f *Fleet) Expect(why string, nodes ...source.NodeID) {
 
 // sending notes a save command about to be sent to node.
 func (f *Fleet) sending(node source.NodeID, args []string) {
-	if !saveCommand(args) || f.fixedInterval() {
+	if !saveCommand(args) || !f.attentive() {
 		return
 	}
 	f.mu.Lock()
@@ -167,7 +174,27 @@ func (f *Fleet) sending(node source.NodeID, args []string) {
 	f.retimeUnlock()
 }
 
+// fixedInterval: the user's --ping-interval holds for every node.
 func (f *Fleet) fixedInterval() bool { return f.cfg.Watch.PingInterval > 0 }
+
+// restSampling is the INFO sampling interval of the nodes at rest.
+func (f *Fleet) restSampling() time.Duration {
+	if f.cfg.IdleInterval > 0 {
+		return f.cfg.IdleInterval
+	}
+	return f.cfg.Watch.Interval
+}
+
+// attentive: attention moves some interval, the PINGs' or the samples'.
+func (f *Fleet) attentive() bool { return !f.fixedInterval() || f.cfg.IdleInterval > 0 }
+
+// samplingOfLocked is the INFO sampling interval id's attention calls for.
+func (f *Fleet) samplingOfLocked(id source.NodeID) time.Duration {
+	if f.att.reason(id) != "" {
+		return f.cfg.Watch.Interval
+	}
+	return f.restSampling()
+}
 
 // retimeUnlock retimes the watchers (retimeLocked), releases f.mu, which
 // the caller holds, and tells a running fleet's listener of the new
@@ -182,11 +209,11 @@ func (f *Fleet) retimeUnlock() {
 	}
 }
 
-// retimeLocked gives every watcher the interval its attention calls for
-// and puts the intervals in the topology; it reports whether the
+// retimeLocked gives every watcher the intervals its attention calls for
+// (PING and INFO) and puts them in the topology; it reports whether the
 // topology changed.
 func (f *Fleet) retimeLocked() bool {
-	if f.fixedInterval() {
+	if !f.attentive() {
 		return false
 	}
 	var hot []source.Attended
@@ -196,19 +223,26 @@ func (f *Fleet) retimeLocked() bool {
 		}
 	}
 	slices.SortFunc(hot, func(a, b source.Attended) int { return strings.Compare(string(a.Node), string(b.Node)) })
-	cold := coldInterval(len(f.watchers), len(hot), f.cfg.PingBudget)
+	cold, fine := f.cfg.Watch.PingInterval, f.cfg.Watch.PingInterval
+	if !f.fixedInterval() {
+		cold, fine = coldInterval(len(f.watchers), len(hot), f.cfg.PingBudget), MinPingInterval
+	}
 	for id, r := range f.watchers {
-		want := cold
+		ping, info := cold, f.restSampling()
 		if f.att.reason(id) != "" {
-			want = MinPingInterval
+			ping, info = fine, f.cfg.Watch.Interval
 		}
-		if r.interval != want {
-			r.interval = want
-			r.w.SetPingInterval(want)
+		if r.interval != ping {
+			r.interval = ping
+			r.w.SetPingInterval(ping)
+		}
+		if r.sampling != info {
+			r.sampling = info
+			r.w.SetInterval(info)
 		}
 	}
 	for i := range hot {
-		hot[i].Interval = MinPingInterval
+		hot[i].Interval = fine
 	}
 	changed := cold != f.topo.PingInterval || !slices.Equal(hot, f.topo.Attention)
 	f.topo.PingInterval, f.topo.Attention = cold, hot

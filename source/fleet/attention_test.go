@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -171,5 +172,132 @@ func TestAttentionFollowsTheSave(t *testing.T) {
 	servertest.WaitFor(t, 10*time.Second, "the saver to leave attention", func() bool {
 		t := f.Topology()
 		return len(t.Attention) == 0 && t.PingInterval == PingInterval(n, 0)
+	})
+}
+
+// TestIdleSamplingFollowsTheSave: with an IdleInterval, two real servers
+// at rest are sampled a second apart; a BGSAVE sent through the fleet has
+// its node sampled every Interval from before it forks until the save
+// ends, the other node staying at a second, and then the saver goes back
+// to rest. With the budget's PINGs and with a --ping-interval, which the
+// samples' attention must leave alone.
+func TestIdleSamplingFollowsTheSave(t *testing.T) {
+	for _, fixedPing := range []time.Duration{0, 10 * time.Millisecond} {
+		t.Run(fmt.Sprintf("ping-interval=%s", fixedPing), func(t *testing.T) {
+			idleSamplingFollowsTheSave(t, fixedPing)
+		})
+	}
+}
+
+func idleSamplingFollowsTheSave(t *testing.T, fixedPing time.Duration) {
+	const fine, rest = 50 * time.Millisecond, time.Second
+	srvs := servertest.StartMany(t, 2, server.Options{Args: []string{"--rdb-key-save-delay", "100"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	// 20,000 keys at 100 us: a save of about 2 s.
+	servertest.Populate(t, servertest.Client(t, srvs[0]), 20000, "key", 100)
+	members := make([]Member, len(srvs))
+	for i, s := range srvs {
+		ep := sourcetest.Endpoint(t, s.Addr)
+		members[i] = Member{ID: ep.Node(), Endpoint: ep}
+	}
+	saver, other := members[0].ID, members[1].ID
+	f := NewList(members, Config{Watch: watch.Config{Interval: fine, PingInterval: fixedPing}, IdleInterval: rest})
+	defer f.Close()
+	top, err := f.Start(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if top.SampleInterval != rest || top.AttentionSampleInterval != fine || len(top.Attention) != 0 {
+		t.Fatalf("at start: samples every %s, %s in attention, attention %v; want %s, %s and none",
+			top.SampleInterval, top.AttentionSampleInterval, top.Attention, rest, fine)
+	}
+	var s sink
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	defer func() { stop(); <-done }()
+	go func() { defer close(done); f.Run(runCtx, s.emit) }()
+	samplesOf := func(node source.NodeID) int {
+		n := 0
+		for _, ev := range s.events() {
+			if ev.Kind == source.EventSample && ev.Node == node {
+				n++
+			}
+		}
+		return n
+	}
+	servertest.WaitFor(t, time.Minute, "three samples of each node", func() bool {
+		return samplesOf(saver) >= 3 && samplesOf(other) >= 3
+	})
+	if r := f.Do(ctx, saver, "BGSAVE"); !r.OK() {
+		t.Fatalf("BGSAVE: %s", r.Err)
+	}
+	servertest.WaitFor(t, time.Minute, "the save to end", func() bool {
+		for _, ev := range s.events() {
+			if ev.Kind == source.EventSaveEnded && ev.Node == saver {
+				return true
+			}
+		}
+		return false
+	})
+
+	// The samples from the saver's first sample seeing the save to its
+	// first seeing none: the saver's close together, the other's a second
+	// apart (its first one in the save may have been due before).
+	var saverAt, otherAt []time.Duration
+	saving := false
+	for _, ev := range s.events() {
+		if ev.Kind != source.EventSample {
+			continue
+		}
+		if ev.Node == saver {
+			saving = ev.Sample.Save != nil
+			if saving {
+				saverAt = append(saverAt, ev.Offset)
+				if p := ev.Sample.Ping.Interval; fixedPing > 0 && p != fixedPing {
+					t.Errorf("saver's PINGs %s apart during the save: the --ping-interval %s must hold", p, fixedPing)
+				}
+			}
+			if !saving && len(saverAt) > 0 {
+				break
+			}
+		} else if saving {
+			otherAt = append(otherAt, ev.Offset)
+		}
+	}
+	if len(saverAt) < 8 {
+		t.Fatalf("only %d of the saver's samples saw the save running (a 2 s save sampled every %s)", len(saverAt), fine)
+	}
+	mean := (saverAt[len(saverAt)-1] - saverAt[0]) / time.Duration(len(saverAt)-1)
+	t.Logf("saver: %d samples during the save, one per %s; the other: %d", len(saverAt), mean, len(otherAt))
+	if mean > rest/4 {
+		t.Errorf("the saver's samples came one per %s during the save: not every %s", mean, fine)
+	}
+	for i := 2; i < len(otherAt); i++ {
+		if g := otherAt[i] - otherAt[i-1]; g < rest*7/10 {
+			t.Errorf("the other node's samples %s apart while the saver saved: want %s", g, rest)
+		}
+	}
+	// The topology during the save named the saver.
+	var named bool
+	for _, ev := range s.events() {
+		if ev.Kind == source.EventTopology {
+			for _, a := range ev.Topology.Attention {
+				named = named || a.Node == saver
+				if fixedPing > 0 && a.Interval != fixedPing {
+					t.Errorf("attention's PING interval %s with --ping-interval %s", a.Interval, fixedPing)
+				}
+			}
+		}
+	}
+	if !named {
+		t.Error("no topology named the saver in attention")
+	}
+	// Once it has ended, the saver is back at rest.
+	servertest.WaitFor(t, 10*time.Second, "the saver to go back to rest", func() bool {
+		t := f.Topology()
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return len(t.Attention) == 0 && f.watchers[saver].w.Interval() == rest
 	})
 }

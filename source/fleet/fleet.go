@@ -63,6 +63,11 @@ type Config struct {
 	// PingBudget is the PINGs a second of the whole fleet when Watch has no
 	// PingInterval; default DefaultPingBudget.
 	PingBudget int
+	// IdleInterval, when longer than Watch.Interval, is how often a node
+	// at rest is sampled: attention follows the save for INFO too, and a
+	// node that saves, or is about to, is sampled every Watch.Interval.
+	// Zero (or not longer): every node every Watch.Interval.
+	IdleInterval time.Duration
 	// Configure, when set, adjusts one node's watcher configuration before
 	// it starts (its /proc reader, its writers' counter).
 	Configure func(m Member, cfg *watch.Config)
@@ -99,7 +104,8 @@ type Fleet struct {
 type running struct {
 	w        *watch.Watcher
 	member   Member
-	interval time.Duration
+	interval time.Duration      // PING
+	sampling time.Duration      // INFO
 	cancel   context.CancelFunc // nil until it runs
 	done     chan struct{}
 }
@@ -128,6 +134,12 @@ func newFleet(cfg Config) *Fleet {
 	}
 	if cfg.Watch.ConnectTimeout <= 0 {
 		cfg.Watch.ConnectTimeout = 3 * time.Second
+	}
+	if cfg.Watch.Interval <= 0 {
+		cfg.Watch.Interval = watch.DefaultInterval
+	}
+	if cfg.IdleInterval <= cfg.Watch.Interval {
+		cfg.IdleInterval = 0
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = source.NewClock()
@@ -225,8 +237,9 @@ func (f *Fleet) seed() source.Endpoint { return f.disc.Seed() }
 func (f *Fleet) setTopologyLocked(top source.Topology) {
 	top.PingInterval = f.intervalFor(len(f.membersOf(top)))
 	top.Attention = f.topo.Attention
+	top.SampleInterval, top.AttentionSampleInterval = f.restSampling(), f.cfg.Watch.Interval
 	f.topo = top
-	if !f.fixedInterval() && len(f.watchers) > 0 {
+	if f.attentive() && len(f.watchers) > 0 {
 		f.retimeLocked()
 	}
 }
@@ -239,17 +252,21 @@ func (f *Fleet) intervalFor(n int) time.Duration {
 	return PingInterval(n, f.cfg.PingBudget)
 }
 
-// newRunning prepares the watcher of m.
+// newRunning prepares the watcher of m, with f.mu held.
 func (f *Fleet) newRunning(m Member, interval time.Duration) *running {
 	cfg := f.cfg.Watch
 	cfg.PingInterval = interval
 	if f.cfg.Configure != nil {
 		f.cfg.Configure(m, &cfg)
 	}
-	return &running{
+	r := &running{
 		w:      watch.New(m.ID, m.Endpoint, f.clock, cfg),
-		member: m, interval: interval, done: make(chan struct{}),
+		member: m, interval: interval, sampling: f.samplingOfLocked(m.ID), done: make(chan struct{}),
 	}
+	// Made for the finer interval (its probe's ring is sized by it),
+	// sampled from the start at the one its attention calls for.
+	r.w.SetInterval(r.sampling)
+	return r
 }
 
 // Connected is what Connect learned of one node.

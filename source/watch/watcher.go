@@ -31,7 +31,7 @@ import (
 
 // Config tunes a Watcher. Zero values take the defaults.
 type Config struct {
-	Interval       time.Duration // INFO sampling; default 200ms
+	Interval       time.Duration // INFO sampling at first (SetInterval changes it); default 200ms
 	PingInterval   time.Duration // default 2ms
 	ConnectTimeout time.Duration // default 3s: dial+AUTH+first INFO
 	CommandTimeout time.Duration // default 10s for Do
@@ -44,9 +44,12 @@ type Config struct {
 	Proc func(pid int64) source.ProcMem
 }
 
+// DefaultInterval is the INFO sampling interval when Config has none.
+const DefaultInterval = 200 * time.Millisecond
+
 func (c *Config) defaults() {
 	if c.Interval <= 0 {
-		c.Interval = 200 * time.Millisecond
+		c.Interval = DefaultInterval
 	}
 	if c.PingInterval <= 0 {
 		c.PingInterval = 2 * time.Millisecond
@@ -108,6 +111,11 @@ type Watcher struct {
 	pingIvl atomic.Int64
 	probe   atomic.Pointer[probe.Probe]
 
+	// ivl is the INFO sampling interval (ns) in force: SetInterval
+	// changes it and wakes the sampler through retimed.
+	ivl     atomic.Int64
+	retimed chan struct{}
+
 	// ownCmds counts the commands of vkwatch's own that the server
 	// executed on these two clients (see ownCounter); with the probe's
 	// PINGs they are subtracted from the server's ops.
@@ -144,6 +152,22 @@ func (w *Watcher) SetPingInterval(d time.Duration) {
 // PingInterval is the PING interval in force.
 func (w *Watcher) PingInterval() time.Duration { return time.Duration(w.pingIvl.Load()) }
 
+// SetInterval changes how far apart the watcher's INFO samples are, from
+// the next one on: the fleet samples a node at rest less often than one
+// that saves or is about to. d <= 0 is ignored.
+func (w *Watcher) SetInterval(d time.Duration) {
+	if d <= 0 || w.ivl.Swap(int64(d)) == int64(d) {
+		return
+	}
+	select {
+	case w.retimed <- struct{}{}:
+	default:
+	}
+}
+
+// Interval is the INFO sampling interval in force.
+func (w *Watcher) Interval() time.Duration { return time.Duration(w.ivl.Load()) }
+
 // New prepares a watcher of ep, which every Event names as node.
 // Nothing is dialled until Connect or Run.
 func New(node source.NodeID, ep source.Endpoint, clock *source.Clock, cfg Config) *Watcher {
@@ -151,8 +175,10 @@ func New(node source.NodeID, ep source.Endpoint, clock *source.Clock, cfg Config
 	if clock == nil {
 		clock = source.NewClock()
 	}
-	w := &Watcher{node: node, ep: ep, clock: clock, cfg: cfg, closeCh: make(chan struct{}), answered: make(chan struct{}, 1)}
+	w := &Watcher{node: node, ep: ep, clock: clock, cfg: cfg, closeCh: make(chan struct{}), answered: make(chan struct{}, 1),
+		retimed: make(chan struct{}, 1)}
 	w.pingIvl.Store(int64(cfg.PingInterval))
+	w.ivl.Store(int64(cfg.Interval))
 	opts, err := ep.RedisOptions()
 	if err != nil {
 		w.optsErr = err
@@ -446,7 +472,7 @@ func oneLine(s any) string {
 
 // Run watches the server until ctx is done or the watcher is closed. emit
 // receives, one call at a time and in order: EventConnected, then an
-// EventSample every Interval, EventSaveStarted / EventSaveEnded around
+// EventSample every Interval (SetInterval's once called), EventSaveStarted / EventSaveEnded around
 // saves, EventDisconnected when the server cannot be reached or stops
 // answering (once per outage; Run keeps retrying with backoff capped at
 // 500 ms) and EventConnected again when it is back, and EventCommand for
@@ -547,13 +573,18 @@ func (s *sampling) loop(ctx context.Context, wg *sync.WaitGroup) {
 			}
 			connected, down, stalled, backoff = true, false, false, backoffMin
 			s.sample(ctx, text, at)
-			tick.Reset(sampleWait(probe.Now(), w.cfg.Interval, w.PingInterval()))
+			tick.Reset(sampleWait(probe.Now(), w.Interval(), w.PingInterval()))
 		}
 		select {
 		case <-tick.C:
 			// Armed before the INFO: a reply slower than the interval
 			// is followed by the next sample at once, as a ticker would.
-			tick.Reset(sampleWait(probe.Now(), w.cfg.Interval, w.PingInterval()))
+			tick.Reset(sampleWait(probe.Now(), w.Interval(), w.PingInterval()))
+		case <-w.retimed:
+			// The next sample on the new interval's grid: sooner when it
+			// is finer (a save coming), later when it is coarser.
+			tick.Reset(sampleWait(probe.Now(), w.Interval(), w.PingInterval()))
+			continue
 		case <-w.answered:
 			s.answers()
 			continue
