@@ -24,6 +24,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/record"
 	"github.com/vkwatch/vkwatch/source/watch"
 	"github.com/vkwatch/vkwatch/ui"
+	"github.com/vkwatch/vkwatch/ui/tty"
 )
 
 // monitorFlags configure the live monitor (and the demo, which opens it).
@@ -507,21 +508,31 @@ func (s *monitorSession) banner() string {
 }
 
 // newProgram runs m full screen on a's terminal until the user quits or
-// ctx ends (a signal, see run), which quits like q: the renderer draws its
-// last frame and the input reader is waited for before the terminal is
-// given back. Neither bubbletea's WithContext, whose kill path closes the
-// input while its reader still uses it (a data race), nor its own signal
-// handler, which can block forever sending a QuitMsg that nobody reads once
-// the program has ended, is used.
-func newProgram(ctx context.Context, m tea.Model, a *app) *tea.Program {
-	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithInput(a.stdin), tea.WithOutput(a.stdout),
-		tea.WithoutSignalHandler(), tea.WithFPS(frameRate))
+// ctx ends (a signal, see run), which quits like q: the last frame is
+// drawn and the input reader is waited for before the terminal is given
+// back. Neither bubbletea's WithContext, whose kill path closes the input
+// while its reader still uses it (a data race), nor its own signal
+// handler, which can block forever sending a QuitMsg that nobody reads
+// once the program has ended, is used. Frames are drawn by ui/tty when
+// the view changes, not by bubbletea's renderer at a fixed rate.
+func newProgram(ctx context.Context, m tea.Model, a *app) *program {
+	t := tty.New(a.stdin, a.stdout)
+	p := t.Program(m, tea.WithoutSignalHandler())
 	go func() {
 		<-ctx.Done()
 		p.Quit() // returns at once when the program has already ended
 	}()
-	return p
+	return &program{Program: p, t: t}
 }
+
+// program is a bubbletea program and the terminal that draws it.
+type program struct {
+	*tea.Program
+	t *tty.Terminal
+}
+
+// Run runs the program on its terminal.
+func (p *program) Run() (tea.Model, error) { return p.t.Run(p.Program) }
 
 func (f *monitorFlags) settings() map[string]string {
 	return map[string]string{
@@ -601,13 +612,10 @@ func (b *batcher) take() []source.Event {
 	return evs
 }
 
-// frameInterval is the least time between two messages to the UI, and
-// frameRate the renderer's matching cap: a human rate, however fast
+// frameInterval is the least time between two messages of events to the
+// UI, so between two frames they cause: a human rate, however fast
 // samples come.
-const (
-	frameInterval = 50 * time.Millisecond
-	frameRate     = int(time.Second / frameInterval)
-)
+const frameInterval = 50 * time.Millisecond
 
 // pump hands the queued events to the UI when some came, at most once a
 // frameInterval: events that come within a frame of the last message wait
