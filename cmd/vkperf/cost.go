@@ -130,8 +130,9 @@ func runCost(ctx context.Context, cfg config) ([]check, error) {
 		soak = &r
 		rss = max(rss, r.rssMax)
 	}
-	fmt.Fprintf(cfg.out, "flood: two servers with --interval %s (samples 20x as fast) for %s\n", floodInterval, floodRun)
-	flood, err := measureVKWatch(ctx, cfg, two, floodRun, true, []string{"--interval", floodInterval.String()})
+	fmt.Fprintf(cfg.out, "flood: two servers with --interval %s --idle-interval 0 (samples 20x as fast as --interval's default) for %s\n", floodInterval, floodRun)
+	// Every sample at that interval, at rest too.
+	flood, err := measureVKWatch(ctx, cfg, two, floodRun, true, []string{"--interval", floodInterval.String(), "--idle-interval", "0"})
 	if err != nil {
 		return checks, err
 	}
@@ -196,7 +197,7 @@ func soakChecks(cfg config, soak *costRun) []check {
 		},
 		flat,
 		{
-			Target: "Drawing: frames per second at defaults (two servers, 5 samples/s each)",
+			Target: "Drawing: frames per second at defaults (two servers at rest, a sample a second each)",
 			Measured: fmt.Sprintf("%.1f fps, %.1f KiB/s to the terminal; each watched server spent %.2f%% / %.2f%% of a core answering",
 				soak.fps, soak.bytesPerSec/1024, 100*soak.serverCPU[0], 100*soak.serverCPU[1]),
 			Verdict: "INFO",
@@ -345,14 +346,14 @@ func probeCheck(rec, quiet []cpuPair) check {
 // floorCheck splits one server drawing into what it cannot do without
 // and the rest, each as a multiple of the reference prober's whole cost in
 // the same round: the probe with an idle UI (the idle case: a sample and a
-// frame every 10 s), and what sampling and drawing five times a second
-// add (one less idle). Beside it, when measured, the reference prober in
+// frame every 10 s), and what sampling and drawing at defaults (a server
+// at rest: once a second) add (one less idle). Beside it, when measured, the reference prober in
 // its -n mode: whether a probe that wakes once per PING, as vkwatch's
 // does, costs less than the reference's two wake-ups. The one-server
 // bound leaves sampling and drawing what the floor does not use of it.
 func floorCheck(one, idle, nextTick []cpuPair) check {
 	c := check{
-		Target:  "One server drawing, split: the probe with an idle UI (--interval 10s) and what 5 samples and frames a second add, as multiples of the reference prober's",
+		Target:  "One server drawing, split: the probe with an idle UI (--interval 10s) and what sampling and drawing at defaults add (a sample and a frame a second at rest), as multiples of the reference prober's",
 		Verdict: "INFO",
 	}
 	n := min(len(one), len(idle))
