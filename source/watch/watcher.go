@@ -472,7 +472,7 @@ func oneLine(s any) string {
 
 // Run watches the server until ctx is done or the watcher is closed. emit
 // receives, one call at a time and in order: EventConnected, then an
-// EventSample every Interval (SetInterval's once called), EventSaveStarted / EventSaveEnded around
+// EventSample every Interval (or as SetInterval last set it), EventSaveStarted / EventSaveEnded around
 // saves, EventDisconnected when the server cannot be reached or stops
 // answering (once per outage; Run keeps retrying with backoff capped at
 // 500 ms) and EventConnected again when it is back, and EventCommand for
