@@ -89,3 +89,68 @@ func TestSetPingIntervalLive(t *testing.T) {
 		t.Errorf("PingInterval() %s, want 100ms", got)
 	}
 }
+
+// TestSetIntervalLive changes a running watcher's INFO sampling interval,
+// both ways, on a real server: coarser, the samples come about a second
+// apart; finer, the next one comes at once rather than at the coarse
+// interval's next tick, and the ones after it close together. Neither
+// change reconnects.
+func TestSetIntervalLive(t *testing.T) {
+	srv := servertest.Start(t, server.Options{})
+	const fine, coarse = 50 * time.Millisecond, time.Second
+	x := startWatch(t, srv.Addr, Config{Interval: fine})
+	// sampleAfter is the offset of the next sample answered after off.
+	sampleAfter := func(off time.Duration, what string) time.Duration {
+		t.Helper()
+		return x.next(t, 10*time.Second, what, func(ev source.Event) bool {
+			return ev.Kind == source.EventSample && ev.Offset > off
+		}).Offset
+	}
+	prev := sampleAfter(0, "a first sample")
+	for range 3 {
+		prev = sampleAfter(prev, "a sample at the fine interval")
+	}
+
+	x.w.SetInterval(coarse)
+	if got := x.w.Interval(); got != coarse {
+		t.Fatalf("Interval() %s after SetInterval(%s)", got, coarse)
+	}
+	// A sample in flight, and the first on the coarse grid, may come
+	// sooner; the three after it are a second apart (20 of the fine
+	// interval: a loaded machine delays a sample, it does not bring
+	// twenty in a second).
+	prev = sampleAfter(x.clock.Offset()+2*fine, "the first sample on the coarse grid")
+	for range 3 {
+		at := sampleAfter(prev, "a sample at the coarse interval")
+		if at-prev < coarse*7/10 {
+			t.Errorf("samples %s apart at an interval of %s", at-prev, coarse)
+		}
+		prev = at
+	}
+
+	// Just after a sample, the coarse grid's next tick is a second away:
+	// the fine interval must not wait for it.
+	changed := x.clock.Offset()
+	x.w.SetInterval(fine)
+	first := sampleAfter(changed, "the first sample at the fine interval")
+	if first-changed >= coarse/2 {
+		t.Errorf("the first sample after SetInterval(%s) came %s after it, %s after the last: it waited for the coarse tick",
+			fine, first-changed, first-prev)
+	}
+	fast, gaps := 0, []time.Duration{}
+	prev = first
+	for range 10 {
+		at := sampleAfter(prev, "a sample at the fine interval")
+		gaps = append(gaps, at-prev)
+		if at-prev < coarse/2 {
+			fast++
+		}
+		prev = at
+	}
+	if fast < 8 {
+		t.Errorf("only %d of 10 samples came less than %s apart at an interval of %s: %v", fast, coarse/2, fine, gaps)
+	}
+	if n := x.count(source.EventConnected); n != 1 {
+		t.Errorf("%d connects: changing the interval must not reconnect", n)
+	}
+}
