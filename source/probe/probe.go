@@ -19,6 +19,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/internal/retime"
 )
 
 // Probe histogram range and precision. Latencies are recorded in
@@ -53,11 +54,10 @@ type Probe struct {
 	ep          source.Endpoint
 	tlsConfig   *tls.Config
 	dialTimeout time.Duration
-	// ivl is the PING interval in ns. It changes while the probe runs
-	// (the fleet's attention follows a save: SetInterval); retime wakes
-	// the goroutine loop when it does.
-	ivl    atomic.Int64
-	retime chan struct{}
+	// ivl is the PING interval. It changes while the probe runs (the
+	// fleet's attention follows a save: SetInterval), and wakes the
+	// goroutine loop when it does.
+	ivl *retime.Interval
 
 	// answered counts the probe's commands the server has executed (PINGs
 	// and AUTH): they are in total_commands_processed and are subtracted
@@ -133,13 +133,12 @@ func New(ep source.Endpoint, tlsConfig *tls.Config, interval, dialTimeout, sampl
 	}
 	p := &Probe{
 		ep: ep, tlsConfig: tlsConfig, dialTimeout: dialTimeout,
-		retime:  make(chan struct{}, 1),
+		ivl:     retime.New(interval),
 		ring:    make([]probeSlot, n),
 		rolling: newProbeHist(),
 		hist:    newProbeHist(),
 		spare:   newProbeHist(),
 	}
-	p.ivl.Store(int64(interval))
 	for i := range p.ring {
 		p.ring[i].rtts = make([]int64, 0, perSlot)
 	}
@@ -288,9 +287,9 @@ func (p *Probe) pingLoop(ctx context.Context, conn net.Conn, timer *time.Timer) 
 			timer.Reset(time.Duration(wait))
 			select {
 			case <-timer.C:
-			case <-p.retime:
+			case <-p.ivl.Changed():
 				// A shorter interval brings the next PING forward.
-				next = min(next, p.now()+p.ivl.Load())
+				next = min(next, p.now()+int64(p.ivl.Get()))
 				continue
 			case <-ctx.Done():
 				return ctx.Err()
@@ -326,7 +325,7 @@ func (p *Probe) pingLoop(ctx context.Context, conn net.Conn, timer *time.Timer) 
 		// after it was sent: timer lateness must not add up). When this
 		// one overran, the PINGs missed are accounted for by the
 		// correction in record, so start afresh instead of a burst.
-		next += p.ivl.Load()
+		next += int64(p.ivl.Get())
 		if next < end {
 			next = end
 		}
@@ -354,7 +353,7 @@ func (p *Probe) record(rtt time.Duration) {
 	p.mu.Unlock()
 }
 
-func (p *Probe) intervalUS() int64 { return p.ivl.Load() / int64(time.Microsecond) }
+func (p *Probe) intervalUS() int64 { return int64(p.ivl.Get() / time.Microsecond) }
 
 // Answered is how many of the probe's commands (PINGs and AUTH) the server
 // has executed: they are in its total_commands_processed, and the watcher
@@ -362,18 +361,14 @@ func (p *Probe) intervalUS() int64 { return p.ivl.Load() / int64(time.Microsecon
 func (p *Probe) Answered() uint64 { return p.answered.Load() }
 
 // pingInterval is the PING interval in force.
-func (p *Probe) pingInterval() time.Duration { return time.Duration(p.ivl.Load()) }
+func (p *Probe) pingInterval() time.Duration { return p.ivl.Get() }
 
 // SetInterval changes the PING interval of the running probe: the next
 // PING is due at most the new interval from now, and every one after it
 // the new interval apart.
 func (p *Probe) SetInterval(d time.Duration) {
-	if d <= 0 || p.ivl.Swap(int64(d)) == int64(d) {
+	if !p.ivl.Set(d) {
 		return
-	}
-	select {
-	case p.retime <- struct{}{}:
-	default:
 	}
 	if c := p.shared.Load(); c != nil {
 		c.retime()

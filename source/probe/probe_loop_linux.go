@@ -220,7 +220,7 @@ func serveShared(ctx context.Context, p *Probe, conn net.Conn) (served bool, err
 	if err != nil {
 		return true, err
 	}
-	c := &loopConn{l: l, p: p, fd: fd, interval: max(p.ivl.Load(), 1),
+	c := &loopConn{l: l, p: p, fd: fd, interval: max(int64(p.ivl.Get()), 1),
 		done: make(chan error, 1), synced: make(chan struct{}, 1)}
 	l.command(&l.adds, c)
 	p.shared.Store(c)
@@ -376,7 +376,7 @@ func (l *probeLoop) requests() bool {
 	for _, c := range retimes {
 		// The new interval's grid from now: a shorter one brings the
 		// next PING forward, a longer one waits for the PING already due.
-		c.interval = max(c.p.ivl.Load(), 1)
+		c.interval = max(int64(c.p.ivl.Get()), 1)
 		if g := (now/c.interval + 1) * c.interval; g < c.next {
 			c.next = g
 		}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/internal/queue"
+	"github.com/vkwatch/vkwatch/source/internal/retime"
 	"github.com/vkwatch/vkwatch/source/probe"
 	"github.com/vkwatch/vkwatch/source/saves"
 )
@@ -111,10 +112,9 @@ type Watcher struct {
 	pingIvl atomic.Int64
 	probe   atomic.Pointer[probe.Probe]
 
-	// ivl is the INFO sampling interval (ns) in force: SetInterval
-	// changes it and wakes the sampler through retimed.
-	ivl     atomic.Int64
-	retimed chan struct{}
+	// ivl is the INFO sampling interval in force: SetInterval changes
+	// it and wakes the sampler.
+	ivl *retime.Interval
 
 	// ownCmds counts the commands of vkwatch's own that the server
 	// executed on these two clients (see ownCounter); with the probe's
@@ -155,18 +155,10 @@ func (w *Watcher) PingInterval() time.Duration { return time.Duration(w.pingIvl.
 // SetInterval changes how far apart the watcher's INFO samples are, from
 // the next one on: the fleet samples a node at rest less often than one
 // that saves or is about to. d <= 0 is ignored.
-func (w *Watcher) SetInterval(d time.Duration) {
-	if d <= 0 || w.ivl.Swap(int64(d)) == int64(d) {
-		return
-	}
-	select {
-	case w.retimed <- struct{}{}:
-	default:
-	}
-}
+func (w *Watcher) SetInterval(d time.Duration) { w.ivl.Set(d) }
 
 // Interval is the INFO sampling interval in force.
-func (w *Watcher) Interval() time.Duration { return time.Duration(w.ivl.Load()) }
+func (w *Watcher) Interval() time.Duration { return w.ivl.Get() }
 
 // New prepares a watcher of ep, which every Event names as node.
 // Nothing is dialled until Connect or Run.
@@ -176,9 +168,8 @@ func New(node source.NodeID, ep source.Endpoint, clock *source.Clock, cfg Config
 		clock = source.NewClock()
 	}
 	w := &Watcher{node: node, ep: ep, clock: clock, cfg: cfg, closeCh: make(chan struct{}), answered: make(chan struct{}, 1),
-		retimed: make(chan struct{}, 1)}
+		ivl: retime.New(cfg.Interval)}
 	w.pingIvl.Store(int64(cfg.PingInterval))
-	w.ivl.Store(int64(cfg.Interval))
 	opts, err := ep.RedisOptions()
 	if err != nil {
 		w.optsErr = err
@@ -580,7 +571,7 @@ func (s *sampling) loop(ctx context.Context, wg *sync.WaitGroup) {
 			// Armed before the INFO: a reply slower than the interval
 			// is followed by the next sample at once, as a ticker would.
 			tick.Reset(sampleWait(probe.Now(), w.Interval(), w.PingInterval()))
-		case <-w.retimed:
+		case <-w.ivl.Changed():
 			// The next sample on the new interval's grid: sooner when it
 			// is finer (a save coming), later when it is coarser.
 			tick.Reset(sampleWait(probe.Now(), w.Interval(), w.PingInterval()))
