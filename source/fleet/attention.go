@@ -228,18 +228,15 @@ func (f *Fleet) retimeLocked() bool {
 		cold, fine = coldInterval(len(f.watchers), len(hot), f.cfg.PingBudget), MinPingInterval
 	}
 	for id, r := range f.watchers {
-		ping, info := cold, f.restSampling()
+		ping := cold
 		if f.att.reason(id) != "" {
-			ping, info = fine, f.cfg.Watch.Interval
+			ping = fine
 		}
 		if r.interval != ping {
 			r.interval = ping
 			r.w.SetPingInterval(ping)
 		}
-		if r.sampling != info {
-			r.sampling = info
-			r.w.SetInterval(info)
-		}
+		r.w.SetInterval(f.samplingOfLocked(id)) // nothing when unchanged
 	}
 	for i := range hot {
 		hot[i].Interval = fine

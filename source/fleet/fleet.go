@@ -104,8 +104,7 @@ type Fleet struct {
 type running struct {
 	w        *watch.Watcher
 	member   Member
-	interval time.Duration      // PING
-	sampling time.Duration      // INFO
+	interval time.Duration      // PING (its INFO interval: w.Interval)
 	cancel   context.CancelFunc // nil until it runs
 	done     chan struct{}
 }
@@ -261,11 +260,11 @@ func (f *Fleet) newRunning(m Member, interval time.Duration) *running {
 	}
 	r := &running{
 		w:      watch.New(m.ID, m.Endpoint, f.clock, cfg),
-		member: m, interval: interval, sampling: f.samplingOfLocked(m.ID), done: make(chan struct{}),
+		member: m, interval: interval, done: make(chan struct{}),
 	}
 	// Made for the finer interval (its probe's ring is sized by it),
 	// sampled from the start at the one its attention calls for.
-	r.w.SetInterval(r.sampling)
+	r.w.SetInterval(f.samplingOfLocked(m.ID))
 	return r
 }
 

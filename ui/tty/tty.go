@@ -206,14 +206,15 @@ func (t *Terminal) drawFresh() {
 	if whole {
 		t.lines = nil
 	}
-	if b := frame(t.lines, v, w, h, whole); len(b) > 0 {
+	lines := splitView(v, h)
+	if b := frame(t.lines, lines, w, whole); len(b) > 0 {
 		t.wmu.Lock()
 		if !t.gone {
 			_, _ = io.WriteString(t.out, b)
 		}
 		t.wmu.Unlock()
 	}
-	t.lines = splitView(v, h)
+	t.lines = lines
 }
 
 // splitView cuts a view into its lines, keeping the last h when there are
@@ -226,13 +227,13 @@ func splitView(v string, h int) []string {
 	return lines
 }
 
-// frame is what turns a screen showing prev (nil: unknown) into view on a
-// terminal w cells wide (0: unknown) and h lines high: as bubbletea's
-// renderer does on the alternate screen, from the home position, lines
-// that did not change are stepped over, the others written, cut to the
-// width and erased to its end; lines left over from prev are erased.
-func frame(prev []string, view string, w, h int, whole bool) string {
-	lines := splitView(view, h)
+// frame is what turns a screen showing prev (nil: unknown) into lines (a
+// view's, see splitView) on a terminal w cells wide (0: unknown): as
+// bubbletea's renderer does on the alternate screen, from the home
+// position, lines that did not change are stepped over, the others
+// written, cut to the width and erased to its end; lines left over from
+// prev are erased.
+func frame(prev, lines []string, w int, whole bool) string {
 	var b strings.Builder
 	if whole {
 		b.WriteString(ansi.EraseEntireScreen)

@@ -45,7 +45,7 @@ func TestFrame(t *testing.T) {
 		if c.whole {
 			p = nil
 		}
-		if got := frame(p, c.view, c.w, c.h, c.whole); got != c.want {
+		if got := frame(p, splitView(c.view, c.h), c.w, c.whole); got != c.want {
 			t.Errorf("%s:\n got  %q\n want %q", c.name, got, c.want)
 		}
 	}
