@@ -305,7 +305,42 @@ const (
 	// SaveSlotMigration is the fork of Valkey 9.0's atomic slot
 	// migration: its child streams the slots' snapshot to the target.
 	SaveSlotMigration SaveKind = "slot migration fork"
+	// SaveForklessSync is a replica's full sync served without a fork
+	// (Valkey 9.2): rdb_bgsave_in_progress 1 and rdb_current_bgsave_type
+	// forkless, but no BGSAVE (rdb_saves, the status and the type are not
+	// updated, and current_save_keys_total stays 0).
+	SaveForklessSync SaveKind = "sync forkless"
 )
+
+// Job names what a background job of kind k is, as a label without
+// spaces: "bgsave", "aofrewrite", "sync" (a replica's full sync that is
+// no BGSAVE) or "slotmigration"; "" for an unknown kind.
+func (k SaveKind) Job() string {
+	switch k {
+	case SaveFork, SaveForkless:
+		return "bgsave"
+	case SaveAOF:
+		return "aofrewrite"
+	case SaveForklessSync:
+		return "sync"
+	case SaveSlotMigration:
+		return "slotmigration"
+	}
+	return ""
+}
+
+// Method is how a job of kind k runs beside the server: "fork" (a child
+// process that copies on write) or "forkless" (a thread of the server's
+// own, no child); "" for an unknown kind.
+func (k SaveKind) Method() string {
+	switch k {
+	case SaveFork, SaveAOF, SaveSlotMigration:
+		return "fork"
+	case SaveForkless, SaveForklessSync:
+		return "forkless"
+	}
+	return ""
+}
 
 // Instrument names where a figure comes from, on screen and in recordings.
 type Instrument string
@@ -410,9 +445,22 @@ func (p SaveProgress) Fraction() Opt[float64] {
 	return Some(f)
 }
 
-// StatusCancelled is a SaveReport's Status for a save the user cancelled
-// with BGSAVE CANCEL (Valkey 8.1+): the server itself says "err".
-const StatusCancelled = "cancelled"
+// A SaveReport's Status: how the save ended.
+const (
+	// StatusOK and StatusErr are the server's own rdb_last_bgsave_status /
+	// aof_last_bgrewrite_status, read only for the save that set them.
+	StatusOK  = "ok"
+	StatusErr = "err"
+	// StatusCancelled is a save the user cancelled with BGSAVE CANCEL
+	// (Valkey 8.1+).
+	StatusCancelled = "cancelled"
+	// StatusAborted is a save the server stopped without failing it
+	// (FLUSHALL / FLUSHDB during the save, a replica's diskless load, a
+	// shutdown): its status fields stay the previous save's.
+	StatusAborted = "aborted"
+	// StatusLost is a save whose server restarted while it ran.
+	StatusLost = "lost (server restarted)"
+)
 
 // SaveReport is what a save cost, produced when it ends.
 type SaveReport struct {

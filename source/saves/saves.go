@@ -383,7 +383,7 @@ func (t *Tracker) finish(s *source.Sample, restart bool) *source.SaveReport {
 	rep.Started, rep.StartedAt = r.started, r.startedAt
 	rep.Observed = rep.Ended - rep.Started
 	if restart {
-		rep.Status = "lost (server restarted)"
+		rep.Status = source.StatusLost
 		rep.ServerSeconds, rep.COW = source.Opt[int64]{}, source.Opt[int64]{}
 	}
 	rep.Trigger = r.trigger
