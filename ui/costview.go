@@ -254,17 +254,30 @@ func (c *costView) plotLines(st *styles, shown []shownCurve, width, rows int) []
 			}
 		}
 	}
+	// Round scales, as the panes': the top the step above the highest
+	// point, the bottom the step under a fall below the level before the
+	// save (footprint), and half the top on the row that draws it, all in
+	// one unit.
+	y1 = unitBytes.roundTop(y1)
+	if y0 < 0 {
+		y0 = -unitBytes.roundTop(-y0)
+	}
+	ref := max(y1, -y0)
+	mid := -1
+	if rows >= 5 {
+		mid = chart.RowOf((y1/2-y0)/(y1-y0), rows)
+	}
 	cells, owner := c.plot.Draw(curves, labels, 0, 100, y0, y1)
 	out := make([]string, 0, rows+1)
 	for y := range rows {
 		tick, label := "│", ""
 		switch y {
 		case 0:
-			tick, label = "┤", fmtBytes(int64(y1))
+			tick, label = "┤", unitBytes.scaleText(y1, ref)
 		case rows - 1:
-			tick, label = "┤", fmtBytes(int64(y0))
-		case rows / 2:
-			tick, label = "┤", fmtBytes(int64(y0+(y1-y0)*float64(rows-1-rows/2)/float64(rows-1)))
+			tick, label = "┤", unitBytes.scaleText(y0, ref)
+		case mid:
+			tick, label = "┤", unitBytes.scaleText(y1/2, ref)
 		}
 		out = append(out, st.label.r(fitRight(label, yw-1))+st.dim.r(tick)+paintCells(st, cells[y], owner[y]))
 	}

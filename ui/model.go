@@ -187,6 +187,8 @@ type Model struct {
 	// perPane draws each pane's charts on its own scales (s); by default
 	// a metric has one scale across panes, so idle and loaded compare.
 	perPane bool
+	// holds keep the panes' scale tops between frames (scale.go).
+	holds scaleHolds
 
 	// confirm is the key (b, B, a, A) whose fork was held back by a
 	// memory warning, x for a save cancel waiting to be confirmed, or B
@@ -232,6 +234,7 @@ func New(cfg Config) Model {
 		height:      24,
 		readOnlyWhy: "--read-only",
 		stack:       viewStack{viewPanes},
+		holds:       scaleHolds{},
 	}
 	m.store = store.New(store.Config{Keep: cfg.History, Columns: metricColumns()})
 	m.byID = make(map[source.NodeID]*pane, len(cfg.Nodes))
@@ -403,7 +406,7 @@ func (m *Model) refresh() {
 	if !covered {
 		// Each pane's scale tops, shared by the panes unless per pane:
 		// the same memory draws at the same height in every pane.
-		tops := scaleTops(cols, nil, m.perPane)
+		tops := scaleTops(cols, nil, m.perPane, m.holds, now)
 		for i, p := range m.shown {
 			if m.lay.mode != layoutSingle || i == m.focus {
 				p.drawCharts(m.st, views[i], now, tops[i])

@@ -49,7 +49,7 @@ func alonePanes(c *viewCtx, w, h int, ids ...source.NodeID) {
 		p.sync(c.store.View(id), now, defaultHistory, cadence{defaultInterval, defaultInterval})
 		c.panes, cols[i] = append(c.panes, p), &p.columns
 	}
-	tops := scaleTops(cols, nil, false)
+	tops := scaleTops(cols, nil, false, scaleHolds{}, now)
 	for i, p := range c.panes {
 		p.drawCharts(c.st, c.store.View(p.id), now, tops[i])
 	}
