@@ -77,7 +77,7 @@ func TestCOWNotesSayINFOsAge(t *testing.T) {
 	st := newStyles()
 	s := &source.Sample{COW: source.Some[int64](mib), COWFrom: source.FromInfo, Save: &source.SaveProgress{Kind: source.SaveFork}}
 	s.Info.CurrentCOWAge = source.Some[int64](2)
-	if got := strings.Join(cowNotes(&st, s), "\n"); !strings.Contains(got, "INFO figure 2s old (current_cow_size_age)") {
+	if got := strings.Join(cowNotes(&st, s), "\n"); !strings.Contains(got, "INFO figure 2s old") {
 		t.Errorf("notes %q", got)
 	}
 	s.Info.CurrentCOWAge = source.Opt[int64]{}

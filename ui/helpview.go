@@ -8,7 +8,6 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/x/ansi"
 )
 
 // The help: one line of keys at the bottom, or with ? the full help, the
@@ -79,9 +78,9 @@ func (h *helpView) View(c *viewCtx) []string {
 	case p.held != "" && p.key == "" && !c.full:
 		// The roll waits for the user: say how to answer it, however
 		// narrow the terminal (its line may be cut).
-		text = ansi.Truncate(st.warn.r("B: save it anyway")+st.dim.r(" • esc: cancel the rolling save"), w, "…")
+		text = fitLine(st.warn.r("B: save it anyway")+st.dim.r(" • esc: cancel the rolling save"), w)
 	case p.key != "":
-		text = ansi.Truncate(st.warn.r(p.key+" again: "+p.what)+st.dim.r(" • any other key: "+p.other), w, "…")
+		text = fitLine(st.warn.r(p.key+" again: "+p.what)+st.dim.r(" • any other key: "+p.other), w)
 	default:
 		hm := h.model
 		hm.ShowAll = c.full

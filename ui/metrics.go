@@ -80,7 +80,7 @@ var metrics = []metric{
 		id: "footprint", label: "footprint", unit: unitBytes, group: "memory", rank: 1, weight: 3, draw: drawLine,
 		value: optInt(func(s *source.Sample) source.Opt[int64] { return s.Footprint }),
 		from: func(s *source.Sample) (string, string) {
-			return instrument(s.FootprintFrom, "/proc rss+child dirty", "INFO rss+cow estimate")
+			return instrument(s.FootprintFrom, "rss + fork child's cow", "INFO rss + current cow")
 		},
 		notes: footprintNotes,
 		color: lipgloss.AdaptiveColor{Light: "#AF0000", Dark: "#FF5F87"},
@@ -89,7 +89,7 @@ var metrics = []metric{
 		id: "cow", label: "cow", unit: unitBytes, group: "cow", rank: 2, weight: 3, draw: drawLine,
 		value: optInt(func(s *source.Sample) source.Opt[int64] { return s.COW }),
 		from: func(s *source.Sample) (string, string) {
-			return instrument(s.COWFrom, "/proc child dirty", "INFO current_cow_size")
+			return instrument(s.COWFrom, "copied pages (/proc)", "INFO current_cow_size")
 		},
 		current: func(s *source.Sample) string {
 			if v, ok := s.COW.Get(); ok && v == 0 && s.Save == nil {
@@ -122,7 +122,7 @@ var metrics = []metric{
 	{
 		id: "ops", label: "ops/s", unit: unitRate, group: "ops", rank: 3, weight: 2, draw: drawBars,
 		value: func(s *source.Sample) (float64, bool) { return s.OpsPerSec.Get() },
-		from:  fixedFrom("info", "INFO commands Δ"),
+		from:  fixedFrom("info", "commands/s from INFO"),
 		notes: func(st *styles, s *source.Sample) []string {
 			if w, ok := s.WriterOpsPerSec.Get(); ok {
 				return []string{st.label.r("writers ") + st.value.r(fmtRate(w)+"/s")}
@@ -137,7 +137,7 @@ var metrics = []metric{
 			w, ok := worstPing(s)
 			return float64(w), ok
 		},
-		from:  fixedFrom("PING", "worst PING of interval"),
+		from:  fixedFrom("PING", "worst PING per sample"),
 		color: lipgloss.AdaptiveColor{Light: "#AF0087", Dark: "#FF87D7"},
 	},
 }
@@ -183,11 +183,11 @@ func footprintNotes(st *styles, s *source.Sample) []string {
 	if !ok {
 		return nil
 	}
-	limit := ", no limit"
+	limit := st.label.r(", no max")
 	if l, ok := s.Proc.CgroupLimit.Get(); ok {
-		limit = " of " + fmtBytes(l)
+		limit = st.label.r("/") + st.value.r(fmtBytes(l))
 	}
-	return []string{st.label.r("cgroup ") + st.value.r(fmtBytes(u)) + st.label.r(limit)}
+	return []string{st.label.r("cgroup ") + st.value.r(fmtBytes(u)) + limit}
 }
 
 // cowNotes show the other instrument beside the charted one, where both
@@ -197,12 +197,11 @@ func cowNotes(st *styles, s *source.Sample) []string {
 	case s.COWFrom == source.FromProc && s.Save != nil && s.Save.LiveCOW.OK:
 		return []string{st.label.r("INFO ") + st.value.r(fmtBytes(s.Save.LiveCOW.V))}
 	case s.COWFrom != source.FromProc && s.Proc.ChildPrivateDirty.OK:
-		return []string{st.label.r("child dirty ") + st.value.r(fmtBytes(s.Proc.ChildPrivateDirty.V))}
+		return []string{st.label.r("/proc ") + st.value.r(fmtBytes(s.Proc.ChildPrivateDirty.V))}
 	case s.COWFrom == source.FromInfo && s.Save != nil && s.Info.CurrentCOWAge.OK:
 		// No /proc figure: INFO's is all there is, and the server
 		// refreshes it about once a second; say how old it is.
-		return []string{st.label.r("INFO figure ") + st.value.r(fmt.Sprintf("%ds old", s.Info.CurrentCOWAge.V)) +
-			st.dim.r(" (current_cow_size_age)")}
+		return []string{st.label.r("INFO figure ") + st.value.r(fmt.Sprintf("%ds old", s.Info.CurrentCOWAge.V))}
 	}
 	return nil
 }

@@ -36,7 +36,6 @@ import (
 	"github.com/charmbracelet/bubbles/progress"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/fleet"
@@ -535,7 +534,7 @@ func (m *Model) tooSmall() string {
 	// Cut each line to the terminal: Place cannot shrink what is wider.
 	lines := strings.Split(msg, "\n")
 	for i, l := range lines {
-		lines[i] = ansi.Truncate(l, m.width, "…")
+		lines[i] = fitLine(l, m.width)
 	}
 	return lipgloss.Place(m.width, m.height, lipgloss.Center, lipgloss.Center,
 		m.st.tooSmall.Render(strings.Join(lines, "\n")))
@@ -601,10 +600,10 @@ func (m *Model) topLine() string {
 	// The marks on the right say what the panes mean (paused, which pane,
 	// playback): cut the banner before them.
 	if room := m.width - rw - 1; room >= 10 && lipgloss.Width(left) > room {
-		left = ansi.Truncate(left, room, "…")
+		left = fitLine(left, room)
 	}
 	gap := max(m.width-lipgloss.Width(left)-rw, 1)
-	return ansi.Truncate(left+strings.Repeat(" ", gap)+r, m.width, "…")
+	return fitLine(left+strings.Repeat(" ", gap)+r, m.width)
 }
 
 // scaleMark says which scales are in force.
@@ -628,7 +627,7 @@ func (m *Model) footerLine() string {
 			parts = append(parts, m.st.err.r(e.text))
 		}
 	}
-	return ansi.Truncate(strings.Join(parts, m.st.dim.r("  │  ")), m.width, "…")
+	return fitLine(strings.Join(parts, m.st.dim.r("  │  ")), m.width)
 }
 
 // onKey handles a key press. Every key first clears the footer: an answer

@@ -120,7 +120,7 @@ func TestAbsentFieldsShowNA(t *testing.T) {
 		}
 	}
 	for _, want := range []string{
-		"save method n/a", "forkless infra n/a", "ping 10s n/a",
+		"saves by fork only", "ping 10s n/a",
 		"took n/a server", "cow n/a (peak n/a)", "peak used n/a", "rss n/a", "fork pause n/a",
 		"ops/s n/a before → n/a during", "worst ping n/a", "footprint n/a", "last save BGSAVE fork by n/a",
 	} {
@@ -145,7 +145,7 @@ func chartBlock(t *testing.T, m Model, i int, id string) []string {
 	p := m.panes[i]
 	k := metricIndex(id)
 	lines := strings.Split(view(m), "\n")
-	head := metrics[k].label + " "
+	head := padRight(metrics[k].label, 9) + " "
 	for j, c := range p.form.charts {
 		if c != k {
 			continue

@@ -448,7 +448,7 @@ func (p *pane) render(st *styles, prog progress.Model, v store.View, focused boo
 	iw := p.width - paneChrome
 	s := v.Latest
 	lines := make([]string, 0, p.height)
-	lines = append(lines, stateLine(st, v))
+	lines = append(lines, stateLine(st, v, iw))
 	running := s != nil && s.Save != nil
 	if f.compact {
 		switch {

@@ -16,8 +16,9 @@ import (
 // The text lines of a pane: its state, the running save, the last save.
 
 // stateLine says how the server is connected, how its PINGs went over the
-// last 10 s and how it saves.
-func stateLine(st *styles, v store.View) string {
+// last 10 s and how it saves, in width cells: the PING's p50, then how it
+// saves, then its max go first where they do not fit.
+func stateLine(st *styles, v store.View, width int) string {
 	var conn string
 	switch v.State {
 	case store.Connecting:
@@ -27,43 +28,44 @@ func stateLine(st *styles, v store.View) string {
 	case store.Disconnected:
 		conn = st.err.r("✗ disconnected: " + fmtOrNA(v.Reason) + ", retrying")
 	}
-	sep := st.dim.r(" · ")
-	return conn + sep + pingStats(st, v.Latest) + sep + saveMethod(st, v.Latest)
-}
-
-// saveMethod renders the save method in force and the forkless switch.
-func saveMethod(st *styles, s *source.Sample) string {
-	method, infra := na, na
-	if s != nil {
-		method = fmtOrNA(s.Config.Method)
-		if v, ok := s.Config.ForklessInfra.Get(); ok {
-			infra = map[bool]string{true: "on", false: "off"}[v]
-		}
-	}
-	out := st.label.r("save method ") + st.value.r(method) +
-		st.label.r(" · forkless infra ") + st.value.r(infra)
-	if s != nil && s.Config.Err != "" {
-		out += st.warn.r(" (config: " + s.Config.Err + ")")
-	}
-	return out
-}
-
-// pingStats summarises the last 10 s of PINGs.
-func pingStats(st *styles, s *source.Sample) string {
-	head := st.series[pingMetric].r("ping 10s ")
+	s := v.Latest
+	parts := []part{{conn + st.dim.r(" · ") + st.series[pingMetric].r("ping 10s"), 0}}
 	if s == nil || s.Ping10s.Count == 0 {
-		out := head + st.value.r(na)
+		parts = append(parts, part{st.value.r(na), 0})
 		if s != nil && s.Ping10s.InFlight > 0 {
-			out += st.warn.r(" in flight " + fmtLatency(s.Ping10s.InFlight))
+			parts = append(parts, part{st.warn.r("in flight " + fmtLatency(s.Ping10s.InFlight)), 0})
 		}
-		return out
+	} else {
+		l := s.Ping10s
+		parts = append(parts, part{st.label.r("p50 ") + st.value.r(fmtLatency(l.P50)), 3},
+			part{st.label.r("p99 ") + st.value.r(fmtLatency(l.P99)), 0},
+			part{st.label.r("max ") + st.value.r(fmtLatency(l.Max)), 1})
+		if l.InFlight > l.Max {
+			parts = append(parts, part{st.warn.r("in flight " + fmtLatency(l.InFlight)), 0})
+		}
 	}
-	l := s.Ping10s
-	out := head + st.label.r("p50 ") + st.value.r(fmtLatency(l.P50)) +
-		st.label.r("  p99 ") + st.value.r(fmtLatency(l.P99)) +
-		st.label.r("  max ") + st.value.r(fmtLatency(l.Max))
-	if l.InFlight > l.Max {
-		out += st.warn.r("  in flight " + fmtLatency(l.InFlight))
+	parts = append(parts, part{st.dim.r("·") + " " + saveMethod(st, s), 2})
+	return fitParts(width, " ", parts...)
+}
+
+// saveMethod says how the server saves: bgsave-default-method and
+// whether it could save forkless (forkless-infrastructure-enabled), or,
+// on a server without them (Redis, Valkey before 9.2), that it saves by
+// fork only.
+func saveMethod(st *styles, s *source.Sample) string {
+	switch {
+	case s == nil:
+		return st.label.r("save method ") + st.value.r(na)
+	case s.Config.Err != "":
+		return st.label.r("save method ") + st.value.r(na) + st.warn.r(" (CONFIG GET: "+s.Config.Err+")")
+	case s.Config.Method == "" && !s.Config.ForklessInfra.OK:
+		return st.label.r("saves by ") + st.value.r("fork") + st.label.r(" only")
+	case s.Config.Method == "forkless":
+		return st.label.r("saves ") + st.value.r("forkless")
+	}
+	out := st.label.r("saves by ") + st.value.r(fmtOrNA(s.Config.Method))
+	if on, ok := s.Config.ForklessInfra.Get(); ok && on {
+		out += st.label.r(" (forkless ready)")
 	}
 	return out
 }
@@ -111,25 +113,32 @@ func saveLine(st *styles, prog progress.Model, s *source.Sample, width int, comp
 			head = st.warn.r("▶ "+string(sv.Kind)) + st.label.r(" by ") + st.value.r(string(sv.Trigger.Kind))
 		}
 		left := head + st.label.r(" ") + st.value.r(pct)
+		if lipgloss.Width(left+eta) > width {
+			// No room for the trigger's detail: the full pane says it.
+			left = st.warn.r("▶ "+string(sv.Kind)) + st.label.r(" by ") + st.value.r(string(sv.Trigger.Kind)) +
+				st.label.r(" ") + st.value.r(pct)
+		}
 		if room := width - lipgloss.Width(left+eta) - 1; fok && room >= 6 && rb == "" {
 			prog.Width = min(room, 30)
 			left += " " + prog.ViewAs(frac)
 		}
-		return left + eta + keys
+		if lipgloss.Width(left+eta+keys) <= width {
+			return left + eta + keys
+		}
+		return left + eta
 	}
-	return head + st.label.r("  keys ") + st.value.r(fmtOptCount(sv.Processed)+"/"+fmtOptCount(sv.Total)) +
-		st.label.r("  ") + st.value.r(pct) +
-		st.label.r("  elapsed ") + st.value.r(fmtElapsed(sv.Elapsed)) +
-		st.label.r("  ETA ") + st.value.r(fmtOptElapsed(sv.ETA)) +
-		st.label.r("  cow ") + st.value.r(fmtOptBytes(s.COW)) + replBufFull(st, s)
-}
-
-// replBufFull is replBufText after two spaces, or nothing.
-func replBufFull(st *styles, s *source.Sample) string {
-	if rb := replBufText(st, s, false); rb != "" {
-		return st.label.r("  ") + rb
+	// What does not fit goes: the keys, then the elapsed time, the full
+	// sync's buffer, the trigger's detail; the percentage, the ETA and the
+	// copy-on-write stay.
+	eta := st.label.r("ETA ") + st.value.r(fmtOptElapsed(sv.ETA))
+	cow := st.label.r("cow ") + st.value.r(fmtOptBytes(s.COW))
+	if lipgloss.Width(head+st.value.r(pct)+eta+cow)+6 > width {
+		head = st.warn.r("▶ "+string(sv.Kind)) + st.label.r(" by ") + st.value.r(string(sv.Trigger.Kind))
 	}
-	return ""
+	return fitParts(width, "  ", part{head, 0},
+		part{st.label.r("keys ") + st.value.r(fmtOptCount(sv.Processed)+"/"+fmtOptCount(sv.Total)), 5},
+		part{st.value.r(pct), 0}, part{st.label.r("elapsed ") + st.value.r(fmtElapsed(sv.Elapsed)), 4},
+		part{eta, 0}, part{cow, 1}, part{replBufText(st, s, false), 3})
 }
 
 // saveBar is the running save's progress bar, or, while none runs, how to
@@ -256,7 +265,7 @@ func frame(st *styles, lines, fixed []string, width, height int, focused bool, t
 	iw := max(width-paneChrome, 1)
 	left, right := paint.r(edge.Left)+" ", " "+paint.r(edge.Right)
 	out := make([]string, 0, height)
-	title = ansi.Truncate(title, max(iw-2, 1), "…")
+	title = fitLine(title, max(iw-2, 1))
 	tw := ansi.StringWidth(title)
 	out = append(out, paint.r(edge.TopLeft+edge.Top)+" "+title+" "+
 		paint.r(strings.Repeat(edge.Top, max(iw-tw-1, 0))+edge.TopRight))
@@ -295,40 +304,4 @@ func frame(st *styles, lines, fixed []string, width, height int, focused bool, t
 	}
 	b.WriteString(paint.r(strings.Repeat(edge.Bottom, iw-axisAt-aw+1) + edge.BottomRight))
 	return append(out, b.String())
-}
-
-// padRight pads s (which may hold escapes) with spaces to width cells.
-func padRight(s string, width int) string {
-	if n := lipgloss.Width(s); n < width {
-		return s + strings.Repeat(" ", width-n)
-	}
-	return s
-}
-
-// fitRight right-aligns s in width cells, cutting it when longer.
-func fitRight(s string, width int) string {
-	s, n := cut(s, lipgloss.Width(s), width)
-	return strings.Repeat(" ", max(width-n, 0)) + s
-}
-
-// fitCells cuts s to w cells, ending in "…", or pads it with spaces to
-// exactly w; a line of one row. It measures s once, and again only after
-// a cut.
-func fitCells(s string, w int) string {
-	if w <= 0 {
-		return ""
-	}
-	s, n := cut(s, ansi.StringWidth(s), w)
-	return s + strings.Repeat(" ", w-n)
-}
-
-// cut cuts s, n cells wide, to at most w cells, ending in "…", and says
-// how wide it is then: a wide character at the cut leaves it a cell short
-// of w, which a caller padding to w must count.
-func cut(s string, n, w int) (string, int) {
-	if n <= w {
-		return s, n
-	}
-	s = ansi.Truncate(s, max(w, 0), "…")
-	return s, ansi.StringWidth(s)
 }

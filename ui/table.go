@@ -370,13 +370,3 @@ func shrink(widths []int, total int) {
 		sum--
 	}
 }
-
-// fitLines cuts every line to width cells.
-func fitLines(width int, lines ...string) []string {
-	for i, l := range lines {
-		if ansi.StringWidth(l) > width {
-			lines[i] = ansi.Truncate(l, width, "…")
-		}
-	}
-	return lines
-}

@@ -36,8 +36,8 @@ func (a *app) benchCommand(cf *connFlags) *cobra.Command {
 	bf := &benchFlags{}
 	cmd := &cobra.Command{
 		Use:   "bench [ADDR ...] [-h HOST -p PORT | -s SOCKET | -u URI] | --cluster ADDR [--per-shard]",
-		Short: "Run the seeds' BGSAVE experiment headless and print its table",
-		Long: `bench reproduces the forkless-BGSAVE experiment without a UI: for each run it
+		Short: "Measure what BGSAVE costs each server under writers, headless, and print a table",
+		Long: `bench measures what a BGSAVE costs, fork or forkless, without a UI: for each run it
 starts W writers overwriting the vkwatch-prefixed dataset (which must exist:
 --preload N creates it) and the PING probe, sends BGSAVE
 at --trigger-at, waits for the save to end and the window to close, and collects

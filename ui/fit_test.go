@@ -1,0 +1,33 @@
+package ui
+
+import (
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+func TestCutBetweenWords(t *testing.T) {
+	st := newStyles()
+	for _, c := range []struct {
+		in   string
+		w    int
+		want string
+	}{
+		{"save method forkless · forkless infra on", 30, "save method forkless …"},
+		{"took 15s server, 15.0s observed", 22, "took 15s server …"},
+		// A number goes with its unit, a separator with what it separated.
+		{"cow 17.0 MiB · footprint +20.0 MiB", 30, "cow 17.0 MiB · footprint …"},
+		{"cow 17.0 MiB · footprint +20.0 MiB", 25, "cow 17.0 MiB …"},
+		{"peak used 3.00 MiB", 16, "peak used …"},
+		// One word wider than the room is all that is cut inside.
+		{"127.0.0.1:30001", 10, "127.0.0.1…"},
+		{"short", 10, "short"},
+	} {
+		for _, in := range []string{c.in, st.value.r(c.in)} {
+			got, n := cut(in, ansi.StringWidth(in), c.w)
+			if ansi.Strip(got) != c.want || n != ansi.StringWidth(got) || n > c.w {
+				t.Errorf("cut(%q, %d) = %q (%d cells), want %q", in, c.w, ansi.Strip(got), n, c.want)
+			}
+		}
+	}
+}
