@@ -68,8 +68,7 @@ type styles struct {
 	curves                      []paint // the cost view's curves
 	tooSmall                    lipgloss.Style
 	edge, edgeFocus             lipgloss.Border
-	// The reports table is drawn by lipgloss/table, which wants Styles.
-	tableHead, tableCell, tableBorder lipgloss.Style
+	head                        paint // the reports table's heads
 }
 
 func newStyles() styles {
@@ -93,10 +92,7 @@ func newStyles() styles {
 		edge:      lipgloss.RoundedBorder(),
 		edgeFocus: lipgloss.DoubleBorder(),
 		tooSmall:  lipgloss.NewStyle().Bold(true).Foreground(colWarn).Align(lipgloss.Center),
-
-		tableCell:   lipgloss.NewStyle().Padding(0, cellPad),
-		tableHead:   lipgloss.NewStyle().Padding(0, cellPad).Bold(true).Foreground(colText),
-		tableBorder: lipgloss.NewStyle().Foreground(colSubtle),
+		head:      paintOf(lipgloss.NewStyle().Bold(true).Foreground(colText)),
 	}
 	for _, mt := range metrics {
 		s.series = append(s.series, fg(mt.color))

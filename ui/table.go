@@ -6,8 +6,6 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/lipgloss/table"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vkwatch/vkwatch/source"
@@ -17,11 +15,17 @@ import (
 // The reports table shows one row per save report, oldest first, so a
 // column reads down as one measure across saves and servers: a fork save
 // on one server and a forkless one on the other compare cell by cell.
+// A row is two lines: the columns go in pairs, one above the other
+// (tableStacks), so that every figure of a save shows on a terminal of
+// 160 columns, where one line a save would need twice that.
 
 // tableChrome is the lines of the reports view besides its rows: the
-// title line, the legend, and the table's top border, header, header rule
-// and bottom border.
-const tableChrome = 2 + 4
+// title line, the legend, and the table's top border, two lines of heads,
+// the heads' rule and the bottom border.
+const tableChrome = 2 + 5
+
+// rowLines is the lines a report takes.
+const rowLines = 2
 
 // cellPad is the padding of a cell, left and right.
 const cellPad = 1
@@ -44,8 +48,10 @@ var reportColumns = []reportColumn{
 		return r.StartedAt.Format("15:04:05")
 	}},
 	{"server", 1, func(_ *styles, r *source.SaveReport) string { return fmtOrNA(r.Addr) }},
-	{"kind", 2, func(_ *styles, r *source.SaveReport) string { return fmtOrNA(string(r.Kind)) }},
-	{"by", 4, func(_ *styles, r *source.SaveReport) string { return fmtTrigger(r.Trigger) }},
+	// The kind and who started it in a word each (fork, forkless, aof;
+	// vkwatch, schedule, replica): the pane and the cost view say more.
+	{"kind", 2, func(_ *styles, r *source.SaveReport) string { return shortKind(r.Kind) }},
+	{"by", 4, func(_ *styles, r *source.SaveReport) string { return fmtOrNA(string(r.Trigger.Kind)) }},
 	{"status", 3, func(st *styles, r *source.SaveReport) string { return reportStatus(st, r) }},
 	{"took", 5, func(_ *styles, r *source.SaveReport) string {
 		if v, ok := r.ServerSeconds.Get(); ok {
@@ -75,12 +81,12 @@ var reportColumns = []reportColumn{
 		}
 		return na
 	}},
-	{"live peak", 21, func(_ *styles, r *source.SaveReport) string { return fmtOptBytes(r.PeakLiveCOW) }},
+	{"INFO peak", 21, func(_ *styles, r *source.SaveReport) string { return fmtOptBytes(r.PeakLiveCOW) }},
 	{"footprint +", 8, func(_ *styles, r *source.SaveReport) string { return fmtOptDelta(r.PeakFootprintDelta) }},
 	{"used +", 12, func(_ *styles, r *source.SaveReport) string { return fmtOptDelta(r.PeakUsedDelta) }},
 	{"rss +", 15, func(_ *styles, r *source.SaveReport) string { return fmtOptDelta(r.PeakRSSDelta) }},
 	{"/proc rss +", 20, func(_ *styles, r *source.SaveReport) string { return fmtOptDelta(r.PeakProcRSSDelta) }},
-	{"child dirty", 17, func(_ *styles, r *source.SaveReport) string { return fmtOptBytes(r.PeakChildPrivateDirty) }},
+	{"/proc peak", 17, func(_ *styles, r *source.SaveReport) string { return fmtOptBytes(r.PeakChildPrivateDirty) }},
 	{"ops/s", 11, func(_ *styles, r *source.SaveReport) string { return ratePair(r.OpsBefore, r.OpsDuring) }},
 	{"writers/s", 19, func(_ *styles, r *source.SaveReport) string {
 		return ratePair(r.WriterOpsBefore, r.WriterOpsDuring)
@@ -96,10 +102,20 @@ var reportColumns = []reportColumn{
 	}},
 }
 
-// tableLegend says how to read the cells; the headers are too short to.
-const tableLegend = "by: who started it · took: server-reported · fork pause: latest_fork_usec · " +
-	"cow: server figure, cow peak: charted instrument, peak at: save progress then, live peak: INFO's · " +
-	"+: peak above the pre-save level · pairs: before → during · forecast: made before the save (source/forecast)"
+// tableStacks are the columns shown one above the other, by head: the
+// first of each pair on a row's first line, the second under it. A
+// column in no pair has a place of its own, after the column before it.
+var tableStacks = [][2]string{
+	{"started", "server"}, {"kind", "by"}, {"status", "fork pause"}, {"took", "observed"},
+	{"cow", "cow peak"}, {"forecast", "fc error"}, {"peak at", "INFO peak"}, {"footprint +", "used +"},
+	{"rss +", "/proc rss +"}, {"/proc peak", "ping max"}, {"ops/s", "writers/s"}, {"ping p50", "ping p99"},
+}
+
+// tableLegend says how to read the cells; the heads are too short to.
+const tableLegend = "took: as the server says (rdb_last_bgsave_time_sec) · fork pause: latest_fork_usec · " +
+	"cow: rdb_last_cow_size; cow peak: as charted, peak at: the save's progress then; INFO peak: current_cow_size; " +
+	"/proc peak: the child's copied pages · +: highest above the level before the save · a → b: before → during · " +
+	"forecast: made before the save"
 
 // ratePair renders "before → during", or one n/a when neither is known.
 func ratePair(before, during source.Opt[float64]) string {
@@ -218,7 +234,7 @@ type tableKey struct {
 }
 
 // tableRows is how many reports fit in avail lines.
-func tableRows(avail int) int { return max(avail-tableChrome, 1) }
+func tableRows(avail int) int { return max((avail-tableChrome)/rowLines, 1) }
 
 // scroll moves the first shown report by d, within [0, reports-rows].
 func (t *reportTable) scroll(d, reports, rows int) {
@@ -244,6 +260,37 @@ func (t *reportTable) view(st *styles, reports []source.SaveReport, width, rows 
 	return t.lines
 }
 
+// tableStack is one place of the table: a column, or two one above the
+// other, by index in reportColumns (bottom -1: none).
+type tableStack struct{ top, bottom int }
+
+// stacks are the table's places in display order.
+func stacks() []tableStack {
+	at := map[string]int{}
+	for j, c := range reportColumns {
+		at[c.head] = j
+	}
+	under := map[int]int{}
+	below := map[int]bool{}
+	for _, p := range tableStacks {
+		t, okT := at[p[0]]
+		b, okB := at[p[1]]
+		if okT && okB {
+			under[t], below[b] = b, true
+		}
+	}
+	var out []tableStack
+	for j := range reportColumns {
+		switch b, ok := under[j]; {
+		case ok:
+			out = append(out, tableStack{j, b})
+		case !below[j]:
+			out = append(out, tableStack{j, -1})
+		}
+	}
+	return out
+}
+
 // drawTable draws the title line, the legend and the table of the reports
 // from top on, at most rows of them. Column widths come from every report,
 // not only the ones shown, so scrolling never makes the columns jump.
@@ -262,7 +309,7 @@ func drawTable(st *styles, reports []source.SaveReport, width, rows, top int) []
 	}
 	where += " · r or esc closes"
 
-	// Every cell, then the natural width of every column.
+	// Every cell, then the natural width of every place.
 	cells := make([][]string, n)
 	for i := range reports {
 		cells[i] = make([]string, len(reportColumns))
@@ -270,66 +317,97 @@ func drawTable(st *styles, reports []source.SaveReport, width, rows, top int) []
 			cells[i][j] = c.cell(st, &reports[i])
 		}
 	}
-	natural := make([]int, len(reportColumns))
-	for j, c := range reportColumns {
-		natural[j] = ansi.StringWidth(c.head)
-		for i := range cells {
-			natural[j] = max(natural[j], ansi.StringWidth(cells[i][j]))
+	places := stacks()
+	natural := make([]int, len(places))
+	for k, p := range places {
+		for _, j := range []int{p.top, p.bottom} {
+			if j < 0 {
+				continue
+			}
+			natural[k] = max(natural[k], ansi.StringWidth(reportColumns[j].head))
+			for i := range cells {
+				natural[k] = max(natural[k], ansi.StringWidth(cells[i][j]))
+			}
 		}
-		natural[j] += 2 * cellPad
+		natural[k] += 2 * cellPad
 	}
-	shown, hidden := fitColumns(natural, width)
-
+	shown, hidden := fitColumns(places, natural, width)
 	widths := make([]int, len(shown))
-	heads := make([]string, len(shown))
-	for i, j := range shown {
-		widths[i], heads[i] = natural[j], reportColumns[j].head
+	for i, k := range shown {
+		widths[i] = natural[k]
 	}
 	shrink(widths, width-(len(shown)+1))
-	data := make([][]string, 0, end-top)
-	for i := top; i < end; i++ {
-		row := make([]string, len(shown))
-		for c, j := range shown {
-			row[c] = cells[i][j]
-		}
-		data = append(data, row)
-	}
-
-	tb := table.New().
-		Border(lipgloss.RoundedBorder()).
-		BorderStyle(st.tableBorder).
-		Headers(heads...).
-		Rows(data...).
-		Wrap(false).
-		StyleFunc(func(row, col int) lipgloss.Style {
-			s := st.tableCell
-			if row == table.HeaderRow {
-				s = st.tableHead
-			}
-			return s.Width(widths[col])
-		})
 
 	legend := tableLegend
 	if len(hidden) > 0 {
 		legend = "hidden at this width: " + strings.Join(hidden, ", ") + " · " + legend
 	}
 	out := []string{title + st.dim.r(where), st.dim.r(legend)}
-	out = append(out, strings.Split(tb.Render(), "\n")...)
+	out = append(out, tableRule(st, widths, "╭", "┬", "╮"))
+	line := func(paint paint, row []string, bottom bool) string {
+		var b strings.Builder
+		b.WriteString(st.border.r("│"))
+		for i, k := range shown {
+			j := places[k].top
+			if bottom {
+				j = places[k].bottom
+			}
+			text := ""
+			if j >= 0 {
+				text = row[j]
+			}
+			b.WriteString(" " + paint.r(fitCells(text, widths[i]-2*cellPad)) + " " + st.border.r("│"))
+		}
+		return b.String()
+	}
+	heads := make([]string, len(reportColumns))
+	for j, c := range reportColumns {
+		heads[j] = c.head
+	}
+	out = append(out, line(st.head, heads, false), line(st.head, heads, true))
+	out = append(out, tableRule(st, widths, "├", "┼", "┤"))
+	for i := top; i < end; i++ {
+		out = append(out, line(paint{}, cells[i], false), line(paint{}, cells[i], true))
+	}
+	out = append(out, tableRule(st, widths, "╰", "┴", "╯"))
 	return fitLines(width, out...)
 }
 
-// fitColumns picks the columns to show in width cells: all of them if they
-// fit, else the most important ones that do (at least server, kind and
-// status, cut to fit if need be). It returns the indexes shown, in display
-// order, and the names of the columns left out.
-func fitColumns(natural []int, width int) (shown []int, hidden []string) {
+// tableRule is a border line of the table: left, the joints between the
+// columns of widths, right.
+func tableRule(st *styles, widths []int, left, mid, right string) string {
+	var b strings.Builder
+	b.WriteString(left)
+	for i, w := range widths {
+		if i > 0 {
+			b.WriteString(mid)
+		}
+		b.WriteString(strings.Repeat("─", w))
+	}
+	b.WriteString(right)
+	return st.border.r(b.String())
+}
+
+// fitColumns picks the places to show in width cells: all of them if they
+// fit, else the most important ones that do (a place ranks as its better
+// column; at least server, kind and status, cut to fit if need be). It
+// returns the places shown, by index, in display order, and the heads of
+// the columns left out.
+func fitColumns(places []tableStack, natural []int, width int) (shown []int, hidden []string) {
+	rank := func(p tableStack) int {
+		r := reportColumns[p.top].rank
+		if p.bottom >= 0 {
+			r = min(r, reportColumns[p.bottom].rank)
+		}
+		return r
+	}
 	for keep := len(reportColumns); keep >= 3; keep-- {
 		shown = shown[:0]
 		total := 1 // the left border
-		for j, c := range reportColumns {
-			if c.rank <= keep {
-				shown = append(shown, j)
-				total += natural[j] + 1 // the cell and the border after it
+		for k, p := range places {
+			if rank(p) <= keep {
+				shown = append(shown, k)
+				total += natural[k] + 1 // the place and the border after it
 			}
 		}
 		if total <= width || keep == 3 {
@@ -337,13 +415,16 @@ func fitColumns(natural []int, width int) (shown []int, hidden []string) {
 		}
 	}
 	hidden = nil
-	k := 0
-	for j, c := range reportColumns {
-		if k < len(shown) && shown[k] == j {
-			k++
+	i := 0
+	for k, p := range places {
+		if i < len(shown) && shown[i] == k {
+			i++
 			continue
 		}
-		hidden = append(hidden, c.head)
+		hidden = append(hidden, reportColumns[p.top].head)
+		if p.bottom >= 0 {
+			hidden = append(hidden, reportColumns[p.bottom].head)
+		}
 	}
 	return shown, hidden
 }
