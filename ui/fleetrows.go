@@ -14,7 +14,6 @@ import (
 	"github.com/vkwatch/vkwatch/source/fleet"
 	"github.com/vkwatch/vkwatch/source/inert"
 	"github.com/vkwatch/vkwatch/source/store"
-	"github.com/vkwatch/vkwatch/source/watch"
 )
 
 // The fleet view's rows: geometry, the columns, and the drawing of a row.
@@ -369,7 +368,7 @@ func (f *fleetView) rowInfo(st *styles, v store.View, r *fleetRow, k rowKey) str
 	switch {
 	case r.gone:
 		return st.dim.r("gone: no longer in the fleet")
-	case v.State == store.Disconnected && watch.Stalled(v.Reason):
+	case v.State == store.Disconnected && v.Stalled:
 		return st.err.r("✗ " + v.Reason)
 	case v.State == store.Disconnected:
 		if why := "✗ down: " + badgeReason(v.Reason); len(why) <= f.geo.leftW-2 {

@@ -32,16 +32,17 @@ func stateLine(st *styles, v store.View, width int) string {
 	parts := []part{{conn + st.dim.r(" · ") + st.series[pingMetric].r("ping 10s"), 0}}
 	if s == nil || s.Ping10s.Count == 0 {
 		parts = append(parts, part{st.value.r(na), 0})
-		if s != nil && s.Ping10s.InFlight > 0 {
-			parts = append(parts, part{st.warn.r("in flight " + fmtLatency(s.Ping10s.InFlight)), 0})
+		if s != nil && s.Ping.InFlight > 0 {
+			parts = append(parts, part{st.warn.r("in flight " + fmtLatency(s.Ping.InFlight)), 0})
 		}
 	} else {
 		l := s.Ping10s
 		parts = append(parts, part{st.label.r("p50 ") + st.value.r(fmtLatency(l.P50)), 3},
 			part{st.label.r("p99 ") + st.value.r(fmtLatency(l.P99)), 0},
 			part{st.label.r("max ") + st.value.r(fmtLatency(l.Max)), 1})
-		if l.InFlight > l.Max {
-			parts = append(parts, part{st.warn.r("in flight " + fmtLatency(l.InFlight)), 0})
+		// The PING in flight now (the sample's, in Ping).
+		if s.Ping.InFlight > l.Max {
+			parts = append(parts, part{st.warn.r("in flight " + fmtLatency(s.Ping.InFlight)), 0})
 		}
 	}
 	parts = append(parts, part{st.dim.r("·") + " " + saveMethod(st, s), 2})
