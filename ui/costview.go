@@ -241,6 +241,7 @@ func (c *costView) plotLines(st *styles, shown []shownCurve, width, rows int) []
 	pw := max(width-yw-1, 1)
 	if c.plot == nil {
 		c.plot = chart.NewXY(pw, rows)
+		c.plot.ASCII = st.ascii
 	}
 	c.plot.Resize(pw, rows)
 	curves := make([][]chart.Point, len(shown))

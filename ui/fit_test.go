@@ -7,7 +7,7 @@ import (
 )
 
 func TestCutBetweenWords(t *testing.T) {
-	st := newStyles()
+	st := newStyles(false)
 	for _, c := range []struct {
 		in   string
 		w    int

@@ -245,7 +245,7 @@ func (r *fleetRow) drawCharts(st *styles, g *fleetGeo, tops []float64) {
 	changed := false
 	for _, ci := range g.cols {
 		i := fleetCols[ci].metric
-		rows, ok := c.plotSet.draw(&r.columns, i, g.chartW, g.chartH, tops[i], all)
+		rows, ok := c.plotSet.draw(&r.columns, i, g.chartW, g.chartH, tops[i], all, st.ascii)
 		if !ok {
 			continue
 		}

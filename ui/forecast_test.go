@@ -74,7 +74,7 @@ func TestStuckSaveBadgeShownAndGone(t *testing.T) {
 // Where /proc cannot read the child, INFO's copy-on-write says how old
 // it is; where /proc reads it, the age of the other figure is no news.
 func TestCOWNotesSayINFOsAge(t *testing.T) {
-	st := newStyles()
+	st := newStyles(false)
 	s := &source.Sample{COW: source.Some[int64](mib), COWFrom: source.FromInfo, Save: &source.SaveProgress{Kind: source.SaveFork}}
 	s.Info.CurrentCOWAge = source.Some[int64](2)
 	if got := strings.Join(cowNotes(&st, s), "\n"); !strings.Contains(got, "INFO figure 2s old") {

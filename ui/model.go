@@ -96,6 +96,10 @@ type Config struct {
 	// ShotDir is where S writes the screen as SVG; "" is the current
 	// directory.
 	ShotDir string
+	// ASCII draws the screen in ASCII only (ascii.go): charts, bars,
+	// borders and marks, for terminals and fonts without braille or
+	// UTF-8.
+	ASCII bool
 }
 
 // EventMsg carries one event into the model.
@@ -220,7 +224,7 @@ func New(cfg Config) Model {
 	cfg.Banner = inert.Text(cfg.Banner)
 	cfg.Nodes = source.Inert(cfg.Nodes)
 	cfg.Topology = source.Inert(cfg.Topology)
-	st := newStyles()
+	st := newStyles(cfg.ASCII)
 	m := Model{
 		cfg:  cfg,
 		st:   &st,
@@ -536,8 +540,12 @@ func (m *Model) tooSmall() string {
 	for i, l := range lines {
 		lines[i] = fitLine(l, m.width)
 	}
-	return lipgloss.Place(m.width, m.height, lipgloss.Center, lipgloss.Center,
+	frame := lipgloss.Place(m.width, m.height, lipgloss.Center, lipgloss.Center,
 		m.st.tooSmall.Render(strings.Join(lines, "\n")))
+	if m.cfg.ASCII {
+		frame = asciiFrame(frame)
+	}
+	return frame
 }
 
 // finish adds the footer and the help to the frame in b and keeps it.
@@ -549,6 +557,9 @@ func (m *Model) finish(b *strings.Builder, c *viewCtx) {
 		b.WriteString(l)
 	}
 	m.view = b.String()
+	if m.cfg.ASCII {
+		m.view = asciiFrame(m.view)
+	}
 }
 
 // bodyHeight is the lines between the title line and the footer.

@@ -383,7 +383,7 @@ func (p *pane) drawCharts(st *styles, v store.View, now time.Duration, tops []fl
 	p.gen++
 	w := p.form.plotW
 	for j, i := range p.form.charts {
-		if plot, ok := p.plotSet.draw(&p.columns, i, w, p.form.rows[j], tops[i], redrawAll); ok {
+		if plot, ok := p.plotSet.draw(&p.columns, i, w, p.form.rows[j], tops[i], redrawAll, st.ascii); ok {
 			p.plots[i] = scaled(st, i, plot, tops[i], p.plots[i])
 		}
 	}

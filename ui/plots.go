@@ -24,7 +24,7 @@ type plotSet struct {
 // last drawn; it reports whether it drew. A chart that did not change
 // keeps its rows: most samples land in a column that already held a
 // larger value.
-func (s *plotSet) draw(c *columns, i, w, rows int, top float64, all bool) ([]string, bool) {
+func (s *plotSet) draw(c *columns, i, w, rows int, top float64, all, ascii bool) ([]string, bool) {
 	if s.drawnTop == nil {
 		n := len(metrics)
 		s.lines, s.bars, s.drawnTop = make([]*chart.Line, n), make([]*chart.Bars, n), make([]float64, n)
@@ -39,12 +39,14 @@ func (s *plotSet) draw(c *columns, i, w, rows int, top float64, all bool) ([]str
 	if metrics[i].draw == drawBars {
 		if s.bars[i] == nil {
 			s.bars[i] = chart.NewBars(w, rows)
+			s.bars[i].ASCII = ascii
 		}
 		s.bars[i].Resize(w, rows)
 		return s.bars[i].Draw(&c.cells[i], top), true
 	}
 	if s.lines[i] == nil {
 		s.lines[i] = chart.NewLine(w, rows)
+		s.lines[i].ASCII = ascii
 	}
 	s.lines[i].Resize(w, rows)
 	return s.lines[i].Draw(&c.sub[i], top), true

@@ -16,7 +16,7 @@ var (
 	colAccent  = lipgloss.AdaptiveColor{Light: "#5F00D7", Dark: "#AF87FF"}
 	colError   = lipgloss.AdaptiveColor{Light: "#D70000", Dark: "#FF5F5F"}
 	colOK      = lipgloss.AdaptiveColor{Light: "#008700", Dark: "#87D787"}
-	colWarn    = lipgloss.AdaptiveColor{Light: "#AF5F00", Dark: "#FFAF00"}
+	colWarn    = lipgloss.AdaptiveColor{Light: "#AF8700", Dark: "#FFAF00"} // light: olive in 16 colours, not the error's red
 	colMarkers = lipgloss.AdaptiveColor{Light: "#AF8700", Dark: "#FFD75F"}
 )
 
@@ -69,11 +69,13 @@ type styles struct {
 	tooSmall                    lipgloss.Style
 	edge, edgeFocus             lipgloss.Border
 	head                        paint // the reports table's heads
+	ascii                       bool  // charts in ASCII (Config.ASCII)
 }
 
-func newStyles() styles {
+func newStyles(ascii bool) styles {
 	fg := func(c lipgloss.TerminalColor) paint { return paintOf(lipgloss.NewStyle().Foreground(c)) }
 	s := styles{
+		ascii:       ascii,
 		top:         paintOf(lipgloss.NewStyle().Bold(true).Foreground(colAccent)),
 		banner:      fg(colText),
 		paused:      paintOf(lipgloss.NewStyle().Bold(true).Reverse(true)),

@@ -33,7 +33,7 @@ func aloneStore(evs []source.Event) *store.Store {
 
 // aloneCtx is a context over s for the given nodes.
 func aloneCtx(s *store.Store, ids ...source.NodeID) *viewCtx {
-	st := newStyles()
+	st := newStyles(false)
 	return &viewCtx{st: &st, prog: progress.New(progress.WithDefaultGradient(), progress.WithoutPercentage()),
 		store: s, nodes: ids}
 }
@@ -155,7 +155,7 @@ func TestViewAloneFleet(t *testing.T) {
 	}
 	f.SetSize(120, 30)
 	f.SyncKeys(openState{fills: true, base: true})
-	st := newStyles()
+	st := newStyles(false)
 	f.refresh(&st, s, s.Now(), defaultHistory, cadence{defaultInterval, defaultInterval}, false)
 	c := aloneCtx(s)
 	c.st = &st

@@ -79,10 +79,13 @@ type Line struct {
 	b    strings.Builder
 }
 
-// size is a chart's size in cells.
+// size is a chart's size in cells, and how it draws.
 type size struct {
 	width, rows int
 	made        bool // a size was given and the chart's buffers made for it
+	// ASCII draws in runes below 0x80 (ascii.go) instead of braille dots
+	// and blocks.
+	ASCII bool
 }
 
 // resize takes width by rows cells, at least 1 by 1, and reports whether
@@ -125,6 +128,9 @@ func (l *Line) dot(p canvas.Point) {
 // where nothing is drawn. Each present value is a dot; dots of
 // neighbouring present columns are joined unless a hole lies between.
 func (l *Line) Draw(s *Series, top float64) []string {
+	if l.ASCII {
+		return l.drawASCII(s, top)
+	}
 	// Unset the last draw's dots rather than Reset the grid: Reset
 	// allocates every row again, and this runs for every chart per frame.
 	for _, p := range l.set {
@@ -223,6 +229,9 @@ func (b *Bars) Resize(width, rows int) {
 func (b *Bars) Draw(s *Series, top float64) []string {
 	if top <= 0 {
 		top = 1
+	}
+	if b.ASCII {
+		return b.drawASCII(s, top)
 	}
 	rows := float64(b.rows)
 	n := min(len(s.V), b.width)

@@ -74,6 +74,9 @@ func (c *XY) Draw(curves [][]Point, labels []rune, x0, x1, y0, y1 float64) ([][]
 // curve draws one curve into the cells and returns the cell of its last
 // drawn point, and whether it drew anything.
 func (c *XY) curve(i int, pts []Point, x0, x1, y0, y1 float64) (canvas.Point, bool) {
+	if c.ASCII {
+		return c.curveASCII(i, pts, x0, x1, y0, y1)
+	}
 	gw, gh := 2*c.width, 4*c.rows
 	c.grid.Clear()
 	var prev, last canvas.Point
