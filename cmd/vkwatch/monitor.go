@@ -45,6 +45,7 @@ type monitorFlags struct {
 	maxParallelSaves int
 	metrics          string
 	headless         bool
+	ascii            asciiFlag
 }
 
 func (f *monitorFlags) register(fs *pflag.FlagSet) {
@@ -66,6 +67,7 @@ func (f *monitorFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.metrics, "metrics", "", "serve what vkwatch measures as OpenMetrics for Prometheus at http://ADDR/metrics (e.g. 127.0.0.1:9470)")
 	fs.BoolVar(&f.headless, "headless", false, "run without the UI even on a terminal (with --metrics or --record)")
 	fs.IntVar(&f.maxParallelSaves, "max-parallel-saves", 1, "how many saves a rolling save runs at once in the fleet (never two on one host)")
+	registerASCII(fs, &f.ascii)
 }
 
 func (f *monitorFlags) validate() error {
@@ -471,6 +473,7 @@ func (s *monitorSession) runUI() error {
 		ReadOnly:         s.mf.readOnly,
 		Banner:           s.banner(),
 		MaxParallelSaves: s.mf.maxParallelSaves,
+		ASCII:            s.mf.ascii.screen(s.a.getenv),
 		Send: func(node source.NodeID, args ...string) {
 			s.fleet.Do(s.ctx, node, args...)
 		},

@@ -19,6 +19,7 @@ import (
 func (a *app) replayCommand(cf *connFlags) *cobra.Command {
 	var speed float64
 	var from, to string
+	var ascii asciiFlag
 	cmd := &cobra.Command{
 		Use:   "replay FILE",
 		Short: "Replay a recording in the monitor (space pause, arrows seek)",
@@ -34,16 +35,17 @@ cut short by a crash replays up to its last whole line.`,
 			if speed <= 0 {
 				return usageErr("--speed must be positive")
 			}
-			return a.runReplay(cmd.Context(), args[0], speed, from, to)
+			return a.runReplay(cmd.Context(), args[0], speed, from, to, ascii.screen(a.getenv))
 		},
 	}
 	cmd.Flags().Float64Var(&speed, "speed", 1, "playback speed (2 = twice as fast)")
 	cmd.Flags().StringVar(&from, "from", "", "replay from this time (03:00, +90m, RFC 3339)")
 	cmd.Flags().StringVar(&to, "to", "", "replay up to this time")
+	registerASCII(cmd.Flags(), &ascii)
 	return cmd
 }
 
-func (a *app) runReplay(ctx context.Context, path string, speed float64, from, to string) error {
+func (a *app) runReplay(ctx context.Context, path string, speed float64, from, to string, ascii bool) error {
 	rf, err := record.OpenFile(path)
 	if err != nil {
 		return err
@@ -86,6 +88,7 @@ func (a *app) runReplay(ctx context.Context, path string, speed float64, from, t
 		IdleInterval: idle,
 		Banner:       fmt.Sprintf("replay of %s (recorded %s)", path, rf.Header.Epoch.Format("2006-01-02 15:04:05")),
 		ReadOnly:     true,
+		ASCII:        ascii,
 	}, &record.WindowSource{F: rf, Win: win}, ui.ReplayOptions{
 		Speed: speed,
 		Epoch: rf.Header.Epoch,
