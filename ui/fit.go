@@ -103,39 +103,54 @@ func wordCut(plain []rune, room int) int {
 			break
 		}
 	}
+	dropping := false // a label is going, whose figure was cut
 	for i > 0 {
-		// Drop what dangles: separators, and a number whose unit follows.
-		k := i
+		// Drop what dangles: separators, a number whose unit was cut, a
+		// label (its words up to a separator) whose figure was.
+		k, sep := i, false
 		for k > 0 && strings.ContainsRune(" ·•│,;:(→/=+-", plain[k-1]) {
+			sep = sep || plain[k-1] != ' '
 			k--
 		}
 		start := k
 		for start > 0 && plain[start-1] != ' ' {
 			start--
 		}
-		if k > 0 && numeric(plain[start:k]) && unitWords[nextWord(plain, i)] {
+		next := nextWord(plain, i)
+		switch word := plain[start:k]; {
+		case k > 0 && numeric(word) && unitWords[next]:
 			i = start - 1
-			continue
+		case k > 0 && !sep && letters(word) && !unitWords[string(word)] && (dropping || figure(next)):
+			i, dropping = start-1, true
+		default:
+			return cells[k]
 		}
-		return cells[k]
 	}
 	return 0
 }
 
-// numeric reports whether a word is a figure: "12.3", "+3.1", "~15".
-func numeric(word []rune) bool {
-	digits := false
+// letters reports whether a word is letters only: a label.
+func letters(word []rune) bool {
 	for _, r := range word {
-		switch {
-		case unicode.IsDigit(r):
-			digits = true
-		case strings.ContainsRune(".,+-~(", r):
-		default:
+		if !unicode.IsLetter(r) {
 			return false
 		}
 	}
-	return digits
+	return len(word) > 0
 }
+
+// numeric reports whether a word is a figure: "12.3", "+3.1", "~15",
+// "25s", "2.10ms", "98%": a digit first, or after a sign.
+func numeric(word []rune) bool {
+	for len(word) > 0 && strings.ContainsRune("+-~(", word[0]) {
+		word = word[1:]
+	}
+	return len(word) > 0 && unicode.IsDigit(word[0])
+}
+
+// figure reports whether the word after a label is its figure: a
+// number, not a parenthesis that says more ("ok (176 MiB of ...)").
+func figure(word string) bool { return !strings.HasPrefix(word, "(") && numeric([]rune(word)) }
 
 // nextWord is the word that starts after the space at i.
 func nextWord(plain []rune, i int) string {

@@ -16,9 +16,14 @@ func TestCutBetweenWords(t *testing.T) {
 		{"save method forkless · forkless infra on", 30, "save method forkless …"},
 		{"took 15s server, 15.0s observed", 22, "took 15s server …"},
 		// A number goes with its unit, a separator with what it separated.
-		{"cow 17.0 MiB · footprint +20.0 MiB", 30, "cow 17.0 MiB · footprint …"},
+		{"cow 17.0 MiB · footprint +20.0 MiB", 30, "cow 17.0 MiB …"},
+		// A label goes with its figure, up to the separator before it.
+		{"ok · took 25s server, 24.8s observed", 22, "ok · took 25s …"},
+		{"ok · took 25s server, 24.8s observed", 14, "ok …"},
+		{"headroom ok (176 MiB of 512 MiB cgroup limit)", 30, "headroom ok (176 MiB …"},
+		{"headroom ok (176 MiB of 512 MiB cgroup limit)", 20, "headroom ok …"},
 		{"cow 17.0 MiB · footprint +20.0 MiB", 25, "cow 17.0 MiB …"},
-		{"peak used 3.00 MiB", 16, "peak used …"},
+		{"rss 1 MiB peak used 3.00 MiB", 26, "rss 1 MiB …"},
 		// One word wider than the room is all that is cut inside.
 		{"127.0.0.1:30001", 10, "127.0.0.1…"},
 		{"short", 10, "short"},
