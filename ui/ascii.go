@@ -29,9 +29,19 @@ var asciiRunes = map[rune]rune{
 func asciiFrame(frame string) string {
 	var b strings.Builder
 	b.Grow(len(frame))
-	prev := ' '
+	prev, esc := ' ', false
 	for _, r := range frame {
 		switch {
+		case esc:
+			// An escape sequence (colours) is ASCII, and no text: what
+			// came before it is the rune before an ellipsis.
+			esc = !(r >= 0x40 && r <= 0x7e && r != '[')
+			b.WriteRune(r)
+			continue
+		case r == 0x1b:
+			esc = true
+			b.WriteRune(r)
+			continue
 		case r < 0x80:
 		case r == '…' && prev != ' ':
 			r = '.'

@@ -83,3 +83,16 @@ func TestSixteenColours(t *testing.T) {
 	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 120, 40, reportsScenario(6))
 	golden.RequireEqual(t, m.View())
 }
+
+func TestASCIIEllipsis(t *testing.T) {
+	st := newStyles(false)
+	lipgloss.SetColorProfile(termenv.ANSI)
+	defer lipgloss.SetColorProfile(termenv.Ascii)
+	colour := newStyles(false)
+	for _, s := range []*styles{&st, &colour} {
+		in := s.value.r("connecting…") + " " + s.dim.r("took 25s") + " " + s.dim.r("…")
+		if got := ansi.Strip(asciiFrame(in)); got != "connecting. took 25s >" {
+			t.Errorf("%q: %q", in, got)
+		}
+	}
+}
