@@ -309,28 +309,7 @@ func drawTable(st *styles, reports []source.SaveReport, width, rows, top int) []
 	}
 	where += " · r or esc closes"
 
-	// Every cell, then the natural width of every place.
-	cells := make([][]string, n)
-	for i := range reports {
-		cells[i] = make([]string, len(reportColumns))
-		for j, c := range reportColumns {
-			cells[i][j] = c.cell(st, &reports[i])
-		}
-	}
-	places := stacks()
-	natural := make([]int, len(places))
-	for k, p := range places {
-		for _, j := range []int{p.top, p.bottom} {
-			if j < 0 {
-				continue
-			}
-			natural[k] = max(natural[k], ansi.StringWidth(reportColumns[j].head))
-			for i := range cells {
-				natural[k] = max(natural[k], ansi.StringWidth(cells[i][j]))
-			}
-		}
-		natural[k] += 2 * cellPad
-	}
+	cells, places, natural := tableCells(st, reports)
 	shown, hidden := fitColumns(places, natural, width)
 	widths := make([]int, len(shown))
 	for i, k := range shown {
@@ -371,6 +350,33 @@ func drawTable(st *styles, reports []source.SaveReport, width, rows, top int) []
 	}
 	out = append(out, tableRule(st, widths, "╰", "┴", "╯"))
 	return fitLines(width, out...)
+}
+
+// tableCells are every report's cells, by column, the table's places,
+// and the natural width of each place: its widest head or cell.
+func tableCells(st *styles, reports []source.SaveReport) ([][]string, []tableStack, []int) {
+	cells := make([][]string, len(reports))
+	for i := range reports {
+		cells[i] = make([]string, len(reportColumns))
+		for j, c := range reportColumns {
+			cells[i][j] = c.cell(st, &reports[i])
+		}
+	}
+	places := stacks()
+	natural := make([]int, len(places))
+	for k, p := range places {
+		for _, j := range []int{p.top, p.bottom} {
+			if j < 0 {
+				continue
+			}
+			natural[k] = max(natural[k], ansi.StringWidth(reportColumns[j].head))
+			for i := range cells {
+				natural[k] = max(natural[k], ansi.StringWidth(cells[i][j]))
+			}
+		}
+		natural[k] += 2 * cellPad
+	}
+	return cells, places, natural
 }
 
 // tableRule is a border line of the table: left, the joints between the
