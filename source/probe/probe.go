@@ -69,6 +69,9 @@ type Probe struct {
 	// shared is the probe's connection on the shared loop, nil while it
 	// has none (probe_loop_linux.go).
 	shared atomic.Pointer[loopConn]
+	// total counts every round trip since the probe began, for an
+	// exporter (nil when none asked: CountInto).
+	total *Histogram
 
 	mu      sync.Mutex              // guards cur, hist, curMin, curMax, lastErr
 	cur     *probeSlot              // the interval being recorded
@@ -336,9 +339,13 @@ func (p *Probe) pingLoop(ctx context.Context, conn net.Conn, timer *time.Timer) 
 func (p *Probe) record(rtt time.Duration) {
 	us := int64(rtt / time.Microsecond)
 	us = min(max(us, probeHistLowest), probeHistHighest)
+	iv := p.intervalUS()
 	p.mu.Lock()
 	// Out-of-range values were clamped, so this cannot fail.
-	_ = p.hist.RecordCorrectedValue(us, p.intervalUS())
+	_ = p.hist.RecordCorrectedValue(us, iv)
+	if p.total != nil {
+		p.total.add(us, iv)
+	}
 	if len(p.cur.rtts) < probeSlotLog {
 		p.cur.rtts = append(p.cur.rtts, us)
 	} else {
@@ -352,6 +359,10 @@ func (p *Probe) record(rtt time.Duration) {
 	}
 	p.mu.Unlock()
 }
+
+// CountInto makes the probe count every round trip into h as well, from
+// now on; call it before Run.
+func (p *Probe) CountInto(h *Histogram) { p.total = h }
 
 func (p *Probe) intervalUS() int64 { return int64(p.ivl.Get() / time.Microsecond) }
 
