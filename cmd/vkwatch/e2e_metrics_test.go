@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,14 +18,16 @@ import (
 
 // TestHeadlessMetrics runs vkwatch as an exporter, without a terminal and
 // with only --metrics: it serves OpenMetrics with the server's footprint
-// and PING latency on loopback, and ends cleanly on SIGTERM.
+// and its PING round trips counted by the probe into the histogram, on
+// loopback, and ends cleanly on SIGTERM.
 func TestHeadlessMetrics(t *testing.T) {
 	srv := servertest.StartDefault(t)
 	port := servertest.FreePort(t)
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	h := startHeadless(t, "--metrics", addr, srv.Addr)
 	var body string
-	servertest.WaitFor(t, 15*time.Second, "the footprint and PING at /metrics", func() bool {
+	pings := regexp.MustCompile(`(?m)^vkwatch_ping_duration_seconds_count\{addr="` + regexp.QuoteMeta(srv.Addr) + `"\} [1-9]`)
+	servertest.WaitFor(t, 15*time.Second, "the footprint and PINGs counted at /metrics", func() bool {
 		req, _ := http.NewRequest("GET", "http://"+addr+"/metrics", nil)
 		req.Header.Set("Accept", "application/openmetrics-text;version=1.0.0")
 		resp, err := http.DefaultClient.Do(req)
@@ -36,9 +39,9 @@ func TestHeadlessMetrics(t *testing.T) {
 		body = string(b)
 		return strings.HasPrefix(resp.Header.Get("Content-Type"), "application/openmetrics-text") &&
 			strings.Contains(body, `vkwatch_footprint_bytes{addr="`+srv.Addr+`",instrument="proc"`) &&
-			strings.Contains(body, `vkwatch_ping_seconds{`)
+			pings.MatchString(body)
 	})
-	for _, want := range []string{`instrument="proc"`, "vkwatch_save_in_progress{", "# EOF"} {
+	for _, want := range []string{`instrument="proc"`, "vkwatch_save_in_progress{", "vkwatch_build_info{", "# EOF"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %s:\n%s", want, body)
 		}
