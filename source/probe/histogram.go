@@ -2,9 +2,10 @@ package probe
 
 import (
 	"math"
-	"sort"
-	"sync/atomic"
+	"sync"
 	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // Histogram counts a probe's round trips since it was made, for an
@@ -18,13 +19,17 @@ import (
 // corrected for coordinated omission (a PING that took longer than the
 // interval counts the PINGs due meanwhile too).
 //
-// Counting costs one bucket search among eight bounds and two atomic
-// additions per PING, under the probe's lock it already holds; reading
-// (Snapshot) may happen at any time from any goroutine.
+// Nothing is added to a PING's path: Summary, which already walks the
+// closed interval's round trips for the rolling window, counts them in
+// too (a bucket search among eight bounds and an addition each), under
+// the histogram's lock, which Snapshot takes from any goroutine. The
+// counts are as of the probe's last Summary.
 type Histogram struct {
 	created time.Time
-	sumUS   atomic.Int64
-	buckets [histBuckets]atomic.Uint64
+
+	mu      sync.Mutex
+	sumUS   int64
+	buckets [histBuckets]uint64
 }
 
 // HistogramSchema is the native histogram schema of Histogram's buckets.
@@ -53,28 +58,58 @@ var histBounds = func() [1 << HistogramSchema]float64 {
 func NewHistogram() *Histogram { return &Histogram{created: time.Now()} }
 
 // BucketOf is the index of the native histogram bucket (schema 3) that
-// holds us microseconds.
+// holds us microseconds (at least 1): client_golang's own computation
+// (math.Frexp, then the first bound at or above the mantissa), written out
+// for a number it knows to be normal and positive, without a call.
 func BucketOf(us int64) int {
-	frac, exp := math.Frexp(float64(us) / 1e6)
-	return sort.SearchFloat64s(histBounds[:], frac) + (exp-1)*len(histBounds)
+	bits := math.Float64bits(float64(us) / 1e6)
+	exp := int(bits>>52&0x7ff) - 1022 // v = frac * 2^exp, frac in [0.5, 1)
+	frac := math.Float64frombits(bits&^(0x7ff<<52) | 1022<<52)
+	lo, hi := 0, len(histBounds)
+	for lo < hi {
+		if mid := (lo + hi) / 2; histBounds[mid] < frac {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo + (exp-1)*len(histBounds)
 }
 
-// add counts one round trip of us microseconds (within the probe's
-// range) and, when it took longer than the interval ivUS, the PINGs that
-// were due meanwhile, as HdrHistogram's RecordCorrectedValue does.
-func (h *Histogram) add(us, ivUS int64) {
-	h.count(us)
-	if ivUS <= 0 {
+// countInterval counts the round trips of a closed interval: its log, or
+// where the log overflowed, its HdrHistogram (corrected already), each of
+// whose buckets (1 % wide) is counted at its highest value. A nil h counts
+// nothing.
+func (h *Histogram) countInterval(s *probeSlot, closed *hdrhistogram.Histogram) {
+	if h == nil {
 		return
 	}
-	for missing := us - ivUS; missing >= ivUS; missing -= ivUS {
-		h.count(missing)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s.overflow {
+		for _, b := range closed.Distribution() {
+			if b.Count > 0 {
+				h.buckets[BucketOf(b.To)-histMinKey] += uint64(b.Count)
+				h.sumUS += b.Count * b.To
+			}
+		}
+		return
+	}
+	for _, us := range s.rtts {
+		h.count(us)
+		if s.ivUS <= 0 {
+			continue
+		}
+		// The PINGs a slow one held up, as RecordCorrectedValue adds them.
+		for missing := us - s.ivUS; missing >= s.ivUS; missing -= s.ivUS {
+			h.count(missing)
+		}
 	}
 }
 
 func (h *Histogram) count(us int64) {
-	h.buckets[BucketOf(us)-histMinKey].Add(1)
-	h.sumUS.Add(us)
+	h.buckets[BucketOf(us)-histMinKey]++
+	h.sumUS += us
 }
 
 // HistogramSnapshot is a Histogram as it stood when read.
@@ -82,8 +117,7 @@ type HistogramSnapshot struct {
 	// Created is when the histogram began to count.
 	Created time.Time
 	// Count is the round trips counted, the sum of Buckets; Sum their
-	// total (read a moment apart from the buckets: it may count a round
-	// trip more or less than they do).
+	// total.
 	Count uint64
 	Sum   time.Duration
 	// Buckets are the counts by bucket index, without the empty ones.
@@ -93,12 +127,14 @@ type HistogramSnapshot struct {
 // Snapshot reads h.
 func (h *Histogram) Snapshot() HistogramSnapshot {
 	s := HistogramSnapshot{Created: h.created, Buckets: map[int]int64{}}
-	for i := range h.buckets {
-		if n := h.buckets[i].Load(); n > 0 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i, n := range h.buckets {
+		if n > 0 {
 			s.Buckets[i+histMinKey] = int64(n)
 			s.Count += n
 		}
 	}
-	s.Sum = time.Duration(h.sumUS.Load()) * time.Microsecond
+	s.Sum = time.Duration(h.sumUS) * time.Microsecond
 	return s
 }

@@ -42,26 +42,33 @@ func TestBucketOfIsClientGolangs(t *testing.T) {
 	}
 }
 
-// The histogram counts what the probe's own HdrHistogram records: every
-// round trip and the PINGs a slow one held up, the same number of each.
+// The histogram counts what the probe's own HdrHistogram records, at each
+// Summary: every round trip and the PINGs a slow one held up, the same
+// number of each.
 func TestHistogramCountsAsTheProbe(t *testing.T) {
 	p := New(source.Endpoint{}, nil, 2*time.Millisecond, time.Second, 200*time.Millisecond)
 	h := NewHistogram()
 	p.CountInto(h)
 	rng := rand.New(rand.NewPCG(5, 6))
-	var sumUS int64
-	for range 500 {
-		rtt := time.Duration(rng.ExpFloat64()*300) * time.Microsecond
-		if rng.IntN(50) == 0 {
-			rtt = time.Duration(rng.IntN(600)) * time.Millisecond // a stall
+	var sumUS, want int64
+	for range 5 {
+		for range 100 {
+			rtt := time.Duration(rng.ExpFloat64()*300) * time.Microsecond
+			if rng.IntN(50) == 0 {
+				rtt = time.Duration(rng.IntN(600)) * time.Millisecond // a stall
+			}
+			p.record(rtt)
+			us := min(max(int64(rtt/time.Microsecond), probeHistLowest), probeHistHighest)
+			for v := us; v == us || v >= 2000; v -= 2000 {
+				sumUS += v
+			}
 		}
-		p.record(rtt)
-		us := min(max(int64(rtt/time.Microsecond), probeHistLowest), probeHistHighest)
-		for v := us; v == us || v >= 2000; v -= 2000 {
-			sumUS += v
+		want += p.hist.TotalCount()
+		if s := h.Snapshot(); int64(s.Count) != want-p.hist.TotalCount() {
+			t.Fatalf("counted %d before the interval's Summary, want %d", s.Count, want-p.hist.TotalCount())
 		}
+		p.Summary()
 	}
-	want := p.hist.TotalCount()
 	s := h.Snapshot()
 	if int64(s.Count) != want {
 		t.Errorf("histogram counts %d, the probe's HdrHistogram %d", s.Count, want)
@@ -81,13 +88,37 @@ func TestHistogramCountsAsTheProbe(t *testing.T) {
 	}
 }
 
-// BenchmarkProbeRecordCounted is BenchmarkProbeRecord with the exporter's
-// histogram counting too (--metrics): the per-PING cost it adds.
-func BenchmarkProbeRecordCounted(b *testing.B) {
+// An interval with more round trips than its log holds (the sampler
+// waiting on a slow INFO while PINGs are answered) is counted from its
+// HdrHistogram: every round trip still counts, each in the bucket of its
+// HdrHistogram bucket's highest value (within 1 %).
+func TestHistogramCountsAnOverflowedInterval(t *testing.T) {
+	p := New(source.Endpoint{}, nil, 2*time.Millisecond, time.Second, 200*time.Millisecond)
+	h := NewHistogram()
+	p.CountInto(h)
+	const n = probeSlotLog + 1000
+	for i := range n {
+		p.record(time.Duration(100+i%50) * time.Microsecond)
+	}
+	p.Summary()
+	s := h.Snapshot()
+	if s.Count != n {
+		t.Errorf("counted %d of %d round trips", s.Count, n)
+	}
+	for k := range s.Buckets {
+		if lo, hi := BucketOf(100), BucketOf(151); k < lo || k > hi {
+			t.Errorf("bucket %d outside %d..%d (100 to 150 µs, 1 %% up)", k, lo, hi)
+		}
+	}
+}
+
+// BenchmarkProbeSummaryCounted is BenchmarkProbeSummary with the
+// exporter's histogram counting the interval's 100 PINGs too (--metrics):
+// what it adds to the sampler's work, a PING's path being untouched.
+//
+//	go test ./source/probe -run '^$' -bench 'ProbeSummary' -count 10
+func BenchmarkProbeSummaryCounted(b *testing.B) {
 	p := New(source.Endpoint{}, nil, 2*time.Millisecond, time.Second, 200*time.Millisecond)
 	p.CountInto(NewHistogram())
-	b.ReportAllocs()
-	for b.Loop() {
-		p.record(87 * time.Microsecond)
-	}
+	benchSummary(b, p)
 }

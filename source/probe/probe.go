@@ -70,7 +70,8 @@ type Probe struct {
 	// has none (probe_loop_linux.go).
 	shared atomic.Pointer[loopConn]
 	// total counts every round trip since the probe began, for an
-	// exporter (nil when none asked: CountInto).
+	// exporter (nil when none asked: CountInto); Summary counts each
+	// interval in.
 	total *Histogram
 
 	mu      sync.Mutex              // guards cur, hist, curMin, curMax, lastErr
@@ -339,13 +340,9 @@ func (p *Probe) pingLoop(ctx context.Context, conn net.Conn, timer *time.Timer) 
 func (p *Probe) record(rtt time.Duration) {
 	us := int64(rtt / time.Microsecond)
 	us = min(max(us, probeHistLowest), probeHistHighest)
-	iv := p.intervalUS()
 	p.mu.Lock()
 	// Out-of-range values were clamped, so this cannot fail.
-	_ = p.hist.RecordCorrectedValue(us, iv)
-	if p.total != nil {
-		p.total.add(us, iv)
-	}
+	_ = p.hist.RecordCorrectedValue(us, p.intervalUS())
 	if len(p.cur.rtts) < probeSlotLog {
 		p.cur.rtts = append(p.cur.rtts, us)
 	} else {
@@ -433,6 +430,7 @@ func (p *Probe) Summary() (interval, rolling source.Latency) {
 			_ = p.rolling.RecordCorrectedValue(us, slot.ivUS)
 		}
 	}
+	p.total.countInterval(slot, closed)
 	slot.inWindow = true
 	var rmin, rmax time.Duration
 	from := time.Duration(nowNS) - probeWindow
