@@ -203,3 +203,24 @@ func TestExpositionPassesPromtool(t *testing.T) {
 		t.Errorf("promtool check metrics: %v\n%s\nof:\n%s", err, out, body)
 	}
 }
+
+// A server that goes silent during a save (a stall: connected, INFO
+// unanswered) is down to vkwatch_node_up but keeps its save's series; one
+// whose connection is lost does not.
+func TestAStallKeepsTheSave(t *testing.T) {
+	e := New("")
+	connected(e)
+	e.Observe(source.Event{Node: addr, Kind: source.EventSaveStarted, Sample: &source.Sample{Offset: time.Second,
+		Save: &source.SaveProgress{Kind: source.SaveFork, Processed: source.Some[int64](10), Total: source.Some[int64](100)}}})
+	progress := `vkwatch_save_progress_ratio{addr=` + addr + `,kind=bgsave,method=fork,trigger=unknown}`
+	e.Observe(source.Event{Node: addr, Kind: source.EventDisconnected, Stalled: true, Err: "not answering for 2s"})
+	got := gather(t, e)
+	if got[`vkwatch_node_up{addr=`+addr+`}`] != 0 || got[progress] != 0.1 || got[`vkwatch_save_in_progress{addr=`+addr+`}`] != 1 {
+		t.Errorf("stalled: up %v, progress %v, saving %v; want 0, 0.1, 1", got[`vkwatch_node_up{addr=`+addr+`}`], got[progress], got[`vkwatch_save_in_progress{addr=`+addr+`}`])
+	}
+	e.Observe(source.Event{Node: addr, Kind: source.EventDisconnected, Err: "connection refused"})
+	got = gather(t, e)
+	if _, ok := got[progress]; ok || got[`vkwatch_save_in_progress{addr=`+addr+`}`] != 0 {
+		t.Errorf("disconnected: the save's progress %v still served, saving %v", got[progress], got[`vkwatch_save_in_progress{addr=`+addr+`}`])
+	}
+}

@@ -131,7 +131,12 @@ func (e *Exporter) Observe(ev source.Event) {
 	case source.EventDisconnected:
 		n := e.nodeLocked(ev.Node)
 		n.connected = false
-		n.save, n.stalled = nil, source.Opt[time.Duration]{}
+		if !ev.Stalled {
+			// Gone, not silent: what ran is not known to run any more.
+			// (A silent server keeps its save, which shows again when it
+			// answers.)
+			n.save, n.stalled = nil, source.Opt[time.Duration]{}
+		}
 	case source.EventSample, source.EventSaveStarted:
 		if ev.Sample != nil {
 			e.nodeLocked(ev.Node).sample(ev.Sample)
