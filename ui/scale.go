@@ -73,41 +73,23 @@ func (u unit) stepBelow(top float64) float64 {
 	return top / 10
 }
 
-// scaleName is the unit a scale of top reads in: its size and name.
-func (u unit) scaleName(top float64) (float64, string) {
-	switch u {
-	case unitBytes:
-		names := binaryNames
-		bases := u.bases()
-		i := 0
-		for i+1 < len(bases) && top >= bases[i+1] {
-			i++
-		}
-		return bases[i], " " + names[i]
-	case unitRate:
-		switch {
-		case top >= 1e9:
-			return 1e9, "G/s"
-		case top >= 1e6:
-			return 1e6, "M/s"
-		case top >= 1e3:
-			return 1e3, "k/s"
-		}
-		return 1, "/s"
-	}
-	switch {
-	case top >= 1e9:
-		return 1e9, "s"
-	case top >= 1e6:
-		return 1e6, "ms"
-	case top >= 1e3:
-		return 1e3, "µs"
-	}
-	return 1, "ns"
+// scaleNames are the names of a unit's bases (bases), as a scale label
+// ends: "5 MiB", "50k/s", "2.5ms".
+var scaleNames = map[unit][]string{
+	unitBytes:   {" B", " KiB", " MiB", " GiB", " TiB", " PiB"},
+	unitRate:    {"/s", "k/s", "M/s", "G/s"},
+	unitLatency: {"ns", "µs", "ms", "s"},
 }
 
-// binaryNames are the binary units' names, by power of 1024.
-var binaryNames = []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}
+// scaleName is the unit a scale of top reads in: its size and name.
+func (u unit) scaleName(top float64) (float64, string) {
+	bases := u.bases()
+	i := 0
+	for i+1 < len(bases) && top >= bases[i+1] {
+		i++
+	}
+	return bases[i], scaleNames[u][i]
+}
 
 // scaleText renders v on a scale topped at top, in the top's unit: "2.5
 // MiB" on a 5 MiB scale, "500k/s" on a 1M/s one; zero is "0".

@@ -1,11 +1,9 @@
 package chart
 
 import (
-	"math"
 	"strings"
 
 	"github.com/NimbleMarkets/ntcharts/canvas"
-	"github.com/NimbleMarkets/ntcharts/canvas/graph"
 )
 
 // ASCII drawing, for terminals and fonts without braille or UTF-8
@@ -99,22 +97,7 @@ func barTop(part float64) rune {
 
 // curveASCII is XY.curve in ASCII: * in every cell a curve passes.
 func (c *XY) curveASCII(i int, pts []Point, x0, x1, y0, y1 float64) (canvas.Point, bool) {
-	var prev, last canvas.Point
-	havePrev, any := false, false
-	for _, p := range pts {
-		if !p.OK || math.IsNaN(p.X) || math.IsNaN(p.Y) {
-			havePrev = false
-			continue
-		}
-		g := canvas.Point{X: scaleTo(p.X, x0, x1, c.width), Y: c.rows - 1 - scaleTo(p.Y, y0, y1, c.rows)}
-		cells := []canvas.Point{g}
-		if havePrev {
-			cells = graph.GetLinePoints(prev, g)
-		}
-		for _, q := range cells {
-			c.cells[q.Y][q.X], c.owner[q.Y][q.X] = '*', i
-		}
-		prev, last, havePrev, any = g, g, true, true
-	}
-	return last, any
+	return walk(pts, x0, x1, y0, y1, c.width, c.rows, func(q canvas.Point) {
+		c.cells[q.Y][q.X], c.owner[q.Y][q.X] = '*', i
+	})
 }

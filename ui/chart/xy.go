@@ -77,25 +77,8 @@ func (c *XY) curve(i int, pts []Point, x0, x1, y0, y1 float64) (canvas.Point, bo
 	if c.ASCII {
 		return c.curveASCII(i, pts, x0, x1, y0, y1)
 	}
-	gw, gh := 2*c.width, 4*c.rows
 	c.grid.Clear()
-	var prev, last canvas.Point
-	havePrev, any := false, false
-	for _, p := range pts {
-		if !p.OK || math.IsNaN(p.X) || math.IsNaN(p.Y) {
-			havePrev = false
-			continue
-		}
-		g := canvas.Point{X: scaleTo(p.X, x0, x1, gw), Y: gh - 1 - scaleTo(p.Y, y0, y1, gh)}
-		if havePrev {
-			for _, q := range graph.GetLinePoints(prev, g) {
-				c.grid.Set(q)
-			}
-		} else {
-			c.grid.Set(g)
-		}
-		prev, last, havePrev, any = g, g, true, true
-	}
+	last, any := walk(pts, x0, x1, y0, y1, 2*c.width, 4*c.rows, c.grid.Set)
 	if !any {
 		return canvas.Point{}, false
 	}
@@ -111,6 +94,29 @@ func (c *XY) curve(i int, pts []Point, x0, x1, y0, y1 float64) (canvas.Point, bo
 		}
 	}
 	return canvas.Point{X: last.X / 2, Y: last.Y / 4}, true
+}
+
+// walk sets the points of a curve on a grid gw by gh, and of the lines
+// between them, and returns its last point, and whether there was one.
+func walk(pts []Point, x0, x1, y0, y1 float64, gw, gh int, set func(canvas.Point)) (canvas.Point, bool) {
+	var prev, last canvas.Point
+	havePrev, any := false, false
+	for _, p := range pts {
+		if !p.OK || math.IsNaN(p.X) || math.IsNaN(p.Y) {
+			havePrev = false
+			continue
+		}
+		g := canvas.Point{X: scaleTo(p.X, x0, x1, gw), Y: gh - 1 - scaleTo(p.Y, y0, y1, gh)}
+		if havePrev {
+			for _, q := range graph.GetLinePoints(prev, g) {
+				set(q)
+			}
+		} else {
+			set(g)
+		}
+		prev, last, havePrev, any = g, g, true, true
+	}
+	return last, any
 }
 
 // label puts r near cell at, in a cell no other label took.
