@@ -54,7 +54,7 @@ func (f *monitorFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.pingInterval, "ping-interval", 0, "PING probe interval per server, on its own connection "+
 		"(default 2ms; with more than two servers longer, to keep about 1,000 PINGs a second in all)")
 	fs.DurationVar(&f.history, "history", 2*time.Minute, "how much time the charts keep")
-	fs.DurationVar(&f.connectTimeout, "connect-timeout", 3*time.Second, "how long to wait for a server to answer at start")
+	fs.DurationVar(&f.connectTimeout, "connect-timeout", defaultConnectTimeout, "how long to wait for a server to answer at start")
 	fs.IntVar(&f.writers, "writers", 0, "run W writers per watched server, overwriting random existing keys under the vkwatch: prefix (0: write nothing)")
 	fs.IntVar(&f.keys, "keys", 1_000_000, "keyspace the writers overwrite (vkwatch:0 .. vkwatch:N-1; it must exist: see vkwatch load)")
 	fs.IntVar(&f.valueSize, "value-size", 300, "bytes per value the writers SET")
@@ -107,7 +107,7 @@ func (a *app) runMonitor(ctx context.Context, cf *connFlags, mf *monitorFlags, a
 		}
 		addrs, run.cluster = []string{mf.cluster}, true
 	}
-	eps, err := a.endpoints(cf, addrs)
+	eps, err := a.endpoints(ctx, cf, addrs)
 	if err != nil {
 		return err
 	}
