@@ -102,7 +102,7 @@ func TestPanicGivesTheTerminalBack(t *testing.T) {
 	if err := pty.Setsize(ptm, &pty.Winsize{Rows: 10, Cols: 40}); err != nil {
 		t.Fatal(err)
 	}
-	before, err := unix.IoctlGetTermios(int(pts.Fd()), unix.TCGETS)
+	before, err := unix.IoctlGetTermios(int(pts.Fd()), ioctlGetTermios)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestPanicGivesTheTerminalBack(t *testing.T) {
 	if !errors.Is(err, tea.ErrProgramPanic) {
 		t.Errorf("Run: %v, want bubbletea's panic error", err)
 	}
-	after, err := unix.IoctlGetTermios(int(pts.Fd()), unix.TCGETS)
+	after, err := unix.IoctlGetTermios(int(pts.Fd()), ioctlGetTermios)
 	if err != nil {
 		t.Fatal(err)
 	}
