@@ -242,6 +242,7 @@ o sorts, B rolling save (B again starts it, esc cancels the rest).`,
 	cf = connFlagsOf(root)
 	mf.register(root.Flags())
 	root.AddCommand(a.loadCommand(), a.demoCommand(), a.replayCommand(), a.recordingCommand(), a.benchCommand(), a.reportCommand(), a.saveCommand())
+	root.AddCommand(a.metricsCommand())
 	finishTree(root)
 	return root
 }

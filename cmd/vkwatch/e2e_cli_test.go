@@ -313,6 +313,7 @@ func TestExitStatusTable(t *testing.T) {
 		{[]string{"report", rec, "-o", filepath.Join(dir, "no", "such", "dir", "p.html")}, exitError},
 		{[]string{"report", rec, "-o", filepath.Join(dir, "p.html")}, exitOK},
 		{[]string{"completion", "bsh"}, exitUsage}, {[]string{"completion", "bash"}, exitOK},
+		{[]string{"metrics", "dashbord"}, exitUsage}, {[]string{"metrics", "rules"}, exitOK},
 	}
 	seen := map[int]bool{exitInterrupted: true, exitOK: true}
 	for _, c := range cases {

@@ -128,7 +128,7 @@ func TestHelpFlag(t *testing.T) {
 			t.Errorf("%q: the help does not list -h as the host and --help as help:\n%s", args, out)
 		}
 	}
-	for _, cmd := range []string{"demo", "replay", "recording", "report", "completion"} {
+	for _, cmd := range []string{"demo", "replay", "recording", "report", "completion", "metrics"} {
 		for _, help := range []string{"-h", "--help"} {
 			out, err := exec.Command(vkwatchBin, cmd, help).CombinedOutput()
 			if code := exitCode(err); code != 0 {
