@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
@@ -90,8 +92,8 @@ type app struct {
 	// isTTY reports whether stdout is a terminal.
 	isTTY func() bool
 	// readPassword shows prompt and reads a password from the terminal
-	// without echo (--askpass).
-	readPassword func(prompt string) ([]byte, error)
+	// without echo (--askpass); it returns at once when ctx ends (ctrl+c).
+	readPassword func(ctx context.Context, prompt string) ([]byte, error)
 }
 
 func newApp() *app {
@@ -101,18 +103,20 @@ func newApp() *app {
 		stderr: os.Stderr,
 		getenv: os.Getenv,
 		isTTY:  func() bool { return term.IsTerminal(int(os.Stdout.Fd())) },
-		readPassword: func(prompt string) ([]byte, error) {
-			return askPassword(os.Stdin, os.Stderr, prompt)
+		readPassword: func(ctx context.Context, prompt string) ([]byte, error) {
+			return askPassword(ctx, os.Stdin, os.Stderr, prompt)
 		},
 	}
 }
 
-// run executes the command line and returns the exit status. Errors are
-// printed as one line each: "vkwatch: <what went wrong>".
+// run executes the command line and returns the exit status (see
+// exitStatuses). Errors are printed as one line each: "vkwatch: <what went
+// wrong>".
 func (a *app) run(ctx context.Context, args []string) int {
-	// SIGTERM and SIGHUP end vkwatch like q does: the terminal is restored,
-	// servers the demo started are shut down, recordings are flushed.
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGHUP, os.Interrupt)
+	// ctrl+c (SIGINT), SIGTERM and SIGHUP end vkwatch like q does: the
+	// terminal is restored, servers the demo started are shut down,
+	// recordings are flushed.
+	ctx, stop := notifyContext(ctx)
 	defer stop()
 
 	root := a.rootCommand()
@@ -121,6 +125,7 @@ func (a *app) run(ctx context.Context, args []string) int {
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	err := root.ExecuteContext(ctx)
+	code, err := ending(ctx, err)
 	if err != nil {
 		// One line per error: two unreachable servers are two lines,
 		// each saying who speaks. A line may quote a server's error or
@@ -129,12 +134,73 @@ func (a *app) run(ctx context.Context, args []string) int {
 			fmt.Fprintf(a.stderr, "vkwatch: %s\n", inert.Text(line))
 		}
 	}
-	return codeOf(err)
+	return code
+}
+
+// ending is the exit status of a run that returned err, and the error to
+// print. ctrl+c, as a signal or as the key in the UI, is 130 whatever the
+// run was doing; what it cut short (a connection, a prompt) is no error to
+// print. SIGTERM and SIGHUP end a run that goes on until stopped (the
+// monitor, demo, replay, load) like q; work they cut short (bench, save)
+// failed, and says so.
+func ending(ctx context.Context, err error) (int, error) {
+	var sig *signalled
+	got := errors.As(context.Cause(ctx), &sig)
+	cut := errors.Is(err, context.Canceled)
+	switch {
+	case errors.Is(err, tea.ErrInterrupted) || got && sig.sig == os.Interrupt:
+		if cut || errors.Is(err, tea.ErrInterrupted) {
+			err = nil
+		}
+		return exitInterrupted, err
+	case got && cut:
+		return exitError, fmt.Errorf("stopped by %s before the end", sig)
+	}
+	return codeOf(err), err
+}
+
+// signalled is the cause of the run's context when a signal ended it; as
+// the context's own error, it is context.Canceled.
+type signalled struct{ sig os.Signal }
+
+func (s *signalled) Is(target error) bool { return target == context.Canceled }
+
+func (s *signalled) Error() string {
+	if s.sig == syscall.SIGTERM {
+		return "SIGTERM"
+	}
+	if s.sig == syscall.SIGHUP {
+		return "SIGHUP"
+	}
+	return "ctrl+c"
+}
+
+// notifyContext is signal.NotifyContext with the signal as the cause. The
+// first signal ends the run gracefully; a second one, the default way (a
+// second ctrl+c kills a run that takes too long to end).
+func notifyContext(parent context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-ch:
+			signal.Stop(ch)
+			cancel(&signalled{sig: s})
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		close(done)
+		cancel(nil)
+	}
 }
 
 func (a *app) rootCommand() *cobra.Command {
 	mf := &monitorFlags{}
-	cf := &connFlags{}
+	var cf *connFlags
 	root := &cobra.Command{
 		Use:   "vkwatch [ADDR ...] [-h HOST -p PORT | -s SOCKET | -u URI] | --cluster ADDR",
 		Short: "Watch what a snapshot costs a Valkey or Redis server, live",
@@ -152,11 +218,11 @@ As in valkey-cli, -h HOST -p PORT, -s SOCKET or -u URI name the server; each
 ADDR names one more. ADDR is host:port, host, :port, [::1]:port, a unix socket
 path, or a URL redis:// rediss:// valkey:// valkeys:// (user, password and db
 honoured). With none of them, vkwatch watches 127.0.0.1:6379. -h is the host:
-help is --help.
+help is --help (on the commands that connect to nothing, -h is help too).
 
 Keys: b BGSAVE, a BGREWRITEAOF (focused server), B / A on both at once (one or two),
 x BGSAVE CANCEL (asks first), tab focus, p pause drawing, r save reports,
-c cost curves, s scales, S screen to SVG, ? help, q quit. In the fleet view: up/down (j/k)
+c cost curves, s scales, S screen to SVG, ? help, q quit, ctrl+z suspend. In the fleet view: up/down (j/k)
 select, enter opens a node (two marked with space: side by side), esc returns,
 o sorts, B rolling save (B again starts it, esc cancels the rest).`,
 		Example: `  vkwatch demo                       # two local servers, side by side, under load
@@ -165,25 +231,18 @@ o sorts, B rolling save (B again starts it, esc cancels the rest).`,
   vkwatch --cluster 10.0.0.7:6379    # every node of the cluster
   VALKEYCLI_AUTH=secret vkwatch valkeys://cache.internal:6380 --cacert ca.pem`,
 		Version:       vkwatchVersion(),
-		Args:          cobra.ArbitraryArgs,
+		Args:          notACommand,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runMonitor(cmd.Context(), cf, mf, args)
 		},
 	}
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageErr("%v (see vkwatch --help)", err)
-	})
 	root.SetVersionTemplate("vkwatch {{.Version}}\n")
-	// -h is the host (valkey-cli's), so help is --help alone. cobra adds
-	// its own "-h, --help" to every command that lacks a help flag (and
-	// panics on the clash with -h): one persistent --help covers them all,
-	// cobra's help and completion commands included.
-	root.PersistentFlags().Bool("help", false, "show this help")
-	cf.register(root.PersistentFlags())
+	cf = connFlagsOf(root)
 	mf.register(root.Flags())
-	root.AddCommand(a.loadCommand(cf), a.demoCommand(cf), a.replayCommand(cf), a.recordingCommand(cf), a.benchCommand(cf), a.reportCommand(cf), a.saveCommand(cf))
+	root.AddCommand(a.loadCommand(), a.demoCommand(), a.replayCommand(), a.recordingCommand(), a.benchCommand(), a.reportCommand(), a.saveCommand())
 	root.AddCommand(a.metricsCommand())
+	finishTree(root)
 	return root
 }

@@ -1,8 +1,9 @@
-//go:build !linux
+//go:build !linux && !darwin
 
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -11,8 +12,9 @@ import (
 )
 
 // askPassword prints prompt to w and reads a line from the terminal tty
-// without echo. (On Linux echo is turned off before the prompt shows.)
-func askPassword(tty *os.File, w io.Writer, prompt string) ([]byte, error) {
+// without echo. (On Linux and macOS echo is turned off before the prompt
+// shows, and ctrl+c ends the prompt at once.)
+func askPassword(_ context.Context, tty *os.File, w io.Writer, prompt string) ([]byte, error) {
 	fmt.Fprint(w, prompt)
 	return term.ReadPassword(int(tty.Fd()))
 }

@@ -16,6 +16,7 @@ import (
 )
 
 type benchFlags struct {
+	conn         *connFlags
 	runs         int
 	window       time.Duration
 	triggerAt    time.Duration
@@ -32,7 +33,7 @@ type benchFlags struct {
 	perShard     bool
 }
 
-func (a *app) benchCommand(cf *connFlags) *cobra.Command {
+func (a *app) benchCommand() *cobra.Command {
 	bf := &benchFlags{}
 	cmd := &cobra.Command{
 		Use:   "bench [ADDR ...] [-h HOST -p PORT | -s SOCKET | -u URI] | --cluster ADDR [--per-shard]",
@@ -51,9 +52,10 @@ replica's writers write to its primary, under a key prefix of the shard's
 slots, and reach the replica by replication.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.runBench(cmd.Context(), cf, bf, args)
+			return a.runBench(cmd.Context(), bf.conn, bf, args)
 		},
 	}
+	bf.conn = connFlagsOf(cmd)
 	fs := cmd.Flags()
 	fs.IntVar(&bf.runs, "runs", 7, "runs per server")
 	fs.DurationVar(&bf.window, "window", 12*time.Second, "length of each run")
@@ -150,8 +152,11 @@ func (a *app) benchTargets(ctx context.Context, cf *connFlags, bf *benchFlags, a
 	case bf.cluster == "" && bf.perShard:
 		return nil, usageErr("--per-shard goes with --cluster")
 	case bf.cluster == "":
-		eps, err := a.explicit(cf, args, "bench")
+		eps, err := a.explicit(ctx, cf, args, "bench")
 		if err != nil {
+			return nil, err
+		}
+		if err := reach(ctx, eps); err != nil {
 			return nil, err
 		}
 		targets := make([]bench.Target, len(eps))
@@ -168,7 +173,7 @@ func (a *app) benchTargets(ctx context.Context, cf *connFlags, bf *benchFlags, a
 		// cluster must not do.
 		return nil, usageErr("--parallel does not go with --cluster: the nodes run one after the other")
 	}
-	eps, err := a.endpoints(cf, []string{bf.cluster})
+	eps, err := a.endpoints(ctx, cf, []string{bf.cluster})
 	if err != nil {
 		return nil, err
 	}

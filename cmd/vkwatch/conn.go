@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -13,35 +14,46 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/fleet"
 	"github.com/vkwatch/vkwatch/source/load"
+	"github.com/vkwatch/vkwatch/source/watch"
 )
 
-// connFlags are valkey-cli's connection conventions.
+// connFlags are valkey-cli's connection conventions, on the commands that
+// connect to a server the user names: the monitor, bench, load and save.
 type connFlags struct {
 	// host, port, socket and uri are -h, -p, -s and -u: they name the
 	// first server, before any ADDR argument.
-	host      string
-	port      string
-	socket    string
-	uri       string
-	fs        *pflag.FlagSet // where they were registered, to ask what was given
-	names     map[string]bool
-	pass      string
-	user      string
-	askpass   bool
-	db        int
-	tls       bool
-	sni       string
-	cacert    string
-	cacertdir string
-	cert      string
-	key       string
-	insecure  bool
+	host          string
+	port          string
+	socket        string
+	uri           string
+	fs            *pflag.FlagSet // where they were registered, to ask what was given
+	pass          string
+	user          string
+	askpass       bool
+	noAuthWarning bool
+	db            int
+	tls           bool
+	sni           string
+	cacert        string
+	cacertdir     string
+	cert          string
+	key           string
+	insecure      bool
+}
+
+// connFlagsOf gives cmd valkey-cli's connection flags. -h is the host, as
+// in valkey-cli, so help is --help alone on cmd (cobra would otherwise add
+// its own -h, --help, and panic on the clash); commands without these
+// flags keep cobra's -h, --help.
+func connFlagsOf(cmd *cobra.Command) *connFlags {
+	f := &connFlags{}
+	f.register(cmd.Flags())
+	cmd.Flags().Bool("help", false, "help for "+cmd.Name()+" (-h is the host)")
+	return f
 }
 
 func (f *connFlags) register(fs *pflag.FlagSet) {
 	f.fs = fs
-	// -h is the host, as in valkey-cli: cobra then leaves help to --help
-	// alone, in every subcommand, since these flags are inherited.
 	fs.StringVarP(&f.host, "host", "h", "127.0.0.1", "server host (the first server)")
 	// A string, so that a bad port gets the same one-line error as in an
 	// address rather than pflag's strconv message.
@@ -51,6 +63,7 @@ func (f *connFlags) register(fs *pflag.FlagSet) {
 	fs.StringVarP(&f.pass, "pass", "a", "", "password to AUTH with (visible to other users in ps: prefer VALKEYCLI_AUTH or --askpass)")
 	fs.StringVar(&f.user, "user", "", "ACL user name (env VALKEYCLI_USER)")
 	fs.BoolVar(&f.askpass, "askpass", false, "read the password from the terminal, without echo")
+	fs.BoolVar(&f.noAuthWarning, "no-auth-warning", false, "no warning for a password given with -a or in the URI")
 	fs.IntVarP(&f.db, "db", "n", -1, "database number")
 	fs.BoolVar(&f.tls, "tls", false, "connect with TLS")
 	fs.StringVar(&f.sni, "sni", "", "server name for TLS (SNI)")
@@ -59,13 +72,22 @@ func (f *connFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.cert, "cert", "", "client certificate file")
 	fs.StringVar(&f.key, "key", "", "client private key file")
 	fs.BoolVar(&f.insecure, "insecure", false, "do not verify the server's certificate")
-	f.names = map[string]bool{}
+}
+
+// connFlagNames are the connection flags' names and shorthands, to tell a
+// user who gives one to a command that connects to nothing.
+var connFlagNames = func() map[string]bool {
+	fs := pflag.NewFlagSet("conn", pflag.ContinueOnError)
+	(&connFlags{}).register(fs)
+	names := map[string]bool{}
 	fs.VisitAll(func(fl *pflag.Flag) {
-		if fl.Name != "help" {
-			f.names[fl.Name] = true
+		names[fl.Name] = true
+		if fl.Shorthand != "" {
+			names[fl.Shorthand] = true
 		}
 	})
-}
+	return names
+}()
 
 // passwordWarning is valkey-cli's own warning for a password on the command line.
 const passwordWarning = "Warning: Using a password with '-a' or '-u' option on the command line interface may not be safe."
@@ -138,39 +160,24 @@ func (f *connFlags) first() (ep source.Endpoint, as string, ok bool, err error) 
 // explicit is endpoints for a subcommand that writes (load, bench): the
 // server must be named, by ADDR or by -h, -p, -s or -u, never taken to be
 // 127.0.0.1:6379 by default.
-func (a *app) explicit(f *connFlags, addrs []string, cmd string) ([]source.Endpoint, error) {
+func (a *app) explicit(ctx context.Context, f *connFlags, addrs []string, cmd string) ([]source.Endpoint, error) {
 	if len(addrs) == 0 && !f.named() {
 		return nil, usageErr("%s writes to a server: name it (ADDR, -h HOST -p PORT, -s SOCKET or -u URI)", cmd)
 	}
-	return a.endpoints(f, addrs)
-}
-
-// reject refuses connection flags on a subcommand that connects to no
-// server the user names (the demo starts its own, replay reads a file): a
-// flag silently ignored would mislead.
-func (f *connFlags) reject(cmd *cobra.Command, why string) error {
-	var used []string
-	cmd.Flags().Visit(func(fl *pflag.Flag) {
-		if f.names[fl.Name] {
-			used = append(used, "--"+fl.Name)
-		}
-	})
-	if len(used) > 0 {
-		return usageErr("%s takes no connection flags (%s): %s", cmd.Name(), strings.Join(used, ", "), why)
-	}
-	return nil
+	return a.endpoints(ctx, f, addrs)
 }
 
 // endpoints turns flags and addresses into endpoints: the server -h, -p,
 // -s or -u name comes first, then one per ADDR; with none of them,
 // 127.0.0.1:6379. A password comes, in order, from -a, the URL, --askpass,
-// VALKEYCLI_AUTH, REDISCLI_AUTH. Nothing is dialled here.
-func (a *app) endpoints(f *connFlags, addrs []string) ([]source.Endpoint, error) {
+// VALKEYCLI_AUTH, REDISCLI_AUTH. Nothing is dialled here. ctx ends the
+// --askpass prompt (ctrl+c).
+func (a *app) endpoints(ctx context.Context, f *connFlags, addrs []string) ([]source.Endpoint, error) {
 	parsed, err := f.servers(addrs)
 	if err != nil {
 		return nil, err
 	}
-	cred := &credentials{a: a, f: f}
+	cred := &credentials{ctx: ctx, a: a, f: f}
 	eps := make([]source.Endpoint, 0, len(parsed))
 	for _, ep := range parsed {
 		if err := cred.fill(&ep); err != nil {
@@ -223,8 +230,10 @@ func (f *connFlags) servers(addrs []string) ([]source.Endpoint, error) {
 // credentials gives each server its password and user, valkey-cli's way:
 // a password from -a, the URL, --askpass (asked once for all), then
 // VALKEYCLI_AUTH, REDISCLI_AUTH; a user from --user, the URL, then
-// VALKEYCLI_USER. A password on the command line is warned of, once.
+// VALKEYCLI_USER. A password on the command line is warned of, once,
+// unless --no-auth-warning.
 type credentials struct {
+	ctx    context.Context
 	a      *app
 	f      *connFlags
 	warned bool
@@ -232,7 +241,7 @@ type credentials struct {
 }
 
 func (c *credentials) warn() {
-	if !c.warned {
+	if !c.warned && !c.f.noAuthWarning {
 		fmt.Fprintln(c.a.stderr, passwordWarning)
 		c.warned = true
 	}
@@ -250,8 +259,11 @@ func (c *credentials) fill(ep *source.Endpoint) error {
 	case ep.Password != "":
 	case f.askpass:
 		if c.asked == nil {
-			p, err := a.readPassword("Please input password: ")
+			p, err := a.readPassword(c.ctx, "Please input password: ")
 			fmt.Fprintln(a.stderr)
+			if c.ctx.Err() != nil {
+				return context.Cause(c.ctx) // ctrl+c at the prompt
+			}
 			if err != nil {
 				return usageErr("--askpass: cannot read a password from the terminal: %v", err)
 			}
@@ -297,6 +309,30 @@ func (f *connFlags) apply(ep *source.Endpoint) error {
 	}
 	return nil
 }
+
+// reach connects to each server once, as a watcher does, so that a server
+// that cannot be reached is the connect exit status, in the monitor's
+// words, before any work starts.
+func reach(ctx context.Context, eps []source.Endpoint) error {
+	clock := source.NewClock()
+	var errs []error
+	for _, ep := range eps {
+		w := watch.New(ep.Node(), ep, clock, watch.Config{ConnectTimeout: defaultConnectTimeout})
+		_, err := w.Connect(ctx)
+		w.Close()
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return withCode(exitConnect, errors.Join(errs...))
+	}
+	return nil
+}
+
+// defaultConnectTimeout is --connect-timeout's default, and how long a
+// command without it waits for a server at start.
+const defaultConnectTimeout = 3 * time.Second
 
 // keyspaceRefusal turns a *load.KeyspaceError into the usage error (exit
 // 2) the user sees, in one line: what is missing and how to preload it.

@@ -19,7 +19,7 @@ type demoFlags struct {
 	saveDelay int
 }
 
-func (a *app) demoCommand(cf *connFlags) *cobra.Command {
+func (a *app) demoCommand() *cobra.Command {
 	df := &demoFlags{}
 	mf := &monitorFlags{}
 	cmd := &cobra.Command{
@@ -38,9 +38,6 @@ Scenarios:
   auto              fork-vs-forkless when the binary supports it, else idle-vs-load`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := cf.reject(cmd, "the demo starts its own servers"); err != nil {
-				return err
-			}
 			if err := mf.validate(); err != nil {
 				return err
 			}

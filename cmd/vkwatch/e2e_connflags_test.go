@@ -90,13 +90,15 @@ func TestConnFlagsBad(t *testing.T) {
 		{[]string{"-u", "redis://:s3cr3t-pw@127.0.0.1:" + port + "/x"}, `vkwatch: -u: address "redis://:xxxxx@127.0.0.1:` + port + `/x": bad database number "x"`},
 		{[]string{"-u", "redis://127.0.0.1:" + port, "127.0.0.1:" + port}, `vkwatch: -u 127.0.0.1:` + port + ` and the address "127.0.0.1:` + port + `" name the same server: give it once`},
 		{[]string{"-p", port, "127.0.0.1:" + port}, `vkwatch: -p ` + port + ` and the address "127.0.0.1:` + port + `" name the same server: give it once`},
-		{[]string{"demo", "-h", "127.0.0.1"}, "vkwatch: demo takes no connection flags (--host): the demo starts its own servers"},
-		{[]string{"demo", "-p", port, "-a", "pw"}, "vkwatch: demo takes no connection flags (--pass, --port): the demo starts its own servers"},
-		{[]string{"replay", "-u", "redis://127.0.0.1:" + port, "x.jsonl"}, "vkwatch: replay takes no connection flags (--uri): replay reads a recording and connects to no server"},
+		{[]string{"demo", "--host", "127.0.0.1"}, "vkwatch: demo takes no connection flags (--host): the demo starts its own servers"},
+		{[]string{"demo", "-p", port, "-a", "pw"}, "vkwatch: demo takes no connection flags (-p): the demo starts its own servers"},
+		{[]string{"replay", "-u", "redis://127.0.0.1:" + port, "x.jsonl"}, "vkwatch: replay takes no connection flags (-u): replay reads a recording and connects to no server"},
+		{[]string{"report", "x.jsonl", "-o", "x.html", "--tls"}, "vkwatch: report takes no connection flags (--tls): report reads files and connects to no server"},
 		{[]string{"bench", "--runs", "1"}, "vkwatch: bench writes to a server: name it (ADDR, -h HOST -p PORT, -s SOCKET or -u URI)"},
 		{[]string{"load"}, "vkwatch: load writes to a server: name it (ADDR, -h HOST -p PORT, -s SOCKET or -u URI)"},
 		{[]string{"load", "-p", port, "127.0.0.2:" + port}, "vkwatch: load writes to one server, got 2 (an ADDR and -h, -p, -s or -u)"},
-		{[]string{"-h"}, "vkwatch: flag needs an argument: 'h' in -h (see vkwatch --help)"},
+		{[]string{"-h"}, "vkwatch: -h needs a HOST (as in valkey-cli): help is --help"},
+		{[]string{"bench", "-h"}, "vkwatch: -h needs a HOST (as in valkey-cli): help is --help"},
 	}
 	for _, tt := range tests {
 		s := startSession(t, childEnv(), tt.args...)
@@ -112,16 +114,30 @@ func TestConnFlagsBad(t *testing.T) {
 }
 
 // TestHelpFlag: --help is help, for the monitor and every subcommand, with
-// exit status 0, and lists -h as the host.
+// exit status 0. The commands that connect list valkey-cli's connection
+// flags, -h the host; the others list none, and -h is their help too
+// (vkwatch report -h was "flag needs an argument: 'h'").
 func TestHelpFlag(t *testing.T) {
-	for _, args := range [][]string{{"--help"}, {"demo", "--help"}, {"bench", "--help"}, {"load", "--help"}, {"replay", "--help"}, {"help"}} {
+	for _, args := range [][]string{{"--help"}, {"bench", "--help"}, {"load", "--help"}, {"save", "--help"}, {"help"}, {"help", "save"}} {
 		out, err := exec.Command(vkwatchBin, args...).CombinedOutput()
 		if code := exitCode(err); code != 0 {
 			t.Errorf("%q: exit status %d, want 0: %s", args, code, out)
 		}
 		if !strings.Contains(string(out), "-h, --host string") || !strings.Contains(string(out), "--help") ||
-			strings.Contains(string(out), "-h, --help") {
+			strings.Contains(string(out), "-h, --help") || !strings.Contains(string(out), "--no-auth-warning") {
 			t.Errorf("%q: the help does not list -h as the host and --help as help:\n%s", args, out)
+		}
+	}
+	for _, cmd := range []string{"demo", "replay", "recording", "report", "completion", "metrics"} {
+		for _, help := range []string{"-h", "--help"} {
+			out, err := exec.Command(vkwatchBin, cmd, help).CombinedOutput()
+			if code := exitCode(err); code != 0 {
+				t.Errorf("%s %s: exit status %d, want 0: %s", cmd, help, code, out)
+			}
+			if !strings.Contains(string(out), "-h, --help") || strings.Contains(string(out), "--host") ||
+				!strings.Contains(string(out), "Exit status:") {
+				t.Errorf("%s %s: want help listing -h, --help, no connection flag, and the exit statuses:\n%s", cmd, help, out)
+			}
 		}
 	}
 }

@@ -126,19 +126,27 @@ func TestBadInput(t *testing.T) {
 
 // TestPasswordFlagWarns checks that -a prints valkey-cli's warning (and
 // only -a or a password in the URL), before the error, which does not show
-// the password.
+// the password; with --no-auth-warning, as in valkey-cli, the error alone.
 func TestPasswordFlagWarns(t *testing.T) {
 	locked := servertest.Start(t, server.Options{Password: "the-real-pass-777"})
 	for _, args := range [][]string{
 		{"-a", "wrong-pass-123", locked.Addr},
 		{"redis://:wrong-pass-123@" + locked.Addr},
+		{"--no-auth-warning", "-a", "wrong-pass-123", locked.Addr},
+		{"--no-auth-warning", "redis://:wrong-pass-123@" + locked.Addr},
 	} {
 		s := startSession(t, childEnv(), append([]string{"--connect-timeout", connectTimeout.String()}, args...)...)
 		code := s.wait(connectTimeout + exitMargin)
 		lines := s.stderrLines()
-		if code != exitConnect || len(lines) != 2 || lines[0] != passwordWarning ||
-			!strings.HasPrefix(lines[1], "vkwatch: "+locked.Addr+": authentication failed: WRONGPASS") {
-			t.Errorf("%q: exit %d, stderr %q; want %d, the warning, then the error", args, code, lines, exitConnect)
+		if args[0] != "--no-auth-warning" {
+			if len(lines) == 0 || lines[0] != passwordWarning {
+				t.Errorf("%q: stderr %q, want the warning first", args, lines)
+				continue
+			}
+			lines = lines[1:]
+		}
+		if code != exitConnect || len(lines) != 1 || !strings.HasPrefix(lines[0], "vkwatch: "+locked.Addr+": authentication failed: WRONGPASS") {
+			t.Errorf("%q: exit %d, stderr %q; want %d and the error", args, code, lines, exitConnect)
 		}
 		if strings.Contains(s.stderr.String()+s.raw.String(), "wrong-pass-123") {
 			t.Errorf("%q: the password shows in the output", args)

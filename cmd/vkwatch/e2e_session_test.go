@@ -303,13 +303,7 @@ func TestSessionAskpassReadOnly(t *testing.T) {
 	admin := servertest.Client(t, srv)
 	forksBefore := forks(t, admin)
 	s := startSession(t, childEnv(), "--askpass", "--read-only", srv.Addr)
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(s.stderr.String(), "Please input password: ") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no password prompt on stderr: %q", s.stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond) // polling a buffer the process writes
-	}
+	s.waitStderr(10*time.Second, "Please input password: ")
 	s.press(pw + "\r")
 	s.waitScreen(15*time.Second, "connected and sampling", func(f shot) bool {
 		p := f.String()

@@ -163,6 +163,14 @@ func startSession(t *testing.T, env []string, args ...string) *session {
 // startSessionSized is startSession in a terminal of rows x cols.
 func startSessionSized(t *testing.T, rows, cols uint16, env []string, args ...string) *session {
 	t.Helper()
+	// A session of its own with the terminal as its controlling terminal,
+	// as a terminal emulator starts a shell, or ssh host vkwatch.
+	return startSessionAttr(t, rows, cols, &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}, env, args...)
+}
+
+// startSessionAttr is startSessionSized with the process's attributes.
+func startSessionAttr(t *testing.T, rows, cols uint16, attr *syscall.SysProcAttr, env []string, args ...string) *session {
+	t.Helper()
 	ptm, tty, err := pty.Open()
 	if err != nil {
 		t.Fatalf("open a pseudo-terminal: %v", err)
@@ -184,9 +192,7 @@ func startSessionSized(t *testing.T, rows, cols uint16, env []string, args ...st
 	s.cmd.Env = env
 	s.cmd.Dir = t.TempDir()
 	s.cmd.Stdin, s.cmd.Stdout, s.cmd.Stderr = tty, tty, &s.stderr
-	// A session of its own with the terminal as its controlling terminal,
-	// as a shell would start it.
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	s.cmd.SysProcAttr = attr
 	s.start = time.Now()
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)

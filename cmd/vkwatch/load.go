@@ -15,6 +15,7 @@ import (
 )
 
 type loadFlags struct {
+	conn        *connFlags
 	keys        int
 	valueSize   int
 	writers     int
@@ -22,7 +23,7 @@ type loadFlags struct {
 	skipPreload bool
 }
 
-func (a *app) loadCommand(cf *connFlags) *cobra.Command {
+func (a *app) loadCommand() *cobra.Command {
 	lf := &loadFlags{}
 	cmd := &cobra.Command{
 		Use:   "load [ADDR] [-h HOST -p PORT | -s SOCKET | -u URI]",
@@ -33,9 +34,10 @@ as fast as they can until ctrl+c. With --skip-preload the keyspace must exist
 already. It never reads, writes or deletes a key outside its prefix.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.runLoad(cmd.Context(), cf, lf, args)
+			return a.runLoad(cmd.Context(), lf.conn, lf, args)
 		},
 	}
+	lf.conn = connFlagsOf(cmd)
 	fs := cmd.Flags()
 	fs.IntVar(&lf.keys, "keys", 1_000_000, "number of keys N")
 	fs.IntVar(&lf.valueSize, "value-size", 300, "bytes per value B")
@@ -52,7 +54,7 @@ func (a *app) runLoad(ctx context.Context, cf *connFlags, lf *loadFlags, addrs [
 	if lf.prefix == "" {
 		return usageErr("--prefix must not be empty: the load must never touch keys outside its prefix")
 	}
-	eps, err := a.explicit(cf, addrs, "load")
+	eps, err := a.explicit(ctx, cf, addrs, "load")
 	if err != nil {
 		return err
 	}

@@ -55,7 +55,7 @@ func (f *monitorFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.pingInterval, "ping-interval", 0, "PING probe interval per server, on its own connection "+
 		"(default 2ms; with more than two servers longer, to keep about 1,000 PINGs a second in all)")
 	fs.DurationVar(&f.history, "history", 2*time.Minute, "how much time the charts keep")
-	fs.DurationVar(&f.connectTimeout, "connect-timeout", 3*time.Second, "how long to wait for a server to answer at start")
+	fs.DurationVar(&f.connectTimeout, "connect-timeout", defaultConnectTimeout, "how long to wait for a server to answer at start")
 	fs.IntVar(&f.writers, "writers", 0, "run W writers per watched server, overwriting random existing keys under the vkwatch: prefix (0: write nothing)")
 	fs.IntVar(&f.keys, "keys", 1_000_000, "keyspace the writers overwrite (vkwatch:0 .. vkwatch:N-1; it must exist: see vkwatch load)")
 	fs.IntVar(&f.valueSize, "value-size", 300, "bytes per value the writers SET")
@@ -109,13 +109,23 @@ func (a *app) runMonitor(ctx context.Context, cf *connFlags, mf *monitorFlags, a
 		}
 		addrs, run.cluster = []string{mf.cluster}, true
 	}
-	eps, err := a.endpoints(cf, addrs)
+	eps, err := a.endpoints(ctx, cf, addrs)
 	if err != nil {
 		return err
 	}
 	run.endpoints = eps
 	return a.monitor(ctx, run)
 }
+
+// monitorGCPercent is the runtime's GOGC in the monitor, set once as it
+// starts unless GOGC is in the environment (then the user's choice holds,
+// as does GOMEMLIMIT). One or two servers drawing keep about 1 MB live and
+// allocate 2-3 MB a second (frames, INFO replies): at the default of 100,
+// whose least heap goal is 4 MB, that is a collection about every second,
+// each waking both processors; at 200 the least goal is 8 MB, a collection
+// every few seconds for a few MB more resident. A fleet whose live heap is
+// larger grows by twice it between collections instead of once.
+const monitorGCPercent = 200
 
 // monitorRun is one monitor session: the plain monitor, the demo's, or a
 // cluster's.
@@ -143,9 +153,10 @@ func (a *app) monitor(ctx context.Context, run monitorRun) (err error) {
 		}
 		return withCode(exitNoTTY, errors.New("standard output is not a terminal: use `vkwatch bench` for a headless experiment, --record FILE to record samples, or --metrics ADDR to export them, without the UI"))
 	}
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(monitorGCPercent)
+	}
 	s := newMonitorSession(ctx, a, run)
-	gc := startGCFloor(gcFloorBytes)
-	s.onExit(func() error { gc.stop(); return nil })
 	if headless {
 		// Nobody takes the batches without a terminal: queued events
 		// would pile up for as long as the recording runs.

@@ -18,7 +18,7 @@ import (
 
 // recordingCommand is `vkwatch recording FILE`: what a recording holds,
 // and a window or one save of it cut out as a recording of its own.
-func (a *app) recordingCommand(cf *connFlags) *cobra.Command {
+func (a *app) recordingCommand() *cobra.Command {
 	var from, to, out string
 	var save int
 	var margin time.Duration
@@ -37,9 +37,6 @@ in the recording), an offset from its start (+90m), or RFC 3339.`,
   vkwatch recording night.jsonl.zst --from 03:00 --to 03:20 -o 0300.jsonl.zst`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := cf.reject(cmd, "recording reads a file and connects to no server"); err != nil {
-				return err
-			}
 			if save != 0 && (from != "" || to != "") {
 				return usageErr("--save N cuts one save: give it or --from/--to, not both")
 			}

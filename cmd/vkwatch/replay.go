@@ -16,7 +16,7 @@ import (
 	"github.com/vkwatch/vkwatch/ui"
 )
 
-func (a *app) replayCommand(cf *connFlags) *cobra.Command {
+func (a *app) replayCommand() *cobra.Command {
 	var speed float64
 	var from, to string
 	var ascii asciiFlag
@@ -29,9 +29,6 @@ window (03:00 is a clock time, +90m an offset from the start). A recording
 cut short by a crash replays up to its last whole line.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := cf.reject(cmd, "replay reads a recording and connects to no server"); err != nil {
-				return err
-			}
 			if speed <= 0 {
 				return usageErr("--speed must be positive")
 			}
@@ -48,7 +45,7 @@ cut short by a crash replays up to its last whole line.`,
 func (a *app) runReplay(ctx context.Context, path string, speed float64, from, to string, ascii bool) error {
 	rf, err := record.OpenFile(path)
 	if err != nil {
-		return err
+		return withCode(exitUsage, err) // as recording and report: a file that is no recording is bad input
 	}
 	defer rf.Close()
 	win := record.Window{From: rf.Start, To: rf.End}

@@ -22,6 +22,7 @@ import (
 
 // saveFlags configure vkwatch save.
 type saveFlags struct {
+	conn             *connFlags
 	cluster          string
 	rolling          bool
 	maxParallelSaves int
@@ -32,7 +33,7 @@ type saveFlags struct {
 	connectTimeout   time.Duration
 }
 
-func (a *app) saveCommand(cf *connFlags) *cobra.Command {
+func (a *app) saveCommand() *cobra.Command {
 	sf := &saveFlags{}
 	cmd := &cobra.Command{
 		Use:   "save ADDR | --cluster ADDR --rolling [--max-parallel-saves N]",
@@ -62,9 +63,10 @@ Exit status 0: every node saved; 1: it stopped (the reason printed);
   VALKEYCLI_AUTH=secret vkwatch save --cluster valkeys://cache.internal:6380 --rolling --cacert ca.pem`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.runSave(cmd.Context(), cf, sf, args)
+			return a.runSave(cmd.Context(), sf.conn, sf, args)
 		},
 	}
+	sf.conn = connFlagsOf(cmd)
 	fs := cmd.Flags()
 	fs.StringVar(&sf.cluster, "cluster", "", "save the cluster ADDR is a node of (with --rolling)")
 	fs.BoolVar(&sf.rolling, "rolling", false, "a safe rolling save: one node per shard, one host at a time")
@@ -73,7 +75,7 @@ Exit status 0: every node saved; 1: it stopped (the reason printed);
 	fs.StringVar(&sf.report, "report", "", "write the save reports to FILE as JSON at the end")
 	fs.StringVar(&sf.record, "record", "", "record every sample and event to FILE (JSON Lines; FILE.zst or FILE.gz is compressed)")
 	fs.DurationVar(&sf.interval, "interval", 200*time.Millisecond, "INFO sampling interval")
-	fs.DurationVar(&sf.connectTimeout, "connect-timeout", 3*time.Second, "how long to wait for the servers to answer at start")
+	fs.DurationVar(&sf.connectTimeout, "connect-timeout", defaultConnectTimeout, "how long to wait for the servers to answer at start")
 	return cmd
 }
 
@@ -106,9 +108,9 @@ func (a *app) runSave(ctx context.Context, cf *connFlags, sf *saveFlags, args []
 		if err := cf.clusterAlone(sf.cluster, args); err != nil {
 			return err
 		}
-		eps, err = a.endpoints(cf, []string{sf.cluster})
+		eps, err = a.endpoints(ctx, cf, []string{sf.cluster})
 	} else {
-		eps, err = a.explicit(cf, args, "save")
+		eps, err = a.explicit(ctx, cf, args, "save")
 	}
 	if err != nil {
 		return err

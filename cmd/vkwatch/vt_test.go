@@ -38,6 +38,15 @@ func newScreen(rows, cols int) *screen {
 	return s
 }
 
+// resize makes the screen rows x cols, blank, as a terminal whose window
+// changed size before the program draws anew.
+func (s *screen) resize(rows, cols int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rows, s.cols, s.row, s.col = rows, cols, 0, 0
+	s.clear()
+}
+
 func (s *screen) clear() {
 	s.cells = make([][]string, s.rows)
 	for i := range s.cells {

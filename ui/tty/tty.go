@@ -17,6 +17,13 @@
 // ends, however it ends; a panic in the model's Update or View gives it
 // back first, so that bubbletea's report of the panic lands on the main
 // screen rather than on the alternate one about to be left.
+//
+// In raw mode the terminal sends no signal for ctrl+c and ctrl+z: a
+// Terminal does what the terminal would. ctrl+c ends the program (Run
+// returns tea.ErrInterrupted); ctrl+z gives the terminal back and stops
+// the job, and when the shell continues it (fg) takes the terminal again
+// and draws the whole view anew, at the window's size then. The model
+// sees neither key.
 package tty
 
 import (
@@ -25,6 +32,7 @@ import (
 	"os/signal"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -50,10 +58,14 @@ type Terminal struct {
 	lines []string // as drawn last
 
 	// wmu orders the frames and the giving back: no frame is written
-	// once the terminal is given back (gone).
+	// once the terminal is given back (gone), or while the job is
+	// suspended (held).
 	wmu     sync.Mutex
 	gone    bool
+	held    bool
 	restore func()
+
+	interrupted atomic.Bool // ctrl+c was pressed
 }
 
 // New returns a Terminal reading keys from in and drawing to out (the
@@ -91,6 +103,9 @@ func (t *Terminal) Run(p *tea.Program) (tea.Model, error) {
 	<-drawn // the last view drawn before the screen is left
 	if w, ok := m.(model); ok {
 		m = w.inner
+	}
+	if err == nil && t.interrupted.Load() {
+		err = tea.ErrInterrupted
 	}
 	return m, err
 }
@@ -209,7 +224,7 @@ func (t *Terminal) drawFresh() {
 	lines := splitView(v, h)
 	if b := frame(t.lines, lines, w, whole); len(b) > 0 {
 		t.wmu.Lock()
-		if !t.gone {
+		if !t.gone && !t.held {
 			_, _ = io.WriteString(t.out, b)
 		}
 		t.wmu.Unlock()
@@ -281,8 +296,20 @@ func (m model) Init() tea.Cmd { return m.inner.Init() }
 
 func (m model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	defer m.t.onPanic()
-	if ws, ok := msg.(tea.WindowSizeMsg); ok {
-		m.t.resized(ws.Width, ws.Height)
+	if m.t.interrupted.Load() {
+		return m, nil // ending: nothing typed after ctrl+c acts
+	}
+	switch msg := msg.(type) {
+	case tea.KeyMsg:
+		switch msg.Type {
+		case tea.KeyCtrlC:
+			m.t.interrupted.Store(true)
+			return m, tea.Quit
+		case tea.KeyCtrlZ:
+			return m, m.t.suspend()
+		}
+	case tea.WindowSizeMsg:
+		m.t.resized(msg.Width, msg.Height)
 	}
 	var cmd tea.Cmd
 	m.inner, cmd = m.inner.Update(msg)
@@ -303,4 +330,73 @@ func (t *Terminal) onPanic() {
 		t.giveBack()
 		panic(r)
 	}
+}
+
+// suspend is ctrl+z: it gives the terminal back, stops the job as the
+// terminal's own ctrl+z would (SIGTSTP to the process group, so that the
+// shell takes over) and waits to be continued (fg, or SIGCONT); then it
+// takes the terminal again, and the command it returns sends the window's
+// size, which also draws the next view whole. It runs in Update, as
+// bubbletea's own suspend runs in its event loop: nothing is read, updated
+// or drawn while the job is stopped.
+//
+// Where no shell can continue the job (jobControl is false), the kernel
+// would discard the stop and vkwatch would wait for ever: ctrl+z does
+// nothing there, as in a shell without job control.
+func (t *Terminal) suspend() tea.Cmd {
+	if !jobControl() {
+		return nil
+	}
+	cont := make(chan os.Signal, 1)
+	signal.Notify(cont, syscall.SIGCONT)
+	defer signal.Stop(cont)
+	if !t.hold() {
+		return nil
+	}
+	stopJob()
+	<-cont
+	if err := t.takeBack(); err != nil {
+		return tea.Quit // no terminal to draw on any more
+	}
+	return t.size
+}
+
+// hold gives the terminal back for a while: false if it is gone.
+func (t *Terminal) hold() bool {
+	t.wmu.Lock()
+	defer t.wmu.Unlock()
+	if t.gone {
+		return false
+	}
+	t.held = true
+	t.restore()
+	return true
+}
+
+// takeBack takes the terminal again after hold; the next view is drawn
+// whole, on a screen the shell has written to meanwhile.
+func (t *Terminal) takeBack() error {
+	t.wmu.Lock()
+	defer t.wmu.Unlock()
+	t.held = false
+	if t.gone {
+		return nil
+	}
+	t.mu.Lock()
+	t.repaint = true
+	t.mu.Unlock()
+	return t.take()
+}
+
+// size is the window's size as a message (nil when out is no terminal).
+func (t *Terminal) size() tea.Msg {
+	f, ok := t.out.(term.File)
+	if !ok {
+		return nil
+	}
+	w, h, err := term.GetSize(f.Fd())
+	if err != nil {
+		return nil
+	}
+	return tea.WindowSizeMsg{Width: w, Height: h}
 }

@@ -102,7 +102,7 @@ func TestPanicGivesTheTerminalBack(t *testing.T) {
 	if err := pty.Setsize(ptm, &pty.Winsize{Rows: 10, Cols: 40}); err != nil {
 		t.Fatal(err)
 	}
-	before, err := unix.IoctlGetTermios(int(pts.Fd()), unix.TCGETS)
+	before, err := unix.IoctlGetTermios(int(pts.Fd()), ioctlGetTermios)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestPanicGivesTheTerminalBack(t *testing.T) {
 	if !errors.Is(err, tea.ErrProgramPanic) {
 		t.Errorf("Run: %v, want bubbletea's panic error", err)
 	}
-	after, err := unix.IoctlGetTermios(int(pts.Fd()), unix.TCGETS)
+	after, err := unix.IoctlGetTermios(int(pts.Fd()), ioctlGetTermios)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,3 +179,32 @@ func (m panicky) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 func (panicky) View() string { return "calm" }
+
+// TestCtrlCInterrupts: ctrl+c ends the program with tea.ErrInterrupted,
+// as the terminal's own ctrl+c would end a program in its modes, and the
+// model never sees the key (nor any key after it).
+func TestCtrlCInterrupts(t *testing.T) {
+	var out strings.Builder
+	tm := New(strings.NewReader("a\x03b"), &out)
+	keys := &keyLog{}
+	p := tm.Program(keys, tea.WithoutSignalHandler())
+	m, err := tm.Run(p)
+	if !errors.Is(err, tea.ErrInterrupted) {
+		t.Fatalf("Run: %v, want tea.ErrInterrupted", err)
+	}
+	if got := m.(*keyLog).keys; strings.Join(got, " ") != "a" {
+		t.Errorf("the model saw %q, want only a", got)
+	}
+}
+
+// keyLog keeps the keys it is given.
+type keyLog struct{ keys []string }
+
+func (k *keyLog) Init() tea.Cmd { return nil }
+func (k *keyLog) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if km, ok := msg.(tea.KeyMsg); ok {
+		k.keys = append(k.keys, km.String())
+	}
+	return k, nil
+}
+func (k *keyLog) View() string { return strings.Join(k.keys, " ") }

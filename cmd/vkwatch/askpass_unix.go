@@ -1,6 +1,9 @@
+//go:build linux || darwin
+
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -14,9 +17,14 @@ import (
 // the prompt and then calling term.ReadPassword, which turns echo off only
 // when it starts, echoes what is typed in between (a quick typist, a
 // password manager, a paste).
-func askPassword(tty *os.File, w io.Writer, prompt string) ([]byte, error) {
+//
+// ctrl+c (SIGINT, which the terminal still sends: ISIG stays on) ends ctx:
+// askPassword then restores the modes and returns at once, so that nothing
+// typed afterwards is taken for the password. The read, which a signal
+// does not interrupt, is left to end with the process.
+func askPassword(ctx context.Context, tty *os.File, w io.Writer, prompt string) ([]byte, error) {
 	fd := int(tty.Fd())
-	old, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	old, err := unix.IoctlGetTermios(fd, ioctlGetTermios)
 	if err != nil {
 		return nil, fmt.Errorf("not a terminal: %w", err)
 	}
@@ -24,12 +32,26 @@ func askPassword(tty *os.File, w io.Writer, prompt string) ([]byte, error) {
 	quiet.Lflag &^= unix.ECHO
 	quiet.Lflag |= unix.ICANON | unix.ISIG
 	quiet.Iflag |= unix.ICRNL
-	if err := unix.IoctlSetTermios(fd, unix.TCSETS, &quiet); err != nil {
+	if err := unix.IoctlSetTermios(fd, ioctlSetTermios, &quiet); err != nil {
 		return nil, err
 	}
-	defer unix.IoctlSetTermios(fd, unix.TCSETS, old)
+	defer unix.IoctlSetTermios(fd, ioctlSetTermios, old)
 	fmt.Fprint(w, prompt)
-	return readLine(tty)
+	type line struct {
+		b   []byte
+		err error
+	}
+	got := make(chan line, 1)
+	go func() {
+		b, err := readLine(tty)
+		got <- line{b, err}
+	}()
+	select {
+	case l := <-got:
+		return l.b, l.err
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
 }
 
 // readLine reads up to a newline, one byte at a time so that nothing after
