@@ -101,7 +101,7 @@ func Cut(src io.Reader, dst io.Writer, c Compression, win Window) (int, error) {
 	defer sc.Close()
 	h := sc.Header()
 	h.Settings = cloneSettings(h.Settings)
-	h.Settings["cut"] = fmt.Sprintf("%s..%s", formatDecimal(int64(win.From), 9), formatDecimal(int64(win.To), 9))
+	h.Settings["cut"] = fmt.Sprintf("%s..%s", seconds(win.From), seconds(win.To))
 	w, err := NewCompressedWriter(dst, "jsonl", c, h)
 	if err != nil {
 		return 0, err
