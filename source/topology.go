@@ -26,7 +26,7 @@ type Topology struct {
 	// PingInterval is the PING interval in force per node (see the PING
 	// budget in source/fleet): what the header shows. Nodes in Attention
 	// have theirs instead.
-	PingInterval time.Duration `json:"ping_interval_ns,omitzero"`
+	PingInterval time.Duration `json:"ping_interval_ns,omitzero,format:nano"`
 	// Attention are the nodes probed at a finer interval than the rest
 	// because they save or are about to (source/fleet: attention follows
 	// the save), by node id; empty when none is.
@@ -34,8 +34,8 @@ type Topology struct {
 	// SampleInterval is how often INFO samples the nodes at rest, and
 	// AttentionSampleInterval the nodes in Attention (the same unless the
 	// fleet samples nodes at rest less often: --idle-interval).
-	SampleInterval          time.Duration `json:"sample_interval_ns,omitzero"`
-	AttentionSampleInterval time.Duration `json:"attention_sample_interval_ns,omitzero"`
+	SampleInterval          time.Duration `json:"sample_interval_ns,omitzero,format:nano"`
+	AttentionSampleInterval time.Duration `json:"attention_sample_interval_ns,omitzero,format:nano"`
 	// Changes are what changed since the fleet's previous topology; empty
 	// in the first.
 	Changes []TopologyChange `json:"changes,omitzero"`
@@ -49,7 +49,7 @@ type Attended struct {
 	Node     NodeID        `json:"node,omitzero"`
 	Addr     string        `json:"addr,omitzero"`
 	Reason   string        `json:"reason,omitzero"` // "saving", "BGSAVE sent", "next in the roll", ...
-	Interval time.Duration `json:"interval_ns,omitzero"`
+	Interval time.Duration `json:"interval_ns,omitzero,format:nano"`
 }
 
 // IntervalOf is the PING interval of node: its Attention's, else

@@ -11,11 +11,7 @@
 // draws, the recorder writes and bench summarises.
 package source
 
-import (
-	"encoding/json"
-	"math"
-	"time"
-)
+import "time"
 
 // Opt is a value a server may or may not report. Absent is not zero: a field
 // an older server lacks is Opt{} and is shown as n/a, never as 0.
@@ -33,31 +29,6 @@ func (o Opt[T]) Get() (T, bool) { return o.V, o.OK }
 // IsZero reports whether the value is absent: a recording leaves an
 // absent figure out (omitzero), and a figure left out reads back absent.
 func (o Opt[T]) IsZero() bool { return !o.OK }
-
-// MarshalJSON writes the value, null when absent. A float JSON cannot
-// hold (NaN, an infinity) is written as null: absent.
-func (o Opt[T]) MarshalJSON() ([]byte, error) {
-	if !o.OK {
-		return []byte("null"), nil
-	}
-	if f, ok := any(o.V).(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
-		return []byte("null"), nil
-	}
-	return json.Marshal(o.V)
-}
-
-// UnmarshalJSON reads a value, absent for null.
-func (o *Opt[T]) UnmarshalJSON(b []byte) error {
-	*o = Opt[T]{}
-	if string(b) == "null" {
-		return nil
-	}
-	if err := json.Unmarshal(b, &o.V); err != nil {
-		return err
-	}
-	o.OK = true
-	return nil
-}
 
 // Or returns the value when present, else def.
 func (o Opt[T]) Or(def T) T {
@@ -226,20 +197,20 @@ type Identity struct {
 // the latency they would have seen.
 type Latency struct {
 	Count int64         `json:"count,omitzero"`
-	Min   time.Duration `json:"min_ns,omitzero"`
-	P50   time.Duration `json:"p50_ns,omitzero"`
-	P99   time.Duration `json:"p99_ns,omitzero"`
-	Max   time.Duration `json:"max_ns,omitzero"`
+	Min   time.Duration `json:"min_ns,omitzero,format:nano"`
+	P50   time.Duration `json:"p50_ns,omitzero,format:nano"`
+	P99   time.Duration `json:"p99_ns,omitzero,format:nano"`
+	Max   time.Duration `json:"max_ns,omitzero,format:nano"`
 	// InFlight is the age of a PING sent and not yet answered when the
 	// summary was taken (0 when none): a stall shows while it lasts. A
 	// sample holds it once, in Ping (the interval's summary): its Ping10s,
 	// the PINGs answered in the last 10 s, has none.
-	InFlight time.Duration `json:"in_flight_ns,omitzero"`
+	InFlight time.Duration `json:"in_flight_ns,omitzero,format:nano"`
 	// Interval is how far apart the PINGs were sent: the resolution of
 	// these figures (a pause shorter than it may be missed). Of a merged
 	// summary (a save's PINGs), the longest of its parts; 0 when unknown
 	// (a recording made before it was kept).
-	Interval time.Duration `json:"interval_ns,omitzero"`
+	Interval time.Duration `json:"interval_ns,omitzero,format:nano"`
 }
 
 // Worst is the larger of Max and InFlight: what a chart of the worst PING of
@@ -428,20 +399,20 @@ type Trigger struct {
 // CurvePoint is one point of a save's cost curve (valkey PR #905's plot):
 // what the save had cost when it had processed Progress of its keys.
 type CurvePoint struct {
-	Progress  float64       `json:"progress,omitzero"`   // keys processed / keys total, 0..1
-	Elapsed   time.Duration `json:"elapsed_ns,omitzero"` // since the save was first seen running
-	COW       Opt[int64]    `json:"cow,omitzero"`        // Sample.COW
-	Footprint Opt[int64]    `json:"footprint,omitzero"`  // Sample.Footprint
+	Progress  float64       `json:"progress,omitzero"`               // keys processed / keys total, 0..1
+	Elapsed   time.Duration `json:"elapsed_ns,omitzero,format:nano"` // since the save was first seen running
+	COW       Opt[int64]    `json:"cow,omitzero"`                    // Sample.COW
+	Footprint Opt[int64]    `json:"footprint,omitzero"`              // Sample.Footprint
 }
 
 // SaveProgress is a running save as the server reports it.
 type SaveProgress struct {
 	Kind      SaveKind      `json:"kind,omitzero"`
 	Trigger   Trigger       `json:"trigger,omitzero"`
-	Started   time.Duration `json:"started_ns,omitzero"` // offset of the first sample that saw it running
-	Elapsed   time.Duration `json:"elapsed_ns,omitzero"` // observed
-	Processed Opt[int64]    `json:"processed,omitzero"`  // current_save_keys_processed
-	Total     Opt[int64]    `json:"total,omitzero"`      // current_save_keys_total
+	Started   time.Duration `json:"started_ns,omitzero,format:nano"` // offset of the first sample that saw it running
+	Elapsed   time.Duration `json:"elapsed_ns,omitzero,format:nano"` // observed
+	Processed Opt[int64]    `json:"processed,omitzero"`              // current_save_keys_processed
+	Total     Opt[int64]    `json:"total,omitzero"`                  // current_save_keys_total
 	// ETA is the server's forkless_estimated_seconds_remaining when present,
 	// otherwise derived from a smoothed rate of Processed. Absent until there
 	// is a rate to derive it from.
@@ -517,12 +488,12 @@ type SaveReport struct {
 	// StatusCancelled, or "lost (server restarted)".
 	Status string `json:"status,omitzero"`
 
-	Started   time.Duration `json:"started_ns,omitzero"` // offsets from the Clock epoch
-	Ended     time.Duration `json:"ended_ns,omitzero"`
+	Started   time.Duration `json:"started_ns,omitzero,format:nano"` // offsets from the Clock epoch
+	Ended     time.Duration `json:"ended_ns,omitzero,format:nano"`
 	StartedAt time.Time     `json:"started_at,omitzero"`
 
-	Observed      time.Duration `json:"observed_ns,omitzero"`    // Ended - Started as seen by sampling
-	ServerSeconds Opt[int64]    `json:"server_seconds,omitzero"` // rdb_last_bgsave_time_sec / aof_last_rewrite_time_sec
+	Observed      time.Duration `json:"observed_ns,omitzero,format:nano"` // Ended - Started as seen by sampling
+	ServerSeconds Opt[int64]    `json:"server_seconds,omitzero"`          // rdb_last_bgsave_time_sec / aof_last_rewrite_time_sec
 
 	COW Opt[int64] `json:"cow,omitzero"` // rdb_last_cow_size / aof_last_cow_size
 	// PeakLiveCOW is the largest current_cow_size seen during the save.
@@ -584,11 +555,11 @@ type SaveReport struct {
 
 // CommandResult is the answer to a command the user sent (BGSAVE, BGREWRITEAOF).
 type CommandResult struct {
-	Command string        `json:"command,omitzero"` // as sent, e.g. "BGSAVE"
-	Reply   string        `json:"reply,omitzero"`   // the server's status reply on success
-	Err     string        `json:"err,omitzero"`     // the server's own error text, or the transport error
-	Sent    time.Duration `json:"sent_ns,omitzero"` // offsets from the Clock epoch
-	Done    time.Duration `json:"done_ns,omitzero"`
+	Command string        `json:"command,omitzero"`             // as sent, e.g. "BGSAVE"
+	Reply   string        `json:"reply,omitzero"`               // the server's status reply on success
+	Err     string        `json:"err,omitzero"`                 // the server's own error text, or the transport error
+	Sent    time.Duration `json:"sent_ns,omitzero,format:nano"` // offsets from the Clock epoch
+	Done    time.Duration `json:"done_ns,omitzero,format:nano"`
 }
 
 // OK reports whether the server accepted the command.
@@ -663,7 +634,7 @@ func (k EventKind) String() string {
 type Event struct {
 	// Offset is since the Clock's epoch, At the epoch + Offset: a
 	// recording holds the offset ("t_ns") and its header the epoch.
-	Offset time.Duration `json:"t_ns"`
+	Offset time.Duration `json:"t_ns,format:nano"`
 	At     time.Time     `json:"-"`
 	Node   NodeID        `json:"node,omitzero"`
 	Kind   EventKind     `json:"kind"`

@@ -5,9 +5,9 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
+	json "github.com/go-json-experiment/json"
 	"io"
 	"os"
 	"strings"
@@ -16,24 +16,10 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// A recording may be compressed, chosen by its file name: NAME.zst is
-// zstd, NAME.gz is gzip, anything else is plain. Inside is the very JSON
-// Lines (or CSV) a plain recording holds, so `zstdcat night.jsonl.zst | jq`
-// and `zcat night.jsonl.gz | jq` read it. FORMAT.md specifies the frames.
-//
-// Crash safety: the Writer flushes at least once a second: for zstd the
-// end of a compressed block, for gzip a deflate sync flush. A kill -9 loses
-// at most about the last second, and a reader reads a file cut short up to
-// its last whole block, then says it was cut short.
-//
-// Seeking (zstd): every frameEvery of the recording's own clock the Writer
-// ends the zstd frame and starts a new one, preceded by a small skippable
-// frame, its mark, that says the offset of its first event. Close writes
-// the index, every mark's offset and file position, in one last skippable
-// frame: a reader reads it from the file's end, or, in a file without one
-// (cut short, still being written), finds the marks by walking the frame
-// headers (index.go). A gzip recording is one gzip stream: it is read from
-// its start.
+// A recording may be compressed, chosen by its file name (CompressionFor):
+// NAME.zst is zstd, NAME.gz gzip, anything else plain; a reader tells it by
+// the first bytes. FORMAT.md specifies the flushing, the zstd frames, their
+// marks and the index that ends a whole .zst recording.
 
 // Compression is how a recording's bytes are stored.
 type Compression int
@@ -43,16 +29,6 @@ const (
 	Zstd
 	Gzip
 )
-
-func (c Compression) String() string {
-	switch c {
-	case Zstd:
-		return "zstd"
-	case Gzip:
-		return "gzip"
-	}
-	return "plain"
-}
 
 // CompressionFor is the compression a recording named path is written
 // with: by its last extension, .zst or .gz.
@@ -88,16 +64,10 @@ const (
 var indexTag = []byte("vkix")
 
 // Mark is a position a Scanner can start reading events at: T is the
-// offset of the first event there.
+// offset of the first event there. A mark frame holds its T; the index
+// lists every mark with its position.
 type Mark struct {
-	T   time.Duration
-	Pos int64
-}
-
-// markJSON is a mark frame's payload; an index lists them with their
-// positions.
-type markJSON struct {
-	T   time.Duration `json:"t_ns"`
+	T   time.Duration `json:"t_ns,format:nano"`
 	Pos int64         `json:"pos,omitzero"`
 }
 
@@ -144,7 +114,7 @@ type zstdStream struct {
 	w     *countingWriter
 	enc   *zstd.Encoder
 	begun bool
-	marks []markJSON // every mark written: the index
+	marks []Mark // every mark written: the index
 }
 
 func (z *zstdStream) Write(p []byte) (int, error) {
@@ -169,8 +139,8 @@ func (z *zstdStream) newFrame(t time.Duration) error {
 			return err
 		}
 	}
-	mark, _ := json.Marshal(markJSON{T: t})
-	z.marks = append(z.marks, markJSON{T: t, Pos: z.w.n})
+	mark, _ := json.Marshal(Mark{T: t})
+	z.marks = append(z.marks, Mark{T: t, Pos: z.w.n})
 	if _, err := z.w.Write(skippable(markMagic, mark)); err != nil {
 		return err
 	}
@@ -186,7 +156,7 @@ func (z *zstdStream) Close() error {
 			return err
 		}
 	}
-	idx, err := json.Marshal(indexJSON{Marks: z.marks})
+	idx, err := json.Marshal(indexJSON{Marks: z.marks}, jsonOpts)
 	if err != nil {
 		return err
 	}
@@ -197,7 +167,7 @@ func (z *zstdStream) Close() error {
 
 // indexJSON is the index frame's JSON.
 type indexJSON struct {
-	Marks []markJSON `json:"marks"`
+	Marks []Mark `json:"marks"`
 }
 
 // skippable is a zstd skippable frame of magic holding payload.

@@ -56,26 +56,8 @@ func optFloat(o source.Opt[float64]) string {
 	return strconv.FormatFloat(o.V, 'f', -1, 64)
 }
 
-func seconds(d time.Duration) string { return decimal(int64(d), 9) }
-func micros(d time.Duration) string  { return decimal(int64(d), 3) }
-
-// decimal writes n / 10^scale exactly, without trailing zeros: 1.5, -0.000001.
-func decimal(n int64, scale int) string {
-	s := strconv.FormatInt(n, 10)
-	neg := n < 0
-	if neg {
-		s = s[1:]
-	}
-	for len(s) <= scale {
-		s = "0" + s
-	}
-	s = strings.TrimRight(s[:len(s)-scale]+"."+s[len(s)-scale:], "0")
-	s = strings.TrimSuffix(s, ".")
-	if neg {
-		s = "-" + s
-	}
-	return s
-}
+func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
+func micros(d time.Duration) string  { return strconv.FormatFloat(float64(d)/1e3, 'f', -1, 64) }
 
 // csvSet fills the cell of column col of a row.
 type csvSet func(col, v string)

@@ -42,19 +42,28 @@ func TestHostileRecordings(t *testing.T) {
 	head := string(writeAll(t, "jsonl", testHeader(time.Now()), nil))
 	good := `{"t_ns":1,"node":"n1","kind":"sample","sample":{"seq":0}}` + "\n"
 	for _, c := range []struct{ name, body, want string }{
-		{"a control character", good + "{\"t_ns\":2,\"node\":\"n\x01\",\"kind\":\"connected\"}\n" + good, "line 3: invalid character"},
-		{"a number too big", good + `{"t_ns":1e99,"kind":"sample","sample":{}}` + "\n" + good, "line 3: json: cannot unmarshal number 1e99"},
-		{"a figure too big", good + `{"t_ns":2,"kind":"sample","sample":{"info":{"used_memory":99999999999999999999}}}` + "\n" + good, "line 3: json: cannot unmarshal number 99999999999999999999"},
-		{"a word for a number", good + `{"t_ns":2,"kind":"sample","sample":{"seq":"x"}}` + "\n" + good, "line 3: json: cannot unmarshal string"},
+		{"a control character", good + "{\"t_ns\":2,\"node\":\"n\x01\",\"kind\":\"connected\"}\n" + good, "line 3: jsontext: invalid character '\\x01' in string"},
+		{"a number too big", good + `{"t_ns":1e99,"kind":"sample","sample":{}}` + "\n" + good, `line 3: json: cannot unmarshal JSON number into Go time.Duration within "/t_ns"`},
+		{"a figure too big", good + `{"t_ns":2,"kind":"sample","sample":{"info":{"used_memory":99999999999999999999}}}` + "\n" + good, `line 3: json: cannot unmarshal JSON number 99999999999999999999 into Go int64 within "/sample/info/used_memory": value out of range`},
+		{"a word for a number", good + `{"t_ns":2,"kind":"sample","sample":{"seq":"x"}}` + "\n" + good, `JSON string into Go uint64 within "/sample/seq"`},
 		{"a sample without one", good + `{"t_ns":2,"kind":"sample"}` + "\n" + good, "line 3: a sample event without its sample"},
-		{"not JSON", good + "hello\n" + good, "line 3: invalid character 'h'"},
+		{"not JSON", good + "hello\n" + good, "line 3: jsontext: invalid character 'h' at start of value"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Read(strings.NewReader(head + c.body))
-			if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "recording line 3: ") || strings.Contains(err.Error(), "\n") {
 				t.Errorf("error %v, want one line with %q", err, c.want)
 			}
 		})
+	}
+	// A server's text that is not UTF-8 is recorded with U+FFFD for its bad
+	// bytes; read, a line that is not UTF-8 is an error.
+	bad := []source.Event{{Node: "n1", Kind: source.EventDisconnected, Offset: time.Second, Err: "ERR \xff\xfe bytes"}}
+	if ev := readComplete(t, writeAll(t, "jsonl", testHeader(time.Now()), bad)).Events[0]; ev.Err != "ERR \ufffd\ufffd bytes" {
+		t.Errorf("invalid UTF-8 recorded as %q", ev.Err)
+	}
+	if _, err := Read(strings.NewReader(head + good + "{\"t_ns\":2,\"kind\":\"disconnected\",\"err\":\"\xff\"}\n")); err == nil || !strings.Contains(err.Error(), "line 3: jsontext: invalid UTF-8") {
+		t.Errorf("a line with invalid UTF-8: %v", err)
 	}
 	// An unknown kind, a later vkwatch's, is skipped.
 	rec, err := Read(strings.NewReader(head + good + `{"t_ns":3,"kind":"meteor","meteor":{}}` + "\n" + good))

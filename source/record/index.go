@@ -4,8 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
+	json "github.com/go-json-experiment/json"
 	"io"
 	"os"
 	"sort"
@@ -16,17 +16,10 @@ import (
 
 // File is a recording opened for streaming replay: its header, and an
 // index of recording time to the file positions a reader can start at, so
-// that a seek reads a few seconds of the file, never all of it before.
-//
-// How the index is built, on open, reading no more than it must:
-//   - .zst: from the index frame that ends a whole recording (one read at
-//     the file's end); in a file without one (cut short, still being
-//     written), by walking the frame headers for the marks (walkZstd).
-//   - plain JSON Lines: the first line, and one in the last 64 KiB; a
-//     seek bisects the file for its place, reading a line at each step.
-//   - .gz: its start alone, a seek reads from there.
-//
-// The end of the recording is found by reading on from the last mark.
+// that a seek reads a few seconds of the file, never all of it before: a
+// .zst file's marks (its index, or a walk of its frames), a plain file's
+// first line (a seek bisects the file), a .gz file's start. The end is
+// found by reading on from the last mark.
 type File struct {
 	Header Header
 	Comp   Compression
@@ -143,14 +136,12 @@ func (rf *File) readIndex() ([]Mark, bool) {
 	if json.Unmarshal(frame[8:], &idx) != nil {
 		return nil, false
 	}
-	marks := make([]Mark, len(idx.Marks))
 	for i, m := range idx.Marks {
-		if m.Pos < 0 || m.Pos >= start || i > 0 && m.Pos <= marks[i-1].Pos {
+		if m.Pos < 0 || m.Pos >= start || i > 0 && m.Pos <= idx.Marks[i-1].Pos {
 			return nil, false
 		}
-		marks[i] = Mark{T: m.T, Pos: m.Pos}
 	}
-	return marks, true
+	return idx.Marks, true
 }
 
 // walkZstd finds the marks of a .zst recording by walking its frames and
@@ -177,7 +168,7 @@ func (rf *File) walkZstd() ([]Mark, error) {
 		case magic == markMagic && n < 256:
 			at := pos
 			payload, err := br.Peek(8 + int(n))
-			var m markJSON
+			var m Mark
 			if err != nil || json.Unmarshal(payload[8:], &m) != nil {
 				return marks, nil
 			}
@@ -271,7 +262,7 @@ func (rf *File) plainProbe(at int64) (Mark, bool) {
 		return Mark{}, false
 	}
 	var v struct {
-		T *time.Duration `json:"t_ns"`
+		T *time.Duration `json:"t_ns,format:nano"`
 	}
 	if json.Unmarshal(buf[i+1:i+1+j], &v) != nil || v.T == nil {
 		return Mark{}, false

@@ -3,9 +3,9 @@ package record
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
+	json "github.com/go-json-experiment/json"
 	"io"
 	"strconv"
 	"time"

@@ -2,7 +2,7 @@ package record
 
 import (
 	"bytes"
-	"encoding/json"
+	json "github.com/go-json-experiment/json"
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/inert"
@@ -17,7 +17,7 @@ func MarshalReports(reports []source.SaveReport) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteString("[\n")
 	for i := range reports {
-		b, err := json.Marshal(&reports[i])
+		b, err := json.Marshal(&reports[i], jsonOpts)
 		if err != nil {
 			return nil, err
 		}
