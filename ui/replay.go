@@ -199,13 +199,8 @@ func (r Replay) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			}
 			return r, nil
 		}
-		if more := r.landSeek(msg); more != nil {
-			return r, more
-		}
-		if r.paused || r.atEnd() {
-			return r, r.readCmd()
-		}
-		return r, tea.Batch(r.readCmd(), r.tick())
+		cmd := r.landSeek(msg)
+		return r, cmd
 	case tea.WindowSizeMsg:
 		r.width, r.height, r.sized = msg.Width, msg.Height, true
 	case tea.KeyMsg:
@@ -458,7 +453,9 @@ func (r Replay) readWindow(msg *replaySeeked) {
 
 // landSeek feeds the monitor a chunk of the window before the target, the
 // first after resetting its history (the Model, and all the user chose to
-// look at, stay), and asks for the next chunk until the target is reached.
+// look at, stay), and asks for the next chunk until the target is reached;
+// then playback goes on from there (reading ahead, and ticking unless
+// paused or at the end).
 func (r *Replay) landSeek(msg replaySeeked) tea.Cmd {
 	if msg.first {
 		r.inner.resetHistory(msg.from)
@@ -479,7 +476,10 @@ func (r *Replay) landSeek(msg replaySeeked) tea.Cmd {
 	r.buf = msg.ahead
 	r.pos = msg.target
 	r.feed()
-	return nil
+	if r.paused || r.atEnd() {
+		return r.readCmd()
+	}
+	return tea.Batch(r.readCmd(), r.tick())
 }
 
 // sortByOffset orders events by offset, keeping each server's own order:
