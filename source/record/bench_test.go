@@ -3,6 +3,7 @@ package record
 import (
 	"bytes"
 	"io"
+	"os"
 	"testing"
 	"time"
 
@@ -104,4 +105,23 @@ func BenchmarkWriterPerSample(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkReadPerSample is a reader's cost of one sample of the real busy
+// recording: its line decoded and its derived figures derived again (the
+// save tracker), what a seek and a report pay for each sample they read.
+func BenchmarkReadPerSample(b *testing.B) {
+	data, err := os.ReadFile("testdata/busy-two-servers.jsonl.zst")
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := 0
+	for b.Loop() {
+		rec, err := Read(bytes.NewReader(data))
+		if err != nil {
+			b.Fatal(err)
+		}
+		n += len(rec.Events)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/event")
 }
