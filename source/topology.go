@@ -15,40 +15,41 @@ import (
 type Topology struct {
 	// Cluster says the nodes were discovered from a cluster; false for a
 	// list of addresses.
-	Cluster bool
+	Cluster bool `json:"cluster,omitzero"`
 	// Via names what told: "CLUSTER SHARDS" or "CLUSTER NODES" (empty for
 	// a list), and From the address of the node that answered.
-	Via  string
-	From string
+	Via  string `json:"via,omitzero"`
+	From string `json:"from,omitzero"`
 	// Shards are ordered by their first slot (shards without slots last);
 	// a shard's primary comes first, its replicas after it by address.
-	Shards []Shard
+	Shards []Shard `json:"shards,omitzero"`
 	// PingInterval is the PING interval in force per node (see the PING
 	// budget in source/fleet): what the header shows. Nodes in Attention
 	// have theirs instead.
-	PingInterval time.Duration
+	PingInterval time.Duration `json:"ping_interval_ns,omitzero,format:nano"`
 	// Attention are the nodes probed at a finer interval than the rest
 	// because they save or are about to (source/fleet: attention follows
 	// the save), by node id; empty when none is.
-	Attention []Attended
+	Attention []Attended `json:"attention,omitzero"`
 	// SampleInterval is how often INFO samples the nodes at rest, and
 	// AttentionSampleInterval the nodes in Attention (the same unless the
 	// fleet samples nodes at rest less often: --idle-interval).
-	SampleInterval, AttentionSampleInterval time.Duration
+	SampleInterval          time.Duration `json:"sample_interval_ns,omitzero,format:nano"`
+	AttentionSampleInterval time.Duration `json:"attention_sample_interval_ns,omitzero,format:nano"`
 	// Changes are what changed since the fleet's previous topology; empty
 	// in the first.
-	Changes []TopologyChange
+	Changes []TopologyChange `json:"changes,omitzero"`
 	// Err says why the latest rediscovery failed (every known node asked),
 	// empty when it worked. The shards are then the last ones known.
-	Err string
+	Err string `json:"err,omitzero"`
 }
 
 // Attended is a node probed finely, and why.
 type Attended struct {
-	Node     NodeID
-	Addr     string
-	Reason   string // "saving", "BGSAVE sent", "next in the roll", ...
-	Interval time.Duration
+	Node     NodeID        `json:"node,omitzero"`
+	Addr     string        `json:"addr,omitzero"`
+	Reason   string        `json:"reason,omitzero"` // "saving", "BGSAVE sent", "next in the roll", ...
+	Interval time.Duration `json:"interval_ns,omitzero,format:nano"`
 }
 
 // IntervalOf is the PING interval of node: its Attention's, else
@@ -64,13 +65,14 @@ func (t *Topology) IntervalOf(node NodeID) time.Duration {
 
 // Shard is a primary and its replicas.
 type Shard struct {
-	Slots []SlotRange
-	Nodes []TopologyNode
+	Slots []SlotRange    `json:"slots,omitzero"`
+	Nodes []TopologyNode `json:"nodes,omitzero"`
 }
 
 // SlotRange is the hash slots Start..End, both included.
 type SlotRange struct {
-	Start, End int
+	Start int `json:"start,omitzero"`
+	End   int `json:"end,omitzero"`
 }
 
 // SlotsText renders slot ranges as "0-5460,10923": each range as
@@ -103,16 +105,16 @@ const (
 
 // TopologyNode is one server of a Topology.
 type TopologyNode struct {
-	ID NodeID
+	ID NodeID `json:"id,omitzero"`
 	// Addr is the host:port to connect to (the TLS port for a TLS
 	// cluster); IP is the node's address as the cluster knows it, the
 	// host of Addr for a list.
-	Addr     string
-	IP       string
-	Hostname string // CLUSTER SHARDS hostname, when the cluster announces one
-	Role     string // RolePrimary or RoleReplica; empty when unknown (a list)
-	Health   string // HealthOnline, HealthFailed or HealthLoading; empty when unknown
-	Primary  NodeID // a replica's primary
+	Addr     string `json:"addr,omitzero"`
+	IP       string `json:"ip,omitzero"`
+	Hostname string `json:"hostname,omitzero"` // CLUSTER SHARDS hostname, when the cluster announces one
+	Role     string `json:"role,omitzero"`     // RolePrimary or RoleReplica; empty when unknown (a list)
+	Health   string `json:"health,omitzero"`   // HealthOnline, HealthFailed or HealthLoading; empty when unknown
+	Primary  NodeID `json:"primary,omitzero"`  // a replica's primary
 }
 
 // Nodes returns every node of the topology, shard by shard.
@@ -151,10 +153,11 @@ const (
 
 // TopologyChange is one change of a node between two topologies.
 type TopologyChange struct {
-	Kind     ChangeKind
-	Node     NodeID
-	Addr     string
-	From, To string
+	Kind ChangeKind `json:"kind,omitzero"`
+	Node NodeID     `json:"node,omitzero"`
+	Addr string     `json:"addr,omitzero"`
+	From string     `json:"from,omitzero"`
+	To   string     `json:"to,omitzero"`
 }
 
 // RoleOf reads a role as INFO ("master", "slave"), CLUSTER NODES or

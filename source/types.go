@@ -26,6 +26,10 @@ func Some[T any](v T) Opt[T] { return Opt[T]{V: v, OK: true} }
 // Get returns the value and whether it is present.
 func (o Opt[T]) Get() (T, bool) { return o.V, o.OK }
 
+// IsZero reports whether the value is absent: a recording leaves an
+// absent figure out (omitzero), and a figure left out reads back absent.
+func (o Opt[T]) IsZero() bool { return !o.OK }
+
 // Or returns the value when present, else def.
 func (o Opt[T]) Or(def T) T {
 	if o.OK {
@@ -39,89 +43,89 @@ func (o Opt[T]) Or(def T) T {
 // when the server does not report the field.
 type Info struct {
 	// server
-	ServerName string // "valkey" on Valkey; empty on Redis (it has no such field)
-	Version    string // valkey_version on Valkey, redis_version elsewhere
-	ProcessID  Opt[int64]
-	Uptime     Opt[int64] // uptime_in_seconds: a drop means the server restarted
+	ServerName string     `json:"server_name,omitzero"` // "valkey" on Valkey; empty on Redis (it has no such field)
+	Version    string     `json:"version,omitzero"`     // valkey_version on Valkey, redis_version elsewhere
+	ProcessID  Opt[int64] `json:"process_id,omitzero"`
+	Uptime     Opt[int64] `json:"uptime,omitzero"` // uptime_in_seconds: a drop means the server restarted
 	// ServerTimeUsec is server_time_usec (Redis 7.0+, Valkey): the server's
 	// own clock, which its `save` rules are timed by.
-	ServerTimeUsec Opt[int64]
+	ServerTimeUsec Opt[int64] `json:"server_time_usec,omitzero"`
 
 	// replication
-	Role string
+	Role string `json:"role,omitzero"`
 	// ConnectedReplicas is connected_slaves (on a primary). Replicas holds
 	// the first MaxReplicas of its slaveN lines, in order, and NumReplicas
 	// how many lines there were (it may exceed MaxReplicas);
 	// ReplicasWaitingBGSave counts the lines in state wait_bgsave among all
 	// of them. A replica waiting for a full sync is what starts a save on
 	// its primary (see Trigger).
-	ConnectedReplicas     Opt[int64]
-	Replicas              [MaxReplicas]Replica
-	NumReplicas           int
-	ReplicasWaitingBGSave int
+	ConnectedReplicas     Opt[int64]           `json:"connected_replicas,omitzero"`
+	Replicas              [MaxReplicas]Replica `json:"replicas,omitzero"`
+	NumReplicas           int                  `json:"num_replicas,omitzero"`
+	ReplicasWaitingBGSave int                  `json:"replicas_waiting_bg_save,omitzero"`
 
 	// memory
-	UsedMemory Opt[int64]
-	RSS        Opt[int64] // used_memory_rss
-	MaxMemory  Opt[int64]
+	UsedMemory Opt[int64] `json:"used_memory,omitzero"`
+	RSS        Opt[int64] `json:"rss,omitzero"` // used_memory_rss
+	MaxMemory  Opt[int64] `json:"max_memory,omitzero"`
 	// TotalSystemMemory is total_system_memory: the RAM of the server's
 	// host as the server reads it, the one host figure a remote server gives.
-	TotalSystemMemory Opt[int64]
+	TotalSystemMemory Opt[int64] `json:"total_system_memory,omitzero"`
 	// MemClientsReplicas is mem_clients_slaves: the memory of the
 	// replicas' clients, their output buffers above all. During a full
 	// sync the writes the replica will replay pile up here, in the parent,
 	// beside the child's copy-on-write.
-	MemClientsReplicas Opt[int64]
+	MemClientsReplicas Opt[int64] `json:"mem_clients_replicas,omitzero"`
 	// AllocatorRSS is allocator_rss_bytes: pages the allocator holds
 	// resident but not in use (its dirty pages, freed and not yet given
 	// back). It may give them back while a save child shares them: each
 	// one is then the child's alone, and rdb_last_cow_size counts it,
 	// though no write copied it. Absent without jemalloc.
-	AllocatorRSS Opt[int64]
+	AllocatorRSS Opt[int64] `json:"allocator_rss,omitzero"`
 
 	// stats
-	TotalCommands  Opt[int64] // total_commands_processed
-	InstOps        Opt[int64] // instantaneous_ops_per_sec (lags ~1.6 s)
-	LatestForkUsec Opt[int64]
-	TotalForks     Opt[int64]
+	TotalCommands  Opt[int64] `json:"total_commands,omitzero"` // total_commands_processed
+	InstOps        Opt[int64] `json:"inst_ops,omitzero"`       // instantaneous_ops_per_sec (lags ~1.6 s)
+	LatestForkUsec Opt[int64] `json:"latest_fork_usec,omitzero"`
+	TotalForks     Opt[int64] `json:"total_forks,omitzero"`
 
 	// persistence
-	Loading               Opt[int64]
-	RDBInProgress         Opt[int64] // rdb_bgsave_in_progress
-	RDBCurrentTime        Opt[int64] // rdb_current_bgsave_time_sec, -1 when none
-	RDBLastTime           Opt[int64] // rdb_last_bgsave_time_sec, -1 when none
-	RDBLastStatus         string     // ok / err
-	RDBSaves              Opt[int64]
-	RDBChangesSinceSave   Opt[int64] // rdb_changes_since_last_save: what `save` rules count
-	RDBLastSaveTime       Opt[int64] // rdb_last_save_time: unix seconds of the last successful save
-	RDBLastCOW            Opt[int64] // rdb_last_cow_size
-	RDBCurrentType        string     // Valkey 9.2+: fork / forkless / none
-	RDBLastType           string     // Valkey 9.2+
-	ForklessETA           Opt[int64] // forkless_estimated_seconds_remaining, -1 when none
-	AOFEnabled            Opt[int64]
-	AOFRewriteInProgress  Opt[int64]
-	AOFRewriteScheduled   Opt[int64]
-	AOFCurrentRewriteTime Opt[int64]
-	AOFLastRewriteTime    Opt[int64]
-	AOFLastStatus         string // aof_last_bgrewrite_status
-	AOFLastCOW            Opt[int64]
-	AOFRewrites           Opt[int64] // aof_rewrites (7.0+): rewrites started since start
-	AOFCurrentSize        Opt[int64] // aof_current_size, with aof_enabled: what auto-aof-rewrite compares
-	AOFBaseSize           Opt[int64] // aof_base_size: the size after the last rewrite
-	CurrentCOW            Opt[int64] // current_cow_size (live COW of the running child)
-	CurrentCOWAge         Opt[int64]
-	CurrentCOWPeak        Opt[int64]
-	CurrentForkPerc       Opt[float64]
-	KeysProcessed         Opt[int64] // current_save_keys_processed
-	KeysTotal             Opt[int64] // current_save_keys_total
+	Loading               Opt[int64]   `json:"loading,omitzero"`
+	RDBInProgress         Opt[int64]   `json:"rdb_in_progress,omitzero"`  // rdb_bgsave_in_progress
+	RDBCurrentTime        Opt[int64]   `json:"rdb_current_time,omitzero"` // rdb_current_bgsave_time_sec, -1 when none
+	RDBLastTime           Opt[int64]   `json:"rdb_last_time,omitzero"`    // rdb_last_bgsave_time_sec, -1 when none
+	RDBLastStatus         string       `json:"rdb_last_status,omitzero"`  // ok / err
+	RDBSaves              Opt[int64]   `json:"rdb_saves,omitzero"`
+	RDBChangesSinceSave   Opt[int64]   `json:"rdb_changes_since_save,omitzero"` // rdb_changes_since_last_save: what `save` rules count
+	RDBLastSaveTime       Opt[int64]   `json:"rdb_last_save_time,omitzero"`     // rdb_last_save_time: unix seconds of the last successful save
+	RDBLastCOW            Opt[int64]   `json:"rdb_last_cow,omitzero"`           // rdb_last_cow_size
+	RDBCurrentType        string       `json:"rdb_current_type,omitzero"`       // Valkey 9.2+: fork / forkless / none
+	RDBLastType           string       `json:"rdb_last_type,omitzero"`          // Valkey 9.2+
+	ForklessETA           Opt[int64]   `json:"forkless_eta,omitzero"`           // forkless_estimated_seconds_remaining, -1 when none
+	AOFEnabled            Opt[int64]   `json:"aof_enabled,omitzero"`
+	AOFRewriteInProgress  Opt[int64]   `json:"aof_rewrite_in_progress,omitzero"`
+	AOFRewriteScheduled   Opt[int64]   `json:"aof_rewrite_scheduled,omitzero"`
+	AOFCurrentRewriteTime Opt[int64]   `json:"aof_current_rewrite_time,omitzero"`
+	AOFLastRewriteTime    Opt[int64]   `json:"aof_last_rewrite_time,omitzero"`
+	AOFLastStatus         string       `json:"aof_last_status,omitzero"` // aof_last_bgrewrite_status
+	AOFLastCOW            Opt[int64]   `json:"aof_last_cow,omitzero"`
+	AOFRewrites           Opt[int64]   `json:"aof_rewrites,omitzero"`     // aof_rewrites (7.0+): rewrites started since start
+	AOFCurrentSize        Opt[int64]   `json:"aof_current_size,omitzero"` // aof_current_size, with aof_enabled: what auto-aof-rewrite compares
+	AOFBaseSize           Opt[int64]   `json:"aof_base_size,omitzero"`    // aof_base_size: the size after the last rewrite
+	CurrentCOW            Opt[int64]   `json:"current_cow,omitzero"`      // current_cow_size (live COW of the running child)
+	CurrentCOWAge         Opt[int64]   `json:"current_cow_age,omitzero"`
+	CurrentCOWPeak        Opt[int64]   `json:"current_cow_peak,omitzero"`
+	CurrentForkPerc       Opt[float64] `json:"current_fork_perc,omitzero"`
+	KeysProcessed         Opt[int64]   `json:"keys_processed,omitzero"` // current_save_keys_processed
+	KeysTotal             Opt[int64]   `json:"keys_total,omitzero"`     // current_save_keys_total
 	// SlotMigrationFork is slot_migration_fork_in_progress (Valkey 9.0+):
 	// atomic slot migration forks a child of its own, which copies on
 	// write like a save's but is no BGSAVE (rdb_bgsave_in_progress stays
 	// 0). Absent on servers without it.
-	SlotMigrationFork Opt[int64]
+	SlotMigrationFork Opt[int64] `json:"slot_migration_fork,omitzero"`
 
 	// cluster (asked on connecting only)
-	ClusterEnabled Opt[int64] // cluster_enabled: 1 in cluster mode
+	ClusterEnabled Opt[int64] `json:"cluster_enabled,omitzero"` // cluster_enabled: 1 in cluster mode
 }
 
 // MaxReplicas is how many replicas of a primary Info keeps (a fixed array,
@@ -131,38 +135,38 @@ const MaxReplicas = 8
 // Replica is one slaveN line of INFO replication on a primary:
 // `slave0:ip=10.0.0.7,port=6380,state=wait_bgsave,offset=0,lag=0`.
 type Replica struct {
-	IP    string
-	Port  Opt[int64]
-	State string // wait_bgsave (waiting for or receiving a full sync's RDB), send_bulk, online, ...
+	IP    string     `json:"ip,omitzero"`
+	Port  Opt[int64] `json:"port,omitzero"`
+	State string     `json:"state,omitzero"` // wait_bgsave (waiting for or receiving a full sync's RDB), send_bulk, online, ...
 }
 
 // SaveConfig is what CONFIG GET tells about how the server saves. Method is
 // empty when the server has no bgsave-default-method setting (anything before
 // Valkey 9.2): the UI shows n/a.
 type SaveConfig struct {
-	Method          string     // bgsave-default-method: fork / forkless
-	ForklessInfra   Opt[bool]  // forkless-infrastructure-enabled
-	RDBKeySaveDelay Opt[int64] // rdb-key-save-delay, microseconds per key
+	Method          string     `json:"method,omitzero"`             // bgsave-default-method: fork / forkless
+	ForklessInfra   Opt[bool]  `json:"forkless_infra,omitzero"`     // forkless-infrastructure-enabled
+	RDBKeySaveDelay Opt[int64] `json:"rdb_key_save_delay,omitzero"` // rdb-key-save-delay, microseconds per key
 	// What tells who started a save (see Trigger): repl-diskless-sync (a
 	// replica's full sync streams the RDB to its socket instead of a file),
 	// save (the server's own schedule, "3600 1 300 100"; "" when it has
 	// none) and auto-aof-rewrite-percentage / -min-size (when the server
 	// rewrites its AOF by itself).
-	ReplDisklessSync      Opt[bool]
-	SaveSchedule          Opt[string]
-	AutoAOFRewritePerc    Opt[int64]
-	AutoAOFRewriteMinSize Opt[int64]
+	ReplDisklessSync      Opt[bool]   `json:"repl_diskless_sync,omitzero"`
+	SaveSchedule          Opt[string] `json:"save_schedule,omitzero"`
+	AutoAOFRewritePerc    Opt[int64]  `json:"auto_aof_rewrite_perc,omitzero"`
+	AutoAOFRewriteMinSize Opt[int64]  `json:"auto_aof_rewrite_min_size,omitzero"`
 	// ReplicaBufHard, ReplicaBufSoft and ReplicaBufSoftSecs are the
 	// replica class of client-output-buffer-limit: a replica whose output
 	// buffer passes the hard limit, or stays past the soft one for the
 	// seconds, is cut off, and its full sync starts over. 0 is no limit.
-	ReplicaBufHard     Opt[int64]
-	ReplicaBufSoft     Opt[int64]
-	ReplicaBufSoftSecs Opt[int64]
+	ReplicaBufHard     Opt[int64] `json:"replica_buf_hard,omitzero"`
+	ReplicaBufSoft     Opt[int64] `json:"replica_buf_soft,omitzero"`
+	ReplicaBufSoftSecs Opt[int64] `json:"replica_buf_soft_secs,omitzero"`
 	// DisableTHP is disable-thp (Redis 6.2+, Valkey; default yes): the
 	// server turns transparent huge pages off for itself.
-	DisableTHP Opt[bool]
-	Err        string // why CONFIG GET failed (e.g. NOPERM), empty when it worked
+	DisableTHP Opt[bool] `json:"disable_thp,omitzero"`
+	Err        string    `json:"err,omitzero"` // why CONFIG GET failed (e.g. NOPERM), empty when it worked
 }
 
 // NodeID names a watched server for as long as vkwatch runs, whatever the
@@ -175,16 +179,16 @@ type NodeID string
 
 // Identity is what a server says about itself when vkwatch connects.
 type Identity struct {
-	Addr       string // display form of the address, never with a password
-	ServerName string // "valkey" or "redis"
-	Version    string
-	Role       string
-	ProcessID  Opt[int64]
-	Local      bool // loopback address or unix socket: /proc may be read
+	Addr       string     `json:"addr,omitzero"`        // display form of the address, never with a password
+	ServerName string     `json:"server_name,omitzero"` // "valkey" or "redis"
+	Version    string     `json:"version,omitzero"`
+	Role       string     `json:"role,omitzero"`
+	ProcessID  Opt[int64] `json:"process_id,omitzero"`
+	Local      bool       `json:"local,omitzero"` // loopback address or unix socket: /proc may be read
 	// Cluster says the server runs in cluster mode (INFO cluster:
 	// cluster_enabled:1): watching it alone shows one node of many, and
 	// vkwatch --cluster ADDR would watch them all.
-	Cluster bool
+	Cluster bool `json:"cluster,omitzero"`
 }
 
 // Latency summarises PING round trips. Count is 0 when no PING completed.
@@ -192,21 +196,21 @@ type Identity struct {
 // than the probe interval, the PINGs that were due meanwhile are counted with
 // the latency they would have seen.
 type Latency struct {
-	Count int64
-	Min   time.Duration
-	P50   time.Duration
-	P99   time.Duration
-	Max   time.Duration
+	Count int64         `json:"count,omitzero"`
+	Min   time.Duration `json:"min_ns,omitzero,format:nano"`
+	P50   time.Duration `json:"p50_ns,omitzero,format:nano"`
+	P99   time.Duration `json:"p99_ns,omitzero,format:nano"`
+	Max   time.Duration `json:"max_ns,omitzero,format:nano"`
 	// InFlight is the age of a PING sent and not yet answered when the
 	// summary was taken (0 when none): a stall shows while it lasts. A
 	// sample holds it once, in Ping (the interval's summary): its Ping10s,
 	// the PINGs answered in the last 10 s, has none.
-	InFlight time.Duration
+	InFlight time.Duration `json:"in_flight_ns,omitzero,format:nano"`
 	// Interval is how far apart the PINGs were sent: the resolution of
 	// these figures (a pause shorter than it may be missed). Of a merged
 	// summary (a save's PINGs), the longest of its parts; 0 when unknown
 	// (a recording made before it was kept).
-	Interval time.Duration
+	Interval time.Duration `json:"interval_ns,omitzero,format:nano"`
 }
 
 // Worst is the larger of Max and InFlight: what a chart of the worst PING of
@@ -231,48 +235,51 @@ type ProcMem struct {
 	// vkwatch's cgroup namespace); a v1 memory line wins over the v2 line
 	// on a hybrid host (the memory controller is bound to one of them).
 	// Read by procmem at every sample (about 40 us).
-	Cgroup      string
-	CgroupUsage Opt[int64]
-	CgroupLimit Opt[int64]
+	Cgroup      string     `json:"cgroup,omitzero"`
+	CgroupUsage Opt[int64] `json:"cgroup_usage,omitzero"`
+	CgroupLimit Opt[int64] `json:"cgroup_limit,omitzero"`
 
-	RSS               Opt[int64] // server's VmRSS
-	PSS               Opt[int64] // server's Pss (smaps_rollup)
-	ChildPID          Opt[int64] // the save child, while one runs
-	ChildPrivateDirty Opt[int64] // child's Private_Dirty: its copy-on-write pages
-	ChildPSS          Opt[int64]
+	RSS               Opt[int64] `json:"rss,omitzero"`                 // server's VmRSS
+	PSS               Opt[int64] `json:"pss,omitzero"`                 // server's Pss (smaps_rollup)
+	ChildPID          Opt[int64] `json:"child_pid,omitzero"`           // the save child, while one runs
+	ChildPrivateDirty Opt[int64] `json:"child_private_dirty,omitzero"` // child's Private_Dirty: its copy-on-write pages
+	ChildPSS          Opt[int64] `json:"child_pss,omitzero"`
 	// HostMemAvailable is MemAvailable of the host the server runs on
 	// (/proc/meminfo): what a fork's copy-on-write can still take before
 	// the kernel starts reclaiming or the OOM killer wakes.
-	HostMemAvailable Opt[int64]
+	HostMemAvailable Opt[int64] `json:"host_mem_available,omitzero"`
 	// THPKernel is the host's transparent huge page setting
 	// (/sys/kernel/mm/transparent_hugepage/enabled: always, madvise or
 	// never; empty when unread) and AnonHugePages the server's memory that
 	// huge pages back now (its smaps_rollup). Read every 10 s: where huge
 	// pages back the heap, one write during a save copies 2 MiB, not 4 KiB.
-	THPKernel     string
-	AnonHugePages Opt[int64]
+	THPKernel     string     `json:"thp_kernel,omitzero"`
+	AnonHugePages Opt[int64] `json:"anon_huge_pages,omitzero"`
 }
 
 // Sample is one reading of one server.
 type Sample struct {
-	Seq    uint64
-	Offset time.Duration // since the monitor's Clock epoch (monotonic)
-	At     time.Time     // Clock epoch + Offset: wall time that cannot go backwards
+	Seq uint64 `json:"seq,omitzero"`
+	// Offset is since the monitor's Clock epoch (monotonic), At the Clock
+	// epoch + Offset: wall time that cannot go backwards. A recording holds
+	// them once, as its event's time.
+	Offset time.Duration `json:"-"`
+	At     time.Time     `json:"-"`
 
-	Info   Info
-	Config SaveConfig
+	Info   Info       `json:"info,omitzero"`
+	Config SaveConfig `json:"config,omitzero"`
 
 	// OpsPerSec is the delta of total_commands_processed over the time since
 	// the previous sample; absent on the first sample after a (re)connect.
-	OpsPerSec Opt[float64]
+	OpsPerSec Opt[float64] `json:"ops_per_sec,omitzero"`
 	// WriterOpsPerSec is the rate of vkwatch's own writers against this
 	// server, when it runs any.
-	WriterOpsPerSec Opt[float64]
+	WriterOpsPerSec Opt[float64] `json:"writer_ops_per_sec,omitzero"`
 
-	Ping    Latency // PINGs of the interval since the previous sample
-	Ping10s Latency // PINGs of the last 10 s
+	Ping    Latency `json:"ping,omitzero"`    // PINGs of the interval since the previous sample
+	Ping10s Latency `json:"ping10s,omitzero"` // PINGs of the last 10 s
 
-	Proc ProcMem
+	Proc ProcMem `json:"proc,omitzero"`
 
 	// Derived: figures computed from the measured fields above, never
 	// recorded. saves.Tracker.Observe fills them, the one function the
@@ -385,32 +392,32 @@ const (
 // a server without the fields it needs). The evidence and its order are in
 // saves.Tracker.triggerOf (source/saves/trigger.go).
 type Trigger struct {
-	Kind   TriggerKind
-	Detail string
+	Kind   TriggerKind `json:"kind,omitzero"`
+	Detail string      `json:"detail,omitzero"`
 }
 
 // CurvePoint is one point of a save's cost curve (valkey PR #905's plot):
 // what the save had cost when it had processed Progress of its keys.
 type CurvePoint struct {
-	Progress  float64       // keys processed / keys total, 0..1
-	Elapsed   time.Duration // since the save was first seen running
-	COW       Opt[int64]    // Sample.COW
-	Footprint Opt[int64]    // Sample.Footprint
+	Progress  float64       `json:"progress,omitzero"`               // keys processed / keys total, 0..1
+	Elapsed   time.Duration `json:"elapsed_ns,omitzero,format:nano"` // since the save was first seen running
+	COW       Opt[int64]    `json:"cow,omitzero"`                    // Sample.COW
+	Footprint Opt[int64]    `json:"footprint,omitzero"`              // Sample.Footprint
 }
 
 // SaveProgress is a running save as the server reports it.
 type SaveProgress struct {
-	Kind      SaveKind
-	Trigger   Trigger
-	Started   time.Duration // offset of the first sample that saw it running
-	Elapsed   time.Duration // observed
-	Processed Opt[int64]    // current_save_keys_processed
-	Total     Opt[int64]    // current_save_keys_total
+	Kind      SaveKind      `json:"kind,omitzero"`
+	Trigger   Trigger       `json:"trigger,omitzero"`
+	Started   time.Duration `json:"started_ns,omitzero,format:nano"` // offset of the first sample that saw it running
+	Elapsed   time.Duration `json:"elapsed_ns,omitzero,format:nano"` // observed
+	Processed Opt[int64]    `json:"processed,omitzero"`              // current_save_keys_processed
+	Total     Opt[int64]    `json:"total,omitzero"`                  // current_save_keys_total
 	// ETA is the server's forkless_estimated_seconds_remaining when present,
 	// otherwise derived from a smoothed rate of Processed. Absent until there
 	// is a rate to derive it from.
-	ETA     Opt[time.Duration]
-	LiveCOW Opt[int64] // current_cow_size (0 forkless: there is no child)
+	ETA     Opt[time.Duration] `json:"eta_ns,omitzero"`
+	LiveCOW Opt[int64]         `json:"live_cow,omitzero"` // current_cow_size (0 forkless: there is no child)
 
 	// curve is the save's cost curve up to and with this sample: the
 	// tracker's own points (saves.Tracker), shared, so every view of a
@@ -473,86 +480,86 @@ const (
 
 // SaveReport is what a save cost, produced when it ends.
 type SaveReport struct {
-	Node    NodeID
-	Addr    string // display address
-	Kind    SaveKind
-	Trigger Trigger
+	Node    NodeID   `json:"node,omitzero"`
+	Addr    string   `json:"addr,omitzero"` // display address
+	Kind    SaveKind `json:"kind,omitzero"`
+	Trigger Trigger  `json:"trigger,omitzero"`
 	// Status is rdb_last_bgsave_status / aof_last_bgrewrite_status, or
 	// StatusCancelled, or "lost (server restarted)".
-	Status string
+	Status string `json:"status,omitzero"`
 
-	Started   time.Duration // offsets from the Clock epoch
-	Ended     time.Duration
-	StartedAt time.Time
+	Started   time.Duration `json:"started_ns,omitzero,format:nano"` // offsets from the Clock epoch
+	Ended     time.Duration `json:"ended_ns,omitzero,format:nano"`
+	StartedAt time.Time     `json:"started_at,omitzero"`
 
-	Observed      time.Duration // Ended - Started as seen by sampling
-	ServerSeconds Opt[int64]    // rdb_last_bgsave_time_sec / aof_last_rewrite_time_sec
+	Observed      time.Duration `json:"observed_ns,omitzero,format:nano"` // Ended - Started as seen by sampling
+	ServerSeconds Opt[int64]    `json:"server_seconds,omitzero"`          // rdb_last_bgsave_time_sec / aof_last_rewrite_time_sec
 
-	COW Opt[int64] // rdb_last_cow_size / aof_last_cow_size
+	COW Opt[int64] `json:"cow,omitzero"` // rdb_last_cow_size / aof_last_cow_size
 	// PeakLiveCOW is the largest current_cow_size seen during the save.
 	// The server refreshes that field about once a second, so a short save
 	// can end with it still 0 while the child copied megabytes: a 0 that
 	// the server's own rdb_last_cow_size / aof_last_cow_size contradicts is
 	// absent, not zero.
-	PeakLiveCOW Opt[int64]
+	PeakLiveCOW Opt[int64] `json:"peak_live_cow,omitzero"`
 	// PeakCOW is the largest Sample.COW seen during the save, PeakCOWFrom
 	// its instrument, and PeakAtProgress the save's progress (0..1) when it
 	// was seen.
-	PeakCOW        Opt[int64]
-	PeakCOWFrom    Instrument
-	PeakAtProgress Opt[float64]
+	PeakCOW        Opt[int64]   `json:"peak_cow,omitzero"`
+	PeakCOWFrom    Instrument   `json:"peak_cow_from,omitzero"`
+	PeakAtProgress Opt[float64] `json:"peak_at_progress,omitzero"`
 	// KeysTotal is current_save_keys_total as the save last reported it:
 	// the keys it had to write (a forecast's keys per second). Absent
 	// when no sample during the save carried it.
-	KeysTotal Opt[int64]
+	KeysTotal Opt[int64] `json:"keys_total,omitzero"`
 	// PeakFootprintDelta is the largest Sample.Footprint during the save
 	// above its level in the sample just before, counting only samples read
 	// by the same instrument as that one (a delta across instruments would
 	// measure their difference). Absent without such a baseline.
-	PeakFootprintDelta Opt[int64]
+	PeakFootprintDelta Opt[int64] `json:"peak_footprint_delta,omitzero"`
 	// ForkPause is latest_fork_usec after a fork save or rewrite: how long
 	// fork() blocked the server's main thread. Absent forkless, and absent
 	// unless total_forks grew by exactly one with this save (before 6.2,
 	// without total_forks: unless latest_fork_usec changed): otherwise the
 	// field may hold another fork's pause.
-	ForkPause Opt[time.Duration]
+	ForkPause Opt[time.Duration] `json:"fork_pause_ns,omitzero"`
 	// Curve is the save's cost against its progress, one point per sample
 	// that knew the progress; nil for a save no sample saw running.
-	Curve []CurvePoint
+	Curve []CurvePoint `json:"curve,omitzero"`
 
-	BaseUsed      Opt[int64] // used_memory just before the save
-	BaseRSS       Opt[int64]
-	PeakUsedDelta Opt[int64] // max used_memory during - BaseUsed
-	PeakRSSDelta  Opt[int64]
+	BaseUsed      Opt[int64] `json:"base_used,omitzero"` // used_memory just before the save
+	BaseRSS       Opt[int64] `json:"base_rss,omitzero"`
+	PeakUsedDelta Opt[int64] `json:"peak_used_delta,omitzero"` // max used_memory during - BaseUsed
+	PeakRSSDelta  Opt[int64] `json:"peak_rss_delta,omitzero"`
 
 	// From /proc, where the server is local.
-	PeakProcRSSDelta      Opt[int64]
-	PeakChildPrivateDirty Opt[int64]
+	PeakProcRSSDelta      Opt[int64] `json:"peak_proc_rss_delta,omitzero"`
+	PeakChildPrivateDirty Opt[int64] `json:"peak_child_private_dirty,omitzero"`
 
-	OpsBefore       Opt[float64] // mean server ops/s in the seconds before
-	OpsDuring       Opt[float64]
-	WriterOpsBefore Opt[float64]
-	WriterOpsDuring Opt[float64]
+	OpsBefore       Opt[float64] `json:"ops_before,omitzero"` // mean server ops/s in the seconds before
+	OpsDuring       Opt[float64] `json:"ops_during,omitzero"`
+	WriterOpsBefore Opt[float64] `json:"writer_ops_before,omitzero"`
+	WriterOpsDuring Opt[float64] `json:"writer_ops_during,omitzero"`
 
-	PingBefore Latency
-	PingDuring Latency
+	PingBefore Latency `json:"ping_before,omitzero"`
+	PingDuring Latency `json:"ping_during,omitzero"`
 
 	// ForecastCOW is the copy-on-write forecast for this save from the
 	// last sample before it (source/forecast), ForecastBasis what the
 	// forecast rested on ("calibrated", "uniform bound", "worst case");
 	// absent and empty where no forecast was made. Set by whoever keeps
 	// the forecast (source/store), not by the save tracker (source/saves).
-	ForecastCOW   Opt[int64]
-	ForecastBasis string
+	ForecastCOW   Opt[int64] `json:"forecast_cow,omitzero"`
+	ForecastBasis string     `json:"forecast_basis,omitzero"`
 }
 
 // CommandResult is the answer to a command the user sent (BGSAVE, BGREWRITEAOF).
 type CommandResult struct {
-	Command string        // as sent, e.g. "BGSAVE"
-	Reply   string        // the server's status reply on success
-	Err     string        // the server's own error text, or the transport error
-	Sent    time.Duration // offsets from the Clock epoch
-	Done    time.Duration
+	Command string        `json:"command,omitzero"`             // as sent, e.g. "BGSAVE"
+	Reply   string        `json:"reply,omitzero"`               // the server's status reply on success
+	Err     string        `json:"err,omitzero"`                 // the server's own error text, or the transport error
+	Sent    time.Duration `json:"sent_ns,omitzero,format:nano"` // offsets from the Clock epoch
+	Done    time.Duration `json:"done_ns,omitzero,format:nano"`
 }
 
 // OK reports whether the server accepted the command.
@@ -587,6 +594,21 @@ func EventKinds() []EventKind {
 	return out
 }
 
+// MarshalText writes the kind's name (String): recordings name kinds.
+func (k EventKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// UnmarshalText reads a kind's name; a name this vkwatch does not know
+// (a newer one's) reads as 0, an event a reader skips.
+func (k *EventKind) UnmarshalText(b []byte) error {
+	*k = 0
+	for _, c := range EventKinds() {
+		if c.String() == string(b) {
+			*k = c
+		}
+	}
+	return nil
+}
+
 func (k EventKind) String() string {
 	switch k {
 	case EventSample:
@@ -610,23 +632,25 @@ func (k EventKind) String() string {
 // Event is everything a watcher tells the rest of vkwatch. Node says which
 // server; Offset and At say when.
 type Event struct {
-	Node   NodeID
-	Kind   EventKind
-	Offset time.Duration
-	At     time.Time
+	// Offset is since the Clock's epoch, At the epoch + Offset: a
+	// recording holds the offset ("t_ns") and its header the epoch.
+	Offset time.Duration `json:"t_ns,format:nano"`
+	At     time.Time     `json:"-"`
+	Node   NodeID        `json:"node,omitzero"`
+	Kind   EventKind     `json:"kind"`
 
-	Sample   *Sample
-	Identity *Identity
-	Err      string
+	Sample   *Sample   `json:"sample,omitzero"`
+	Identity *Identity `json:"identity,omitzero"`
+	Err      string    `json:"err,omitzero"`
 	// Stalled, on an EventDisconnected, says the server is connected but
 	// silent: INFO went unanswered (DEBUG SLEEP, a huge command, SIGSTOP),
 	// and Err says for how long. The watcher keeps the connection and all
 	// it sampled; a save goes on and shows when the server answers again.
 	// False when the connection is lost or could not be made.
-	Stalled  bool
-	Command  *CommandResult
-	Report   *SaveReport
-	Topology *Topology
+	Stalled  bool           `json:"stalled,omitzero"`
+	Command  *CommandResult `json:"command,omitzero"`
+	Report   *SaveReport    `json:"report,omitzero"`
+	Topology *Topology      `json:"topology,omitzero"`
 }
 
 // EventReader reads events in order: a recording streamed to a replay

@@ -74,15 +74,18 @@ type replayRead struct {
 	err error
 }
 
-// replaySeeked is a seek's result: the history to feed after a reset, and
-// the events read past the target.
+// replaySeeked is a chunk of a seek's history window: the events to feed
+// (after a reset, for the first), and once done those read past the target.
 type replaySeeked struct {
 	gen    int
 	target time.Duration
 	from   time.Duration // the history window's start: reports before it stay
 	rd     ReplayReader
+	next   *source.Event // read, and not taken yet: the next chunk's first
 	warm   []source.Event
 	ahead  []source.Event
+	first  bool // the window's first chunk
+	done   bool // the last: the target is reached, or the reader ended
 	eof    bool
 	err    error
 }
@@ -196,11 +199,8 @@ func (r Replay) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			}
 			return r, nil
 		}
-		r.landSeek(msg)
-		if r.paused || r.atEnd() {
-			return r, r.readCmd()
-		}
-		return r, tea.Batch(r.readCmd(), r.tick())
+		cmd := r.landSeek(msg)
+		return r, cmd
 	case tea.WindowSizeMsg:
 		r.width, r.height, r.sized = msg.Width, msg.Height, true
 	case tea.KeyMsg:
@@ -359,73 +359,127 @@ func (r *Replay) seekTo(pos time.Duration) tea.Cmd {
 	return r.seekCmd(pos)
 }
 
-// seekCmd reads the history window before target (the monitor's history,
-// from the nearest seek point before it) and a little past it.
+// seekChunk is how many events of the history window a seek reads at a
+// time: the window is fed to the monitor a chunk at a time, so what a seek
+// holds is a chunk, whatever the window (10 s of six servers at 10 ms is
+// 6,000 samples) or the file's length.
+const seekChunk = 2000
+
+// seekCmd starts reading the history window before target (the monitor's
+// history, from the nearest seek point before it) and a little past it: a
+// first chunk, which resets the monitor's history; seekMore reads the rest.
 func (r Replay) seekCmd(target time.Duration) tea.Cmd {
-	src, gen, keep, speed := r.src, r.gen, r.inner.keepFor(), r.opts.Speed
+	src, gen, keep := r.src, r.gen, r.inner.keepFor()
 	return func() tea.Msg {
 		from := target - keep
-		msg := replaySeeked{gen: gen, target: target, from: from}
+		msg := replaySeeked{gen: gen, target: target, from: from, first: true}
 		rd, err := src.From(from)
 		if err != nil {
-			msg.err, msg.eof = err, true
+			msg.err, msg.eof, msg.done = err, true, true
 			return msg
 		}
 		msg.rd = rd
-		until := target + time.Duration(speed*float64(replayAhead))
 		var carried []source.Event
 		for {
 			ev, ok := rd.Next()
 			if !ok {
-				msg.eof, msg.err = true, rd.Err()
+				msg.eof, msg.err, msg.done = true, rd.Err(), true
 				break
 			}
-			switch {
-			case ev.Offset < from:
-				// Before the window: only what says where things stand.
-				if ev.Kind == source.EventTopology || ev.Kind == source.EventConnected || ev.Kind == source.EventDisconnected {
-					carried = append(carried, ev)
-				}
-				continue
-			case ev.Kind == source.EventSaveEnded && ev.Report != nil && ev.Report.Ended < from:
-				continue // the store kept its report
-			case ev.Offset <= target:
-				msg.warm = append(msg.warm, ev)
-			default:
-				msg.ahead = append(msg.ahead, ev)
-			}
-			if ev.Offset > until {
+			if ev.Offset >= from {
+				msg.next = &ev
 				break
+			}
+			// Before the window: only what says where things stand.
+			if ev.Kind == source.EventTopology || ev.Kind == source.EventConnected || ev.Kind == source.EventDisconnected {
+				carried = append(carried, ev)
 			}
 		}
-		pre := src.Preamble(from)
 		for i := range carried {
 			carried[i].Offset = max(from, 0)
 		}
-		msg.warm = append(append(pre, carried...), msg.warm...)
-		sortByOffset(msg.warm)
-		sortByOffset(msg.ahead)
+		msg.warm = append(src.Preamble(from), carried...)
+		if !msg.done {
+			r.readWindow(&msg)
+		}
 		return msg
 	}
 }
 
-// landSeek resets the monitor's history and feeds it the window before
-// the target: the Model, and all the user chose to look at, stay.
-func (r *Replay) landSeek(msg replaySeeked) {
-	r.seeking = false
-	r.rd, r.eof = msg.rd, msg.eof
-	r.err = ""
+// seekMore reads the next chunk of the history window a seek feeds.
+func (r Replay) seekMore(prev replaySeeked) tea.Cmd {
+	return func() tea.Msg {
+		msg := replaySeeked{gen: prev.gen, target: prev.target, from: prev.from, rd: prev.rd, next: prev.next}
+		r.readWindow(&msg)
+		return msg
+	}
+}
+
+// readWindow reads up to a chunk of the window into msg.warm; past the
+// target, it reads a little ahead (replayAhead) into msg.ahead and is done.
+func (r Replay) readWindow(msg *replaySeeked) {
+	until := msg.target + time.Duration(r.opts.Speed*float64(replayAhead))
+	for n := 0; ; n++ {
+		var ev source.Event
+		if msg.next != nil {
+			ev, msg.next = *msg.next, nil
+		} else if e, ok := msg.rd.Next(); ok {
+			ev = e
+		} else {
+			msg.eof, msg.err, msg.done = true, msg.rd.Err(), true
+			break
+		}
+		switch {
+		case ev.Kind == source.EventSaveEnded && ev.Report != nil && ev.Report.Ended < msg.from:
+			continue // the store kept its report
+		case ev.Offset <= msg.target:
+			if n >= seekChunk {
+				msg.next = &ev
+				sortByOffset(msg.warm)
+				return
+			}
+			msg.warm = append(msg.warm, ev)
+		default:
+			msg.ahead = append(msg.ahead, ev)
+		}
+		if ev.Offset > until {
+			msg.done = true
+			break
+		}
+	}
+	sortByOffset(msg.warm)
+	sortByOffset(msg.ahead)
+}
+
+// landSeek feeds the monitor a chunk of the window before the target, the
+// first after resetting its history (the Model, and all the user chose to
+// look at, stay), and asks for the next chunk until the target is reached;
+// then playback goes on from there (reading ahead, and ticking unless
+// paused or at the end).
+func (r *Replay) landSeek(msg replaySeeked) tea.Cmd {
+	if msg.first {
+		r.inner.resetHistory(msg.from)
+		r.err = ""
+	}
 	if msg.err != nil {
 		r.err = msg.err.Error()
 	}
-	r.inner.resetHistory(msg.from)
 	if len(msg.warm) > 0 {
 		m, _ := r.inner.Update(EventsMsg(msg.warm))
 		r.inner = m.(Model)
 	}
+	if !msg.done {
+		return r.seekMore(msg)
+	}
+	r.seeking = false
+	r.rd, r.eof = msg.rd, msg.eof
 	r.buf = msg.ahead
 	r.pos = msg.target
 	r.feed()
+	if r.paused || r.atEnd() {
+		return r.readCmd()
+	}
+	return tea.Batch(r.readCmd(), r.tick())
 }
 
 // sortByOffset orders events by offset, keeping each server's own order:

@@ -48,11 +48,12 @@ type config struct {
 	only     map[string]bool
 	cases    map[string]bool // of the cost phase's CPU comparisons; nil: every one, and the rest of the phase
 	nodes    int             // servers of the hundred phase
+	replayTo string          // where the replay phase keeps its recordings; empty: a temporary directory
 	out      io.Writer
 }
 
 // phases, in the order they run.
-var phases = []string{"micro", "latency", "writers", "observer", "cost", "hundred"}
+var phases = []string{"micro", "latency", "writers", "observer", "cost", "hundred", "replay"}
 
 func main() {
 	cfg, err := parseFlags(os.Args[1:])
@@ -78,6 +79,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.rounds, "rounds", 3, "alternating rounds of the CPU comparisons with the reference prober")
 	fs.DurationVar(&cfg.span, "span", 10*time.Second, "length of one CPU measurement in those rounds")
 	fs.StringVar(&cfg.vkwatch, "vkwatch", "", "vkwatch binary to measure; empty: go build ./cmd/vkwatch into a temporary directory")
+	fs.StringVar(&cfg.replayTo, "replay-dir", "", "keep the replay phase's recordings here (made once, reused when there); empty: a temporary directory")
 	fs.IntVar(&cfg.nodes, "nodes", 100, "servers of the hundred phase (small datasets)")
 	cases := fs.String("cases", "", "only these CPU comparisons of the cost phase, comma-separated ("+strings.Join(caseNames(), ",")+"), and nothing else of it; empty: all")
 	only := fs.String("only", strings.Join(phases, ","), "phases to run, comma-separated: "+strings.Join(phases, ","))
@@ -139,7 +141,7 @@ func run(ctx context.Context, cfg config) error {
 	fmt.Fprintf(cfg.out, "vkperf: %s, %d CPUs, %s\n", time.Now().Format(time.RFC3339), nproc(), cpuModel())
 	var checks []check
 	var errs []error
-	needBin := cfg.only["observer"] || cfg.only["cost"] || cfg.only["hundred"]
+	needBin := cfg.only["observer"] || cfg.only["cost"] || cfg.only["hundred"] || cfg.only["replay"]
 	needRef := needBin || cfg.only["latency"]
 	dir, err := os.MkdirTemp("", "vkperf-")
 	if err != nil {
@@ -189,6 +191,8 @@ func run(ctx context.Context, cfg config) error {
 			cs, err = runLatency(ctx, cfg)
 		case "writers":
 			cs, err = runWriters(ctx, cfg)
+		case "replay":
+			cs, err = runReplay(ctx, cfg, dir)
 		}
 		checks = append(checks, cs...)
 		if err != nil {

@@ -32,6 +32,9 @@ type attached struct {
 	cmd  *exec.Cmd
 	ptmx *os.File
 
+	// onOutput, when not nil, sees every byte drawn.
+	onOutput func([]byte)
+
 	bytes  atomic.Int64 // output bytes drawn
 	frames atomic.Int64 // full-screen repaints: "ESC [ H" (cursor home), which bubbletea's alt-screen renderer writes once per frame
 	done   chan struct{}
@@ -54,13 +57,18 @@ func (a *attached) output() string {
 // in colour; its queries for the background colour and the cursor position
 // are answered as a terminal would answer them.
 func startInPTY(name string, argv ...string) (*attached, error) {
+	return startInPTYSeen(name, nil, argv...)
+}
+
+// startInPTYSeen is startInPTY, showing every byte drawn to seen.
+func startInPTYSeen(name string, seen func([]byte), argv ...string) (*attached, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), "TERM=xterm-256color", "COLORTERM=truecolor")
 	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: termRows, Cols: termCols})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	a := &attached{name: name, cmd: cmd, ptmx: ptmx, done: make(chan struct{}), waited: make(chan struct{})}
+	a := &attached{name: name, cmd: cmd, ptmx: ptmx, onOutput: seen, done: make(chan struct{}), waited: make(chan struct{})}
 	go a.drain()
 	go func() {
 		a.err = cmd.Wait()
@@ -90,6 +98,9 @@ func (a *attached) drain() {
 	for {
 		n, err := a.ptmx.Read(buf)
 		if n > 0 {
+			if a.onOutput != nil {
+				a.onOutput(buf[:n])
+			}
 			a.bytes.Add(int64(n))
 			chunk := append(tail, buf[:n]...)
 			a.frames.Add(int64(bytes.Count(chunk, frameMark) - bytes.Count(tail, frameMark)))

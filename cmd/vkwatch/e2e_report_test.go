@@ -304,7 +304,7 @@ func inkShare(t *testing.T, shot []byte) float64 {
 // created, nor an existing one changed.
 func TestReportBadInput(t *testing.T) {
 	dir := t.TempDir()
-	good, err := os.ReadFile(filepath.Join("..", "..", "source", "record", "testdata", "v1-two-servers.jsonl"))
+	good, err := os.ReadFile(filepath.Join("..", "..", "source", "record", "testdata", "two-saves.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +326,7 @@ func TestReportBadInput(t *testing.T) {
 	for _, f := range files {
 		t.Run(f.name, func(t *testing.T) {
 			page := filepath.Join(dir, "new.html")
-			code, _, stderr := runVKWatch(t, 30*time.Second, "report", filepath.Join("..", "..", "source", "record", "testdata", "v1-two-servers.jsonl"), f.path, "-o", page)
+			code, _, stderr := runVKWatch(t, 30*time.Second, "report", filepath.Join("..", "..", "source", "record", "testdata", "two-saves.jsonl"), f.path, "-o", page)
 			lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
 			if code != exitUsage || len(lines) != 1 || !strings.HasPrefix(lines[0], "vkwatch: ") || !strings.Contains(lines[0], f.says) {
 				t.Errorf("exit %d, stderr %q; want %d and one line saying %q", code, stderr, exitUsage, f.says)

@@ -110,7 +110,7 @@ func TestShotWritesScreen(t *testing.T) {
 
 // TestShotInReplay: S works in replay too, where space pauses.
 func TestShotInReplay(t *testing.T) {
-	rec, err := filepath.Abs(filepath.Join("..", "..", "source", "record", "testdata", "v1-two-servers.jsonl"))
+	rec, err := filepath.Abs(filepath.Join("..", "..", "source", "record", "testdata", "two-saves.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

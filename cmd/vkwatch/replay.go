@@ -70,8 +70,12 @@ func (a *app) runReplay(ctx context.Context, path string, speed float64, from, t
 	}
 
 	// The UI sizes its charts from the sampling intervals the recording
-	// used (one before --idle-interval came).
-	interval, idle := watch.DefaultInterval, time.Duration(0)
+	// used (one before --idle-interval came), and keeps the history its
+	// session kept: what a seek reads before its target.
+	interval, idle, history := watch.DefaultInterval, time.Duration(0), time.Duration(0)
+	if d, err := time.ParseDuration(rf.Header.Settings["history"]); err == nil && d > 0 {
+		history = d
+	}
 	if d, err := time.ParseDuration(rf.Header.Settings["interval"]); err == nil && d > 0 {
 		interval = d
 	}
@@ -81,6 +85,7 @@ func (a *app) runReplay(ctx context.Context, path string, speed float64, from, t
 	m := ui.NewStreamReplay(ui.Config{
 		Nodes:        replayNodes(head),
 		Topology:     replayTopology(head),
+		History:      history,
 		Interval:     interval,
 		IdleInterval: idle,
 		Banner:       fmt.Sprintf("replay of %s (recorded %s)", path, rf.Header.Epoch.Format("2006-01-02 15:04:05")),

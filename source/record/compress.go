@@ -5,9 +5,9 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
+	json "github.com/go-json-experiment/json"
 	"io"
 	"os"
 	"strings"
@@ -16,35 +16,10 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// A recording may be compressed, chosen by its file name: NAME.zst is
-// zstd, NAME.gz is gzip, anything else is plain. Inside is the very JSON
-// Lines (or CSV) a plain recording holds, so `zstdcat night.jsonl.zst | jq`
-// and `zcat night.jsonl.gz | jq` read it.
-//
-// Crash safety: the Writer flushes at least once a second. For zstd a flush
-// ends a compressed block, which a decoder can read on its own terms up to
-// that point; for gzip it is a deflate sync flush. A kill -9 therefore
-// loses at most about the last second, and a reader reads a file cut short
-// up to its last whole block, then says it was cut short.
-//
-// Seeking: every frameEvery (of the recording's own clock) the Writer ends
-// the compressed frame (a gzip member) and starts a new one, so a reader can
-// start decoding at any frame start. For zstd each data frame is preceded
-// by a small skippable frame (which zstd and zstdcat ignore) that says the
-// offset of the frame's first event: a reader builds its index of time to
-// file position by walking frame and block headers, without decompressing.
-//
-// For gzip each data member's header carries the same mark in an extra
-// field, which gzip and zcat ignore: a reader finds the members of a file
-// without a trailer by their headers, without decompressing.
-//
-// The end: Close writes an end mark (a skippable frame of its own magic for
-// zstd, an empty last gzip member with the comment endComment), so a file
-// cut exactly between two frames still reads as cut short: a stream of
-// whole frames is otherwise a valid file. Recordings of format version 3
-// and older have no end mark and are read as before. Just before the end
-// mark, Close writes a trailer listing every frame mark (trailer.go), so a
-// reader finds them without walking the file.
+// A recording may be compressed, chosen by its file name (CompressionFor):
+// NAME.zst is zstd, NAME.gz gzip, anything else plain; a reader tells it by
+// the first bytes. FORMAT.md specifies the flushing, the zstd frames, their
+// marks and the index that ends a whole .zst recording.
 
 // Compression is how a recording's bytes are stored.
 type Compression int
@@ -54,16 +29,6 @@ const (
 	Zstd
 	Gzip
 )
-
-func (c Compression) String() string {
-	switch c {
-	case Zstd:
-		return "zstd"
-	case Gzip:
-		return "gzip"
-	}
-	return "plain"
-}
 
 // CompressionFor is the compression a recording named path is written
 // with: by its last extension, .zst or .gz.
@@ -77,41 +42,33 @@ func CompressionFor(path string) Compression {
 	return Plain
 }
 
-// frameEvery is how much recording time one compressed frame holds: the
-// granularity of a seek. Longer frames compress better (the history of a
-// frame is what zstd and deflate find repeats in); ten seconds keeps a seek
-// to decoding at most ten seconds of samples before the one asked for.
+// frameEvery is how much recording time one zstd frame holds: the
+// granularity of a seek. Longer frames compress better; ten seconds keeps a
+// seek to decoding at most ten seconds of events before the one asked for.
 var frameEvery = 10 * time.Second
 
 // zstdLevel is the writer's zstd level (a variable for the replay
 // benchmark, which makes a day of recording faster at the fastest level:
-// the frames read the same). Better, not default: about 6% fewer bytes a
-// sample, for CPU the encoder's own savings pay for (README, "The
-// writer's CPU").
+// the frames read the same).
 var zstdLevel = zstd.SpeedBetterCompression
 
-// skippableMagic is the zstd skippable frame magic this package uses for
-// its frame marks (0x184D2A50 + 0xB: any of 16 is allowed; one marks ours).
-const skippableMagic = 0x184D2A5B
+// The zstd skippable frame magics of this format (0x184D2A50 to
+// 0x184D2A5F are skippable; zstd tools skip them): a frame's mark, and the
+// index that ends a whole recording.
+const (
+	markMagic  = 0x184D2A5B
+	indexMagic = 0x184D2A5D
+)
 
-// endMagic is the zstd skippable frame magic of the end mark, and
-// endPayload its content: what Close writes last.
-const endMagic = 0x184D2A5C
+// indexTag ends the index frame, after the length of its JSON.
+var indexTag = []byte("vkix")
 
-var endPayload = []byte(`{"end":true}`)
-
-// trailerMagic is the zstd skippable frame magic of the trailer: the
-// frame marks again, all in one place, written by Close just before the
-// end mark so that a reader finds its index in one or two reads from the
-// file's end instead of walking every block header (see trailer.go).
-const trailerMagic = 0x184D2A5D
-
-// endComment is the comment of the empty gzip member that ends a recording.
-const endComment = "vkwatch recording end"
-
-// frameMark is the payload of the skippable frame before each data frame.
-type frameMark struct {
-	T float64 `json:"t"` // offset of the frame's first event, seconds
+// Mark is a position a Scanner can start reading events at: T is the
+// offset of the first event there. A mark frame holds its T; the index
+// lists every mark with its position.
+type Mark struct {
+	T   time.Duration `json:"t_ns,format:nano"`
+	Pos int64         `json:"pos,omitzero"`
 }
 
 // compressor is a compressed stream the Writer writes through.
@@ -135,16 +92,9 @@ func newCompressor(c Compression, w io.Writer) (compressor, error) {
 		}
 		return &zstdStream{w: &countingWriter{w: w}, enc: enc}, nil
 	case Gzip:
-		return &gzipStream{w: &countingWriter{w: w}}, nil
+		return gzipStream{gzip.NewWriter(w)}, nil
 	}
 	return nil, nil
-}
-
-type zstdStream struct {
-	w     *countingWriter
-	enc   *zstd.Encoder
-	begun bool
-	marks []Mark // every frame mark written: the trailer's content
 }
 
 // countingWriter counts the bytes written through it: where the next
@@ -158,6 +108,13 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	return n, err
+}
+
+type zstdStream struct {
+	w     *countingWriter
+	enc   *zstd.Encoder
+	begun bool
+	marks []Mark // every mark written: the index
 }
 
 func (z *zstdStream) Write(p []byte) (int, error) {
@@ -182,12 +139,9 @@ func (z *zstdStream) newFrame(t time.Duration) error {
 			return err
 		}
 	}
-	mark, _ := json.Marshal(frameMark{T: t.Seconds()})
-	z.marks = append(z.marks, Mark{T: markT(frameMark{T: t.Seconds()}), Pos: z.w.n})
-	var hdr [8]byte
-	binary.LittleEndian.PutUint32(hdr[:4], skippableMagic)
-	binary.LittleEndian.PutUint32(hdr[4:], uint32(len(mark)))
-	if _, err := z.w.Write(append(hdr[:], mark...)); err != nil {
+	mark, _ := json.Marshal(Mark{T: t})
+	z.marks = append(z.marks, Mark{T: t, Pos: z.w.n})
+	if _, err := z.w.Write(skippable(markMagic, mark)); err != nil {
 		return err
 	}
 	z.enc.Reset(z.w)
@@ -195,82 +149,39 @@ func (z *zstdStream) newFrame(t time.Duration) error {
 	return nil
 }
 
+// Close ends the last frame and writes the index.
 func (z *zstdStream) Close() error {
 	if z.begun {
 		if err := z.enc.Close(); err != nil {
 			return err
 		}
 	}
-	if _, err := z.w.Write(zstdTrailer(z.marks)); err != nil {
+	idx, err := json.Marshal(indexJSON{Marks: z.marks}, jsonOpts)
+	if err != nil {
 		return err
 	}
-	_, err := z.w.Write(zstdEndMark())
+	idx = binary.LittleEndian.AppendUint32(idx, uint32(len(idx)))
+	_, err = z.w.Write(skippable(indexMagic, append(idx, indexTag...)))
 	return err
 }
 
-// zstdEndMark is the skippable frame that ends a zstd recording.
-func zstdEndMark() []byte {
-	var hdr [8]byte
-	binary.LittleEndian.PutUint32(hdr[:4], endMagic)
-	binary.LittleEndian.PutUint32(hdr[4:], uint32(len(endPayload)))
-	return append(hdr[:], endPayload...)
+// indexJSON is the index frame's JSON.
+type indexJSON struct {
+	Marks []Mark `json:"marks"`
 }
 
-// gzipStream writes a gzip member a frame. Each data member's header
-// carries its frame mark, {"t":SECONDS}, in an extra field (subfield "vk":
-// gzip tools ignore it), so that a reader of a file without a trailer
-// finds the members by their headers; Close lists every mark again in a
-// trailer of empty members before the end member (trailer.go).
-type gzipStream struct {
-	w     *countingWriter
-	gz    *gzip.Writer
-	marks []Mark
+// skippable is a zstd skippable frame of magic holding payload.
+func skippable(magic uint32, payload []byte) []byte {
+	out := binary.LittleEndian.AppendUint32(make([]byte, 0, 8+len(payload)), magic)
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(payload)))
+	return append(out, payload...)
 }
 
-func (g *gzipStream) Write(p []byte) (int, error) {
-	if g.gz == nil {
-		if err := g.newFrame(0); err != nil {
-			return 0, err
-		}
-	}
-	return g.gz.Write(p)
-}
+// gzipStream is one gzip stream: a flush is a deflate sync flush, and it
+// has no frames to seek by.
+type gzipStream struct{ *gzip.Writer }
 
-func (g *gzipStream) Flush() error {
-	if g.gz == nil {
-		return nil
-	}
-	return g.gz.Flush()
-}
-
-func (g *gzipStream) newFrame(t time.Duration) error {
-	if g.gz != nil {
-		if err := g.gz.Close(); err != nil {
-			return err
-		}
-		g.gz.Reset(g.w)
-	} else {
-		g.gz = gzip.NewWriter(g.w)
-	}
-	mark, _ := json.Marshal(frameMark{T: t.Seconds()})
-	g.marks = append(g.marks, Mark{T: markT(frameMark{T: t.Seconds()}), Pos: g.w.n})
-	g.gz.Extra = gzipSubfield(gzipMarkID, mark)
-	return nil
-}
-
-func (g *gzipStream) Close() error {
-	if g.gz != nil {
-		if err := g.gz.Close(); err != nil {
-			return err
-		}
-	}
-	tr := gzipTrailer(g.marks)
-	if _, err := g.w.Write(tr); err != nil {
-		return err
-	}
-	_, err := g.w.Write(gzipEndMember(uint32(len(tr))))
-	return err
-}
+func (gzipStream) newFrame(time.Duration) error { return nil }
 
 // errCutShort is what a decompressor says about a file that ends inside a
 // frame: everything before it was read.
@@ -294,8 +205,9 @@ type decompressed struct {
 	r    io.Reader
 	comp Compression
 	done func()
-	// ended, asked at the end of r, says whether the writer's end mark was
-	// read; always true for a plain stream, which has none.
+	// ended, asked at the end of r, says whether the recording is whole:
+	// a zstd recording's index was read last. Always true for plain and
+	// gzip, whose ends the reading itself checks.
 	ended func() bool
 }
 
@@ -306,55 +218,26 @@ func decompress(r io.Reader) (decompressed, error) {
 	br := bufio.NewReaderSize(r, 64*1024)
 	head, _ := br.Peek(4)
 	c := sniff(head)
+	whole := func() bool { return true }
 	switch c {
 	case Zstd:
-		// The decoder skips skippable frames, so the end mark is looked
-		// for in the last bytes it read: with one goroutine it reads its
-		// input in order and to the end before it says EOF.
+		// The decoder skips skippable frames, so the index is looked for
+		// in the last bytes it read: with one goroutine it reads its input
+		// in order and to the end before it says EOF.
 		tail := &tailKeeper{r: br}
 		dec, err := zstd.NewReader(tail, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(1<<30))
 		if err != nil {
 			return decompressed{}, err
 		}
-		return decompressed{cutShort{dec}, c, dec.Close, tail.endsWith(zstdEndMark())}, nil
+		return decompressed{cutShort{dec}, c, dec.Close, tail.endsWith(indexTag)}, nil
 	case Gzip:
 		gz, err := gzip.NewReader(br)
 		if err != nil {
 			return decompressed{}, fmt.Errorf("gzip: %w", err)
 		}
-		gz.Multistream(false)
-		m := &gzipMembers{gz: gz, br: br, last: gz.Header.Comment}
-		ended := func() bool { return m.last == endComment }
-		return decompressed{cutShort{m}, c, func() { gz.Close() }, ended}, nil
+		return decompressed{cutShort{gz}, c, func() { gz.Close() }, whole}, nil
 	}
-	return decompressed{br, c, func() {}, func() bool { return true }}, nil
-}
-
-// gzipMembers reads a gzip stream member by member, keeping the comment of
-// the last member begun: gzip.Reader's own multistream mode keeps only the
-// first member's header.
-type gzipMembers struct {
-	gz   *gzip.Reader
-	br   *bufio.Reader
-	last string
-}
-
-func (m *gzipMembers) Read(p []byte) (int, error) {
-	for {
-		n, err := m.gz.Read(p)
-		if err != io.EOF {
-			return n, err
-		}
-		// The member's end: another begins, or the stream ends here.
-		if rerr := m.gz.Reset(m.br); rerr != nil {
-			return n, rerr // io.EOF at the stream's end
-		}
-		m.gz.Multistream(false)
-		m.last = m.gz.Header.Comment
-		if n > 0 {
-			return n, nil
-		}
-	}
+	return decompressed{br, c, func() {}, whole}, nil
 }
 
 // tailKeeper passes reads through and keeps the last bytes read.

@@ -56,8 +56,8 @@ func optFloat(o source.Opt[float64]) string {
 	return strconv.FormatFloat(o.V, 'f', -1, 64)
 }
 
-func seconds(d time.Duration) string { return formatDecimal(int64(d), 9) }
-func micros(d time.Duration) string  { return formatDecimal(int64(d), 3) }
+func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
+func micros(d time.Duration) string  { return strconv.FormatFloat(float64(d)/1e3, 'f', -1, 64) }
 
 // csvSet fills the cell of column col of a row.
 type csvSet func(col, v string)

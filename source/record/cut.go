@@ -3,6 +3,7 @@ package record
 import (
 	"fmt"
 	"io"
+	"maps"
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
@@ -100,8 +101,11 @@ func Cut(src io.Reader, dst io.Writer, c Compression, win Window) (int, error) {
 	}
 	defer sc.Close()
 	h := sc.Header()
-	h.Settings = cloneSettings(h.Settings)
-	h.Settings["cut"] = fmt.Sprintf("%s..%s", formatDecimal(int64(win.From), 9), formatDecimal(int64(win.To), 9))
+	h.Settings = maps.Clone(h.Settings)
+	if h.Settings == nil {
+		h.Settings = map[string]string{}
+	}
+	h.Settings["cut"] = fmt.Sprintf("%s..%s", seconds(win.From), seconds(win.To))
 	w, err := NewCompressedWriter(dst, "jsonl", c, h)
 	if err != nil {
 		return 0, err
@@ -120,14 +124,6 @@ func Cut(src io.Reader, dst io.Writer, c Compression, win Window) (int, error) {
 		return n, err
 	}
 	return n, sc.Err()
-}
-
-func cloneSettings(m map[string]string) map[string]string {
-	out := make(map[string]string, len(m)+1)
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // windower picks the events of a window out of a recording read in order,
@@ -189,15 +185,4 @@ func (r *Recording) Span() (first, last time.Duration) {
 		last = max(last, ev.Offset)
 	}
 	return first, last
-}
-
-// Window keeps only the events of r within win, with what was known at its
-// start carried in, as Cut writes them.
-func (r *Recording) Window(win Window) {
-	w := newWindower(win)
-	var out []source.Event
-	for _, ev := range r.Events {
-		out = append(out, w.take(ev)...)
-	}
-	r.Events = out
 }

@@ -3,15 +3,15 @@ package record
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
+	json "github.com/go-json-experiment/json"
 	"io"
-	"reflect"
 	"strconv"
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/saves"
 )
 
 // Recording is a recording read back.
@@ -24,27 +24,29 @@ type Recording struct {
 	Truncated bool
 	// Why says how it was cut short, for the note a reader shows.
 	Why string
-	// Orphans is how many delta samples could not be read for want of
-	// their node's full sample before them: never in a whole recording
-	// read from its start; a piece of one read on its own may have some.
-	Orphans int
+	// Derived are the reports the reader's save trackers derived again
+	// from the samples and commands (Scanner): those of the save_ended
+	// events, when the recording holds each save whole.
+	Derived []source.SaveReport
 }
 
 // ErrNotRecording is wrapped by Read's error when the input is not a
 // vkwatch recording at all.
 var ErrNotRecording = errors.New("not a vkwatch recording")
 
-var kinds = map[string]source.EventKind{}
+// MaxLine bounds a line a reader takes: a sample line is about 2 KB; the
+// longest a writer writes is a report with its cost curve, a point a sample
+// (about 100 bytes): 18,000 points for an hour's save sampled every 200 ms.
+// A longer line is an error (with its number), never a reason to hold a
+// file in memory.
+const MaxLine = 64 << 20
 
-func init() {
-	for _, k := range source.EventKinds() {
-		kinds[k.String()] = k
-	}
-}
+// maxLine is MaxLine, smaller in a test.
+var maxLine = MaxLine
 
 // Read parses a JSONL recording up to its last whole line. A line cut short
 // at the end sets Truncated; a bad line before the end is an error, as is
-// input that is not a recording or was written by a newer format version.
+// input that is not a recording or was written by another format version.
 //
 // A compressed recording (zstd or gzip, told by its first bytes) is read
 // through its decompressor; one cut short inside a frame reads up to its
@@ -57,19 +59,20 @@ func Read(r io.Reader) (*Recording, error) {
 		return nil, err
 	}
 	rec.Truncated, rec.Why = sc.Truncated()
-	rec.Orphans = sc.Orphans()
+	rec.Derived = sc.derived
 	return rec, sc.Err()
 }
 
 // scanEach reads the recording r through once: head with its header, then
 // each with every event. The Scanner it returns, closed, says how the
-// recording ended (Truncated, Err, Orphans).
+// recording ended (Truncated, Err).
 func scanEach(r io.Reader, head func(Header), each func(source.Event)) (*Scanner, error) {
 	sc, err := NewScanner(r)
 	if err != nil {
 		return nil, err
 	}
 	defer sc.Close()
+	sc.keep = true
 	head(sc.Header())
 	for sc.Next() {
 		each(sc.Event())
@@ -78,29 +81,32 @@ func scanEach(r io.Reader, head func(Header), each func(source.Event)) (*Scanner
 }
 
 // Scanner reads a recording one event at a time, so that a recording of a
-// night never has to fit in memory.
+// night never has to fit in memory. It derives what a recording does not
+// hold as the watcher did live: every sample goes through its server's
+// saves.Tracker (with the answers to vkwatch's commands, in the recorded
+// order), which fills in the sample's instruments and save progress, and a
+// save_started event follows the sample that first showed a save. Reports
+// are the recorded save_ended events, the live run's own.
 type Scanner struct {
 	h      Header
 	br     *bufio.Reader
 	done   func()
-	ended  func() bool // whether the writer's end mark was read (see decompress)
+	ended  func() bool // whether the recording's end was read (see decompress)
 	ev     source.Event
+	next   *source.Event // a derived save_started, due after ev
 	err    error
 	why    string // set when the recording was cut short
-	lineNo int
+	lineNo int    // of the line read last; negative from a mark (unknown)
 	end    bool
-	// bases are each node's last sample read: what a delta line applies to.
-	bases   map[source.NodeID]*source.Sample
-	orphans int
-	latest  time.Duration // the latest offset of any line read, orphans too
+	latest time.Duration // the latest offset read
+	tr     map[source.NodeID]*saves.Tracker
+	// derived are the trackers' reports, kept for Read (keep).
+	derived []source.SaveReport
+	keep    bool
 }
 
-// Latest is the latest offset of the lines read so far, orphans included.
+// Latest is the latest offset of the events read so far.
 func (s *Scanner) Latest() time.Duration { return s.latest }
-
-// Orphans is how many delta samples were skipped because the scan started
-// after their node's last full sample (a scan from a seek point).
-func (s *Scanner) Orphans() int { return s.orphans }
 
 // NewScanner reads the header of the recording r (compressed or not) and
 // returns a Scanner for its events. Close releases the decompressor.
@@ -109,26 +115,33 @@ func NewScanner(r io.Reader) (*Scanner, error) {
 	if err != nil {
 		return nil, err
 	}
-	done := d.done
-	br := bufio.NewReaderSize(d.r, 64*1024)
-	first, err := br.ReadBytes('\n')
+	s := newScanner(Header{}, d, 0)
+	first, err := s.line()
 	if errors.Is(err, errCutShort) {
 		if len(bytes.TrimSpace(first)) == 0 {
-			done()
+			s.Close()
 			return nil, fmt.Errorf("recording cut short inside its header line")
 		}
 		err = io.EOF
 	}
 	if err != nil && err != io.EOF {
-		done()
+		s.Close()
 		return nil, err
 	}
-	h, err := parseHeader(first, err == io.EOF)
-	if err != nil {
-		done()
+	if len(bytes.TrimSpace(first)) == 0 && !s.ended() {
+		s.Close()
+		return nil, fmt.Errorf("recording cut short before its header line")
+	}
+	if s.h, err = parseHeader(first, err == io.EOF); err != nil {
+		s.Close()
 		return nil, err
 	}
-	return &Scanner{h: h, br: br, done: done, ended: d.ended, lineNo: 1}, nil
+	return s, nil
+}
+
+func newScanner(h Header, d decompressed, lineNo int) *Scanner {
+	return &Scanner{h: h, br: bufio.NewReaderSize(d.r, 64*1024), done: d.done, ended: d.ended,
+		lineNo: lineNo, tr: map[source.NodeID]*saves.Tracker{}}
 }
 
 // Header is the recording's header.
@@ -152,53 +165,78 @@ func (s *Scanner) Close() {
 	}
 }
 
+// line reads the next line, at most MaxLine long, with its newline; at the
+// end of the input the last bytes without one and io.EOF.
+func (s *Scanner) line() ([]byte, error) {
+	if s.lineNo >= 0 {
+		s.lineNo++
+	}
+	var long []byte
+	for {
+		b, err := s.br.ReadSlice('\n')
+		if err != bufio.ErrBufferFull {
+			if long != nil {
+				return append(long, b...), err
+			}
+			return b, err
+		}
+		if len(long)+len(b) > maxLine {
+			return nil, fmt.Errorf("%s is longer than %d MiB", s.where(), maxLine>>20)
+		}
+		long = append(long, b...)
+	}
+}
+
+// where names the line read last, for an error.
+func (s *Scanner) where() string {
+	if s.lineNo < 0 {
+		return "a line"
+	}
+	return "line " + strconv.Itoa(s.lineNo)
+}
+
 // Next reads the next event; false at the end, where Err and Truncated
 // say why.
 func (s *Scanner) Next() bool {
+	if s.next != nil {
+		s.ev, s.next = *s.next, nil
+		return true
+	}
 	for !s.end {
-		line, rerr := s.br.ReadBytes('\n')
-		s.lineNo++
-		if errors.Is(rerr, errCutShort) {
+		line, rerr := s.line()
+		switch {
+		case errors.Is(rerr, errCutShort):
 			// Everything up to the last whole compressed block is in;
 			// a line it ends inside was never finished.
 			s.why, s.end = "it ends inside a compressed frame (cut short?)", true
 			return false
-		}
-		if rerr != nil && rerr != io.EOF {
+		case rerr != nil && rerr != io.EOF:
 			s.err, s.end = rerr, true
 			return false
-		}
-		if rerr == io.EOF && len(bytes.TrimSpace(line)) == 0 {
+		case rerr == io.EOF && len(bytes.TrimSpace(line)) == 0:
 			s.end = true
-			s.checkEnd()
+			if !s.ended() {
+				s.why = "it ends without its index (cut short, or still being written?)"
+			}
 			return false
-		}
-		whole := rerr == nil
-		s.end = !whole
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		if !whole {
+		case rerr == io.EOF:
 			// No newline: the writer never finished this line.
-			s.why = "it ends in a partial line (cut short?)"
+			s.why, s.end = "it ends in a partial line (cut short?)", true
 			return false
-		}
-		if s.bases == nil {
-			s.bases = map[source.NodeID]*source.Sample{}
-		}
-		ev, err := decodeEvent(line, &s.h, s.bases)
-		if errors.Is(err, errNoBase) {
-			s.orphans++ // a seek landed after this node's full sample
-			s.latest = max(s.latest, ev.Offset)
+		case len(bytes.TrimSpace(line)) == 0:
 			continue
 		}
+		ev, err := s.decode(line)
 		if err != nil {
-			if _, perr := s.br.Peek(1); perr == io.EOF {
+			if _, perr := s.br.Peek(1); perr == io.EOF && !s.ended() {
 				s.why, s.end = "its last line is unreadable (cut short?)", true
 				return false
 			}
-			s.err, s.end = fmt.Errorf("recording line %d: %w", s.lineNo, err), true
+			s.err, s.end = fmt.Errorf("recording %s: %w", s.where(), err), true
 			return false
+		}
+		if ev.Kind == 0 {
+			continue // a kind a newer vkwatch writes
 		}
 		s.ev = ev
 		s.latest = max(s.latest, ev.Offset)
@@ -207,16 +245,60 @@ func (s *Scanner) Next() bool {
 	return false
 }
 
-// checkEnd, at the end of a whole last line, says the recording was cut
-// short when its format has an end mark (version 4 on) and none was read: a
-// compressed file cut exactly between two frames, or one still being
-// written.
-func (s *Scanner) checkEnd() {
-	if s.h.Version >= 4 && s.ended != nil && !s.ended() {
-		s.why = "it ends without the writer's end mark (cut short, or still being written?)"
+// decode reads one event line and derives what it implies.
+func (s *Scanner) decode(line []byte) (source.Event, error) {
+	var ev source.Event
+	if err := json.Unmarshal(line, &ev); err != nil {
+		return ev, err
 	}
+	ev.At = s.h.Epoch.Add(ev.Offset)
+	switch {
+	case ev.Kind == source.EventSample && ev.Sample == nil:
+		return ev, errors.New("a sample event without its sample")
+	case ev.Kind == source.EventSample:
+		smp := ev.Sample
+		smp.Offset, smp.At = ev.Offset, ev.At
+		// Seq starts at 0 with every Run of a watcher, which has a tracker
+		// of its own; a reconnect within a Run keeps both going.
+		tr := s.tracker(ev.Node, smp.Seq == 0)
+		started, ended := tr.Observe(smp)
+		if ended != nil && s.keep {
+			s.derived = append(s.derived, *ended)
+		}
+		if started {
+			// The live run's report is recorded; its start is derived.
+			s.next = &source.Event{Node: ev.Node, Kind: source.EventSaveStarted, Offset: ev.Offset, At: ev.At, Sample: smp}
+		}
+	case ev.Kind == source.EventCommand && ev.Command != nil:
+		s.tracker(ev.Node, false).ObserveCommand(ev.Command)
+	}
+	return ev, nil
 }
 
+// tracker is node's save tracker; a new one when fresh and the old one
+// has seen a sample (a new Run of the watcher).
+func (s *Scanner) tracker(node source.NodeID, fresh bool) *saves.Tracker {
+	tr := s.tr[node]
+	if tr == nil || fresh && tr.Seen() {
+		tr = saves.NewTracker(node, s.addr(node))
+		s.tr[node] = tr
+	}
+	return tr
+}
+
+// addr is node's address as the header has it (a tracker's reports carry
+// it), else the node id.
+func (s *Scanner) addr(node source.NodeID) string {
+	for _, si := range s.h.Servers {
+		if si.Node == node && si.Addr != "" {
+			return si.Addr
+		}
+	}
+	return string(node)
+}
+
+// parseHeader reads the first line. Anything but a header of this format
+// version is an error of one line that says what to do.
 func parseHeader(line []byte, eof bool) (Header, error) {
 	var h Header
 	t := bytes.TrimSpace(line)
@@ -226,58 +308,34 @@ func parseHeader(line []byte, eof bool) (Header, error) {
 	if bytes.HasPrefix(t, []byte("# {")) && bytes.Contains(t, []byte(FormatName)) {
 		return h, fmt.Errorf("this is a CSV recording, which is for spreadsheets; only JSONL recordings can be read back")
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(t, &m); err != nil {
-		if eof && len(t) > 0 && t[0] == '{' && bytes.Contains(t, []byte(FormatName)) {
+	var v struct {
+		Format  string `json:"format"`
+		Version int    `json:"version"`
+		VKWatch string `json:"vkwatch"`
+	}
+	if err := json.Unmarshal(t, &v); err != nil {
+		if eof && t[0] == '{' && bytes.Contains(t, []byte(FormatName)) {
 			return h, fmt.Errorf("recording cut short inside its header line")
 		}
 		return h, fmt.Errorf("%w: first line is not a JSON header (starts %s)", ErrNotRecording, preview(t))
 	}
-	if err := json.Unmarshal(m["format"], &h.Format); err != nil || h.Format != FormatName {
+	switch {
+	case v.Format != FormatName:
 		return h, fmt.Errorf("%w: header has no format %q (starts %s)", ErrNotRecording, FormatName, preview(t))
-	}
-	if err := json.Unmarshal(m["version"], &h.Version); err != nil || h.Version < 1 {
-		return h, fmt.Errorf("recording header has no valid version")
-	}
-	if h.Version > Version {
-		return h, fmt.Errorf("recording format version %d is newer than this vkwatch reads (up to %d); upgrade vkwatch", h.Version, Version)
-	}
-	if raw, ok := m["vkwatch"]; ok {
-		json.Unmarshal(raw, &h.VKWatch)
-	}
-	if err := decodeValue(m["epoch"], reflect.ValueOf(&h.Epoch).Elem(), 0); err != nil || h.Epoch.IsZero() {
-		return h, fmt.Errorf("recording header has no valid epoch")
-	}
-	if raw, ok := m["settings"]; ok && !isNull(raw) {
-		if err := json.Unmarshal(raw, &h.Settings); err != nil {
-			return h, fmt.Errorf("recording header settings: %w", err)
+	case v.Version > Version:
+		return h, fmt.Errorf("recording format version %d is newer than this vkwatch reads (%d); upgrade vkwatch", v.Version, Version)
+	case v.Version != Version:
+		by := "the vkwatch that wrote it"
+		if v.VKWatch != "" {
+			by = "vkwatch " + strconv.Quote(v.VKWatch)
 		}
+		return h, fmt.Errorf("recording format version %d is an early format this vkwatch does not read (it reads %d); replay it with %s", v.Version, Version, by)
 	}
-	if raw, ok := m["servers"]; ok && !isNull(raw) {
-		var servers []json.RawMessage
-		if err := json.Unmarshal(raw, &servers); err != nil {
-			return h, fmt.Errorf("recording header servers: %w", err)
-		}
-		for i, sraw := range servers {
-			var sm map[string]json.RawMessage
-			if err := json.Unmarshal(sraw, &sm); err != nil {
-				return h, fmt.Errorf("recording header server %d: %w", i, err)
-			}
-			var si ServerInfo
-			json.Unmarshal(sm["addr"], &si.Addr)
-			json.Unmarshal(sm["node"], &si.Node)
-			if si.Node == "" {
-				// Version 1 had no node ids: a server was its address.
-				si.Node = source.NodeID(si.Addr)
-			}
-			if raw, ok := sm["identity"]; ok && !isNull(raw) {
-				si.Identity = new(source.Identity)
-				if err := decodeStruct(raw, reflect.ValueOf(si.Identity).Elem()); err != nil {
-					return h, fmt.Errorf("recording header server %d identity: %w", i, err)
-				}
-			}
-			h.Servers = append(h.Servers, si)
-		}
+	if err := json.Unmarshal(t, &h); err != nil {
+		return h, fmt.Errorf("recording header: %w", err)
+	}
+	if h.Epoch.IsZero() {
+		return h, fmt.Errorf("recording header has no epoch")
 	}
 	return h, nil
 }

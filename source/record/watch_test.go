@@ -3,10 +3,9 @@ package record
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
-	"math"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -83,29 +82,23 @@ func TestRecordLiveWatch(t *testing.T) {
 	data := jsonl.bytes()
 
 	rec := readComplete(t, data)
-	if len(rec.Events) != len(live) {
-		t.Fatalf("read %d events, watcher emitted %d", len(rec.Events), len(live))
-	}
 	if !rec.Header.Epoch.Equal(clock.Epoch()) || rec.Header.Servers[0].Addr != addr || rec.Header.Servers[0].Identity == nil {
 		t.Fatalf("header %+v", rec.Header)
 	}
-
-	// Every event as emitted, with its time as the run clock gave it.
-	// Samples are strictly ordered in time; other events interleave (a
-	// command's answer can be queued just before the sample whose INFO
-	// was answered earlier).
+	// Every event as emitted (a save_started derived again), with the
+	// figures derived again by the reader's tracker exactly as the
+	// watcher's derived them, and its time as the run clock gave it.
+	evs := make([]source.Event, len(live))
+	for i := range live {
+		evs[i] = live[i].ev
+	}
+	if d := eventsDiffer(evs, rec.Events); d != "" {
+		t.Fatal(d)
+	}
 	lastSample := map[source.NodeID]time.Duration{}
 	for i, ev := range rec.Events {
-		if want, got := norm(live[i].ev), norm(ev); !reflect.DeepEqual(want, got) {
-			t.Fatalf("event %d (%s) differs:\nlive %+v\nread %+v", i, ev.Kind, want, got)
-		}
-		if !ev.At.Equal(rec.Header.Epoch.Add(ev.Offset)) {
-			t.Fatalf("event %d: at %v != epoch + %v", i, ev.At, ev.Offset)
-		}
 		// Stamped when it happened, not when it was written: on the run
-		// clock, which is monotonic. (At is the epoch plus the offset, so
-		// it leaves the wall clock by as much as the wall clock is set
-		// while the test runs: a VM's clock can be stepped by seconds.)
+		// clock, which is monotonic.
 		if lag := live[i].off - ev.Offset; lag < 0 || lag > time.Second {
 			step := live[i].now.Sub(rec.Header.Epoch) - live[i].off
 			t.Fatalf("event %d (%s) at offset %v was written at offset %v (the wall clock had moved %v against the run clock)", i, ev.Kind, ev.Offset, live[i].off, step)
@@ -117,14 +110,18 @@ func TestRecordLiveWatch(t *testing.T) {
 			lastSample[ev.Node] = ev.Offset
 		}
 	}
-
-	// Replaying the samples reproduces the live save reports, to the
-	// precision a recording keeps of ops/s and PING (precision.go).
-	replayed := Reports(rec)
-	if d := reportsDiffer(liveReports, replayed); d != "" {
-		t.Fatalf("replayed reports differ: %s:\nlive   %+v\nreplay %+v", d, liveReports, replayed)
+	var replayed []source.SaveReport
+	for _, ev := range rec.Events {
+		if ev.Kind == source.EventSaveEnded {
+			replayed = append(replayed, *ev.Report)
+		}
 	}
-	t.Logf("%d events; replayed report: %s %s observed %s, COW %v", len(rec.Events), replayed[0].Kind, replayed[0].Status, replayed[0].Observed, replayed[0].COW)
+	if len(replayed) != 1 || !reflect.DeepEqual(norm(replayed[0]), norm(report)) {
+		t.Fatalf("replayed reports differ:\nlive   %+v\nreplay %+v", report, replayed)
+	}
+	if d := reportsDiffer(liveReports, rec.Derived); d != "" {
+		t.Fatalf("reports derived from the recording differ from the live ones: %s", d)
+	}
 	if r := replayed[0]; !r.COW.OK || r.Kind != source.SaveFork || r.Trigger != (source.Trigger{Kind: source.TriggerUser, Detail: "BGSAVE"}) ||
 		!r.PeakCOW.OK || !r.PeakFootprintDelta.OK || len(r.Curve) == 0 {
 		t.Errorf("report %+v", r)
@@ -140,22 +137,6 @@ func TestRecordLiveWatch(t *testing.T) {
 		t.Errorf("recorded samples: instruments from /proc %v, cgroup %v", fromProc, withCgroup)
 	}
 
-	// A copy cut in the middle of a line reads up to the line before.
-	lines := bytes.SplitAfter(data, []byte("\n"))
-	cutAt := len(lines) / 2
-	cut := append(bytes.Join(lines[:cutAt], nil), lines[cutAt][:len(lines[cutAt])/2]...)
-	part, err := Read(bytes.NewReader(cut))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !part.Truncated || len(part.Events) != cutAt-1 {
-		t.Fatalf("cut copy: truncated %v, %d events, want %d", part.Truncated, len(part.Events), cutAt-1)
-	}
-
-	if _, err := Read(strings.NewReader("PONG\r\n")); err == nil || !strings.HasPrefix(err.Error(), "not a vkwatch recording") {
-		t.Fatalf("garbage: %v", err)
-	}
-
 	for name, b := range map[string][]byte{"jsonl": data, "csv": csvBuf.bytes()} {
 		if bytes.Contains(b, []byte(pw)) {
 			t.Errorf("%s recording contains the password", name)
@@ -166,60 +147,56 @@ func TestRecordLiveWatch(t *testing.T) {
 	}
 }
 
-// reportsDiffer says how replayed reports differ from live ones beyond the
-// precision a recording keeps: their means of ops/s within opsStep, their
-// merged PING figures within latencyStep (each input is off by at most half
-// a step, and a mean or a quantile of the mixture moves no further; min and
-// max within their two figures), offsets within two offsetSteps, and every
-// other field exactly.
-func reportsDiffer(live, replayed []source.SaveReport) string {
-	if len(live) != len(replayed) {
-		return fmt.Sprintf("%d reports, %d replayed", len(live), len(replayed))
+// reportsDiffer says how two lists of reports differ, "" when they do
+// not (times compared as instants).
+func reportsDiffer(a, b []source.SaveReport) string {
+	if len(a) != len(b) {
+		return fmt.Sprintf("%d reports, %d", len(a), len(b))
 	}
-	for i := range live {
-		a, b := norm(live[i]), norm(replayed[i])
-		for _, p := range [][2]*source.Opt[float64]{{&a.OpsBefore, &b.OpsBefore}, {&a.OpsDuring, &b.OpsDuring},
-			{&a.WriterOpsBefore, &b.WriterOpsBefore}, {&a.WriterOpsDuring, &b.WriterOpsDuring}} {
-			if p[0].OK != p[1].OK || math.Abs(p[0].V-p[1].V) > opsStep {
-				return fmt.Sprintf("report %d: ops/s %v vs %v", i, *p[0], *p[1])
-			}
-			*p[0], *p[1] = source.Opt[float64]{}, source.Opt[float64]{}
-		}
-		for _, p := range [][2]*source.Latency{{&a.PingBefore, &b.PingBefore}, {&a.PingDuring, &b.PingDuring}} {
-			x, y := p[0], p[1]
-			for _, d := range [][2]*time.Duration{{&x.Min, &y.Min}, {&x.P50, &y.P50}, {&x.P99, &y.P99}, {&x.Max, &y.Max}, {&x.InFlight, &y.InFlight}} {
-				// Min, max and in flight to two figures (min down, max
-				// up): within 10%.
-				tol := max(latencyStep, max(*d[0], *d[1])/10)
-				if diff := *d[0] - *d[1]; diff > tol || diff < -tol {
-					return fmt.Sprintf("report %d: PING %v vs %v", i, *x, *y)
-				}
-				*d[0], *d[1] = 0, 0
-			}
-		}
-		// Offsets to offsetStep: the replayed save's start, end and curve
-		// within two steps (each end rounded once).
-		for _, d := range [][2]*time.Duration{{&a.Started, &b.Started}, {&a.Ended, &b.Ended}, {&a.Observed, &b.Observed}} {
-			if diff := *d[0] - *d[1]; diff > 2*offsetStep || diff < -2*offsetStep {
-				return fmt.Sprintf("report %d: offsets %v vs %v", i, *d[0], *d[1])
-			}
-			*d[0], *d[1] = 0, 0
-		}
-		if diff := a.StartedAt.Sub(b.StartedAt); diff > 2*offsetStep || diff < -2*offsetStep {
-			return fmt.Sprintf("report %d: started at %v vs %v", i, a.StartedAt, b.StartedAt)
-		}
-		b.StartedAt = a.StartedAt
-		if len(a.Curve) == len(b.Curve) {
-			for j := range a.Curve {
-				if diff := a.Curve[j].Elapsed - b.Curve[j].Elapsed; diff > 2*offsetStep || diff < -2*offsetStep {
-					return fmt.Sprintf("report %d: curve point %d elapsed %v vs %v", i, j, a.Curve[j].Elapsed, b.Curve[j].Elapsed)
-				}
-				b.Curve[j].Elapsed = a.Curve[j].Elapsed
-			}
-		}
-		if !reflect.DeepEqual(a, b) {
-			return fmt.Sprintf("report %d: %s", i, firstDiff(reflect.ValueOf(a), reflect.ValueOf(b), "report"))
+	for i := range a {
+		if x, y := norm(a[i]), norm(b[i]); !reflect.DeepEqual(x, y) {
+			return fmt.Sprintf("report %d:\n%+v\n%+v", i, x, y)
 		}
 	}
 	return ""
+}
+
+// norm is r with its start time in UTC without a monotonic reading: as a
+// recording holds it.
+func norm(r source.SaveReport) source.SaveReport {
+	r.StartedAt = r.StartedAt.Round(0).UTC()
+	return r
+}
+
+// eventsDiffer says how two lists of events differ, "" when they do not:
+// what a recording holds (their JSON), their times (as instants), and what
+// a reader derives (a sample's instruments and save progress, its curve
+// too).
+func eventsDiffer(want, got []source.Event) string {
+	if len(want) != len(got) {
+		return fmt.Sprintf("%d events, want %d", len(got), len(want))
+	}
+	for i := range want {
+		a, b := want[i], got[i]
+		ja, _ := json.Marshal(a)
+		jb, _ := json.Marshal(b)
+		switch {
+		case !bytes.Equal(ja, jb):
+			return fmt.Sprintf("event %d differs:\nwant %s\ngot  %s", i, ja, jb)
+		case !a.At.Equal(b.At) || a.Kind != b.Kind:
+			return fmt.Sprintf("event %d: %s at %v, want %s at %v", i, b.Kind, b.At, a.Kind, a.At)
+		case a.Sample == nil:
+			continue
+		case a.Sample.Offset != b.Sample.Offset || !a.Sample.At.Equal(b.Sample.At):
+			return fmt.Sprintf("event %d: sample at %v, want %v", i, b.Sample.Offset, a.Sample.Offset)
+		case !reflect.DeepEqual(derived(a.Sample), derived(b.Sample)):
+			return fmt.Sprintf("event %d: derived\nwant %+v %+v\ngot  %+v %+v", i, derived(a.Sample), a.Sample.Save, derived(b.Sample), b.Sample.Save)
+		}
+	}
+	return ""
+}
+
+// derived is what a reader derives of a sample.
+func derived(s *source.Sample) any {
+	return []any{s.COW, s.COWFrom, s.Footprint, s.FootprintFrom, s.Save}
 }

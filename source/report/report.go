@@ -95,7 +95,7 @@ func Load(path string, allowTruncated bool) (Input, error) {
 	if len(data) > MaxInput {
 		return in, fmt.Errorf("%s: larger than %d GiB, more than a report reads", path, MaxInput>>30)
 	}
-	rec, rerr := readRecording(data)
+	rec, rerr := record.Read(bytes.NewReader(data))
 	switch {
 	case rerr == nil && rec.Truncated && !allowTruncated:
 		return in, fmt.Errorf("%s: recording cut short after %d events (its last line is partial); --allow-truncated reports up to its last whole line", path, len(rec.Events))
@@ -161,14 +161,8 @@ func FromRecording(rec *record.Recording) *Recording {
 				s.Identity = ev.Identity
 			}
 		case ev.Kind == source.EventSaveEnded && ev.Report != nil:
-			// The event names the server; a version 1 report does not.
-			r := *ev.Report
-			r.Node = ev.Node
-			reports = append(reports, r)
+			reports = append(reports, *ev.Report)
 		}
-	}
-	if len(reports) == 0 {
-		reports = record.Reports(rec)
 	}
 	for _, r := range reports {
 		s := server(r.Node)

@@ -100,7 +100,7 @@ func TestLoadRealSave(t *testing.T) {
 // asked for.
 func TestLoadBadInput(t *testing.T) {
 	dir := t.TempDir()
-	good, err := os.ReadFile(filepath.Join("..", "record", "testdata", "v1-two-servers.jsonl"))
+	good, err := os.ReadFile(filepath.Join("..", "record", "testdata", "two-saves.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

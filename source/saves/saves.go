@@ -106,6 +106,9 @@ func NewTracker(node source.NodeID, addr string) *Tracker {
 	return &Tracker{node: node, addr: addr}
 }
 
+// Seen reports whether the tracker has observed a sample.
+func (t *Tracker) Seen() bool { return t.prev != nil }
+
 // ObserveCommand takes the answer to a command vkwatch sent this server, in
 // order with the samples: the watcher hands every answer to the tracker
 // before the next sample, and the same order is in a recording, so a replay

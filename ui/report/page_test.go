@@ -60,7 +60,7 @@ func render(t *testing.T, ins []src.Input) []byte {
 	return b.Bytes()
 }
 
-var v1Recording = filepath.Join("..", "..", "source", "record", "testdata", "v1-two-servers.jsonl")
+var v1Recording = filepath.Join("..", "..", "source", "record", "testdata", "two-saves.jsonl")
 
 // TestPageStructure: a recording of two servers and a bench's results on
 // one page, as a golden of the page's structure.

@@ -100,6 +100,13 @@ func Run(t testing.TB, w *watch.Watcher, buffer int) <-chan source.Event {
 // has passed since the BGSAVE.
 func RunBGSAVE(t testing.TB, ctx context.Context, w *watch.Watcher, within time.Duration, emit func(source.Event)) source.SaveReport {
 	t.Helper()
+	return RunSave(t, ctx, w, within, emit, "BGSAVE")
+}
+
+// RunSave is RunBGSAVE with the command that starts the save: BGSAVE or
+// BGREWRITEAOF.
+func RunSave(t testing.TB, ctx context.Context, w *watch.Watcher, within time.Duration, emit func(source.Event), command string) source.SaveReport {
+	t.Helper()
 	var (
 		first = make(chan struct{})
 		once  sync.Once
@@ -127,14 +134,14 @@ func RunBGSAVE(t testing.TB, ctx context.Context, w *watch.Watcher, within time.
 	case <-ctx.Done():
 		t.Fatal("no sample")
 	}
-	if res := w.Do(ctx, "BGSAVE"); !res.OK() {
-		t.Fatalf("BGSAVE: %s", res.Err)
+	if res := w.Do(ctx, command); !res.OK() {
+		t.Fatalf("%s: %s", command, res.Err)
 	}
 	var r source.SaveReport
 	select {
 	case r = <-ended:
 	case <-time.After(within):
-		t.Fatalf("no save ended within %v of BGSAVE", within)
+		t.Fatalf("no save ended within %v of %s", within, command)
 	case <-ctx.Done():
 		t.Fatalf("no save ended before the test's time ran out (%v)", ctx.Err())
 	}
