@@ -85,6 +85,14 @@ type Info struct {
 	LatestForkUsec Opt[int64]
 	TotalForks     Opt[int64]
 
+	// clients (asked only while a save runs or one is coming: see
+	// watch's clientsWanted)
+	// BlockedClients is blocked_clients: clients waiting for the server.
+	// During a forkless save a write to a key the save thread has not
+	// written yet waits for it, and counts here; so does any BLPOP and
+	// the like, before and after the save too.
+	BlockedClients Opt[int64]
+
 	// persistence
 	Loading               Opt[int64]
 	RDBInProgress         Opt[int64] // rdb_bgsave_in_progress
@@ -351,6 +359,17 @@ const (
 	FromProc Instrument = "proc"
 	// FromInfo: the server's own INFO fields (current_cow_size, RSS).
 	FromInfo Instrument = "info"
+	// FromRDBLastCOW and FromAOFLastCOW: the copy-on-write the save
+	// child reported when it ended (INFO persistence), read only for the
+	// save that set it: a fork save or rewrite that ended ok (the child
+	// reports it only then).
+	FromRDBLastCOW Instrument = "rdb_last_cow_size"
+	FromAOFLastCOW Instrument = "aof_last_cow_size"
+	// FromNoChild: a forkless save or sync has no child, so nothing is
+	// copied on write: 0 by construction. Its memory cost is the server's
+	// own rise (used_memory, RSS). rdb_last_cow_size keeps the last fork
+	// save's figure meanwhile and says nothing of it.
+	FromNoChild Instrument = "none: no child (forkless)"
 )
 
 // TriggerKind says who started a save or rewrite.
@@ -397,10 +416,15 @@ type SaveProgress struct {
 	Elapsed   time.Duration // observed
 	Processed Opt[int64]    // current_save_keys_processed
 	Total     Opt[int64]    // current_save_keys_total
-	// ETA is the server's forkless_estimated_seconds_remaining when present,
-	// otherwise derived from a smoothed rate of Processed. Absent until there
-	// is a rate to derive it from.
-	ETA     Opt[time.Duration]
+	// ETA is the server's forkless_estimated_seconds_remaining when it
+	// is one (not -1), otherwise, for a fork save, derived from a smoothed
+	// rate of Processed. Absent until there is a rate to derive it from,
+	// and during a Phase: never negative.
+	ETA Opt[time.Duration]
+	// Phase names a stretch of the save that has no ETA of its own
+	// (PhaseStarting, PhaseFinishing, PhaseCancelling); empty while keys
+	// are written.
+	Phase   string
 	LiveCOW Opt[int64] // current_cow_size (0 forkless: there is no child)
 
 	// curve is the save's cost curve up to and with this sample: the
@@ -429,6 +453,22 @@ func (p SaveProgress) WithoutCurve() SaveProgress {
 	p.curve = nil
 	return p
 }
+
+// The phases of a save that have no ETA (SaveProgress.Phase).
+const (
+	// PhaseStarting: a forkless save before its first key
+	// (forkless_estimated_seconds_remaining -1, nothing processed yet).
+	PhaseStarting = "starting: before the first key"
+	// PhaseFinishing: every key written, the file being fsynced and
+	// renamed: a forkless save whose ETA went back to -1 after it had
+	// one (or after keys were processed), a fork save at N/N keys. It
+	// lasts what the disk takes.
+	PhaseFinishing = "finishing: writing the file"
+	// PhaseCancelling: BGSAVE CANCEL was answered ("Background saving
+	// cancelled") and the save has not stopped yet: on Valkey 9.2 the
+	// forkless save thread stops a moment after the answer.
+	PhaseCancelling = "cancelling: BGSAVE CANCEL answered, the save is stopping"
+)
 
 // Fraction is Processed/Total in [0,1], absent when either is unknown.
 func (p SaveProgress) Fraction() Opt[float64] {
@@ -468,18 +508,40 @@ type SaveReport struct {
 	Addr    string // display address
 	Kind    SaveKind
 	Trigger Trigger
-	// Status is rdb_last_bgsave_status / aof_last_bgrewrite_status, or
-	// StatusCancelled, or "lost (server restarted)".
-	Status string
+	// Status is how the save ended (StatusOK, StatusErr,
+	// StatusCancelled, StatusAborted, StatusLost), and Evidence what
+	// that rests on, in the fields' own names: "rdb_last_save_time
+	// advanced", "BGSAVE CANCEL answered ...", "rdb_last_save_time not
+	// advanced, rdb_changes_since_last_save not reset, status unchanged".
+	// Empty for a forkless sync (the server keeps no status of one); the
+	// evidence then says so. See saves.Tracker.
+	Status   string
+	Evidence string
+	// MethodNote calls out a save whose method is not the one set: a fork
+	// while bgsave-default-method is forkless (the server falls back to
+	// fork when a loaded module cannot be iterated forklessly). Empty
+	// otherwise.
+	MethodNote string
 
 	Started   time.Duration // offsets from the Clock epoch
 	Ended     time.Duration
 	StartedAt time.Time
 
-	Observed      time.Duration // Ended - Started as seen by sampling
-	ServerSeconds Opt[int64]    // rdb_last_bgsave_time_sec / aof_last_rewrite_time_sec
+	Observed time.Duration // Ended - Started as seen by sampling
+	// ServerSeconds is rdb_last_bgsave_time_sec / aof_last_rewrite_time_sec
+	// when this save set it: one that ended ok, err or cancelled, or one
+	// whose end changed the field; absent for an abort that left it as
+	// it was (it may then be an earlier save's).
+	ServerSeconds Opt[int64]
 
-	COW Opt[int64] // rdb_last_cow_size / aof_last_cow_size
+	// COW is the save's copy-on-write by the server's own account, and
+	// COWFrom where it comes from: rdb_last_cow_size / aof_last_cow_size
+	// for a fork save or rewrite that ended ok (FromRDBLastCOW,
+	// FromAOFLastCOW), 0 FromNoChild for a forkless save or sync. Absent
+	// when no figure of this save's exists: a fork save that failed, was
+	// cancelled or aborted leaves the field at an earlier save's value.
+	COW     Opt[int64]
+	COWFrom Instrument
 	// PeakLiveCOW is the largest current_cow_size seen during the save.
 	// The server refreshes that field about once a second, so a short save
 	// can end with it still 0 while the child copied megabytes: a 0 that
@@ -527,6 +589,16 @@ type SaveReport struct {
 
 	PingBefore Latency
 	PingDuring Latency
+
+	// BlockedBefore is blocked_clients in the sample just before the
+	// save, BlockedDuring its peak while the save ran and BlockedAfter
+	// its value in the sample that saw the save end; each absent where
+	// the field was not read. Writers a forkless save blocks (a write to
+	// a key its thread still holds waits) are the peak above the level
+	// outside the save (BLPOP and the like count at any time).
+	BlockedBefore Opt[int64]
+	BlockedDuring Opt[int64]
+	BlockedAfter  Opt[int64]
 
 	// ForecastCOW is the copy-on-write forecast for this save from the
 	// last sample before it (source/forecast), ForecastBasis what the

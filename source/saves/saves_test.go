@@ -113,8 +113,9 @@ func TestSaveTrackerForkSave(t *testing.T) {
 	}
 	want := source.SaveReport{
 		Node: "h:1", Addr: "h:1", Kind: source.SaveFork, Status: "ok",
+		Evidence: "rdb_last_bgsave_status ok (nothing else to check it by: no rdb_last_save_time)",
 		Started: 10200 * time.Millisecond, Ended: 12200 * time.Millisecond, StartedAt: q.clock.Add(10200 * time.Millisecond),
-		Observed: 2 * time.Second, ServerSeconds: source.Some[int64](2), COW: source.Some[int64](777), PeakLiveCOW: source.Some(peakCOW),
+		Observed: 2 * time.Second, ServerSeconds: source.Some[int64](2), COW: source.Some[int64](777), COWFrom: source.FromRDBLastCOW, PeakLiveCOW: source.Some(peakCOW),
 		// The last sample has the most COW, at 90 % of the keys; the
 		// footprint peaks there too: RSS up 9 pages, COW 9000 bytes.
 		PeakCOW: source.Some(peakCOW), PeakCOWFrom: source.FromInfo, PeakAtProgress: source.Some(0.9), PeakFootprintDelta: source.Some[int64](9*4096 + 9000),
@@ -153,7 +154,9 @@ func TestSaveTrackerForklessAndAOF(t *testing.T) {
 	tr := NewTracker("h", "h")
 	tr.Observe(q.next(nil, 1, source.Latency{}))
 	s := q.next(func(in *source.Info) {
+		// A forkless BGSAVE counts in rdb_saves as it starts.
 		in.RDBInProgress, in.RDBCurrentType, in.ForklessETA = source.Some[int64](1), "forkless", source.Some[int64](17)
+		in.RDBSaves.V++
 	}, 1, source.Latency{})
 	if st, _ := tr.Observe(s); !st || s.Save.Kind != source.SaveForkless || s.Save.ETA != source.Some(17*time.Second) {
 		t.Fatalf("forkless start: %+v", s.Save)
@@ -180,16 +183,27 @@ func TestSaveTrackerForklessAndAOF(t *testing.T) {
 
 func TestSaveTrackerMissedSaves(t *testing.T) {
 	tests := []struct {
-		name string
-		f    func(*source.Info)
-		want source.SaveKind
+		name   string
+		f      func(*source.Info)
+		want   source.SaveKind
+		status string
+		cow    source.Opt[int64] // rdb_last_cow_size is 99 after each
 	}{
-		{"rdb_saves", func(in *source.Info) { in.RDBSaves.V++; in.TotalForks.V++ }, source.SaveFork},
-		{"rdb_last_bgsave_time_sec", func(in *source.Info) { in.RDBLastTime = source.Some[int64](0) }, source.SaveFork},
-		{"forkless", func(in *source.Info) { in.RDBSaves.V++; in.RDBLastType = "forkless" }, source.SaveForkless},
-		{"aof", func(in *source.Info) { in.AOFLastRewriteTime = source.Some[int64](0); in.TotalForks.V++ }, source.SaveAOF},
-		{"total_forks", func(in *source.Info) { in.TotalForks.V++ }, source.SaveFork},
-		{"nothing", func(in *source.Info) { in.UsedMemory.V++ }, ""},
+		{"rdb_saves", func(in *source.Info) { in.RDBSaves.V++; in.TotalForks.V++ }, source.SaveFork, "ok", source.Some[int64](99)},
+		// Before 7.0 (no rdb_saves) a changed rdb_last_bgsave_time_sec
+		// is the sign of a save.
+		{"rdb_last_bgsave_time_sec", func(in *source.Info) { in.RDBLastTime, in.RDBSaves = source.Some[int64](0), source.Opt[int64]{} }, source.SaveFork, "ok", source.Some[int64](99)},
+		// rdb_saves grew and nothing forked: forkless, whatever the last
+		// type says (a cancel leaves it as it was). Its copy-on-write is
+		// none, never rdb_last_cow_size (a fork save's).
+		{"forkless", func(in *source.Info) { in.RDBSaves.V++; in.RDBLastType = "forkless" }, source.SaveForkless, "ok", source.Some[int64](0)},
+		{"forkless, last type fork", func(in *source.Info) { in.RDBSaves.V++; in.RDBLastType = "fork" }, source.SaveForkless, "ok", source.Some[int64](0)},
+		// rdb_last_bgsave_time_sec moved with neither rdb_saves nor a
+		// fork: a replica's sync without a fork, no BGSAVE, no status.
+		{"forkless sync", func(in *source.Info) { in.RDBLastTime = source.Some[int64](2) }, source.SaveForklessSync, "", source.Some[int64](0)},
+		{"aof", func(in *source.Info) { in.AOFLastRewriteTime = source.Some[int64](0); in.TotalForks.V++ }, source.SaveAOF, "ok", source.Some[int64](0)},
+		{"total_forks", func(in *source.Info) { in.TotalForks.V++ }, source.SaveFork, "ok", source.Some[int64](99)},
+		{"nothing", func(in *source.Info) { in.UsedMemory.V++ }, "", "", source.Opt[int64]{}},
 	}
 	for _, tt := range tests {
 		q := newSeq()
@@ -202,10 +216,10 @@ func TestSaveTrackerMissedSaves(t *testing.T) {
 			t.Errorf("%s: a save started", tt.name)
 		case tt.want == "" && rep != nil:
 			t.Errorf("%s: report %+v", tt.name, rep)
-		case tt.want != "" && (rep == nil || rep.Kind != tt.want || rep.Observed != 0 || rep.Started != s.Offset || rep.Ended != s.Offset || rep.Status != "ok"):
-			t.Errorf("%s: report %+v, want kind %q observed 0", tt.name, rep, tt.want)
-		case tt.want == source.SaveFork && rep.COW != source.Some[int64](99):
-			t.Errorf("%s: COW %+v", tt.name, rep.COW)
+		case tt.want != "" && (rep == nil || rep.Kind != tt.want || rep.Observed != 0 || rep.Started != s.Offset || rep.Ended != s.Offset || rep.Status != tt.status):
+			t.Errorf("%s: report %+v, want kind %q status %q observed 0", tt.name, rep, tt.want, tt.status)
+		case tt.want != "" && rep.COW != tt.cow:
+			t.Errorf("%s: COW %+v, want %+v", tt.name, rep.COW, tt.cow)
 		}
 	}
 }
@@ -304,8 +318,12 @@ func TestSaveTrackerETASmooth(t *testing.T) {
 					t.Errorf("at %s: ETA jumped from %s to %s in %s", now-start, prevETA.V, eta.V, elapsed)
 				}
 			}
-		} else if sawETA {
+		} else if sawETA && reported < total {
 			t.Errorf("at %s: ETA disappeared", now-start)
+		}
+		// At N/N the save writes its file: a phase, not an ETA of 0.
+		if done := reported >= total; done != (s.Save.Phase == source.PhaseFinishing) || done && eta.OK {
+			t.Errorf("at %s, %d/%d keys: ETA %+v, phase %q", now-start, reported, total, eta, s.Save.Phase)
 		}
 		prevETA, prevOff = eta, now
 		if reported >= total || now-start > 30*time.Second {
