@@ -50,7 +50,9 @@ func TestForklessSaveOwnFigures(t *testing.T) {
 		phase string
 	}{
 		{forklessStart, source.Opt[time.Duration]{}, source.PhaseStarting},
-		{func(in *source.Info) { in.ForklessETA, in.BlockedClients = source.Some[int64](4), source.Some[int64](5) }, source.Some(4 * time.Second), ""},
+		{func(in *source.Info) {
+			in.ForklessETA, in.BlockedClients = source.Some[int64](4), source.Some[int64](5)
+		}, source.Some(4 * time.Second), ""},
 		{func(in *source.Info) {
 			in.KeysProcessed, in.ForklessETA, in.BlockedClients = source.Some[int64](4000), source.Some[int64](2), source.Some[int64](7)
 			in.UsedMemory.V += 9 << 20
@@ -58,7 +60,9 @@ func TestForklessSaveOwnFigures(t *testing.T) {
 		}, source.Some(2 * time.Second), ""},
 		// The last key written: the file is fsynced and renamed while
 		// keys processed still shows the last stored count.
-		{func(in *source.Info) { in.ForklessETA, in.BlockedClients = source.Some[int64](-1), source.Some[int64](1) }, source.Opt[time.Duration]{}, source.PhaseFinishing},
+		{func(in *source.Info) {
+			in.ForklessETA, in.BlockedClients = source.Some[int64](-1), source.Some[int64](1)
+		}, source.Opt[time.Duration]{}, source.PhaseFinishing},
 	}
 	for i, st := range steps {
 		s := q.next(st.f, 1, source.Latency{})

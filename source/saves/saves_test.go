@@ -114,7 +114,7 @@ func TestSaveTrackerForkSave(t *testing.T) {
 	want := source.SaveReport{
 		Node: "h:1", Addr: "h:1", Kind: source.SaveFork, Status: "ok",
 		Evidence: "rdb_last_bgsave_status ok (nothing else to check it by: no rdb_last_save_time)",
-		Started: 10200 * time.Millisecond, Ended: 12200 * time.Millisecond, StartedAt: q.clock.Add(10200 * time.Millisecond),
+		Started:  10200 * time.Millisecond, Ended: 12200 * time.Millisecond, StartedAt: q.clock.Add(10200 * time.Millisecond),
 		Observed: 2 * time.Second, ServerSeconds: source.Some[int64](2), COW: source.Some[int64](777), COWFrom: source.FromRDBLastCOW, PeakLiveCOW: source.Some(peakCOW),
 		// The last sample has the most COW, at 90 % of the keys; the
 		// footprint peaks there too: RSS up 9 pages, COW 9000 bytes.
