@@ -139,6 +139,7 @@ type taggedInfo struct {
 	InstOps               taggedOpt[int64]       `json:"inst_ops"`
 	LatestForkUsec        taggedOpt[int64]       `json:"latest_fork_usec"`
 	TotalForks            taggedOpt[int64]       `json:"total_forks"`
+	BlockedClients        taggedOpt[int64]       `json:"blocked_clients"`
 	Loading               taggedOpt[int64]       `json:"loading"`
 	RDBInProgress         taggedOpt[int64]       `json:"rdb_in_progress"`
 	RDBCurrentTime        taggedOpt[int64]       `json:"rdb_current_time"`
@@ -223,6 +224,7 @@ type taggedSaveProgress struct {
 	Processed taggedOpt[int64]         `json:"processed"`
 	Total     taggedOpt[int64]         `json:"total"`
 	ETA       taggedOpt[taggedSeconds] `json:"eta_s"`
+	Phase     string                   `json:"phase"`
 	LiveCOW   taggedOpt[int64]         `json:"live_cow"`
 	// The tracker's curve, which a recording does not keep.
 	curve []source.CurvePoint
