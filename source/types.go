@@ -710,3 +710,22 @@ type EventReader interface {
 	Err() error
 	Close()
 }
+
+// BlockedWriters is how many clients the save held up at its worst: the
+// peak of blocked_clients during it above the level outside it (before
+// the save where that was read, else after it), never below 0. Absent
+// where no sample during the save read blocked_clients. A forkless save
+// blocks the writers of keys its thread still holds; a fork save blocks
+// none, so its figure is 0 unless other clients blocked (BLPOP...) just
+// then.
+func (r *SaveReport) BlockedWriters() Opt[int64] {
+	peak, ok := r.BlockedDuring.Get()
+	if !ok {
+		return Opt[int64]{}
+	}
+	outside := r.BlockedBefore
+	if !outside.OK {
+		outside = r.BlockedAfter
+	}
+	return Some(max(peak-outside.Or(0), 0))
+}

@@ -58,13 +58,18 @@ func forecastLine(st *styles, v store.View, compact bool) string {
 	}
 	sep := st.dim.r(" · ")
 	if fc.Basis == forecast.Forkless {
-		return st.label.r("next save ") + st.value.r("forkless") + st.dim.r(": no child, no copy-on-write")
+		return st.label.r("next save ") + st.value.r("forkless") + st.dim.r(" (if no module forces a fork): no child, no copy-on-write")
 	}
 	basis, thp := basisTag(fc.Basis), thpTag(st, v.Latest, compact)
 	if compact && thp != "" {
 		basis = shortBasis(fc.Basis) // room for the warning, not at the headroom's cost
 	}
 	out := st.label.r("next save cow ") + st.value.r("~"+fmtBytes(fc.COW)) + st.dim.r(" "+basis) + thp
+	if r := v.Report; r != nil && r.MethodNote != "" {
+		// Forecast as a fork: the last save forked though the method
+		// is forkless (rdb_current_bgsave_type is the truth).
+		out += st.warn.r(" ⚠ the last save forked (method forkless)")
+	}
 	if fp, ok := fc.Footprint.Get(); ok {
 		out += sep + st.label.r("footprint ") + st.value.r(fmtBytes(fp))
 	}
@@ -112,7 +117,7 @@ func forecastVsActual(st *styles, r *source.SaveReport, sep string) string {
 	}
 	out := sep + st.label.r("forecast cow ") + st.value.r(fmtBytes(fc)) + st.dim.r(" "+basisTag(forecast.Basis(r.ForecastBasis)))
 	if actual, ok := r.COW.Get(); ok {
-		out += st.label.r(" vs ") + st.value.r(fmtBytes(actual))
+		out += st.label.r(" vs ") + st.value.r(reportCOW(r))
 		if e, ok := forecast.Error(fc, actual); ok {
 			out += st.label.r(" ") + st.value.r(fmt.Sprintf("%+.0f%%", 100*e))
 		}

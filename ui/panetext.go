@@ -96,12 +96,13 @@ func saveLine(st *styles, prog progress.Model, s *source.Sample, width int, comp
 	if fok {
 		pct = fmt.Sprintf("%.1f%%", frac*100)
 	}
-	head := st.warn.r("▶ "+string(sv.Kind)) + st.label.r(" by ") + st.value.r(fmtTrigger(sv.Trigger))
+	kind := st.warn.r("▶ "+string(sv.Kind)) + forcedFork(st, s)
+	head := kind + st.label.r(" by ") + st.value.r(fmtTrigger(sv.Trigger))
 	if compact {
 		// The bar between the percentage and the ETA, in the room the
 		// rest leaves; the key counts last, cut first.
-		eta := st.label.r(" ETA ") + st.value.r(fmtOptElapsed(sv.ETA))
-		keys := st.label.r(" keys ") + st.value.r(fmtOptCount(sv.Processed)+"/"+fmtOptCount(sv.Total))
+		eta := " " + etaText(st, sv)
+		keys := st.label.r(" keys ") + st.value.r(keysText(sv))
 		// A full sync's output buffer before the keys: the host pays
 		// it, the keys only say how far. Room for it comes from the
 		// trigger's detail (which replica: the full pane says) and the
@@ -109,7 +110,7 @@ func saveLine(st *styles, prog progress.Model, s *source.Sample, width int, comp
 		rb := replBufText(st, s, true)
 		if rb != "" {
 			eta += st.label.r(" ") + rb
-			head = st.warn.r("▶ "+string(sv.Kind)) + st.label.r(" by ") + st.value.r(string(sv.Trigger.Kind))
+			head = kind + st.label.r(" by ") + st.value.r(string(sv.Trigger.Kind))
 		}
 		left := head + st.label.r(" ") + st.value.r(pct)
 		if room := width - lipgloss.Width(left+eta) - 1; fok && room >= 6 && rb == "" {
@@ -118,11 +119,64 @@ func saveLine(st *styles, prog progress.Model, s *source.Sample, width int, comp
 		}
 		return left + eta + keys
 	}
-	return head + st.label.r("  keys ") + st.value.r(fmtOptCount(sv.Processed)+"/"+fmtOptCount(sv.Total)) +
+	return head + st.label.r("  keys ") + st.value.r(keysText(sv)) +
 		st.label.r("  ") + st.value.r(pct) +
 		st.label.r("  elapsed ") + st.value.r(fmtElapsed(sv.Elapsed)) +
-		st.label.r("  ETA ") + st.value.r(fmtOptElapsed(sv.ETA)) +
-		st.label.r("  cow ") + st.value.r(fmtOptBytes(s.COW)) + replBufFull(st, s)
+		"  " + etaText(st, sv) +
+		st.label.r("  cow ") + st.value.r(liveCOW(s)) + blockedNow(st, s) + aofWaiting(st, s) + replBufFull(st, s)
+}
+
+// etaText is a running save's ETA, or the phase it is in where it has
+// none (starting, writing its file, stopping after a cancel): never an
+// ETA below zero, nor a missing one without saying why.
+func etaText(st *styles, sv *source.SaveProgress) string {
+	if sv.Phase != "" {
+		return st.warn.r(sv.Phase)
+	}
+	return st.label.r("ETA ") + st.value.r(fmtOptElapsed(sv.ETA))
+}
+
+// keysText is a save's keys processed of its total; a sync has no total.
+func keysText(sv *source.SaveProgress) string {
+	if sv.Kind == source.SaveForklessSync {
+		return fmtOptCount(sv.Processed) + " (a sync: no total)"
+	}
+	return fmtOptCount(sv.Processed) + "/" + fmtOptCount(sv.Total)
+}
+
+// liveCOW is the running save's copy-on-write: none for a forkless save
+// (no child), else the instrument's figure.
+func liveCOW(s *source.Sample) string {
+	if s.Save != nil && s.Save.Kind.Method() == "forkless" {
+		return "none (no child)"
+	}
+	return fmtOptBytes(s.COW)
+}
+
+// forcedFork calls out a fork while bgsave-default-method is forkless.
+func forcedFork(st *styles, s *source.Sample) string {
+	if s != nil && source.ForcedFork(s) {
+		return st.warn.r(" ⚠ forked, method forkless")
+	}
+	return ""
+}
+
+// blockedNow is blocked_clients during a save: the writers a forkless
+// save holds up (and any BLPOP); nothing where it was not read.
+func blockedNow(st *styles, s *source.Sample) string {
+	if v, ok := s.Info.BlockedClients.Get(); ok {
+		return st.label.r("  blocked clients ") + st.value.r(fmt.Sprint(v))
+	}
+	return ""
+}
+
+// aofWaiting says an AOF rewrite waits for the running save
+// (aof_rewrite_scheduled): it runs when the save ends.
+func aofWaiting(st *styles, s *source.Sample) string {
+	if s.Info.AOFRewriteScheduled.V == 1 && s.Save != nil && s.Save.Kind != source.SaveAOF {
+		return st.warn.r("  AOF rewrite waiting")
+	}
+	return ""
 }
 
 // replBufFull is replBufText after two spaces, or nothing.
@@ -162,6 +216,9 @@ func fmtPeakAt(r *source.SaveReport) string {
 func reportStatus(st *styles, r *source.SaveReport) string {
 	switch r.Status {
 	case "":
+		if r.Kind == source.SaveForklessSync {
+			return st.dim.r("a sync: no status")
+		}
 		return st.value.r(na)
 	case "ok":
 		return st.ok.r("ok")
@@ -183,13 +240,12 @@ func reportLines(st *styles, r *source.SaveReport) []string {
 		server = fmt.Sprintf("%ds", v)
 	}
 	sep := st.dim.r(" · ")
-	l1 := st.label.r("last save ") + st.value.r(string(r.Kind)) + st.label.r(" by ") + st.value.r(fmtTrigger(r.Trigger)) +
+	l1 := st.label.r("last save ") + st.value.r(string(r.Kind)) + noteTag(st, r) + st.label.r(" by ") + st.value.r(fmtTrigger(r.Trigger)) +
 		sep + reportStatus(st, r) +
 		sep + st.label.r("took ") + st.value.r(server) + st.label.r(" server, ") +
 		st.value.r(fmtElapsed(r.Observed)) + st.label.r(" observed") +
-		sep + st.label.r("fork pause ") + st.value.r(fmtOptPause(r.ForkPause))
-	l2 := st.label.r("  cow ") + st.value.r(fmtOptBytes(r.COW)) +
-		st.label.r(" (peak ") + st.value.r(fmtOptBytes(r.PeakCOW)) + st.label.r(fmtPeakAt(r)+")") +
+		sep + st.label.r("fork pause ") + st.value.r(reportPause(r))
+	l2 := st.label.r("  cow ") + st.value.r(reportCOW(r)) + peakCOW(st, r) +
 		sep + st.label.r("footprint ") + st.value.r(fmtOptDelta(r.PeakFootprintDelta)) +
 		sep + st.label.r("peak used ") + st.value.r(fmtOptDelta(r.PeakUsedDelta)) +
 		sep + st.label.r("rss ") + st.value.r(fmtOptDelta(r.PeakRSSDelta))
@@ -208,6 +264,11 @@ func reportLines(st *styles, r *source.SaveReport) []string {
 	if r.PingBefore.Count > 0 {
 		l3 += st.label.r(" (before ") + st.value.r(fmtLatency(r.PingBefore.Max)) + st.label.r(")")
 	}
+	// What a forkless save costs beside its memory: the writers it held
+	// up. A fork save blocks none: its 0 is shown only if not 0.
+	if b, ok := r.BlockedWriters().Get(); ok && (b > 0 || r.Kind.Method() == "forkless") {
+		l3 += sep + st.label.r("blocked writers ") + st.value.r(fmt.Sprint(b))
+	}
 	l3 += forecastVsActual(st, r, sep)
 	return []string{l1, l2, l3}
 }
@@ -220,9 +281,9 @@ func reportLine(st *styles, r *source.SaveReport) string {
 	sep := st.dim.r(" · ")
 	return st.label.r("last ") + st.value.r(string(r.Kind)) + st.label.r(" by ") + st.value.r(fmtTrigger(r.Trigger)) +
 		" " + reportStatus(st, r) +
-		sep + st.label.r("cow ") + st.value.r(fmtOptBytes(r.COW)) +
+		sep + st.label.r("cow ") + st.value.r(reportCOW(r)) +
 		st.label.r(" peak ") + st.value.r(fmtOptBytes(r.PeakCOW)) + st.label.r(fmtPeakAt(r)) + compactForecast(st, r) +
-		sep + st.label.r("pause ") + st.value.r(fmtOptPause(r.ForkPause)) +
+		sep + st.label.r("pause ") + st.value.r(reportPause(r)) +
 		sep + st.label.r("ping ") + st.value.r(worstDuring(r))
 }
 
@@ -232,6 +293,43 @@ func worstDuring(r *source.SaveReport) string {
 		return fmtLatency(r.PingDuring.Max)
 	}
 	return na
+}
+
+// peakCOW is the charted instrument's peak copy-on-write during a save
+// and its progress then; nothing for a forkless save (no child: the
+// instrument reads 0 throughout).
+func peakCOW(st *styles, r *source.SaveReport) string {
+	if r.COWFrom == source.FromNoChild {
+		return ""
+	}
+	return st.label.r(" (peak ") + st.value.r(fmtOptBytes(r.PeakCOW)) + st.label.r(fmtPeakAt(r)+")")
+}
+
+// reportCOW is a save's copy-on-write by the server's account: none for a
+// forkless save or sync (no child: never rdb_last_cow_size, which is the
+// last fork save's), n/a where no figure is this save's (a fork save
+// that failed, was cancelled or aborted).
+func reportCOW(r *source.SaveReport) string {
+	if r.COWFrom == source.FromNoChild {
+		return "none (no child)"
+	}
+	return fmtOptBytes(r.COW)
+}
+
+// reportPause is a save's fork pause: none for a forkless one.
+func reportPause(r *source.SaveReport) string {
+	if r.Kind.Method() == "forkless" {
+		return "none (no fork)"
+	}
+	return fmtOptPause(r.ForkPause)
+}
+
+// noteTag calls out a fork made under bgsave-default-method forkless.
+func noteTag(st *styles, r *source.SaveReport) string {
+	if r.MethodNote != "" {
+		return st.warn.r(" ⚠ forked, method forkless")
+	}
+	return ""
 }
 
 // fmtOptPause renders the fork pause; absent forkless (there is no fork).

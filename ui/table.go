@@ -54,8 +54,8 @@ var reportColumns = []reportColumn{
 		return na
 	}},
 	{"observed", 13, func(_ *styles, r *source.SaveReport) string { return fmtElapsed(r.Observed) }},
-	{"fork pause", 9, func(_ *styles, r *source.SaveReport) string { return fmtOptPause(r.ForkPause) }},
-	{"cow", 6, func(_ *styles, r *source.SaveReport) string { return fmtOptBytes(r.COW) }},
+	{"fork pause", 9, func(_ *styles, r *source.SaveReport) string { return noneShort(reportPause(r)) }},
+	{"cow", 6, func(_ *styles, r *source.SaveReport) string { return noneShort(reportCOW(r)) }},
 	{"forecast", 22, func(_ *styles, r *source.SaveReport) string {
 		if v, ok := r.ForecastCOW.Get(); ok {
 			return fmtBytes(v) + " " + shortBasis(forecast.Basis(r.ForecastBasis))
@@ -94,12 +94,22 @@ var reportColumns = []reportColumn{
 	{"ping max", 10, func(_ *styles, r *source.SaveReport) string {
 		return pingPair(r.PingBefore, r.PingDuring, func(l source.Latency) string { return fmtLatency(l.Max) })
 	}},
+	{"blocked", 24, func(_ *styles, r *source.SaveReport) string { return fmtOptCount(r.BlockedWriters()) }},
 }
 
 // tableLegend says how to read the cells; the headers are too short to.
 const tableLegend = "by: who started it · took: server-reported · fork pause: latest_fork_usec · " +
 	"cow: server figure, cow peak: charted instrument, peak at: save progress then, live peak: INFO's · " +
-	"+: peak above the pre-save level · pairs: before → during · forecast: made before the save (source/forecast)"
+	"+: peak above the pre-save level · pairs: before → during · forecast: made before the save (source/forecast) · " +
+	"none: forkless, no fork and no child · blocked: writers the save held up (blocked_clients)"
+
+// noneShort is "none" for a cell: the legend says why.
+func noneShort(s string) string {
+	if strings.HasPrefix(s, "none") {
+		return "none"
+	}
+	return s
+}
 
 // ratePair renders "before → during", or one n/a when neither is known.
 func ratePair(before, during source.Opt[float64]) string {

@@ -53,7 +53,7 @@ func reportsScenario(n int) []source.Event {
 
 // fullTableWidth is the narrowest terminal that shows every column of
 // reportsScenario(3).
-const fullTableWidth = 340
+const fullTableWidth = 344
 
 // tableLines returns the lines of the view between the title line and the
 // footer: the reports view when the table is open.
@@ -116,7 +116,7 @@ func TestReportsTableCells(t *testing.T) {
 	}
 	head := cells(lineWith(t, m, "│ started"))
 	wantHead := []string{"started", "server", "kind", "by", "status", "took", "observed", "fork pause", "cow", "forecast", "fc error", "cow peak", "peak at",
-		"live peak", "footprint +", "used +", "rss +", "/proc rss +", "child dirty", "ops/s", "writers/s", "ping p50", "ping p99", "ping max"}
+		"live peak", "footprint +", "used +", "rss +", "/proc rss +", "child dirty", "ops/s", "writers/s", "ping p50", "ping p99", "ping max", "blocked"}
 	if strings.Join(head, "|") != strings.Join(wantHead, "|") {
 		t.Fatalf("at %d columns every column should show:\n%q", fullTableWidth, head)
 	}
@@ -125,13 +125,16 @@ func TestReportsTableCells(t *testing.T) {
 	// of the writes before it (see forecast.Predict).
 	want := []string{"15:04:25", addrA, "BGSAVE fork", "vkwatch", "ok", "15s", "15.0s", "1.20ms", "17.0 MiB", "102 MiB bound", "+503%", "18.0 MiB", "62%",
 		"18.0 MiB", "+20.0 MiB", "+3.00 MiB", "+19.0 MiB",
-		na, "18.0 MiB", "51.2k → 36.0k", na, "120µs → 180µs", "400µs → 2.00ms", "900µs → 31.0ms"}
+		na, "18.0 MiB", "51.2k → 36.0k", na, "120µs → 180µs", "400µs → 2.00ms", "900µs → 31.0ms", "0"}
 	if got := cells(rows[0]); strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("first row\n got %q\nwant %q", got, want)
 	}
-	// Second report: server B, forkless, with its own writers.
+	// Second report: server B, forkless, with its own writers: no child,
+	// so no copy-on-write and no fork pause (none, not n/a), and the
+	// writers it blocked.
 	if got := cells(rows[2]); got[1] != addrB || got[2] != "BGSAVE forkless" || got[3] != "schedule (save 60 10000)" ||
-		got[20] != "5.10k → 4.10k" || got[17] != "+10.0 MiB" || got[8] != "0 B" || got[7] != na || got[9] != "0 B forkless" {
+		got[20] != "5.10k → 4.10k" || got[17] != "+10.0 MiB" || got[8] != "none" || got[7] != "none" ||
+		got[9] != "0 B forkless" || got[24] != "3" {
 		t.Errorf("third row %q", got)
 	}
 	// The last report has only what every report has: the rest is n/a.

@@ -31,6 +31,7 @@ package standin
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -201,20 +202,31 @@ const within = 60 * time.Second
 // a minute saying what it waited for.
 func (s *Server) Wait(t testing.TB, what string, cond func(View) bool) View {
 	t.Helper()
-	deadline := time.NewTimer(within)
-	defer deadline.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	v, err := s.Await(ctx, cond)
+	if err != nil {
+		t.Fatalf("stand-in: no %s within %s (state %+v)", what, within, v)
+	}
+	return v
+}
+
+// Await is Wait for a goroutine of the test's (one that drives the
+// stand-in while the code under test runs): it returns ctx's error when
+// ctx ends first.
+func (s *Server) Await(ctx context.Context, cond func(View) bool) (View, error) {
 	for {
 		s.mu.Lock()
 		v := s.st.view()
 		ch := s.changed
 		s.mu.Unlock()
 		if cond(v) {
-			return v
+			return v, nil
 		}
 		select {
 		case <-ch:
-		case <-deadline.C:
-			t.Fatalf("stand-in: no %s within %s (state %+v)", what, within, v)
+		case <-ctx.Done():
+			return v, ctx.Err()
 		}
 	}
 }
