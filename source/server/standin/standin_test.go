@@ -2,24 +2,13 @@ package standin
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/vkwatch/vkwatch/source"
 )
 
-// goClient is a go-redis client of the stand-in, as vkwatch makes them
-// (RESP3 asked, RESP2 had).
-func goClient(t *testing.T, s *Server) *redis.Client {
-	c := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1})
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
-func persistence(t *testing.T, c *redis.Client) source.Info {
+func persistence(t *testing.T, c *Client) source.Info {
 	t.Helper()
 	text, err := c.Info(context.Background(), "server", "clients", "stats", "persistence").Result()
 	if err != nil {
@@ -41,7 +30,7 @@ func must(t *testing.T, err error) {
 func TestStandInConfigAndBGSAVE(t *testing.T) {
 	ctx := context.Background()
 	s := Start(t, Options{})
-	c := goClient(t, s)
+	c := s.ClientRESP3(t)
 	errs := []struct {
 		args []any
 		want string
@@ -66,7 +55,7 @@ func TestStandInConfigAndBGSAVE(t *testing.T) {
 		t.Errorf("method %v", v)
 	}
 	on := Start(t, Options{ForklessInfra: true})
-	oc := goClient(t, on)
+	oc := on.ClientRESP3(t)
 	must(t, oc.ConfigSet(ctx, "bgsave-default-method", "forkless").Err())
 	if v := oc.ConfigGet(ctx, "*forkless*").Val(); v["forkless-infrastructure-enabled"] != "yes" || len(v) != 1 {
 		t.Errorf("CONFIG GET *forkless*: %v", v)
@@ -84,7 +73,7 @@ func TestStandInConfigAndBGSAVE(t *testing.T) {
 func TestStandInForklessSave(t *testing.T) {
 	ctx := context.Background()
 	s := Start(t, Options{ForklessInfra: true})
-	c := goClient(t, s)
+	c := s.ClientRESP3(t)
 	s.Load("k:", 3000, 600)
 	must(t, c.BgSave(ctx).Err())
 	for range 30 {
@@ -137,7 +126,7 @@ func TestStandInForklessSave(t *testing.T) {
 func TestStandInCancelAndAbort(t *testing.T) {
 	ctx := context.Background()
 	s := Start(t, Options{ForklessInfra: true, Method: "forkless"})
-	c := goClient(t, s)
+	c := s.ClientRESP3(t)
 	s.Load("k:", 100, 10)
 	before := persistence(t, c)
 	must(t, c.BgSave(ctx).Err())
@@ -169,7 +158,7 @@ func TestStandInCancelAndAbort(t *testing.T) {
 func TestStandInBlockedWriters(t *testing.T) {
 	ctx := context.Background()
 	s := Start(t, Options{ForklessInfra: true, Method: "forkless"})
-	c := goClient(t, s)
+	c := s.ClientRESP3(t)
 	s.Load("big:", 10, 600)
 	must(t, c.Set(ctx, "small", "x", 0).Err())
 	must(t, c.BgSave(ctx).Err())
@@ -177,7 +166,7 @@ func TestStandInBlockedWriters(t *testing.T) {
 		t.Fatal("a small value is cloned, its write goes on:", err)
 	}
 	done := make(chan error, 1)
-	w := goClient(t, s)
+	w := s.ClientRESP3(t)
 	go func() { done <- w.Set(ctx, "big:9", "new", 0).Err() }()
 	s.Wait(t, "a blocked writer", func(v View) bool { return v.Blocked == 1 })
 	if in := persistence(t, c); in.BlockedClients.V != 1 || c.Get(ctx, "big:9").Val() != string(make([]byte, 600)) {
@@ -203,7 +192,7 @@ func TestStandInBlockedWriters(t *testing.T) {
 func TestStandInSyncAndAOF(t *testing.T) {
 	ctx := context.Background()
 	s := Start(t, Options{ForklessInfra: true, Method: "forkless"})
-	c := goClient(t, s)
+	c := s.ClientRESP3(t)
 	s.Load("k:", 50, 10)
 	s.StartSync("127.0.0.1:7001")
 	if r := c.Do(ctx, "BGREWRITEAOF").Val(); r != "Background append only file rewriting scheduled" {
@@ -211,10 +200,9 @@ func TestStandInSyncAndAOF(t *testing.T) {
 	}
 	s.Step(20)
 	s.Advance(time.Second)
-	text := c.Info(ctx, "persistence", "replication").Val()
-	in := source.ParseInfo(text)
+	in := source.ParseInfo(c.Info(ctx, "persistence", "replication").Val())
 	if in.RDBInProgress.V != 1 || in.RDBCurrentType != "forkless" || in.KeysTotal.V != 0 || in.KeysProcessed.V != 20 || in.RDBSaves.V != 0 ||
-		in.ForklessETA.V != -1 || in.AOFRewriteScheduled.V != 1 || !strings.Contains(text, "state=wait_bgsave") {
+		in.ForklessETA.V != -1 || in.AOFRewriteScheduled.V != 1 || in.Replicas[0].State != "wait_bgsave" {
 		t.Errorf("sync: %+v", in)
 	}
 	s.Step(30)
