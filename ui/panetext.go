@@ -93,8 +93,11 @@ func saveLine(st *styles, prog progress.Model, s *source.Sample, width int, comp
 	sv := s.Save
 	frac, fok := sv.Fraction().Get()
 	pct := na
-	if fok {
+	switch {
+	case fok:
 		pct = fmt.Sprintf("%.1f%%", frac*100)
+	case sv.Kind == source.SaveForklessSync:
+		pct = "" // no total: keysText says so
 	}
 	kind := st.warn.r("▶ "+string(sv.Kind)) + forcedFork(st, s)
 	head := kind + st.label.r(" by ") + st.value.r(fmtTrigger(sv.Trigger))
@@ -130,8 +133,11 @@ func saveLine(st *styles, prog progress.Model, s *source.Sample, width int, comp
 // none (starting, writing its file, stopping after a cancel): never an
 // ETA below zero, nor a missing one without saying why.
 func etaText(st *styles, sv *source.SaveProgress) string {
-	if sv.Phase != "" {
+	switch {
+	case sv.Phase != "":
 		return st.warn.r(sv.Phase)
+	case sv.Kind == source.SaveForklessSync:
+		return st.dim.r("no ETA (a sync has no total)")
 	}
 	return st.label.r("ETA ") + st.value.r(fmtOptElapsed(sv.ETA))
 }
@@ -197,7 +203,10 @@ func saveBar(st *styles, prog progress.Model, s *source.Sample, width int, inFle
 		return st.dim.r("  b saves this server, B every server; c shows the saves' cost curves")
 	}
 	frac, ok := s.Save.Fraction().Get()
-	if !ok {
+	switch {
+	case !ok && s.Save.Kind == source.SaveForklessSync:
+		return st.dim.r("a replica's full sync without a fork: keys sent, no total to measure them against")
+	case !ok:
 		return st.dim.r("progress n/a: the server reports no key counts")
 	}
 	prog.Width = width
@@ -281,8 +290,7 @@ func reportLine(st *styles, r *source.SaveReport) string {
 	sep := st.dim.r(" · ")
 	return st.label.r("last ") + st.value.r(string(r.Kind)) + st.label.r(" by ") + st.value.r(fmtTrigger(r.Trigger)) +
 		" " + reportStatus(st, r) +
-		sep + st.label.r("cow ") + st.value.r(reportCOW(r)) +
-		st.label.r(" peak ") + st.value.r(fmtOptBytes(r.PeakCOW)) + st.label.r(fmtPeakAt(r)) + compactForecast(st, r) +
+		sep + st.label.r("cow ") + st.value.r(reportCOW(r)) + compactPeak(st, r) + compactForecast(st, r) +
 		sep + st.label.r("pause ") + st.value.r(reportPause(r)) +
 		sep + st.label.r("ping ") + st.value.r(worstDuring(r))
 }
@@ -293,6 +301,14 @@ func worstDuring(r *source.SaveReport) string {
 		return fmtLatency(r.PingDuring.Max)
 	}
 	return na
+}
+
+// compactPeak is peakCOW in a compact pane's last-save line.
+func compactPeak(st *styles, r *source.SaveReport) string {
+	if r.COWFrom == source.FromNoChild {
+		return ""
+	}
+	return st.label.r(" peak ") + st.value.r(fmtOptBytes(r.PeakCOW)) + st.label.r(fmtPeakAt(r))
 }
 
 // peakCOW is the charted instrument's peak copy-on-write during a save

@@ -68,9 +68,14 @@ var reportColumns = []reportColumn{
 		}
 		return na
 	}},
-	{"cow peak", 14, func(_ *styles, r *source.SaveReport) string { return fmtOptBytes(r.PeakCOW) }},
+	{"cow peak", 14, func(_ *styles, r *source.SaveReport) string {
+		if r.COWFrom == source.FromNoChild {
+			return "none"
+		}
+		return fmtOptBytes(r.PeakCOW)
+	}},
 	{"peak at", 7, func(_ *styles, r *source.SaveReport) string {
-		if f, ok := r.PeakAtProgress.Get(); ok {
+		if f, ok := r.PeakAtProgress.Get(); ok && r.COWFrom != source.FromNoChild {
 			return fmt.Sprintf("%.0f%%", f*100)
 		}
 		return na

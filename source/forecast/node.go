@@ -170,7 +170,10 @@ func (n *Node) Stuck() (string, bool) {
 	}
 	p := s.Save
 	done, total := p.Processed, p.Total
-	if done.OK && total.OK && done.V >= total.V {
+	if done.OK && total.OK && done.V >= total.V || p.Phase == source.PhaseFinishing || p.Phase == source.PhaseCancelling {
+		// Writing the file (a forkless save's keys processed may stay
+		// below the total then: the thread stores it at most once a
+		// second) or stopping after a cancel: no keys to move.
 		return "", false
 	}
 	if still := s.Offset - n.movedAt; done.OK && total.OK && still >= StallAfter {
