@@ -403,10 +403,16 @@ func TestStandInForklessSession(t *testing.T) {
 	if strings.Contains(block, forkCOW[1]) {
 		t.Errorf("the forkless save shows the fork save's copy-on-write %s:\n%s", forkCOW[1], block)
 	}
+	// /metrics: the forkless save's series (its job and method) carry
+	// none of the fork save's copy-on-write: none is 0, or no series.
 	m := metricsBody(t, maddr)
-	cowLine := regexp.MustCompile(`(?m)^vkwatch_last_save_cow_bytes\{[^}]*kind="BGSAVE forkless"[^}]*\} (\S+)$`).FindStringSubmatch(m)
-	if cowLine == nil || cowLine[1] != "0" {
-		t.Errorf("/metrics: the forkless save's copy-on-write %v, want 0:\n%s", cowLine, m)
+	if !regexp.MustCompile(`(?m)^vkwatch_last_save_duration_seconds\{[^}]*method="forkless"`).MatchString(m) {
+		t.Errorf("/metrics has no series of the forkless save:\n%s", m)
+	}
+	for _, l := range regexp.MustCompile(`(?m)^vkwatch_last_save_(cow|peak_cow)_bytes\{[^}]*method="forkless"[^}]*\} (\S+)$`).FindAllStringSubmatch(m, -1) {
+		if l[2] != "0" {
+			t.Errorf("/metrics: %s", l[0])
+		}
 	}
 
 	sess.press("r")
