@@ -536,7 +536,13 @@ type SaveReport struct {
 	Ended     time.Duration
 	StartedAt time.Time
 
-	Observed time.Duration // Ended - Started as seen by sampling
+	// Observed is Ended - Started as seen by sampling: from the first
+	// sample that saw the save running to the first that no longer did.
+	// ObservedUpTo says no sample saw it running: it ran between two
+	// samples (Started is the earlier, or vkwatch's BGSAVE if later), and
+	// Observed is the most it can have lasted.
+	Observed     time.Duration
+	ObservedUpTo bool
 	// ServerSeconds is rdb_last_bgsave_time_sec / aof_last_rewrite_time_sec
 	// when this save set it: one that ended ok, err or cancelled, or one
 	// whose end changed the field; absent for an abort that left it as
@@ -559,7 +565,9 @@ type SaveReport struct {
 	PeakLiveCOW Opt[int64]
 	// PeakCOW is the largest Sample.COW seen during the save, PeakCOWFrom
 	// its instrument, and PeakAtProgress the save's progress (0..1) when it
-	// was seen.
+	// was seen. A child's copy-on-write only grows, so where the samples
+	// saw less than COW (or nothing), the peak is COW, from COWFrom, at
+	// the save's end (progress 1).
 	PeakCOW        Opt[int64]
 	PeakCOWFrom    Instrument
 	PeakAtProgress Opt[float64]
@@ -571,7 +579,13 @@ type SaveReport struct {
 	// above its level in the sample just before, counting only samples read
 	// by the same instrument as that one (a delta across instruments would
 	// measure their difference). Absent without such a baseline.
+	// Where the samples saw less than the server's own figures say the
+	// save cost (a save shorter than a sample, a child that exited before
+	// /proc read it), it is the RSS rise at the end plus COW, and
+	// PeakFootprintFrom says so ("info rss + rdb_last_cow_size");
+	// otherwise PeakFootprintFrom is the samples' instrument.
 	PeakFootprintDelta Opt[int64]
+	PeakFootprintFrom  Instrument
 	// ForkPause is latest_fork_usec after a fork save or rewrite: how long
 	// fork() blocked the server's main thread. Absent forkless, and absent
 	// unless total_forks grew by exactly one with this save (before 6.2,

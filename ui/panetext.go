@@ -244,18 +244,14 @@ func reportLines(st *styles, r *source.SaveReport) []string {
 		return []string{st.label.r("last save ") + st.dim.r("none yet"),
 			st.dim.r("  when a save ends: what it cost (cow, footprint, fork pause), ops/s and PING before → during"), ""}
 	}
-	server := na
-	if v, ok := r.ServerSeconds.Get(); ok {
-		server = fmt.Sprintf("%ds", v)
-	}
 	sep := st.dim.r(" · ")
 	l1 := st.label.r("last save ") + st.value.r(string(r.Kind)) + noteTag(st, r) + st.label.r(" by ") + st.value.r(fmtTrigger(r.Trigger)) +
 		sep + reportStatus(st, r) +
-		sep + st.label.r("took ") + st.value.r(server) + st.label.r(" server, ") +
-		st.value.r(fmtElapsed(r.Observed)) + st.label.r(" observed") +
+		sep + st.label.r("took ") + st.value.r(fmtServerSecs(r.ServerSeconds)) + st.label.r(" server, ") +
+		st.value.r(fmtObserved(r)) + st.label.r(" observed") +
 		sep + st.label.r("fork pause ") + st.value.r(reportPause(r))
 	l2 := st.label.r("  cow ") + st.value.r(reportCOW(r)) + peakCOW(st, r) +
-		sep + st.label.r("footprint ") + st.value.r(fmtOptDelta(r.PeakFootprintDelta)) +
+		sep + st.label.r("footprint ") + st.value.r(fmtOptDelta(r.PeakFootprintDelta)) + instrumentTag(st, r.PeakFootprintDelta.OK, r.PeakFootprintFrom) +
 		sep + st.label.r("peak used ") + st.value.r(fmtOptDelta(r.PeakUsedDelta)) +
 		sep + st.label.r("rss ") + st.value.r(fmtOptDelta(r.PeakRSSDelta))
 	// What /proc saw, only where it could look (a local server): for a
@@ -318,7 +314,38 @@ func peakCOW(st *styles, r *source.SaveReport) string {
 	if r.COWFrom == source.FromNoChild {
 		return ""
 	}
-	return st.label.r(" (peak ") + st.value.r(fmtOptBytes(r.PeakCOW)) + st.label.r(fmtPeakAt(r)+")")
+	return st.label.r(" (peak ") + st.value.r(fmtOptBytes(r.PeakCOW)) + instrumentTag(st, r.PeakCOW.OK, r.PeakCOWFrom) + st.label.r(fmtPeakAt(r)+")")
+}
+
+// instrumentTag names the instrument of a figure that has one: " proc",
+// " rdb_last_cow_size", " info rss + rdb_last_cow_size".
+func instrumentTag(st *styles, ok bool, from source.Instrument) string {
+	if !ok || from == "" {
+		return ""
+	}
+	return st.dim.r(" " + string(from))
+}
+
+// fmtServerSecs is rdb_last_bgsave_time_sec / aof_last_rewrite_time_sec:
+// whole seconds of the server's clock, so 0 is under a second.
+func fmtServerSecs(o source.Opt[int64]) string {
+	v, ok := o.Get()
+	switch {
+	case !ok:
+		return na
+	case v == 0:
+		return "<1s"
+	}
+	return fmt.Sprintf("%ds", v)
+}
+
+// fmtObserved is how long the samples saw a save run: "≤0.2s" for one
+// no sample saw running (it ran between two of them).
+func fmtObserved(r *source.SaveReport) string {
+	if r.ObservedUpTo {
+		return "≤" + fmtElapsed(r.Observed)
+	}
+	return fmtElapsed(r.Observed)
 }
 
 // reportCOW is a save's copy-on-write by the server's account: none for a

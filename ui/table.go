@@ -47,13 +47,8 @@ var reportColumns = []reportColumn{
 	{"kind", 2, func(_ *styles, r *source.SaveReport) string { return fmtOrNA(string(r.Kind)) }},
 	{"by", 4, func(_ *styles, r *source.SaveReport) string { return fmtTrigger(r.Trigger) }},
 	{"status", 3, func(st *styles, r *source.SaveReport) string { return reportStatus(st, r) }},
-	{"took", 5, func(_ *styles, r *source.SaveReport) string {
-		if v, ok := r.ServerSeconds.Get(); ok {
-			return fmt.Sprintf("%ds", v)
-		}
-		return na
-	}},
-	{"observed", 13, func(_ *styles, r *source.SaveReport) string { return fmtElapsed(r.Observed) }},
+	{"took", 5, func(_ *styles, r *source.SaveReport) string { return fmtServerSecs(r.ServerSeconds) }},
+	{"observed", 13, func(_ *styles, r *source.SaveReport) string { return fmtObserved(r) }},
 	{"fork pause", 9, func(_ *styles, r *source.SaveReport) string { return noneShort(reportPause(r)) }},
 	{"cow", 6, func(_ *styles, r *source.SaveReport) string { return noneShort(reportCOW(r)) }},
 	{"forecast", 22, func(_ *styles, r *source.SaveReport) string {
@@ -62,12 +57,7 @@ var reportColumns = []reportColumn{
 		}
 		return na
 	}},
-	{"fc error", 23, func(_ *styles, r *source.SaveReport) string {
-		if e, ok := forecast.Error(r.ForecastCOW.V, r.COW.V); ok && r.ForecastCOW.OK && r.COW.OK {
-			return fmt.Sprintf("%+.0f%%", 100*e)
-		}
-		return na
-	}},
+	{"fc error", 23, func(_ *styles, r *source.SaveReport) string { return fmtOrNA(forecastCheck(r)) }},
 	{"cow peak", 14, func(_ *styles, r *source.SaveReport) string {
 		if r.COWFrom == source.FromNoChild {
 			return "none"

@@ -76,6 +76,12 @@ func TestSaveCommand(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
 	}
+	// One duration in one output: "saved in" is the report's observed.
+	saved := regexp.MustCompile(`saved in (\S+)\n`).FindStringSubmatch(out)
+	observed := regexp.MustCompile(`server, (\S+) observed`).FindStringSubmatch(out)
+	if saved == nil || observed == nil || saved[1] != observed[1] {
+		t.Errorf("saved in %v, observed %v: two durations for one save\n%s", saved, observed, out)
+	}
 	b, err := os.ReadFile(report)
 	if err != nil {
 		t.Fatal(err)

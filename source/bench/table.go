@@ -71,7 +71,7 @@ func WriteTable(w io.Writer, s []Summary) error {
 				cowText(&r.Report), optBytes(r.ServerCOW), optBytes(r.MemDelta),
 				secs(r.Report.Observed.Seconds()), optSecs(r.ServerSeconds),
 				units.CountFloat(r.WriterOps), millis(ms(r.WorstPing)), millis(ms(r.P99Ping)),
-				optCount(r.Report.BlockedWriters()), forecastCOW(f), orNA(string(f.Basis)), pct(r.ForecastErr), optBytes(f.Bound), forecastSecs(f))
+				optCount(r.Report.BlockedWriters()), forecastCOW(f), orNA(string(f.Basis)), forecastCheck(r), optBytes(f.Bound), forecastSecs(f))
 		}
 	}
 	return tw.Flush()
@@ -120,6 +120,25 @@ func forecastSecs(f forecast.Forecast) string {
 		return "n/a"
 	}
 	return secs(f.Duration.Seconds())
+}
+
+// forecastCheck is a run's forecast against its copy-on-write: the
+// signed error of a calibrated forecast, whether an upper bound held
+// ("within bound", "exceeded by 1.2 MiB": a bound's distance from the
+// actual is no error); n/a without both figures or for a forkless one.
+func forecastCheck(r Run) string {
+	f, actual := r.Forecast, r.ServerCOW
+	switch {
+	case !actual.OK:
+	case f.Basis == forecast.Calibrated:
+		return pct(r.ForecastErr)
+	case f.Basis == forecast.Bound || f.Basis == forecast.Worst:
+		if actual.V <= f.COW {
+			return "within bound"
+		}
+		return "exceeded by " + units.BytesFixed(float64(actual.V-f.COW))
+	}
+	return "n/a"
 }
 
 // pct prints a signed relative error: +12.3%.

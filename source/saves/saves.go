@@ -48,9 +48,9 @@ type Tracker struct {
 
 // pendingCommand is a command the server accepted to start a save.
 type pendingCommand struct {
-	aof     bool // BGREWRITEAOF, else BGSAVE
-	command string
-	done    time.Duration // when its answer came
+	aof        bool // BGREWRITEAOF, else BGSAVE
+	command    string
+	sent, done time.Duration // when it went out, when its answer came
 }
 
 // windowPoint is what a sample contributes to before/during means.
@@ -149,7 +149,7 @@ func (t *Tracker) ObserveCommand(c *source.CommandResult) {
 		r.trigger = source.Trigger{Kind: source.TriggerUser, Detail: c.Command}
 		return
 	}
-	t.pending = &pendingCommand{aof: aof, command: c.Command, done: c.Done}
+	t.pending = &pendingCommand{aof: aof, command: c.Command, sent: c.Sent, done: c.Done}
 }
 
 // startsSave reports whether c is an accepted command that starts (or
@@ -497,6 +497,12 @@ func (t *Tracker) finish(s *source.Sample, restart bool) *source.SaveReport {
 	rep.PeakCOW, rep.PeakAtProgress, rep.PeakCOWFrom = r.peakCOW, r.peakAt, r.peakCOWFrom
 	rep.KeysTotal = r.keysTotal
 	rep.PeakFootprintDelta = deltaOpt(r.peakFoot, r.baseFoot)
+	if rep.PeakFootprintDelta.OK {
+		rep.PeakFootprintFrom = r.baseFootFrom
+	}
+	if !restart {
+		settle(rep, s, r.baseFootFrom, baseRSS(r.baseFootFrom, r.baseRSS, r.baseProcRSS))
+	}
 	rep.ForkPause = r.forkPause
 	rep.Curve = r.curve
 	rep.PeakLiveCOW = r.peakLiveCOW
@@ -549,13 +555,36 @@ func (t *Tracker) missed(prev, s *source.Sample, justEnded bool) *source.SaveRep
 		return nil
 	}
 	rep := t.report(kind, s, lastOf(a, true), a.RDBChangesSinceSave)
+	pc := t.pending
 	rep.Trigger = t.triggerOf(kind, prev, s, true)
 	rep.ForkPause = forkPause(kind, a, b)
-	rep.Started, rep.StartedAt = s.Offset, s.At
+	// It ran after the sample before, and after vkwatch's own command
+	// when it was that: Observed is the most it can have lasted.
+	rep.Started = prev.Offset
+	if pc != nil && rep.Trigger.Kind == source.TriggerUser && pc.sent > rep.Started {
+		rep.Started = pc.sent
+	}
+	rep.StartedAt = s.At.Add(rep.Started - s.Offset)
+	rep.Observed, rep.ObservedUpTo = rep.Ended-rep.Started, true
 	rep.BaseUsed, rep.BaseRSS = a.UsedMemory, a.RSS
 	rep.OpsBefore, rep.WriterOpsBefore, rep.PingBefore = summarize(t.recent)
+	// The end sample's interval held the whole save: its ops, PINGs and
+	// memory are what the save was seen to cost.
+	rep.OpsDuring, rep.WriterOpsDuring, rep.PingDuring = summarize([]windowPoint{pointOf(s)})
+	rep.PeakUsedDelta, rep.PeakRSSDelta = deltaOpt(b.UsedMemory, a.UsedMemory), deltaOpt(b.RSS, a.RSS)
+	rep.PeakProcRSSDelta = deltaOpt(s.Proc.RSS, prev.Proc.RSS)
 	rep.BlockedBefore, rep.BlockedAfter = a.BlockedClients, b.BlockedClients
+	settle(rep, s, prev.FootprintFrom, baseRSS(prev.FootprintFrom, a.RSS, prev.Proc.RSS))
 	return rep
+}
+
+// baseRSS is the RSS read before a save by the footprint's instrument:
+// /proc's or INFO's.
+func baseRSS(from source.Instrument, info, proc source.Opt[int64]) source.Opt[int64] {
+	if from == source.FromProc {
+		return proc
+	}
+	return info
 }
 
 // grew reports whether a counter read in both samples went up.

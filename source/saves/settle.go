@@ -1,0 +1,40 @@
+package saves
+
+import "github.com/vkwatch/vkwatch/source"
+
+// Every save has figures, a short one too: where the samples, taken every
+// interval, saw less of a save than the server's own figures say it cost,
+// or saw nothing of it, the report takes the server's, named as such. A
+// save shorter than a sample (or one whose child had exited when /proc
+// looked) would otherwise read n/a beside a copy-on-write the server
+// measured.
+
+// settle fills what the samples could not see of a save that ended with
+// sample s, from the server's own figures: the copy-on-write peak (a
+// child's dirty pages only grow: its peak is its last, COW) and the
+// footprint's rise (the child's pages on top of the parent's RSS rise).
+// base is the footprint's baseline instrument and the RSS it read before
+// the save.
+func settle(rep *source.SaveReport, s *source.Sample, baseFrom source.Instrument, baseRSS source.Opt[int64]) {
+	cow, ok := rep.COW.Get()
+	if !ok {
+		return
+	}
+	if rep.COWFrom != source.FromNoChild && (!rep.PeakCOW.OK || rep.PeakCOW.V < cow) {
+		rep.PeakCOW, rep.PeakCOWFrom, rep.PeakAtProgress = rep.COW, rep.COWFrom, source.Some(1.0)
+	}
+	end := s.Info.RSS
+	if baseFrom == source.FromProc {
+		end = s.Proc.RSS
+	}
+	if !end.OK || !baseRSS.OK {
+		return
+	}
+	if rise := end.V - baseRSS.V + cow; !rep.PeakFootprintDelta.OK || rep.PeakFootprintDelta.V < rise {
+		from := string(baseFrom) + " rss"
+		if rep.COWFrom != source.FromNoChild {
+			from += " + " + string(rep.COWFrom)
+		}
+		rep.PeakFootprintDelta, rep.PeakFootprintFrom = source.Some(rise), source.Instrument(from)
+	}
+}
