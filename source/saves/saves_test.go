@@ -120,8 +120,8 @@ func TestSaveTrackerForkSave(t *testing.T) {
 		// footprint peaks there too: RSS up 9 pages, COW 9000 bytes.
 		PeakCOW: source.Some(peakCOW), PeakCOWFrom: source.FromInfo, PeakAtProgress: source.Some(0.9), PeakFootprintDelta: source.Some[int64](9*4096 + 9000),
 		PeakFootprintFrom: source.FromInfo,
-		KeysTotal: source.Some[int64](5000),
-		ForkPause: source.Some(1234 * time.Microsecond), Curve: curve,
+		KeysTotal:         source.Some[int64](5000),
+		ForkPause:         source.Some(1234 * time.Microsecond), Curve: curve,
 		BaseUsed: base.UsedMemory, BaseRSS: base.RSS, PeakUsedDelta: source.Some[int64](300), PeakRSSDelta: source.Some[int64](9 * 4096),
 		// The last 5 s before the start: samples 24..49 (offsets 5 s..10 s
 		// are within 5 s of the last one), ops 24..49.
