@@ -45,6 +45,17 @@ func runCLI(t *testing.T, env []string, args ...string) (int, string, string) {
 	return exitCode(err), out.String(), errb.String()
 }
 
+// oneDuration: one duration for a save in vkwatch save's output:
+// "saved in" is the report's observed duration.
+func oneDuration(t *testing.T, out string) {
+	t.Helper()
+	saved := regexp.MustCompile(`saved in (\S+)\n`).FindStringSubmatch(out)
+	observed := regexp.MustCompile(`server, (\S+) observed`).FindStringSubmatch(out)
+	if saved == nil || observed == nil || saved[1] != observed[1] {
+		t.Errorf("saved in %v, observed %v: two durations for one save\n%s", saved, observed, out)
+	}
+}
+
 // TestSaveCommand: vkwatch save ADDR on a real server (password from the
 // environment) saves it, prints the report and exits 0; on a server
 // already saving it exits 1 with the server's own words; the password
@@ -76,12 +87,7 @@ func TestSaveCommand(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
 	}
-	// One duration in one output: "saved in" is the report's observed.
-	saved := regexp.MustCompile(`saved in (\S+)\n`).FindStringSubmatch(out)
-	observed := regexp.MustCompile(`server, (\S+) observed`).FindStringSubmatch(out)
-	if saved == nil || observed == nil || saved[1] != observed[1] {
-		t.Errorf("saved in %v, observed %v: two durations for one save\n%s", saved, observed, out)
-	}
+	oneDuration(t, out)
 	b, err := os.ReadFile(report)
 	if err != nil {
 		t.Fatal(err)
@@ -361,6 +367,37 @@ func TestStandInForklessSession(t *testing.T) {
 	sess.waitScreen(20*time.Second, "the method forkless", func(f shot) bool {
 		return strings.Contains(f.String(), "save method forkless") && strings.Contains(f.String(), "next save forkless (if no module forces a fork)")
 	})
+	block := forklessSaveOn(t, s, sess)
+	for _, want := range []string{"took 3s server", "fork pause none (no fork)", "cow none (no child) · ", "peak used +1000 B", "blocked writers 2"} {
+		if !strings.Contains(block, want) {
+			t.Errorf("the forkless save's last-save block lacks %q:\n%s", want, block)
+		}
+	}
+	if strings.Contains(block, forkCOW[1]) {
+		t.Errorf("the forkless save shows the fork save's copy-on-write %s:\n%s", forkCOW[1], block)
+	}
+	checkForklessMetrics(t, maddr)
+
+	sess.press("r")
+	sess.waitScreen(10*time.Second, "the reports table: the forkless save, its copy-on-write none and 2 writers blocked", func(f shot) bool {
+		return tableSaves(f) == "ok/200 KiB/0 ok/none/2"
+	})
+	sess.press("r")
+
+	cancelAndAbort(t, s, sess)
+	sess.quit()
+
+	checkReportJSON(t, rep)
+	checkReplay(t, rec)
+	checkPage(t, rec, dir)
+}
+
+// forklessSaveOn runs a forkless save on the stand-in through the b key:
+// before its first key, with small values cloned and two writers blocked,
+// its ETA, its tail, its end; it returns the last-save block.
+func forklessSaveOn(t *testing.T, s *standin.Server, sess *session) string {
+	t.Helper()
+	ctx, c := context.Background(), s.Client(t)
 	sess.press("b")
 	sess.waitScreen(20*time.Second, "the forkless save before its first key", func(f shot) bool {
 		return strings.Contains(f.String(), "▶ BGSAVE forkless") && strings.Contains(f.String(), "starting: before the first key")
@@ -400,18 +437,15 @@ func TestStandInForklessSession(t *testing.T) {
 		return strings.Contains(b, "last save BGSAVE forkless by vkwatch · ok") && strings.Contains(b, "  cow none") &&
 			strings.Contains(b, "forecast cow 0 B forkless")
 	})
-	block := lastSaveBlock(f)
-	for _, want := range []string{"took 3s server", "fork pause none (no fork)", "cow none (no child) · ", "peak used +1000 B", "blocked writers 2"} {
-		if !strings.Contains(block, want) {
-			t.Errorf("the forkless save's last-save block lacks %q:\n%s", want, block)
-		}
-	}
-	if strings.Contains(block, forkCOW[1]) {
-		t.Errorf("the forkless save shows the fork save's copy-on-write %s:\n%s", forkCOW[1], block)
-	}
-	// /metrics: the forkless save's series (its job and method) carry
-	// none of the fork save's copy-on-write: none is 0, or no series.
-	m := metricsBody(t, maddr)
+	return lastSaveBlock(f)
+}
+
+// checkForklessMetrics: /metrics has the forkless save's series (its job
+// and method), and they carry none of the fork save's copy-on-write: none
+// is 0, or no series.
+func checkForklessMetrics(t *testing.T, addr string) {
+	t.Helper()
+	m := metricsBody(t, addr)
 	if !regexp.MustCompile(`(?m)^vkwatch_last_save_duration_seconds\{[^}]*method="forkless"`).MatchString(m) {
 		t.Errorf("/metrics has no series of the forkless save:\n%s", m)
 	}
@@ -420,19 +454,6 @@ func TestStandInForklessSession(t *testing.T) {
 			t.Errorf("/metrics: %s", l[0])
 		}
 	}
-
-	sess.press("r")
-	sess.waitScreen(10*time.Second, "the reports table: the forkless save, its copy-on-write none and 2 writers blocked", func(f shot) bool {
-		return tableSaves(f) == "ok/200 KiB/0 ok/none/2"
-	})
-	sess.press("r")
-
-	cancelAndAbort(t, s, sess)
-	sess.quit()
-
-	checkReportJSON(t, rep)
-	checkReplay(t, rec)
-	checkPage(t, rec, dir)
 }
 
 // cancelAndAbort runs two more forkless saves: one cancelled with x x
@@ -592,6 +613,46 @@ func driveSaves(ctx context.Context, s *standin.Server) error {
 	}
 }
 
+// checkStandInBenchJSON checks bench --json of a fork server and a
+// forkless one: the seed's figures for both, none of the fork's
+// copy-on-write for the forkless run, its blocked writers; it returns
+// their mean.
+func checkStandInBenchJSON(t *testing.T, stdout string) float64 {
+	t.Helper()
+	var out struct {
+		Servers []struct {
+			Runs []struct {
+				Kind      string `json:"kind"`
+				Status    string `json:"status"`
+				COW       *int64 `json:"cow_bytes"`
+				COWFrom   string `json:"cow_from"`
+				ServerCOW *int64 `json:"server_cow_bytes"`
+				Blocked   *int64 `json:"blocked_writers"`
+				MemDelta  *int64 `json:"mem_delta_bytes"`
+			} `json:"runs"`
+			COW     *struct{ Mean float64 } `json:"cow_bytes"`
+			Blocked *struct{ Mean float64 } `json:"blocked_writers"`
+		} `json:"servers"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil || len(out.Servers) != 2 {
+		t.Fatalf("bench --json: %v\n%s", err, stdout)
+	}
+	f, fl := out.Servers[0], out.Servers[1]
+	fr, flr := f.Runs[0], fl.Runs[0]
+	if fr.Kind != "BGSAVE fork" || fr.Status != "ok" || fr.COW == nil || *fr.COW <= 0 || fr.ServerCOW == nil || *fr.ServerCOW != *fr.COW ||
+		fr.Blocked == nil || *fr.Blocked != 0 {
+		t.Errorf("fork run: %+v", fr)
+	}
+	if flr.Kind != "BGSAVE forkless" || flr.Status != "ok" || flr.COW == nil || *flr.COW != 0 || flr.COWFrom != string(source.FromNoChild) ||
+		flr.ServerCOW == nil || *flr.ServerCOW != 0 || flr.Blocked == nil || *flr.Blocked < 1 || flr.MemDelta == nil {
+		t.Errorf("forkless run: %+v (server COW %v, blocked %v)", flr, flr.ServerCOW, flr.Blocked)
+	}
+	if fl.COW == nil || fl.COW.Mean != 0 || fl.Blocked == nil || fl.Blocked.Mean < 1 {
+		t.Errorf("forkless summary: cow %+v, blocked %+v", fl.COW, fl.Blocked)
+	}
+	return fl.Blocked.Mean
+}
+
 // TestStandInBench: bench on a fork server and a forkless one (stand-ins)
 // gives the seed's columns for both: the forkless run's copy-on-write is
 // none (not the fork save's the server ran before it), its writers
@@ -637,37 +698,7 @@ func TestStandInBench(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("bench: exit %d\n%s", code, stderr)
 	}
-	var out struct {
-		Servers []struct {
-			Runs []struct {
-				Kind      string `json:"kind"`
-				Status    string `json:"status"`
-				COW       *int64 `json:"cow_bytes"`
-				COWFrom   string `json:"cow_from"`
-				ServerCOW *int64 `json:"server_cow_bytes"`
-				Blocked   *int64 `json:"blocked_writers"`
-				MemDelta  *int64 `json:"mem_delta_bytes"`
-			} `json:"runs"`
-			COW     *struct{ Mean float64 } `json:"cow_bytes"`
-			Blocked *struct{ Mean float64 } `json:"blocked_writers"`
-		} `json:"servers"`
-	}
-	if err := json.Unmarshal([]byte(stdout), &out); err != nil || len(out.Servers) != 2 {
-		t.Fatalf("bench --json: %v\n%s", err, stdout)
-	}
-	f, fl := out.Servers[0], out.Servers[1]
-	fr, flr := f.Runs[0], fl.Runs[0]
-	if fr.Kind != "BGSAVE fork" || fr.Status != "ok" || fr.COW == nil || *fr.COW <= 0 || fr.ServerCOW == nil || *fr.ServerCOW != *fr.COW ||
-		fr.Blocked == nil || *fr.Blocked != 0 {
-		t.Errorf("fork run: %+v", fr)
-	}
-	if flr.Kind != "BGSAVE forkless" || flr.Status != "ok" || flr.COW == nil || *flr.COW != 0 || flr.COWFrom != string(source.FromNoChild) ||
-		flr.ServerCOW == nil || *flr.ServerCOW != 0 || flr.Blocked == nil || *flr.Blocked < 1 || flr.MemDelta == nil {
-		t.Errorf("forkless run: %+v (server COW %v, blocked %v)", flr, flr.ServerCOW, flr.Blocked)
-	}
-	if fl.COW == nil || fl.COW.Mean != 0 || fl.Blocked == nil || fl.Blocked.Mean < 1 {
-		t.Errorf("forkless summary: cow %+v, blocked %+v", fl.COW, fl.Blocked)
-	}
+	blocked := checkStandInBenchJSON(t, stdout)
 
 	// The report's page of the bench: the seeds' table, for both.
 	dir := t.TempDir()
@@ -680,7 +711,7 @@ func TestStandInBench(t *testing.T) {
 	}
 	b, _ := os.ReadFile(page)
 	row := regexp.MustCompile(`(?s)<tr data-server="` + regexp.QuoteMeta(forkless.Addr) + `">.*?</tr>`).FindString(string(b))
-	if !strings.Contains(row, `data-col="0-mean" data-v="0"`) || !strings.Contains(row, fmt.Sprintf(`data-col="7-mean" data-v="%v"`, fl.Blocked.Mean)) {
+	if !strings.Contains(row, `data-col="0-mean" data-v="0"`) || !strings.Contains(row, fmt.Sprintf(`data-col="7-mean" data-v="%v"`, blocked)) {
 		t.Errorf("the page's forkless row: copy-on-write 0 and the blocked writers wanted:\n%s", row)
 	}
 	for _, s := range []*standin.Server{fork, forkless} {

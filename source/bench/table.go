@@ -284,10 +284,13 @@ type jsonRun struct {
 // instrument: Sample.COW's, unless that was INFO's figure and read 0
 // while the server's own rdb_last_cow_size says the save copied pages
 // (INFO refreshes current_cow_size about once a second: a short save
-// ends before it does). Absent then: never a false 0.
+// ends before it does), or when no instrument saw the save and the report
+// took the server's figure as its peak. Absent then: never a false 0, nor
+// a figure of the server's as a live one.
 func peakLive(r *source.SaveReport) (source.Opt[int64], source.Instrument) {
 	v, ok := r.PeakCOW.Get()
-	if !ok || (v == 0 && r.PeakCOWFrom != source.FromProc && r.COW.V > 0) {
+	server := r.PeakCOWFrom == source.FromRDBLastCOW || r.PeakCOWFrom == source.FromAOFLastCOW
+	if !ok || server || (v == 0 && r.PeakCOWFrom != source.FromProc && r.COW.V > 0) {
 		return source.Opt[int64]{}, ""
 	}
 	return r.PeakCOW, r.PeakCOWFrom

@@ -476,32 +476,39 @@ func TestSaveTrackerLiveCOWNeverAFalseZero(t *testing.T) {
 	}
 }
 
-// TestShortSaveFigures: a save the samples saw little of has the
-// server's own figures where they say more. One sample saw the child at
-// 344 KiB (INFO refreshes current_cow_size once a second), the child
-// ended at 688 KiB (rdb_last_cow_size): its copy-on-write only grows, so
-// the peak is 688 KiB at the end, named by the server's field. A save of
-// vkwatch's own that ran between two samples began after its BGSAVE.
+// TestShortSaveFigures: a save no instrument saw the cost of has the
+// server's own figures. The one sample that saw it running found its
+// child in /proc but exiting (its smaps_rollup gone): no copy-on-write, no
+// footprint read. The child ended at 688 KiB (rdb_last_cow_size): its
+// copy-on-write only grows, so its peak is that, at the end, named by the
+// server's field, and the footprint rose by it and the RSS's rise. A save
+// of vkwatch's own that ran between two samples began after its BGSAVE.
 func TestShortSaveFigures(t *testing.T) {
 	q := newSeq()
+	q.proc = source.ProcMem{RSS: source.Some[int64](1 << 30), PSS: source.Some[int64](1 << 30)}
 	tr := NewTracker("h", "h")
 	tr.Observe(q.next(nil, 1, source.Latency{}))
-	tr.Observe(q.next(func(in *source.Info) {
-		in.RDBInProgress, in.CurrentCOW = source.Some[int64](1), source.Some[int64](344<<10)
+	q.proc.ChildPID = source.Some[int64](4242)
+	s := q.next(func(in *source.Info) {
+		in.RDBInProgress = source.Some[int64](1)
 		in.RDBSaves.V++
 		in.TotalForks.V++
-	}, 1, source.Latency{}))
+	}, 1, source.Latency{})
+	if tr.Observe(s); s.COW.OK || s.Footprint.OK {
+		t.Fatalf("an exiting child read: COW %+v, footprint %+v", s.COW, s.Footprint)
+	}
+	q.proc.ChildPID, q.proc.RSS = source.Opt[int64]{}, source.Some[int64](1<<30+4096)
 	_, rep := tr.Observe(q.next(func(in *source.Info) {
-		in.RDBInProgress, in.CurrentCOW, in.RDBLastCOW = source.Some[int64](0), source.Some[int64](0), source.Some[int64](688<<10)
-		in.RSS.V += 4096
+		in.RDBInProgress, in.RDBLastCOW = source.Some[int64](0), source.Some[int64](688<<10)
 	}, 1, source.Latency{}))
 	if rep == nil || rep.PeakCOW != source.Some[int64](688<<10) || rep.PeakCOWFrom != source.FromRDBLastCOW || rep.PeakAtProgress != source.Some(1.0) ||
-		rep.PeakFootprintDelta != source.Some[int64](688<<10+4096) || rep.PeakFootprintFrom != "info rss + rdb_last_cow_size" || rep.ObservedUpTo {
+		rep.PeakFootprintDelta != source.Some[int64](688<<10+4096) || rep.PeakFootprintFrom != "proc rss + rdb_last_cow_size" || rep.ObservedUpTo {
 		t.Errorf("report %+v", rep)
 	}
+	q.proc = source.ProcMem{}
 
 	tr.ObserveCommand(&source.CommandResult{Command: "BGSAVE", Reply: "Background saving started", Sent: q.off + 150*time.Millisecond, Done: q.off + 160*time.Millisecond})
-	s := q.next(func(in *source.Info) { in.RDBSaves.V++; in.TotalForks.V++ }, 1, source.Latency{})
+	s = q.next(func(in *source.Info) { in.RDBSaves.V++; in.TotalForks.V++ }, 1, source.Latency{})
 	_, rep = tr.Observe(s)
 	if rep == nil || rep.Trigger.Kind != source.TriggerUser || rep.Started != s.Offset-50*time.Millisecond || rep.Observed != 50*time.Millisecond || !rep.ObservedUpTo {
 		t.Errorf("a save of vkwatch's between two samples: %+v", rep)

@@ -3,16 +3,18 @@ package saves
 import "github.com/vkwatch/vkwatch/source"
 
 // Every save has figures, a short one too: where the samples, taken every
-// interval, saw less of a save than the server's own figures say it cost,
-// or saw nothing of it, the report takes the server's, named as such. A
-// save shorter than a sample (or one whose child had exited when /proc
-// looked) would otherwise read n/a beside a copy-on-write the server
-// measured.
+// interval, saw nothing of a save's cost, the report takes the server's,
+// named as such. A save shorter than a sample (or one whose child had
+// exited when /proc looked) would otherwise read n/a beside a
+// copy-on-write the server measured. What a sample did read stays the
+// sample's: it says what that instrument saw, and when.
 
-// settle fills what the samples could not see of a save that ended with
-// sample s, from the server's own figures: the copy-on-write peak (a
-// child's dirty pages only grow: its peak is its last, COW) and the
-// footprint's rise (the child's pages on top of the parent's RSS rise).
+// settle fills what no sample saw of a save that ended with sample s,
+// from the server's own figures: the copy-on-write peak (a child's dirty
+// pages only grow: its peak is its last, COW), also in place of INFO's
+// current_cow_size read 0 though COW says pages were copied (refreshed
+// once a second, it had not been yet), and the footprint's rise (the
+// child's pages on top of the parent's RSS rise at the end).
 // base is the footprint's baseline instrument and the RSS it read before
 // the save.
 func settle(rep *source.SaveReport, s *source.Sample, baseFrom source.Instrument, baseRSS source.Opt[int64]) {
@@ -20,7 +22,8 @@ func settle(rep *source.SaveReport, s *source.Sample, baseFrom source.Instrument
 	if !ok {
 		return
 	}
-	if rep.COWFrom != source.FromNoChild && (!rep.PeakCOW.OK || rep.PeakCOW.V < cow) {
+	falseZero := rep.PeakCOW.OK && rep.PeakCOW.V == 0 && rep.PeakCOWFrom != source.FromProc && cow > 0
+	if rep.COWFrom != source.FromNoChild && (!rep.PeakCOW.OK || falseZero) {
 		rep.PeakCOW, rep.PeakCOWFrom, rep.PeakAtProgress = rep.COW, rep.COWFrom, source.Some(1.0)
 	}
 	end := s.Info.RSS
@@ -30,7 +33,8 @@ func settle(rep *source.SaveReport, s *source.Sample, baseFrom source.Instrument
 	if !end.OK || !baseRSS.OK {
 		return
 	}
-	if rise := end.V - baseRSS.V + cow; !rep.PeakFootprintDelta.OK || rep.PeakFootprintDelta.V < rise {
+	if !rep.PeakFootprintDelta.OK {
+		rise := end.V - baseRSS.V + cow
 		from := string(baseFrom) + " rss"
 		if rep.COWFrom != source.FromNoChild {
 			from += " + " + string(rep.COWFrom)
