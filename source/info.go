@@ -95,6 +95,9 @@ func ParseInfoInto(dst *Info, text string) {
 			dst.LatestForkUsec = optInt(val)
 		case "total_forks":
 			dst.TotalForks = optInt(val)
+		// clients
+		case "blocked_clients":
+			dst.BlockedClients = optInt(val)
 		// persistence
 		case "loading":
 			dst.Loading = optInt(val)

@@ -66,3 +66,11 @@ func Derive(s *Sample) {
 		s.Footprint, s.FootprintFrom = Some(in.RSS.V+in.CurrentCOW.V), FromInfo
 	}
 }
+
+// ForcedFork reports whether s shows a fork save running while
+// bgsave-default-method is forkless (Valkey 9.2): the server falls back
+// to a fork when a loaded module cannot save forklessly, so the setting
+// alone does not say how a save runs; rdb_current_bgsave_type does.
+func ForcedFork(s *Sample) bool {
+	return s.Info.RDBCurrentType == "fork" && s.Config.Method == "forkless"
+}

@@ -89,6 +89,14 @@ type Info struct {
 	LatestForkUsec Opt[int64] `json:"latest_fork_usec,omitzero"`
 	TotalForks     Opt[int64] `json:"total_forks,omitzero"`
 
+	// clients (asked only while a save runs or one is coming: see
+	// watch's clientsWanted)
+	// BlockedClients is blocked_clients: clients waiting for the server.
+	// During a forkless save a write to a key the save thread has not
+	// written yet waits for it, and counts here; so does any BLPOP and
+	// the like, before and after the save too.
+	BlockedClients Opt[int64] `json:"blocked_clients,omitzero"`
+
 	// persistence
 	Loading               Opt[int64]   `json:"loading,omitzero"`
 	RDBInProgress         Opt[int64]   `json:"rdb_in_progress,omitzero"`  // rdb_bgsave_in_progress
@@ -367,6 +375,17 @@ const (
 	FromProc Instrument = "proc"
 	// FromInfo: the server's own INFO fields (current_cow_size, RSS).
 	FromInfo Instrument = "info"
+	// FromRDBLastCOW and FromAOFLastCOW: the copy-on-write the save
+	// child reported when it ended (INFO persistence), read only for the
+	// save that set it: a fork save or rewrite that ended ok (the child
+	// reports it only then).
+	FromRDBLastCOW Instrument = "rdb_last_cow_size"
+	FromAOFLastCOW Instrument = "aof_last_cow_size"
+	// FromNoChild: a forkless save or sync has no child, so nothing is
+	// copied on write: 0 by construction. Its memory cost is the server's
+	// own rise (used_memory, RSS). rdb_last_cow_size keeps the last fork
+	// save's figure meanwhile and says nothing of it.
+	FromNoChild Instrument = "none: no child (forkless)"
 )
 
 // TriggerKind says who started a save or rewrite.
@@ -413,11 +432,16 @@ type SaveProgress struct {
 	Elapsed   time.Duration `json:"elapsed_ns,omitzero,format:nano"` // observed
 	Processed Opt[int64]    `json:"processed,omitzero"`              // current_save_keys_processed
 	Total     Opt[int64]    `json:"total,omitzero"`                  // current_save_keys_total
-	// ETA is the server's forkless_estimated_seconds_remaining when present,
-	// otherwise derived from a smoothed rate of Processed. Absent until there
-	// is a rate to derive it from.
-	ETA     Opt[time.Duration] `json:"eta_ns,omitzero"`
-	LiveCOW Opt[int64]         `json:"live_cow,omitzero"` // current_cow_size (0 forkless: there is no child)
+	// ETA is the server's forkless_estimated_seconds_remaining when it
+	// is one (not -1), otherwise, for a fork save, derived from a smoothed
+	// rate of Processed. Absent until there is a rate to derive it from,
+	// and during a Phase: never negative.
+	ETA Opt[time.Duration] `json:"eta_ns,omitzero"`
+	// Phase names a stretch of the save that has no ETA of its own
+	// (PhaseStarting, PhaseFinishing, PhaseCancelling); empty while keys
+	// are written.
+	Phase   string     `json:"phase,omitzero"`
+	LiveCOW Opt[int64] `json:"live_cow,omitzero"` // current_cow_size (0 forkless: there is no child)
 
 	// curve is the save's cost curve up to and with this sample: the
 	// tracker's own points (saves.Tracker), shared, so every view of a
@@ -445,6 +469,22 @@ func (p SaveProgress) WithoutCurve() SaveProgress {
 	p.curve = nil
 	return p
 }
+
+// The phases of a save that have no ETA (SaveProgress.Phase).
+const (
+	// PhaseStarting: a forkless save before its first key
+	// (forkless_estimated_seconds_remaining -1, nothing processed yet).
+	PhaseStarting = "starting: before the first key"
+	// PhaseFinishing: every key written, the file being fsynced and
+	// renamed: a forkless save whose ETA went back to -1 after it had
+	// one (or after keys were processed), a fork save at N/N keys. It
+	// lasts what the disk takes.
+	PhaseFinishing = "finishing: writing the file"
+	// PhaseCancelling: BGSAVE CANCEL was answered ("Background saving
+	// cancelled") and the save has not stopped yet: on Valkey 9.2 the
+	// forkless save thread stops a moment after the answer.
+	PhaseCancelling = "cancelling: BGSAVE CANCEL answered, the save is stopping"
+)
 
 // Fraction is Processed/Total in [0,1], absent when either is unknown.
 func (p SaveProgress) Fraction() Opt[float64] {
@@ -484,18 +524,46 @@ type SaveReport struct {
 	Addr    string   `json:"addr,omitzero"` // display address
 	Kind    SaveKind `json:"kind,omitzero"`
 	Trigger Trigger  `json:"trigger,omitzero"`
-	// Status is rdb_last_bgsave_status / aof_last_bgrewrite_status, or
-	// StatusCancelled, or "lost (server restarted)".
-	Status string `json:"status,omitzero"`
+	// Status is how the save ended (StatusOK, StatusErr,
+	// StatusCancelled, StatusAborted, StatusLost), and Evidence what
+	// that rests on, in the fields' own names: "rdb_last_save_time
+	// advanced", "BGSAVE CANCEL answered ...", "rdb_last_save_time not
+	// advanced, rdb_changes_since_last_save not reset, status unchanged".
+	// Empty for a forkless sync (the server keeps no status of one); the
+	// evidence then says so. See saves.Tracker.
+	Status   string `json:"status,omitzero"`
+	Evidence string `json:"evidence,omitzero"`
+	// MethodNote calls out a save whose method is not the one set: a fork
+	// while bgsave-default-method is forkless (the server falls back to
+	// fork when a loaded module cannot be iterated forklessly). Empty
+	// otherwise.
+	MethodNote string `json:"method_note,omitzero"`
 
 	Started   time.Duration `json:"started_ns,omitzero,format:nano"` // offsets from the Clock epoch
 	Ended     time.Duration `json:"ended_ns,omitzero,format:nano"`
 	StartedAt time.Time     `json:"started_at,omitzero"`
 
-	Observed      time.Duration `json:"observed_ns,omitzero,format:nano"` // Ended - Started as seen by sampling
-	ServerSeconds Opt[int64]    `json:"server_seconds,omitzero"`          // rdb_last_bgsave_time_sec / aof_last_rewrite_time_sec
+	// Observed is Ended - Started as seen by sampling: from the first
+	// sample that saw the save running to the first that no longer did.
+	// ObservedUpTo says no sample saw it running: it ran between two
+	// samples (Started is the earlier, or vkwatch's BGSAVE if later), and
+	// Observed is the most it can have lasted.
+	Observed     time.Duration `json:"observed_ns,omitzero,format:nano"`
+	ObservedUpTo bool          `json:"observed_up_to,omitzero"`
+	// ServerSeconds is rdb_last_bgsave_time_sec / aof_last_rewrite_time_sec
+	// when this save set it: one that ended ok, err or cancelled, or one
+	// whose end changed the field; absent for an abort that left it as
+	// it was (it may then be an earlier save's).
+	ServerSeconds Opt[int64] `json:"server_seconds,omitzero"`
 
-	COW Opt[int64] `json:"cow,omitzero"` // rdb_last_cow_size / aof_last_cow_size
+	// COW is the save's copy-on-write by the server's own account, and
+	// COWFrom where it comes from: rdb_last_cow_size / aof_last_cow_size
+	// for a fork save or rewrite that ended ok (FromRDBLastCOW,
+	// FromAOFLastCOW), 0 FromNoChild for a forkless save or sync. Absent
+	// when no figure of this save's exists: a fork save that failed, was
+	// cancelled or aborted leaves the field at an earlier save's value.
+	COW     Opt[int64] `json:"cow,omitzero"`
+	COWFrom Instrument `json:"cow_from,omitzero"`
 	// PeakLiveCOW is the largest current_cow_size seen during the save.
 	// The server refreshes that field about once a second, so a short save
 	// can end with it still 0 while the child copied megabytes: a 0 that
@@ -504,7 +572,9 @@ type SaveReport struct {
 	PeakLiveCOW Opt[int64] `json:"peak_live_cow,omitzero"`
 	// PeakCOW is the largest Sample.COW seen during the save, PeakCOWFrom
 	// its instrument, and PeakAtProgress the save's progress (0..1) when it
-	// was seen.
+	// was seen. A child's copy-on-write only grows, so where the samples
+	// saw less than COW (or nothing), the peak is COW, from COWFrom, at
+	// the save's end (progress 1).
 	PeakCOW        Opt[int64]   `json:"peak_cow,omitzero"`
 	PeakCOWFrom    Instrument   `json:"peak_cow_from,omitzero"`
 	PeakAtProgress Opt[float64] `json:"peak_at_progress,omitzero"`
@@ -516,7 +586,13 @@ type SaveReport struct {
 	// above its level in the sample just before, counting only samples read
 	// by the same instrument as that one (a delta across instruments would
 	// measure their difference). Absent without such a baseline.
+	// Where the samples saw less than the server's own figures say the
+	// save cost (a save shorter than a sample, a child that exited before
+	// /proc read it), it is the RSS rise at the end plus COW, and
+	// PeakFootprintFrom says so ("info rss + rdb_last_cow_size");
+	// otherwise PeakFootprintFrom is the samples' instrument.
 	PeakFootprintDelta Opt[int64] `json:"peak_footprint_delta,omitzero"`
+	PeakFootprintFrom  Instrument `json:"peak_footprint_from,omitzero"`
 	// ForkPause is latest_fork_usec after a fork save or rewrite: how long
 	// fork() blocked the server's main thread. Absent forkless, and absent
 	// unless total_forks grew by exactly one with this save (before 6.2,
@@ -543,6 +619,16 @@ type SaveReport struct {
 
 	PingBefore Latency `json:"ping_before,omitzero"`
 	PingDuring Latency `json:"ping_during,omitzero"`
+
+	// BlockedBefore is blocked_clients in the sample just before the
+	// save, BlockedDuring its peak while the save ran and BlockedAfter
+	// its value in the sample that saw the save end; each absent where
+	// the field was not read. Writers a forkless save blocks (a write to
+	// a key its thread still holds waits) are the peak above the level
+	// outside the save (BLPOP and the like count at any time).
+	BlockedBefore Opt[int64] `json:"blocked_before,omitzero"`
+	BlockedDuring Opt[int64] `json:"blocked_during,omitzero"`
+	BlockedAfter  Opt[int64] `json:"blocked_after,omitzero"`
 
 	// ForecastCOW is the copy-on-write forecast for this save from the
 	// last sample before it (source/forecast), ForecastBasis what the
@@ -661,4 +747,23 @@ type EventReader interface {
 	Next() (Event, bool)
 	Err() error
 	Close()
+}
+
+// BlockedWriters is how many clients the save held up at its worst: the
+// peak of blocked_clients during it above the level outside it (before
+// the save where that was read, else after it), never below 0. Absent
+// where no sample during the save read blocked_clients. A forkless save
+// blocks the writers of keys its thread still holds; a fork save blocks
+// none, so its figure is 0 unless other clients blocked (BLPOP...) just
+// then.
+func (r *SaveReport) BlockedWriters() Opt[int64] {
+	peak, ok := r.BlockedDuring.Get()
+	if !ok {
+		return Opt[int64]{}
+	}
+	outside := r.BlockedBefore
+	if !outside.OK {
+		outside = r.BlockedAfter
+	}
+	return Some(max(peak-outside.Or(0), 0))
 }

@@ -176,7 +176,7 @@ func (f *fakeServer) endSave(off time.Duration) source.Event {
 		Started: sv.Started, Ended: off, StartedAt: epoch.Add(sv.Started),
 		Observed:      off - sv.Started,
 		ServerSeconds: source.Some(int64((off - sv.Started) / time.Second)),
-		COW:           source.Some[int64](17 * mib), PeakLiveCOW: source.Some[int64](18 * mib),
+		COW:           source.Some[int64](17 * mib), COWFrom: source.FromRDBLastCOW, PeakLiveCOW: source.Some[int64](18 * mib),
 		BaseUsed: source.Some[int64](100 * mib), BaseRSS: source.Some[int64](112 * mib),
 		PeakUsedDelta: source.Some[int64](3 * mib), PeakRSSDelta: source.Some[int64](19 * mib),
 		OpsBefore: source.Some(51234.0), OpsDuring: source.Some(36011.0),
@@ -186,10 +186,14 @@ func (f *fakeServer) endSave(off time.Duration) source.Event {
 		PingBefore:         source.Latency{Count: 500, P50: 120 * time.Microsecond, P99: 400 * time.Microsecond, Max: 900 * time.Microsecond},
 		PingDuring:         source.Latency{Count: 700, P50: 180 * time.Microsecond, P99: 2 * time.Millisecond, Max: 31 * time.Millisecond},
 	}
+	r.BlockedBefore, r.BlockedDuring, r.BlockedAfter = source.Some[int64](0), source.Some[int64](0), source.Some[int64](0)
 	if sv.Kind != source.SaveForkless {
 		r.ForkPause = source.Some(1200 * time.Microsecond)
 	} else {
+		// No child: none of a fork save's figures (the tracker's rule).
 		r.PeakCOW, r.PeakAtProgress = source.Some[int64](0), source.Opt[float64]{}
+		r.COW, r.COWFrom, r.PeakLiveCOW, r.PeakChildPrivateDirty = source.Some[int64](0), source.FromNoChild, source.Some[int64](0), source.Opt[int64]{}
+		r.BlockedDuring = source.Some[int64](3)
 	}
 	return source.Event{Node: nodeOf(f.idx), Kind: source.EventSaveEnded, Offset: off, At: epoch.Add(off), Report: r}
 }

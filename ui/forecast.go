@@ -58,13 +58,18 @@ func forecastLine(st *styles, v store.View, compact bool) string {
 	}
 	sep := st.dim.r(" · ")
 	if fc.Basis == forecast.Forkless {
-		return st.label.r("next save ") + st.value.r("forkless") + st.dim.r(": no child, no copy-on-write")
+		return st.label.r("next save ") + st.value.r("forkless") + st.dim.r(" (if no module forces a fork): no child, no copy-on-write")
 	}
 	basis, thp := basisTag(fc.Basis), thpTag(st, v.Latest, compact)
 	if compact && thp != "" {
 		basis = shortBasis(fc.Basis) // room for the warning, not at the headroom's cost
 	}
 	out := st.label.r("next save cow ") + st.value.r("~"+fmtBytes(fc.COW)) + st.dim.r(" "+basis) + thp
+	if r := v.Report; r != nil && r.MethodNote != "" {
+		// Forecast as a fork: the last save forked though the method
+		// is forkless (rdb_current_bgsave_type is the truth).
+		out += st.warn.r(" ⚠ the last save forked (method forkless)")
+	}
 	if fp, ok := fc.Footprint.Get(); ok {
 		out += sep + st.label.r("footprint ") + st.value.r(fmtBytes(fp))
 	}
@@ -111,13 +116,38 @@ func forecastVsActual(st *styles, r *source.SaveReport, sep string) string {
 		return ""
 	}
 	out := sep + st.label.r("forecast cow ") + st.value.r(fmtBytes(fc)) + st.dim.r(" "+basisTag(forecast.Basis(r.ForecastBasis)))
-	if actual, ok := r.COW.Get(); ok {
-		out += st.label.r(" vs ") + st.value.r(fmtBytes(actual))
-		if e, ok := forecast.Error(fc, actual); ok {
-			out += st.label.r(" ") + st.value.r(fmt.Sprintf("%+.0f%%", 100*e))
+	if r.COW.OK {
+		out += st.label.r(" vs ") + st.value.r(reportCOW(r))
+		if c := forecastCheck(r); c != "" {
+			out += st.label.r(" ") + st.value.r(c)
 		}
 	}
 	return out
+}
+
+// forecastCheck is how a save's copy-on-write compares with the forecast
+// made before it: the signed error of a calibrated forecast ("+12%"),
+// whether an upper bound held ("within bound", "exceeded by 1.20 MiB": a
+// bound is no estimate, and its distance to the actual no error); empty
+// for a forkless forecast, or without both figures.
+func forecastCheck(r *source.SaveReport) string {
+	fc, ok1 := r.ForecastCOW.Get()
+	actual, ok2 := r.COW.Get()
+	if !ok1 || !ok2 {
+		return ""
+	}
+	switch forecast.Basis(r.ForecastBasis) {
+	case forecast.Calibrated:
+		if e, ok := forecast.Error(fc, actual); ok {
+			return fmt.Sprintf("%+.0f%%", 100*e)
+		}
+	case forecast.Bound, forecast.Worst:
+		if actual <= fc {
+			return "within bound"
+		}
+		return "exceeded by " + fmtBytes(actual-fc)
+	}
+	return ""
 }
 
 // stuckLine is the badge of a save that looks stuck, and what to do.
@@ -152,13 +182,8 @@ func canCancel(v store.View) bool {
 // compactForecast is a report's forecast error in a few cells, for a
 // compact pane's last-save line: " fc +12%".
 func compactForecast(st *styles, r *source.SaveReport) string {
-	fc, ok := r.ForecastCOW.Get()
-	actual, ok2 := r.COW.Get()
-	if !ok || !ok2 {
-		return ""
-	}
-	if e, ok := forecast.Error(fc, actual); ok {
-		return st.label.r(" fc ") + st.value.r(fmt.Sprintf("%+.0f%%", 100*e))
+	if c := forecastCheck(r); c != "" {
+		return st.label.r(" fc ") + st.value.r(c)
 	}
 	return ""
 }

@@ -95,6 +95,9 @@ var metrics = []metric{
 			if v, ok := s.COW.Get(); ok && v == 0 && s.Save == nil {
 				return "idle"
 			}
+			if s.Save != nil && s.Save.Kind.Method() == "forkless" {
+				return "none" // no child copies anything: not the instrument's 0
+			}
 			return fmtOptBytes(s.COW)
 		},
 		notes: cowNotes,

@@ -334,11 +334,29 @@ func (m *Model) fold(ev source.Event) []fleet.Action {
 		if ev.Kind == source.EventSample || ev.Kind == source.EventSaveEnded {
 			m.stuckFooter(ev.Node)
 		}
+		if ev.Kind == source.EventSaveEnded && ev.Report != nil {
+			m.endFooter(ev.Node, ev.Report)
+		}
 	}
 	if m.fleet == nil {
 		return nil
 	}
 	return m.fleet.observe(ev)
+}
+
+// endFooter says, in the footer, how a save that did not end ok ended and
+// what says so: an aborted save reads like a good one on its status
+// field alone.
+func (m *Model) endFooter(node source.NodeID, r *source.SaveReport) {
+	e := footEntry{node: node, kind: footErr}
+	switch r.Status {
+	case source.StatusOK, "":
+		return
+	case source.StatusCancelled:
+		e.kind = footNote
+	}
+	e.text = fmt.Sprintf("the %s on %s ended %s: %s", r.Kind, m.addrOf(node), r.Status, r.Evidence)
+	m.setFooter(e)
 }
 
 // answer puts a command's answer in the footer, in place of the note or

@@ -95,15 +95,19 @@ func saveLine(st *styles, prog progress.Model, s *source.Sample, width int, comp
 	sv := s.Save
 	frac, fok := sv.Fraction().Get()
 	pct := na
-	if fok {
+	switch {
+	case fok:
 		pct = fmt.Sprintf("%.1f%%", frac*100)
+	case sv.Kind == source.SaveForklessSync:
+		pct = "" // no total: keysText says so
 	}
-	head := st.warn.r("▶ "+string(sv.Kind)) + st.label.r(" by ") + st.value.r(fmtTrigger(sv.Trigger))
+	kind := st.warn.r("▶ "+string(sv.Kind)) + forcedFork(st, s)
+	head := kind + st.label.r(" by ") + st.value.r(fmtTrigger(sv.Trigger))
 	if compact {
 		// The bar between the percentage and the ETA, in the room the
 		// rest leaves; the key counts last, cut first.
-		eta := st.label.r(" ETA ") + st.value.r(fmtOptElapsed(sv.ETA))
-		keys := st.label.r(" keys ") + st.value.r(fmtOptCount(sv.Processed)+"/"+fmtOptCount(sv.Total))
+		eta := " " + etaText(st, sv)
+		keys := st.label.r(" keys ") + st.value.r(keysText(sv))
 		// A full sync's output buffer before the keys: the host pays
 		// it, the keys only say how far. Room for it comes from the
 		// trigger's detail (which replica: the full pane says) and the
@@ -111,7 +115,7 @@ func saveLine(st *styles, prog progress.Model, s *source.Sample, width int, comp
 		rb := replBufText(st, s, true)
 		if rb != "" {
 			eta += st.label.r(" ") + rb
-			head = st.warn.r("▶ "+string(sv.Kind)) + st.label.r(" by ") + st.value.r(string(sv.Trigger.Kind))
+			head = kind + st.label.r(" by ") + st.value.r(string(sv.Trigger.Kind))
 		}
 		left := head + st.label.r(" ") + st.value.r(pct)
 		if lipgloss.Width(left+eta) > width {
@@ -129,17 +133,75 @@ func saveLine(st *styles, prog progress.Model, s *source.Sample, width int, comp
 		return left + eta
 	}
 	// What does not fit goes: the keys, then the elapsed time, the full
-	// sync's buffer, the trigger's detail; the percentage, the ETA and the
+	// sync's buffer, the blocked clients, the waiting AOF rewrite, the
+	// trigger's detail; the percentage, the ETA (or the phase) and the
 	// copy-on-write stay.
-	eta := st.label.r("ETA ") + st.value.r(fmtOptElapsed(sv.ETA))
-	cow := st.label.r("cow ") + st.value.r(fmtOptBytes(s.COW))
+	eta := etaText(st, sv)
+	cow := st.label.r("cow ") + st.value.r(liveCOW(s))
 	if lipgloss.Width(head+st.value.r(pct)+eta+cow)+6 > width {
-		head = st.warn.r("▶ "+string(sv.Kind)) + st.label.r(" by ") + st.value.r(string(sv.Trigger.Kind))
+		head = kind + st.label.r(" by ") + st.value.r(string(sv.Trigger.Kind))
 	}
 	return fitParts(width, "  ", part{head, 0},
-		part{st.label.r("keys ") + st.value.r(fmtOptCount(sv.Processed)+"/"+fmtOptCount(sv.Total)), 5},
+		part{st.label.r("keys ") + st.value.r(keysText(sv)), 5},
 		part{st.value.r(pct), 0}, part{st.label.r("elapsed ") + st.value.r(fmtElapsed(sv.Elapsed)), 4},
-		part{eta, 0}, part{cow, 1}, part{replBufText(st, s, false), 3})
+		part{eta, 0}, part{cow, 1}, part{blockedNow(st, s), 2}, part{aofWaiting(st, s), 2},
+		part{replBufText(st, s, false), 3})
+}
+
+// etaText is a running save's ETA, or the phase it is in where it has
+// none (starting, writing its file, stopping after a cancel): never an
+// ETA below zero, nor a missing one without saying why.
+func etaText(st *styles, sv *source.SaveProgress) string {
+	switch {
+	case sv.Phase != "":
+		return st.warn.r(sv.Phase)
+	case sv.Kind == source.SaveForklessSync:
+		return st.dim.r("no ETA (a sync has no total)")
+	}
+	return st.label.r("ETA ") + st.value.r(fmtOptElapsed(sv.ETA))
+}
+
+// keysText is a save's keys processed of its total; a sync has no total.
+func keysText(sv *source.SaveProgress) string {
+	if sv.Kind == source.SaveForklessSync {
+		return fmtOptCount(sv.Processed) + " (a sync: no total)"
+	}
+	return fmtOptCount(sv.Processed) + "/" + fmtOptCount(sv.Total)
+}
+
+// liveCOW is the running save's copy-on-write: none for a forkless save
+// (no child), else the instrument's figure.
+func liveCOW(s *source.Sample) string {
+	if s.Save != nil && s.Save.Kind.Method() == "forkless" {
+		return "none (no child)"
+	}
+	return fmtOptBytes(s.COW)
+}
+
+// forcedFork calls out a fork while bgsave-default-method is forkless.
+func forcedFork(st *styles, s *source.Sample) string {
+	if s != nil && source.ForcedFork(s) {
+		return st.warn.r(" ⚠ forked, method forkless")
+	}
+	return ""
+}
+
+// blockedNow is blocked_clients during a save: the writers a forkless
+// save holds up (and any BLPOP); nothing where it was not read.
+func blockedNow(st *styles, s *source.Sample) string {
+	if v, ok := s.Info.BlockedClients.Get(); ok {
+		return st.label.r("blocked clients ") + st.value.r(fmt.Sprint(v))
+	}
+	return ""
+}
+
+// aofWaiting says an AOF rewrite waits for the running save
+// (aof_rewrite_scheduled): it runs when the save ends.
+func aofWaiting(st *styles, s *source.Sample) string {
+	if s.Info.AOFRewriteScheduled.V == 1 && s.Save != nil && s.Save.Kind != source.SaveAOF {
+		return st.warn.r("AOF rewrite waiting")
+	}
+	return ""
 }
 
 // saveBar is the running save's progress bar, or, while none runs, how to
@@ -152,7 +214,10 @@ func saveBar(st *styles, prog progress.Model, s *source.Sample, width int, inFle
 		return st.dim.r("  b saves this server, B every server; c shows the saves' cost curves")
 	}
 	frac, ok := s.Save.Fraction().Get()
-	if !ok {
+	switch {
+	case !ok && s.Save.Kind == source.SaveForklessSync:
+		return st.dim.r("a replica's full sync without a fork: keys sent, no total to measure them against")
+	case !ok:
 		return st.dim.r("progress n/a: the server reports no key counts")
 	}
 	prog.Width = width
@@ -171,6 +236,9 @@ func fmtPeakAt(r *source.SaveReport) string {
 func reportStatus(st *styles, r *source.SaveReport) string {
 	switch r.Status {
 	case "":
+		if r.Kind == source.SaveForklessSync {
+			return st.dim.r("a sync: no status")
+		}
 		return st.value.r(na)
 	case "ok":
 		return st.ok.r("ok")
@@ -187,19 +255,14 @@ func reportLines(st *styles, r *source.SaveReport) []string {
 		return []string{st.label.r("last save ") + st.dim.r("none yet"),
 			st.dim.r("  when a save ends: what it cost (cow, footprint, fork pause), ops/s and PING before → during"), ""}
 	}
-	server := na
-	if v, ok := r.ServerSeconds.Get(); ok {
-		server = fmt.Sprintf("%ds", v)
-	}
 	sep := st.dim.r(" · ")
-	l1 := st.label.r("last save ") + st.value.r(string(r.Kind)) + st.label.r(" by ") + st.value.r(fmtTrigger(r.Trigger)) +
+	l1 := st.label.r("last save ") + st.value.r(string(r.Kind)) + noteTag(st, r) + st.label.r(" by ") + st.value.r(fmtTrigger(r.Trigger)) +
 		sep + reportStatus(st, r) +
-		sep + st.label.r("took ") + st.value.r(server) + st.label.r(" server, ") +
-		st.value.r(fmtElapsed(r.Observed)) + st.label.r(" observed") +
-		sep + st.label.r("fork pause ") + st.value.r(fmtOptPause(r.ForkPause))
-	l2 := st.label.r("  cow ") + st.value.r(fmtOptBytes(r.COW)) +
-		st.label.r(" (peak ") + st.value.r(fmtOptBytes(r.PeakCOW)) + st.label.r(fmtPeakAt(r)+")") +
-		sep + st.label.r("footprint ") + st.value.r(fmtOptDelta(r.PeakFootprintDelta)) +
+		sep + st.label.r("took ") + st.value.r(fmtServerSecs(r.ServerSeconds)) + st.label.r(" server, ") +
+		st.value.r(fmtObserved(r)) + st.label.r(" observed") +
+		sep + st.label.r("fork pause ") + st.value.r(reportPause(r))
+	l2 := st.label.r("  cow ") + st.value.r(reportCOW(r)) + peakCOW(st, r) +
+		sep + st.label.r("footprint ") + st.value.r(fmtOptDelta(r.PeakFootprintDelta)) + instrumentTag(st, r.PeakFootprintDelta.OK, r.PeakFootprintFrom) +
 		sep + st.label.r("peak used ") + st.value.r(fmtOptDelta(r.PeakUsedDelta)) +
 		sep + st.label.r("rss ") + st.value.r(fmtOptDelta(r.PeakRSSDelta))
 	// What /proc saw, only where it could look (a local server): for a
@@ -217,6 +280,11 @@ func reportLines(st *styles, r *source.SaveReport) []string {
 	if r.PingBefore.Count > 0 {
 		l3 += st.label.r(" (before ") + st.value.r(fmtLatency(r.PingBefore.Max)) + st.label.r(")")
 	}
+	// What a forkless save costs beside its memory: the writers it held
+	// up. A fork save blocks none: its 0 is shown only if not 0.
+	if b, ok := r.BlockedWriters().Get(); ok && (b > 0 || r.Kind.Method() == "forkless") {
+		l3 += sep + st.label.r("blocked writers ") + st.value.r(fmt.Sprint(b))
+	}
 	l3 += forecastVsActual(st, r, sep)
 	return []string{l1, l2, l3}
 }
@@ -229,9 +297,8 @@ func reportLine(st *styles, r *source.SaveReport) string {
 	sep := st.dim.r(" · ")
 	return st.label.r("last ") + st.value.r(string(r.Kind)) + st.label.r(" by ") + st.value.r(fmtTrigger(r.Trigger)) +
 		" " + reportStatus(st, r) +
-		sep + st.label.r("cow ") + st.value.r(fmtOptBytes(r.COW)) +
-		st.label.r(" peak ") + st.value.r(fmtOptBytes(r.PeakCOW)) + st.label.r(fmtPeakAt(r)) + compactForecast(st, r) +
-		sep + st.label.r("pause ") + st.value.r(fmtOptPause(r.ForkPause)) +
+		sep + st.label.r("cow ") + st.value.r(reportCOW(r)) + compactPeak(st, r) + compactForecast(st, r) +
+		sep + st.label.r("pause ") + st.value.r(reportPause(r)) +
 		sep + st.label.r("ping ") + st.value.r(worstDuring(r))
 }
 
@@ -241,6 +308,82 @@ func worstDuring(r *source.SaveReport) string {
 		return fmtLatency(r.PingDuring.Max)
 	}
 	return na
+}
+
+// compactPeak is peakCOW in a compact pane's last-save line.
+func compactPeak(st *styles, r *source.SaveReport) string {
+	if r.COWFrom == source.FromNoChild {
+		return ""
+	}
+	return st.label.r(" peak ") + st.value.r(fmtOptBytes(r.PeakCOW)) + st.label.r(fmtPeakAt(r))
+}
+
+// peakCOW is the charted instrument's peak copy-on-write during a save
+// and its progress then; nothing for a forkless save (no child: the
+// instrument reads 0 throughout).
+func peakCOW(st *styles, r *source.SaveReport) string {
+	if r.COWFrom == source.FromNoChild {
+		return ""
+	}
+	return st.label.r(" (peak ") + st.value.r(fmtOptBytes(r.PeakCOW)) + instrumentTag(st, r.PeakCOW.OK, r.PeakCOWFrom) + st.label.r(fmtPeakAt(r)+")")
+}
+
+// instrumentTag names the instrument of a figure that has one: " proc",
+// " rdb_last_cow_size", " info rss + rdb_last_cow_size".
+func instrumentTag(st *styles, ok bool, from source.Instrument) string {
+	if !ok || from == "" {
+		return ""
+	}
+	return st.dim.r(" " + string(from))
+}
+
+// fmtServerSecs is rdb_last_bgsave_time_sec / aof_last_rewrite_time_sec:
+// whole seconds of the server's clock, so 0 is under a second.
+func fmtServerSecs(o source.Opt[int64]) string {
+	v, ok := o.Get()
+	switch {
+	case !ok:
+		return na
+	case v == 0:
+		return "<1s"
+	}
+	return fmt.Sprintf("%ds", v)
+}
+
+// fmtObserved is how long the samples saw a save run: "≤0.2s" for one
+// no sample saw running (it ran between two of them).
+func fmtObserved(r *source.SaveReport) string {
+	if r.ObservedUpTo {
+		return "≤" + fmtElapsed(r.Observed)
+	}
+	return fmtElapsed(r.Observed)
+}
+
+// reportCOW is a save's copy-on-write by the server's account: none for a
+// forkless save or sync (no child: never rdb_last_cow_size, which is the
+// last fork save's), n/a where no figure is this save's (a fork save
+// that failed, was cancelled or aborted).
+func reportCOW(r *source.SaveReport) string {
+	if r.COWFrom == source.FromNoChild {
+		return "none (no child)"
+	}
+	return fmtOptBytes(r.COW)
+}
+
+// reportPause is a save's fork pause: none for a forkless one.
+func reportPause(r *source.SaveReport) string {
+	if r.Kind.Method() == "forkless" {
+		return "none (no fork)"
+	}
+	return fmtOptPause(r.ForkPause)
+}
+
+// noteTag calls out a fork made under bgsave-default-method forkless.
+func noteTag(st *styles, r *source.SaveReport) string {
+	if r.MethodNote != "" {
+		return st.warn.r(" ⚠ forked, method forkless")
+	}
+	return ""
 }
 
 // fmtOptPause renders the fork pause; absent forkless (there is no fork).

@@ -44,8 +44,11 @@ func StepLine(i, total int, st fleet.Step, n fleet.NodeStatus) string {
 	case fleet.StepSaving:
 		return head + "saving" + saveProgress(n.Sample)
 	case fleet.StepDone:
-		took := st.Ended - st.Sent
-		return head + "saved in " + fmtElapsed(took)
+		if r := st.Report; r != nil {
+			// The report's duration, as the last-save lines below say it.
+			return head + "saved in " + fmtObserved(r)
+		}
+		return head + "saved in " + fmtElapsed(st.Ended-st.Sent)
 	case fleet.StepFailed:
 		return head + "failed: " + st.Err
 	case fleet.StepCancelled:

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/procmem"
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 	"github.com/vkwatch/vkwatch/source/watch"
@@ -247,5 +248,50 @@ func TestRealServerCancelRefused(t *testing.T) {
 	reports := sc.reportsAfterSave(t, tm, cancel, wait)
 	if len(reports) != 1 || reports[0].Status != "ok" {
 		t.Fatalf("reports %+v, want one ok save", reports)
+	}
+}
+
+// TestRealShortSaveFigures: a real save of a small dataset, far shorter
+// than a second, watched as the binary watches it (INFO and /proc),
+// sampled every second (the save runs between two samples) and every
+// 50 ms (seen once or twice, its child maybe gone when /proc looks). Its
+// last-save block has a figure wherever an instrument measured the save,
+// the server's own where the samples saw less: no n/a.
+func TestRealShortSaveFigures(t *testing.T) {
+	pr, err := procmem.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ivl := range []time.Duration{time.Second, 50 * time.Millisecond} {
+		t.Run(ivl.String(), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			x := startRealServer(t, server.Options{})
+			x.watch(t, ctx, watch.Config{Interval: ivl, Proc: pr.Read})
+			events := watchtest.Run(t, x.w, 4096)
+			next := func(what string, cond func(source.Event) bool) source.Event {
+				t.Helper()
+				ev, ok := servertest.Receive(events, 30*time.Second, cond)
+				if !ok {
+					t.Fatalf("no %s", what)
+				}
+				return ev
+			}
+			for range 2 { // ops/s before the save: two samples with a rate
+				next("a sample with ops/s", func(ev source.Event) bool { return ev.Kind == source.EventSample && ev.Sample.OpsPerSec.OK })
+			}
+			if r := x.w.Do(ctx, "BGSAVE"); !r.OK() {
+				t.Fatal(r.Err)
+			}
+			rep := next("the save's report", func(ev source.Event) bool { return ev.Kind == source.EventSaveEnded }).Report
+			block := strings.Join(ReportLines(rep), "\n")
+			t.Logf("%s (observed %s, up to: %v)", block, rep.Observed, rep.ObservedUpTo)
+			if v, ok := rep.ServerSeconds.Get(); !ok || v > 1 {
+				t.Fatalf("rdb_last_bgsave_time_sec %+v: not the short save this test is about", rep.ServerSeconds)
+			}
+			if strings.Contains(block, na) {
+				t.Errorf("a figure n/a in the last-save block of a short save:\n%s", block)
+			}
+		})
 	}
 }

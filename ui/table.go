@@ -17,7 +17,7 @@ import (
 // on one server and a forkless one on the other compare cell by cell.
 // A row is two lines: the columns go in pairs, one above the other
 // (tableStacks), so that every figure of a save shows on a terminal of
-// 160 columns, where one line a save would need twice that.
+// 180 columns, where one line a save would need twice that.
 
 // tableChrome is the lines of the reports view besides its rows: the
 // title line, the legend, and the table's top border, two lines of heads,
@@ -53,30 +53,25 @@ var reportColumns = []reportColumn{
 	{"kind", 2, func(_ *styles, r *source.SaveReport) string { return shortKind(r.Kind) }},
 	{"by", 4, func(_ *styles, r *source.SaveReport) string { return fmtOrNA(string(r.Trigger.Kind)) }},
 	{"status", 3, func(st *styles, r *source.SaveReport) string { return reportStatus(st, r) }},
-	{"took", 5, func(_ *styles, r *source.SaveReport) string {
-		if v, ok := r.ServerSeconds.Get(); ok {
-			return fmt.Sprintf("%ds", v)
-		}
-		return na
-	}},
-	{"observed", 13, func(_ *styles, r *source.SaveReport) string { return fmtElapsed(r.Observed) }},
-	{"fork pause", 9, func(_ *styles, r *source.SaveReport) string { return fmtOptPause(r.ForkPause) }},
-	{"cow", 6, func(_ *styles, r *source.SaveReport) string { return fmtOptBytes(r.COW) }},
+	{"took", 5, func(_ *styles, r *source.SaveReport) string { return fmtServerSecs(r.ServerSeconds) }},
+	{"observed", 13, func(_ *styles, r *source.SaveReport) string { return fmtObserved(r) }},
+	{"fork pause", 9, func(_ *styles, r *source.SaveReport) string { return noneShort(reportPause(r)) }},
+	{"cow", 6, func(_ *styles, r *source.SaveReport) string { return noneShort(reportCOW(r)) }},
 	{"forecast", 22, func(_ *styles, r *source.SaveReport) string {
 		if v, ok := r.ForecastCOW.Get(); ok {
 			return fmtBytes(v) + " " + shortBasis(forecast.Basis(r.ForecastBasis))
 		}
 		return na
 	}},
-	{"fc error", 23, func(_ *styles, r *source.SaveReport) string {
-		if e, ok := forecast.Error(r.ForecastCOW.V, r.COW.V); ok && r.ForecastCOW.OK && r.COW.OK {
-			return fmt.Sprintf("%+.0f%%", 100*e)
+	{"fc error", 23, func(_ *styles, r *source.SaveReport) string { return fmtOrNA(forecastCheck(r)) }},
+	{"cow peak", 14, func(_ *styles, r *source.SaveReport) string {
+		if r.COWFrom == source.FromNoChild {
+			return "none"
 		}
-		return na
+		return fmtOptBytes(r.PeakCOW)
 	}},
-	{"cow peak", 14, func(_ *styles, r *source.SaveReport) string { return fmtOptBytes(r.PeakCOW) }},
 	{"peak at", 7, func(_ *styles, r *source.SaveReport) string {
-		if f, ok := r.PeakAtProgress.Get(); ok {
+		if f, ok := r.PeakAtProgress.Get(); ok && r.COWFrom != source.FromNoChild {
 			return fmt.Sprintf("%.0f%%", f*100)
 		}
 		return na
@@ -100,6 +95,7 @@ var reportColumns = []reportColumn{
 	{"ping max", 10, func(_ *styles, r *source.SaveReport) string {
 		return pingPair(r.PingBefore, r.PingDuring, func(l source.Latency) string { return fmtLatency(l.Max) })
 	}},
+	{"blocked", 24, func(_ *styles, r *source.SaveReport) string { return fmtOptCount(r.BlockedWriters()) }},
 }
 
 // tableStacks are the columns shown one above the other, by head: the
@@ -115,7 +111,16 @@ var tableStacks = [][2]string{
 const tableLegend = "took: as the server says (rdb_last_bgsave_time_sec) · fork pause: latest_fork_usec · " +
 	"cow: rdb_last_cow_size; cow peak: as charted, peak at: the save's progress then; INFO peak: current_cow_size; " +
 	"/proc peak: the child's copied pages · +: highest above the level before the save · a → b: before → during · " +
-	"forecast: made before the save"
+	"forecast: made before the save · none: forkless, no fork and no child · " +
+	"blocked: writers the save held up (blocked_clients, above its level outside the save)"
+
+// noneShort is "none" for a cell: the legend says why.
+func noneShort(s string) string {
+	if strings.HasPrefix(s, "none") {
+		return "none"
+	}
+	return s
+}
 
 // ratePair renders "before → during", or one n/a when neither is known.
 func ratePair(before, during source.Opt[float64]) string {

@@ -53,7 +53,7 @@ func reportsScenario(n int) []source.Event {
 
 // fullTableWidth is the narrowest terminal that shows every column of
 // reportsScenario(3).
-const fullTableWidth = 170
+const fullTableWidth = 180
 
 // tableLines returns the lines of the view between the title line and the
 // footer: the reports view when the table is open.
@@ -150,7 +150,7 @@ func TestReportsTableCells(t *testing.T) {
 		t.Fatalf("rows:\n%s", view(m))
 	}
 	wantHead := []string{"started", "server", "kind", "by", "status", "took", "observed", "fork pause", "cow", "forecast", "fc error", "cow peak", "peak at",
-		"INFO peak", "footprint +", "used +", "rss +", "/proc rss +", "/proc peak", "ops/s", "writers/s", "ping p50", "ping p99", "ping max"}
+		"INFO peak", "footprint +", "used +", "rss +", "/proc rss +", "/proc peak", "ops/s", "writers/s", "ping p50", "ping p99", "ping max", "blocked"}
 	first := cellsOf(t, m, rows[0])
 	for _, h := range wantHead {
 		if _, ok := first[h]; !ok {
@@ -160,17 +160,19 @@ func TestReportsTableCells(t *testing.T) {
 	// The scenario's fork save of server A, 20-35 s (see endSave).
 	// The forecast before it: no save to calibrate on, the upper bound
 	// of the writes before it (see forecast.Predict).
-	want := []string{"15:04:25", addrA, "fork", "vkwatch", "ok", "15s", "15.0s", "1.20ms", "17.0 MiB", "102 MiB bound", "+503%", "18.0 MiB", "62%",
+	want := []string{"15:04:25", addrA, "fork", "vkwatch", "ok", "15s", "15.0s", "1.20ms", "17.0 MiB", "102 MiB bound", "within bound", "18.0 MiB", "62%",
 		"18.0 MiB", "+20.0 MiB", "+3.00 MiB", "+19.0 MiB",
-		na, "18.0 MiB", "51.2k → 36.0k", na, "120µs → 180µs", "400µs → 2.00ms", "900µs → 31.0ms"}
+		na, "18.0 MiB", "51.2k → 36.0k", na, "120µs → 180µs", "400µs → 2.00ms", "900µs → 31.0ms", "0"}
 	for i, h := range wantHead {
 		if first[h] != want[i] {
 			t.Errorf("first row: %s = %q, want %q", h, first[h], want[i])
 		}
 	}
-	// Second report: server B, forkless, with its own writers.
+	// Second report: server B, forkless, with its own writers: no child,
+	// so no copy-on-write and no fork pause (none, not n/a), and the
+	// writers it blocked.
 	if got := cellsOf(t, m, rows[2]); got["server"] != addrB || got["kind"] != "forkless" || got["by"] != "schedule" ||
-		got["writers/s"] != "5.10k → 4.10k" || got["/proc rss +"] != "+10.0 MiB" || got["cow"] != "0 B" || got["fork pause"] != na || got["forecast"] != "0 B forkless" {
+		got["writers/s"] != "5.10k → 4.10k" || got["/proc rss +"] != "+10.0 MiB" || got["cow"] != "none" || got["fork pause"] != "none" || got["blocked"] != "3" || got["forecast"] != "0 B forkless" {
 		t.Errorf("third row %q", got)
 	}
 	// The last report has only what every report has: the rest is n/a.

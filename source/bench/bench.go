@@ -100,9 +100,13 @@ type Run struct {
 	// PINGs, estimated from the per-sample summaries (see p99).
 	WorstPing, P99Ping time.Duration
 	// ServerCOW and ServerSeconds are rdb_last_cow_size and
-	// rdb_last_bgsave_time_sec, read from the server after the run.
-	ServerCOW     int64
-	ServerSeconds int64
+	// rdb_last_bgsave_time_sec, read from the server after the run where
+	// the run's save set them (see source.SaveReport.COW): a forkless
+	// save's ServerCOW is 0, no child, whatever the field holds (the last
+	// fork save's); a save that failed, was cancelled or aborted has
+	// none. Absent then.
+	ServerCOW     source.Opt[int64]
+	ServerSeconds source.Opt[int64]
 	// DatasetKeys (DBSIZE of the database) and UsedMemory (used_memory)
 	// are the dataset as the run began, before its writers started: a
 	// dataset that changes from run to run shows here.
@@ -156,6 +160,10 @@ type Summary struct {
 	Runs   []Run
 
 	COW, MemDelta, SaveTime, WriterOps, WorstPing, P99Ping Stat
+	// ServerTime is rdb_last_bgsave_time_sec of the runs' saves (the
+	// seed's "save wall time"), seconds; Blocked the writers each save
+	// held up at its worst (source.SaveReport.BlockedWriters).
+	ServerTime, Blocked Stat
 	// DatasetKeys and UsedMemory are the runs' datasets as each began.
 	DatasetKeys, UsedMemory Stat
 	// ForecastErr is the signed relative error of the calibrated runs'
@@ -722,17 +730,33 @@ func (b *bencher) writerNotes(srv, runNo int, wr *load.Writers) {
 }
 
 // serverSaid fills the save's cost as the server itself reports it after
-// the run (rdb_last_cow_size, rdb_last_bgsave_time_sec).
+// the run (rdb_last_cow_size, rdb_last_bgsave_time_sec), where the run's
+// save set them: the report says which (COWFrom, ServerSeconds).
 func (b *bencher) serverSaid(ctx context.Context, srv int, r *Run) error {
 	p, err := b.persistence(ctx, srv)
 	if err != nil {
 		return err
 	}
-	if r.ServerCOW, err = strconv.ParseInt(p["rdb_last_cow_size"], 10, 64); err != nil {
-		return fmt.Errorf("server reports no rdb_last_cow_size (%q)", p["rdb_last_cow_size"])
+	read := func(field string) (source.Opt[int64], error) {
+		v, err := strconv.ParseInt(p[field], 10, 64)
+		if err != nil {
+			return source.Opt[int64]{}, fmt.Errorf("server reports no %s (%q)", field, p[field])
+		}
+		return source.Some(v), nil
 	}
-	if r.ServerSeconds, err = strconv.ParseInt(p["rdb_last_bgsave_time_sec"], 10, 64); err != nil {
-		return fmt.Errorf("server reports no rdb_last_bgsave_time_sec (%q)", p["rdb_last_bgsave_time_sec"])
+	rep := &r.Report
+	switch rep.COWFrom {
+	case source.FromRDBLastCOW:
+		if r.ServerCOW, err = read("rdb_last_cow_size"); err != nil {
+			return err
+		}
+	case source.FromNoChild:
+		r.ServerCOW = source.Some[int64](0)
+	}
+	if rep.ServerSeconds.OK {
+		if r.ServerSeconds, err = read("rdb_last_bgsave_time_sec"); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -760,11 +784,11 @@ func (r *Run) judge(cals []forecast.Calibration) []forecast.Calibration {
 	}
 	if f, ok := forecast.Predict(now, cal); ok {
 		r.Forecast = f
-		if e, ok := forecast.Error(f.COW, r.ServerCOW); ok {
+		if e, ok := forecast.Error(f.COW, r.ServerCOW.V); ok && r.ServerCOW.OK {
 			r.ForecastErr = source.Some(e)
 		}
 	}
-	rep.COW = source.Some(r.ServerCOW)
+	rep.COW = r.ServerCOW
 	if c, ok := forecast.Calibrate(&rep); ok {
 		cals = append(cals, c)
 	}
@@ -918,6 +942,7 @@ func (s *Summary) summarise() {
 		if v, ok := r.MemDelta.Get(); ok {
 			mem = append(mem, float64(v))
 		}
+
 		save = append(save, r.Report.Observed.Seconds())
 		ops = append(ops, r.WriterOps)
 		worst = append(worst, ms(r.WorstPing))
@@ -933,6 +958,21 @@ func (s *Summary) summarise() {
 	s.WriterOps, s.WorstPing, s.P99Ping = stat(ops), stat(worst), stat(p99)
 	s.DatasetKeys, s.UsedMemory = stat(keys), stat(used)
 	s.ForecastErr = stat(ferr)
+	s.ServerTime, s.Blocked = runStats(s.Runs)
+}
+
+// runStats are the server save times and the blocked writers of runs.
+func runStats(runs []Run) (serverTime, blocked Stat) {
+	var st, bl []float64
+	for _, r := range runs {
+		if v, ok := r.ServerSeconds.Get(); ok {
+			st = append(st, float64(v))
+		}
+		if v, ok := r.Report.BlockedWriters().Get(); ok {
+			bl = append(bl, float64(v))
+		}
+	}
+	return stat(st), stat(bl)
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

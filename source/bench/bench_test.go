@@ -130,8 +130,8 @@ func TestBenchTwoServers(t *testing.T) {
 			if rep.Kind != source.SaveFork || rep.Status != "ok" {
 				t.Errorf("server %d run %d: kind %q status %q", i, j, rep.Kind, rep.Status)
 			}
-			if cow, ok := rep.COW.Get(); !ok || cow != r.ServerCOW {
-				t.Errorf("server %d run %d: report COW %v, server's rdb_last_cow_size %d", i, j, rep.COW, r.ServerCOW)
+			if !rep.COW.OK || rep.COW != r.ServerCOW || rep.COWFrom != source.FromRDBLastCOW {
+				t.Errorf("server %d run %d: report COW %v from %q, server's rdb_last_cow_size %v", i, j, rep.COW, rep.COWFrom, r.ServerCOW)
 			}
 			// rdb_last_bgsave_time_sec is whole seconds of the wall clock
 			// (end's second less start's: up to a second more than the
@@ -139,11 +139,11 @@ func TestBenchTwoServers(t *testing.T) {
 			// child; observed is between samples. So they may differ by a
 			// second, a reap and a sampling interval at each end.
 			slack := 1 + 0.1 + 2*DefaultInterval.Seconds()
-			if d := math.Abs(rep.Observed.Seconds() - float64(r.ServerSeconds)); d > slack {
-				t.Errorf("server %d run %d: observed save %s, server says %d s", i, j, rep.Observed, r.ServerSeconds)
+			if d := math.Abs(rep.Observed.Seconds() - float64(r.ServerSeconds.V)); d > slack {
+				t.Errorf("server %d run %d: observed save %s, server says %v s", i, j, rep.Observed, r.ServerSeconds)
 			}
-			if rs, ok := rep.ServerSeconds.Get(); !ok || rs != r.ServerSeconds {
-				t.Errorf("server %d run %d: report server seconds %v, INFO %d", i, j, rep.ServerSeconds, r.ServerSeconds)
+			if !rep.ServerSeconds.OK || rep.ServerSeconds != r.ServerSeconds {
+				t.Errorf("server %d run %d: report server seconds %v, INFO %v", i, j, rep.ServerSeconds, r.ServerSeconds)
 			}
 			if r.WriterOps <= 0 || r.WorstPing <= 0 || r.P99Ping <= 0 || r.P99Ping > r.WorstPing {
 				t.Errorf("server %d run %d: writer ops %.0f, worst PING %s, p99 %s", i, j, r.WriterOps, r.WorstPing, r.P99Ping)
@@ -180,8 +180,8 @@ func TestBenchTwoServers(t *testing.T) {
 		// The last run's figures are what the server holds now.
 		last := s.Runs[len(s.Runs)-1]
 		p := persistence(t, c)
-		if p["rdb_last_cow_size"] != strconv.FormatInt(last.ServerCOW, 10) || p["rdb_saves"] != "2" {
-			t.Errorf("server %d: INFO %s / %s saves, bench read %d", i, p["rdb_last_cow_size"], p["rdb_saves"], last.ServerCOW)
+		if p["rdb_last_cow_size"] != strconv.FormatInt(last.ServerCOW.V, 10) || !last.ServerCOW.OK || p["rdb_saves"] != "2" {
+			t.Errorf("server %d: INFO %s / %s saves, bench read %v", i, p["rdb_last_cow_size"], p["rdb_saves"], last.ServerCOW)
 		}
 		if s.COW.N != 2 || s.COW.Min > s.COW.Mean || s.COW.Mean > s.COW.Max {
 			t.Errorf("server %d: COW stat %+v", i, s.COW)
@@ -210,7 +210,7 @@ func TestBenchTwoServers(t *testing.T) {
 			Addr string
 			Runs []struct {
 				COW         *int64 `json:"cow_bytes"`
-				ServerCOW   int64  `json:"server_cow_bytes"`
+				ServerCOW   *int64 `json:"server_cow_bytes"`
 				DatasetKeys int64  `json:"dataset_keys"`
 				UsedMemory  int64  `json:"used_memory_bytes"`
 			}
@@ -219,7 +219,7 @@ func TestBenchTwoServers(t *testing.T) {
 	if err := json.Unmarshal(js.Bytes(), &back); err != nil {
 		t.Fatal(err)
 	}
-	if len(back.Servers) != 2 || back.Servers[1].Addr != b.Addr || *back.Servers[1].Runs[1].COW != sums[1].Runs[1].ServerCOW ||
+	if len(back.Servers) != 2 || back.Servers[1].Addr != b.Addr || *back.Servers[1].Runs[1].COW != sums[1].Runs[1].ServerCOW.V ||
 		back.Servers[1].Runs[1].DatasetKeys != 20000 || back.Servers[1].Runs[1].UsedMemory != sums[1].Runs[1].UsedMemory {
 		t.Errorf("JSON: %s", js.String())
 	}
@@ -395,8 +395,8 @@ func TestBenchParallel(t *testing.T) {
 		t.Errorf("saves did not overlap: %s-%s and %s-%s", ra.Started, ra.Ended, rb.Started, rb.Ended)
 	}
 	for i, s := range sums {
-		if r := s.Runs[0]; r.Report.COW != source.Some(r.ServerCOW) {
-			t.Errorf("server %d: report COW %v, server %d", i, r.Report.COW, r.ServerCOW)
+		if r := s.Runs[0]; r.Report.COW != r.ServerCOW || !r.ServerCOW.OK {
+			t.Errorf("server %d: report COW %v, server %v", i, r.Report.COW, r.ServerCOW)
 		}
 	}
 }
@@ -445,14 +445,14 @@ func TestBenchPeakLiveNeverAFalseZero(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := back.Servers[0].Runs[0]
-		t.Logf("/proc %v: save %s, server COW %d, peak live %v from %q, INFO's %v", withProc, r.Report.Observed, r.ServerCOW,
+		t.Logf("/proc %v: save %s, server COW %v, peak live %v from %q, INFO's %v", withProc, r.Report.Observed, r.ServerCOW,
 			deref(got.PeakLive), got.PeakLiveFrom, deref(got.PeakInfo))
-		if r.ServerCOW == 0 {
+		if r.ServerCOW.V == 0 {
 			t.Fatal("the save copied nothing under two writers: nothing to check")
 		}
 		for name, v := range map[string]*int64{"peak_live_cow_bytes": got.PeakLive, "peak_current_cow_size_bytes": got.PeakInfo} {
 			if v != nil && *v == 0 {
-				t.Errorf("/proc %v: %s is 0 for a save that copied %d bytes", withProc, name, r.ServerCOW)
+				t.Errorf("/proc %v: %s is 0 for a save that copied %v bytes", withProc, name, r.ServerCOW)
 			}
 		}
 		if withProc && (got.PeakLive == nil || got.PeakLiveFrom != "proc") {

@@ -55,21 +55,28 @@ func ReadJSON(r io.Reader) ([]Summary, error) {
 			COW: fromJSONStat(js.COW), MemDelta: fromJSONStat(js.MemDelta), SaveTime: fromJSONStat(js.SaveTime),
 			WriterOps: fromJSONStat(js.WriterOps), WorstPing: fromJSONStat(js.WorstPing), P99Ping: fromJSONStat(js.P99Ping),
 			DatasetKeys: fromJSONStat(js.Keys), UsedMemory: fromJSONStat(js.Used),
+			ServerTime: fromJSONStat(js.ServerTime), Blocked: fromJSONStat(js.Blocked),
 		}
 		for _, jr := range js.Runs {
 			s.Runs = append(s.Runs, Run{
 				Server: js.Server,
 				Report: source.SaveReport{
-					Addr: js.Addr, Kind: source.SaveKind(jr.Kind), Status: jr.Status, StartedAt: jr.StartedAt,
-					COW: optFromJSON(jr.COW), PeakUsedDelta: optFromJSON(jr.PeakUsedDelta),
+					Addr: js.Addr, Kind: source.SaveKind(jr.Kind), Status: jr.Status, Evidence: jr.Evidence, StartedAt: jr.StartedAt,
+					COW: optFromJSON(jr.COW), COWFrom: source.Instrument(jr.COWFrom), PeakUsedDelta: optFromJSON(jr.PeakUsedDelta),
+					BlockedBefore: optFromJSON(jr.BlockedBefore), BlockedDuring: optFromJSON(jr.BlockedDuring),
+					BlockedAfter:  optFromJSON(jr.BlockedAfter),
 					Observed:      time.Duration(jr.SaveSeconds * float64(time.Second)),
 					ServerSeconds: optFromJSON(jr.ReportServerS), PeakLiveCOW: optFromJSON(jr.ReportPeakLive),
 				},
 				WriterOps: jr.WriterOps, WorstPing: fromMs(jr.WorstPingMs), P99Ping: fromMs(jr.P99PingMs),
-				ServerCOW: jr.ServerCOW, ServerSeconds: jr.ServerSeconds,
+				ServerCOW: optFromJSON(jr.ServerCOW), ServerSeconds: optFromJSON(jr.ServerSeconds),
 				DatasetKeys: jr.DatasetKeys, UsedMemory: jr.UsedMemory, WriterMisses: jr.WriterMisses,
 				MemDelta: optFromJSON(jr.MemDelta),
 			})
+		}
+		if js.ServerTime == nil && js.Blocked == nil {
+			// Written before these figures were kept: they are the runs'.
+			s.ServerTime, s.Blocked = runStats(s.Runs)
 		}
 		out = append(out, s)
 	}

@@ -16,10 +16,10 @@ func TestReadJSONRoundTrip(t *testing.T) {
 	runs := []Run{
 		{Report: source.SaveReport{Kind: source.SaveFork, Status: "ok", COW: source.Some[int64](20 << 20), Observed: 1500 * time.Millisecond,
 			ServerSeconds: source.Some[int64](1), StartedAt: time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)},
-			WriterOps: 4000, WorstPing: 70 * time.Millisecond, P99Ping: 40 * time.Millisecond, ServerCOW: 20 << 20, ServerSeconds: 1,
+			WriterOps: 4000, WorstPing: 70 * time.Millisecond, P99Ping: 40 * time.Millisecond, ServerCOW: source.Some[int64](20 << 20), ServerSeconds: source.Some[int64](1),
 			DatasetKeys: 50000, UsedMemory: 20 << 20, MemDelta: source.Some[int64](21 << 20)},
 		{Report: source.SaveReport{Kind: source.SaveFork, Status: "ok", Observed: 2 * time.Second},
-			WriterOps: 3000, WorstPing: 90 * time.Millisecond, P99Ping: 45 * time.Millisecond, ServerCOW: 19 << 20, DatasetKeys: 50000},
+			WriterOps: 3000, WorstPing: 90 * time.Millisecond, P99Ping: 45 * time.Millisecond, ServerCOW: source.Some[int64](19 << 20), DatasetKeys: 50000},
 	}
 	in := []Summary{{Server: 0, Addr: "127.0.0.1:7001", Runs: runs}}
 	in[0].summarise()
@@ -39,7 +39,7 @@ func TestReadJSONRoundTrip(t *testing.T) {
 		g.WorstPing != w.WorstPing || g.P99Ping != w.P99Ping || g.Kind != w.Kind || g.Addr != w.Addr {
 		t.Errorf("summary read back\n %+v\nwant\n %+v", g, w)
 	}
-	if r := g.Runs[1]; r.Report.COW.OK || r.MemDelta.OK || r.ServerCOW != 19<<20 || r.Report.Observed != 2*time.Second {
+	if r := g.Runs[1]; r.Report.COW.OK || r.MemDelta.OK || r.ServerCOW != source.Some[int64](19<<20) || r.Report.Observed != 2*time.Second {
 		t.Errorf("run 2 read back %+v", r)
 	}
 	if r := g.Runs[0]; r.Report.COW != runs[0].Report.COW || r.WorstPing != runs[0].WorstPing || !r.Report.StartedAt.Equal(runs[0].Report.StartedAt) {

@@ -36,12 +36,14 @@ func WriteTable(w io.Writer, s []Summary) error {
 		get  func(Summary) Stat
 		f    func(float64) string
 	}{
-		{"copy-on-write (rdb_last_cow_size)", func(x Summary) Stat { return x.COW }, units.BytesFixed},
+		{COWMeasure, func(x Summary) Stat { return x.COW }, units.BytesFixed},
 		{"memory delta during save", func(x Summary) Stat { return x.MemDelta }, units.BytesFixed},
 		{"save time (observed)", func(x Summary) Stat { return x.SaveTime }, secs},
+		{"save time (server, rdb_last_bgsave_time_sec)", func(x Summary) Stat { return x.ServerTime }, secs},
 		{"writers ops/s over the window", func(x Summary) Stat { return x.WriterOps }, units.CountFloat},
 		{"worst PING", func(x Summary) Stat { return x.WorstPing }, millis},
 		{"p99 PING (estimated)", func(x Summary) Stat { return x.P99Ping }, millis},
+		{BlockedMeasure, func(x Summary) Stat { return x.Blocked }, units.CountFloat},
 		{"dataset keys at run start (DBSIZE)", func(x Summary) Stat { return x.DatasetKeys }, units.CountFloat},
 		{"used_memory at run start", func(x Summary) Stat { return x.UsedMemory }, units.BytesFixed},
 		{"forecast COW error, calibrated runs", func(x Summary) Stat { return x.ForecastErr }, func(v float64) string { return fmt.Sprintf("%+.1f%%", 100*v) }},
@@ -60,19 +62,49 @@ func WriteTable(w io.Writer, s []Summary) error {
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	row("server", "run", "keys", "used", "kind", "status", "COW", "server COW", "mem delta", "save", "server s", "writers ops/s", "worst PING", "p99 PING",
-		"forecast COW", "basis", "error", "bound", "forecast s")
+		"blocked", "forecast COW", "basis", "error", "bound", "forecast s")
 	for _, x := range s {
 		for i, r := range x.Runs {
 			f := r.Forecast
 			row(x.Addr, strconv.Itoa(i+1), units.CountFloat(float64(r.DatasetKeys)), units.BytesFixed(float64(r.UsedMemory)),
 				orNA(string(r.Report.Kind)), orNA(r.Report.Status),
-				optBytes(r.Report.COW), units.BytesFixed(float64(r.ServerCOW)), optBytes(r.MemDelta),
-				secs(r.Report.Observed.Seconds()), strconv.FormatInt(r.ServerSeconds, 10),
+				cowText(&r.Report), optBytes(r.ServerCOW), optBytes(r.MemDelta),
+				secs(r.Report.Observed.Seconds()), optSecs(r.ServerSeconds),
 				units.CountFloat(r.WriterOps), millis(ms(r.WorstPing)), millis(ms(r.P99Ping)),
-				forecastCOW(f), orNA(string(f.Basis)), pct(r.ForecastErr), optBytes(f.Bound), forecastSecs(f))
+				optCount(r.Report.BlockedWriters()), forecastCOW(f), orNA(string(f.Basis)), forecastCheck(r), optBytes(f.Bound), forecastSecs(f))
 		}
 	}
 	return tw.Flush()
+}
+
+// COWMeasure and BlockedMeasure name the table's copy-on-write and
+// blocked writers rows (the page's columns say the same).
+const (
+	COWMeasure     = "copy-on-write (rdb_last_cow_size; forkless: none, no child)"
+	BlockedMeasure = "writers blocked (blocked_clients at the save's peak, less before)"
+)
+
+// cowText is a save's copy-on-write: none for a forkless one (no child),
+// n/a where no figure is this save's.
+func cowText(r *source.SaveReport) string {
+	if r.COWFrom == source.FromNoChild {
+		return "none (no child)"
+	}
+	return optBytes(r.COW)
+}
+
+func optSecs(o source.Opt[int64]) string {
+	if v, ok := o.Get(); ok {
+		return strconv.FormatInt(v, 10) + " s"
+	}
+	return "n/a"
+}
+
+func optCount(o source.Opt[int64]) string {
+	if v, ok := o.Get(); ok {
+		return strconv.FormatInt(v, 10)
+	}
+	return "n/a"
 }
 
 // forecastCOW is a run's forecast copy-on-write, n/a when there was none.
@@ -88,6 +120,25 @@ func forecastSecs(f forecast.Forecast) string {
 		return "n/a"
 	}
 	return secs(f.Duration.Seconds())
+}
+
+// forecastCheck is a run's forecast against its copy-on-write: the
+// signed error of a calibrated forecast, whether an upper bound held
+// ("within bound", "exceeded by 1.2 MiB": a bound's distance from the
+// actual is no error); n/a without both figures or for a forkless one.
+func forecastCheck(r Run) string {
+	f, actual := r.Forecast, r.ServerCOW
+	switch {
+	case !actual.OK:
+	case f.Basis == forecast.Calibrated:
+		return pct(r.ForecastErr)
+	case f.Basis == forecast.Bound || f.Basis == forecast.Worst:
+		if actual.V <= f.COW {
+			return "within bound"
+		}
+		return "exceeded by " + units.BytesFixed(float64(actual.V-f.COW))
+	}
+	return "n/a"
 }
 
 // pct prints a signed relative error: +12.3%.
@@ -121,10 +172,11 @@ func WriteTables(w io.Writer, s []Summary) error {
 
 // runLine is the one-line account of a run for progress output.
 func runLine(r Run) string {
-	return fmt.Sprintf("dataset %s keys, used_memory %s; %s %s in %s (server %ds), COW %s, memory delta %s, writers %s ops/s, worst PING %s, p99 PING %s",
+	return fmt.Sprintf("dataset %s keys, used_memory %s; %s %s in %s (server %s), COW %s, memory delta %s, writers %s ops/s, worst PING %s, p99 PING %s, writers blocked %s",
 		units.CountFloat(float64(r.DatasetKeys)), units.BytesFixed(float64(r.UsedMemory)),
-		orNA(string(r.Report.Kind)), orNA(r.Report.Status), secs(r.Report.Observed.Seconds()), r.ServerSeconds,
-		optBytes(r.Report.COW), optBytes(r.MemDelta), units.CountFloat(r.WriterOps), millis(ms(r.WorstPing)), millis(ms(r.P99Ping)))
+		orNA(string(r.Report.Kind)), orNA(r.Report.Status), secs(r.Report.Observed.Seconds()), optSecs(r.ServerSeconds),
+		cowText(&r.Report), optBytes(r.MemDelta), units.CountFloat(r.WriterOps), millis(ms(r.WorstPing)), millis(ms(r.P99Ping)),
+		optCount(r.Report.BlockedWriters()))
 }
 
 func statCell(st Stat, runs int, f func(float64) string) string {
@@ -185,13 +237,15 @@ type jsonRun struct {
 	WriterMisses  uint64    `json:"writer_misses"`
 	Kind          string    `json:"kind"`
 	Status        string    `json:"status"`
+	Evidence      string    `json:"status_evidence,omitempty"`
 	StartedAt     time.Time `json:"started_at"`
 	COW           *int64    `json:"cow_bytes"`
-	ServerCOW     int64     `json:"server_cow_bytes"`
+	COWFrom       string    `json:"cow_from,omitempty"`
+	ServerCOW     *int64    `json:"server_cow_bytes"`
 	MemDelta      *int64    `json:"mem_delta_bytes"`
 	PeakUsedDelta *int64    `json:"peak_used_memory_delta_bytes"`
 	SaveSeconds   float64   `json:"save_seconds_observed"`
-	ServerSeconds int64     `json:"server_seconds"`
+	ServerSeconds *int64    `json:"server_seconds"`
 	WriterOps     float64   `json:"writer_ops_per_sec"`
 	WorstPingMs   float64   `json:"worst_ping_ms"`
 	P99PingMs     float64   `json:"p99_ping_ms"`
@@ -204,6 +258,12 @@ type jsonRun struct {
 	// INFO's current_cow_size peak alone, null when the server never
 	// refreshed it during the save (see source.SaveReport.PeakLiveCOW).
 	PeakInfoCOW *int64 `json:"peak_current_cow_size_bytes"`
+	// blocked_clients before the save, at its peak during it and after
+	// it; BlockedWriters the peak above the level outside.
+	BlockedBefore  *int64 `json:"blocked_clients_before"`
+	BlockedDuring  *int64 `json:"blocked_clients_during"`
+	BlockedAfter   *int64 `json:"blocked_clients_after"`
+	BlockedWriters *int64 `json:"blocked_writers"`
 
 	ForecastCOW     *int64   `json:"forecast_cow_bytes"`
 	ForecastBasis   string   `json:"forecast_basis,omitempty"`
@@ -224,10 +284,13 @@ type jsonRun struct {
 // instrument: Sample.COW's, unless that was INFO's figure and read 0
 // while the server's own rdb_last_cow_size says the save copied pages
 // (INFO refreshes current_cow_size about once a second: a short save
-// ends before it does). Absent then: never a false 0.
+// ends before it does), or when no instrument saw the save and the report
+// took the server's figure as its peak. Absent then: never a false 0, nor
+// a figure of the server's as a live one.
 func peakLive(r *source.SaveReport) (source.Opt[int64], source.Instrument) {
 	v, ok := r.PeakCOW.Get()
-	if !ok || (v == 0 && r.PeakCOWFrom != source.FromProc && r.COW.V > 0) {
+	server := r.PeakCOWFrom == source.FromRDBLastCOW || r.PeakCOWFrom == source.FromAOFLastCOW
+	if !ok || server || (v == 0 && r.PeakCOWFrom != source.FromProc && r.COW.V > 0) {
 		return source.Opt[int64]{}, ""
 	}
 	return r.PeakCOW, r.PeakCOWFrom
@@ -245,8 +308,11 @@ type jsonSummary struct {
 	WriterOps *jsonStat `json:"writer_ops_per_sec"`
 	WorstPing *jsonStat `json:"worst_ping_ms"`
 	P99Ping   *jsonStat `json:"p99_ping_ms"`
-	Keys      *jsonStat `json:"dataset_keys"`
-	Used      *jsonStat `json:"used_memory_bytes"`
+	// ServerTime is rdb_last_bgsave_time_sec, Blocked the writers blocked.
+	ServerTime *jsonStat `json:"server_save_seconds"`
+	Blocked    *jsonStat `json:"blocked_writers"`
+	Keys       *jsonStat `json:"dataset_keys"`
+	Used       *jsonStat `json:"used_memory_bytes"`
 	// ForecastErr is the signed relative error of the calibrated runs'
 	// forecasts (the first run of a server has none to calibrate on).
 	ForecastErr *jsonStat `json:"forecast_error"`
@@ -264,16 +330,19 @@ func WriteJSON(w io.Writer, s []Summary) error {
 			COW: toJSONStat(x.COW), MemDelta: toJSONStat(x.MemDelta), SaveTime: toJSONStat(x.SaveTime),
 			WriterOps: toJSONStat(x.WriterOps), WorstPing: toJSONStat(x.WorstPing), P99Ping: toJSONStat(x.P99Ping),
 			Keys: toJSONStat(x.DatasetKeys), Used: toJSONStat(x.UsedMemory), ForecastErr: toJSONStat(x.ForecastErr),
+			ServerTime: toJSONStat(x.ServerTime), Blocked: toJSONStat(x.Blocked),
 		}
 		for i, r := range x.Runs {
 			js.Runs = append(js.Runs, jsonRun{
 				Run: i + 1, DatasetKeys: r.DatasetKeys, UsedMemory: r.UsedMemory, WriterMisses: r.WriterMisses,
-				Kind: string(r.Report.Kind), Status: r.Report.Status, StartedAt: r.Report.StartedAt,
-				COW: optJSON(r.Report.COW), ServerCOW: r.ServerCOW, MemDelta: optJSON(r.MemDelta),
+				Kind: string(r.Report.Kind), Status: r.Report.Status, Evidence: r.Report.Evidence, StartedAt: r.Report.StartedAt,
+				COW: optJSON(r.Report.COW), COWFrom: string(r.Report.COWFrom), ServerCOW: optJSON(r.ServerCOW), MemDelta: optJSON(r.MemDelta),
 				PeakUsedDelta: optJSON(r.Report.PeakUsedDelta),
-				SaveSeconds:   r.Report.Observed.Seconds(), ServerSeconds: r.ServerSeconds,
+				SaveSeconds:   r.Report.Observed.Seconds(), ServerSeconds: optJSON(r.ServerSeconds),
 				WriterOps: r.WriterOps, WorstPingMs: ms(r.WorstPing), P99PingMs: ms(r.P99Ping),
 				ReportServerS: optJSON(r.Report.ServerSeconds), PeakInfoCOW: optJSON(r.Report.PeakLiveCOW),
+				BlockedBefore: optJSON(r.Report.BlockedBefore), BlockedDuring: optJSON(r.Report.BlockedDuring),
+				BlockedAfter: optJSON(r.Report.BlockedAfter), BlockedWriters: optJSON(r.Report.BlockedWriters()),
 			})
 			jr := &js.Runs[len(js.Runs)-1]
 			live, from := peakLive(&r.Report)

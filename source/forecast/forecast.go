@@ -168,19 +168,27 @@ type Now struct {
 	// are counted in the save's copy-on-write (see AllocatorFree in
 	// Forecast). Absent: none assumed.
 	AllocatorFree source.Opt[int64]
-	Forkless      bool
+	// Forkless: bgsave-default-method is forkless, and no save since it
+	// was set has forked anyway (the server falls back to a fork when a
+	// loaded module cannot save forklessly: Node.Forecast clears it then).
+	Forkless bool
 }
 
 // NowOf reads Now from a sample; rate and peak are the write rates to
 // assume (the caller's mean and highest of the last seconds of ops/s).
+// rdb_last_bgsave_time_sec estimates a fork save's length only when the
+// last save was no forkless one (that runs longer).
 func NowOf(s *source.Sample, rate, peak source.Opt[float64]) Now {
-	return Now{
+	now := Now{
 		Used: s.Info.UsedMemory, RSS: s.Info.RSS, Rate: rate, Peak: peak,
-		SaveDelay:       s.Config.RDBKeySaveDelay,
-		LastSaveSeconds: s.Info.RDBLastTime,
-		AllocatorFree:   s.Info.AllocatorRSS,
-		Forkless:        s.Config.Method == "forkless",
+		SaveDelay:     s.Config.RDBKeySaveDelay,
+		AllocatorFree: s.Info.AllocatorRSS,
+		Forkless:      s.Config.Method == "forkless",
 	}
+	if s.Info.RDBLastType != "forkless" {
+		now.LastSaveSeconds = s.Info.RDBLastTime
+	}
+	return now
 }
 
 // Forecast is the predicted cost of the next fork save.

@@ -255,3 +255,52 @@ func TestNodeRateAndPeak(t *testing.T) {
 		t.Errorf("forecast %+v, %v: want it on the mean rate", f, ok)
 	}
 }
+
+// TestStuckNotInTheTail: a forkless save in its tail (every key written,
+// the file being written) may show keys processed below the total for as
+// long as the disk takes: the save thread stores the count at most once a
+// second, and not after the last key. Not stuck; the same standstill
+// while keys are written is.
+func TestStuckNotInTheTail(t *testing.T) {
+	for _, phase := range []string{source.PhaseFinishing, ""} {
+		var n Node
+		for i := range 40 {
+			n.Observe(&source.Sample{Offset: time.Duration(i) * 200 * time.Millisecond, Save: &source.SaveProgress{
+				Kind: source.SaveForkless, Started: 0, Phase: phase,
+				Processed: source.Some[int64](24000), Total: source.Some[int64](40000),
+			}})
+		}
+		if _, stuck := n.Stuck(); stuck != (phase == "") {
+			t.Errorf("phase %q, 8 s at 24000/40000 keys: stuck %v", phase, stuck)
+		}
+	}
+}
+
+// TestForecastAfterForcedFork: bgsave-default-method forkless says no
+// copy-on-write, until a save forks anyway (a module that cannot save
+// forklessly): then the next is forecast as the fork it will be, and a
+// forkless save after it puts the forkless forecast back.
+func TestForecastAfterForcedFork(t *testing.T) {
+	var n Node
+	at := func(i int) *source.Sample {
+		return &source.Sample{Offset: time.Duration(i) * time.Second, OpsPerSec: source.Some(100.0),
+			Info:   source.Info{UsedMemory: source.Some[int64](1 << 30), RSS: source.Some[int64](1 << 30)},
+			Config: source.SaveConfig{Method: "forkless"}}
+	}
+	n.Observe(at(0))
+	if f, _ := n.Forecast(); f.Basis != Forkless {
+		t.Fatalf("method forkless: basis %q", f.Basis)
+	}
+	forced := report(1<<30, 10<<20, 3, 100, 1000)
+	forced.MethodNote = "forked, though bgsave-default-method is forkless"
+	n.Learn(forced)
+	n.Observe(at(1))
+	if f, _ := n.Forecast(); f.Basis == Forkless || f.COW == 0 || !n.ForcedFork() {
+		t.Errorf("after a forced fork: %+v", f)
+	}
+	n.Learn(&source.SaveReport{Kind: source.SaveForkless, Status: "ok"})
+	n.Observe(at(2))
+	if f, _ := n.Forecast(); f.Basis != Forkless {
+		t.Errorf("after a forkless save: basis %q", f.Basis)
+	}
+}

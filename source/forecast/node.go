@@ -36,6 +36,10 @@ type Node struct {
 	last  *source.Sample
 	rates []ratePoint
 	cal   *Calibration
+	// forcedFork: the last BGSAVE forked though bgsave-default-method was
+	// forkless (source.SaveReport.MethodNote): the next is forecast as a
+	// fork, the method setting notwithstanding.
+	forcedFork bool
 
 	// The running save's progress: the last value of keys processed and
 	// the offset of the sample where it last changed.
@@ -120,6 +124,12 @@ func (n *Node) Learn(r *source.SaveReport) source.Opt[Forecast] {
 		before = n.pending
 	}
 	n.before = source.Opt[Forecast]{}
+	switch r.Kind {
+	case source.SaveFork:
+		n.forcedFork = r.MethodNote != ""
+	case source.SaveForkless:
+		n.forcedFork = false
+	}
 	if c, ok := Calibrate(r); ok {
 		if c.K == 0 && n.cal != nil && n.cal.K > 0 {
 			// A save with no writes to learn from keeps the last k and
@@ -140,8 +150,14 @@ func (n *Node) Forecast() (Forecast, bool) {
 	if n.last == nil {
 		return Forecast{}, false
 	}
-	return Predict(NowOf(n.last, n.Rate(), n.Peak()), n.cal)
+	now := NowOf(n.last, n.Rate(), n.Peak())
+	now.Forkless = now.Forkless && !n.forcedFork
+	return Predict(now, n.cal)
 }
+
+// ForcedFork says the node's last BGSAVE forked though
+// bgsave-default-method was forkless: the forecast is a fork's.
+func (n *Node) ForcedFork() bool { return n.forcedFork }
 
 // Stuck says whether the running save looks stuck, and why: its keys
 // processed have stood still for StallAfter below the total, or it has
@@ -154,7 +170,10 @@ func (n *Node) Stuck() (string, bool) {
 	}
 	p := s.Save
 	done, total := p.Processed, p.Total
-	if done.OK && total.OK && done.V >= total.V {
+	if done.OK && total.OK && done.V >= total.V || p.Phase == source.PhaseFinishing || p.Phase == source.PhaseCancelling {
+		// Writing the file (a forkless save's keys processed may stay
+		// below the total then: the thread stores it at most once a
+		// second) or stopping after a cancel: no keys to move.
 		return "", false
 	}
 	if still, ok := n.Stalled(); ok && still >= StallAfter {

@@ -166,8 +166,10 @@ func Assess(in Input) Fork {
 	case s == nil:
 		f.Why = "no sample yet"
 		return f
-	case !in.AOF && s.Config.Method == "forkless":
-		f.Why = "forkless: no child to copy pages for"
+	case !in.AOF && s.Config.Method == "forkless" && (in.Last == nil || in.Last.MethodNote == ""):
+		// The last save forked anyway (a module that cannot save
+		// forklessly): the next will too, and is checked as a fork.
+		f.Why = "forkless (if no module forces a fork): no child to copy pages for"
 		return f
 	}
 	f.Used, f.RSS = s.Info.UsedMemory, s.Info.RSS

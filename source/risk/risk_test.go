@@ -58,7 +58,7 @@ func TestAssess(t *testing.T) {
 		{"maxmemory 0 means no limit", sample(some(900*mib), some(0), none, some(200*mib), ""), nil, "ok (no limit read)"},
 		{"no COW ever observed", sample(some(900*mib), some(gib), some(mib), some(0), ""), nil, "unknown (no copy-on-write observed yet)"},
 		{"COW field absent, no report", sample(some(900*mib), some(gib), some(mib), none, ""), nil, "unknown (no copy-on-write observed yet)"},
-		{"forkless: no fork", sample(some(900*mib), some(gib), some(mib), some(200*mib), "forkless"), report, "unknown (forkless: no child to copy pages for)"},
+		{"forkless: no fork", sample(some(900*mib), some(gib), some(mib), some(200*mib), "forkless"), report, "unknown (forkless (if no module forces a fork): no child to copy pages for)"},
 		{"used_memory absent", sample(none, some(gib), some(mib), some(200*mib), ""), report, "unknown (used_memory absent)"},
 		{"no sample yet", nil, report, "unknown (no sample yet)"},
 	}

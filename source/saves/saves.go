@@ -48,9 +48,9 @@ type Tracker struct {
 
 // pendingCommand is a command the server accepted to start a save.
 type pendingCommand struct {
-	aof     bool // BGREWRITEAOF, else BGSAVE
-	command string
-	done    time.Duration // when its answer came
+	aof        bool // BGREWRITEAOF, else BGSAVE
+	command    string
+	sent, done time.Duration // when it went out, when its answer came
 }
 
 // windowPoint is what a sample contributes to before/during means.
@@ -89,6 +89,18 @@ type saveRun struct {
 	peakFoot     source.Opt[int64] // of the samples by baseFootFrom's instrument
 	forkPause    source.Opt[time.Duration]
 	curve        []source.CurvePoint
+
+	// base is the last-save fields as the save began, and lastChanges
+	// rdb_changes_since_last_save in the latest sample showing it: its
+	// end is judged against them (rdbVerdict).
+	base        lastFields
+	lastChanges source.Opt[int64]
+	// seenETA: the server gave a forkless ETA (0 or more) during the
+	// save; a -1 after it is the tail, not the start.
+	seenETA bool
+	// blocked_clients before the save and its peak during it.
+	blockedBefore, blockedPeak source.Opt[int64]
+	methodNote                 string
 
 	// Progress and ETA: the rate is taken between distinct progress
 	// values (the server updates them about once a second) and smoothed.
@@ -140,7 +152,7 @@ func (t *Tracker) ObserveCommand(c *source.CommandResult) {
 		r.trigger = source.Trigger{Kind: source.TriggerUser, Detail: c.Command}
 		return
 	}
-	t.pending = &pendingCommand{aof: aof, command: c.Command, done: c.Done}
+	t.pending = &pendingCommand{aof: aof, command: c.Command, sent: c.Sent, done: c.Done}
 }
 
 // startsSave reports whether c is an accepted command that starts (or
@@ -184,7 +196,7 @@ func (t *Tracker) Observe(s *source.Sample) (started bool, ended *source.SaveRep
 	kind, running := source.SaveKindOf(in)
 	justEnded := t.justEnded
 	t.justEnded = false
-	if t.run != nil && (restart || !running || kind != t.run.kind || prev != nil && anotherJob(t.run.kind, &prev.Info, in)) {
+	if t.run != nil && (restart || !running || !sameJob(t.run.kind, kind) || prev != nil && anotherJob(t.run.kind, &prev.Info, in)) {
 		ended = t.finish(s, restart)
 		t.justEnded = true
 	} else if t.run == nil && !running && prev != nil && !restart {
@@ -206,7 +218,32 @@ func (t *Tracker) Observe(s *source.Sample) (started bool, ended *source.SaveRep
 		t.remember(s)
 	}
 	t.dropStale(s, ended != nil)
+	if t.run == nil && ended == nil {
+		// A cancel answered while nothing this tracker can see ran (a
+		// scheduled save, a save already over): it ends nothing later.
+		t.cancelled = false
+	}
 	return started, ended
+}
+
+// sameJob reports whether a job the tracker follows as kind is still the
+// one INFO shows running as now: SaveKindOf calls a forkless sync a
+// forkless save (both are rdb_bgsave_in_progress of type forkless).
+func sameJob(kind, now source.SaveKind) bool {
+	return kind == now || kind == source.SaveForklessSync && now == source.SaveForkless
+}
+
+// forklessSync tells a replica's full sync served without a fork from a
+// forkless BGSAVE, which INFO shows alike (rdb_bgsave_in_progress 1,
+// rdb_current_bgsave_type forkless): a BGSAVE counts in rdb_saves as it
+// starts and a sync does not. Without the sample before, a sync is known
+// by keys sent with no total (current_save_keys_total 0).
+func forklessSync(prev, s *source.Sample) bool {
+	in := &s.Info
+	if prev != nil && prev.Info.RDBSaves.OK && in.RDBSaves.OK {
+		return in.RDBSaves.V == prev.Info.RDBSaves.V
+	}
+	return in.KeysTotal.OK && in.KeysTotal.V == 0 && in.KeysProcessed.V > 0
 }
 
 // anotherJob reports whether the counters show that a job of kind ended
@@ -216,8 +253,11 @@ func anotherJob(kind source.SaveKind, a, b *source.Info) bool {
 	switch kind {
 	case source.SaveFork:
 		return grew(a.RDBSaves, b.RDBSaves) || grew(a.TotalForks, b.TotalForks)
-	case source.SaveForkless:
-		// An AOF rewrite may fork beside a forkless save: forks say nothing.
+	case source.SaveForkless, source.SaveForklessSync:
+		// A forkless save forks nothing, so total_forks says nothing of
+		// it: an atomic slot migration may fork beside it. (An AOF
+		// rewrite does not: it waits, aof_rewrite_scheduled, until the
+		// save ends.) A new BGSAVE counts in rdb_saves as it starts.
 		return grew(a.RDBSaves, b.RDBSaves)
 	case source.SaveAOF:
 		return grew(a.AOFRewrites, b.AOFRewrites) || grew(a.TotalForks, b.TotalForks)
@@ -256,11 +296,23 @@ func (t *Tracker) remember(s *source.Sample) {
 }
 
 func (t *Tracker) start(kind source.SaveKind, prev, s *source.Sample) {
+	if kind == source.SaveForkless && forklessSync(prev, s) {
+		kind = source.SaveForklessSync
+	}
 	r := &saveRun{kind: kind, started: s.Offset, startedAt: s.At}
 	if prev != nil {
 		r.baseUsed, r.baseRSS, r.baseProcRSS = prev.Info.UsedMemory, prev.Info.RSS, prev.Proc.RSS
 		r.baseFoot, r.baseFootFrom = prev.Footprint, prev.FootprintFrom
 		r.forkPause = forkPause(kind, &prev.Info, &s.Info)
+		r.base, r.blockedBefore = lastOf(&prev.Info, true), prev.Info.BlockedClients
+	} else {
+		// The first sample vkwatch took: the save began before it, and
+		// its last-save fields are still the last save's.
+		r.base = lastOf(&s.Info, false)
+	}
+	if kind == source.SaveFork && source.ForcedFork(s) {
+		r.methodNote = "forked, though bgsave-default-method is forkless (rdb_current_bgsave_type fork): " +
+			"the server falls back to a fork when a loaded module cannot save forklessly"
 	}
 	r.trigger = t.triggerOf(kind, prev, s, false)
 	r.before = append([]windowPoint(nil), t.recent...)
@@ -301,6 +353,8 @@ func (t *Tracker) progress(s *source.Sample) {
 	r.peakChildDirty = maxOpt(r.peakChildDirty, s.Proc.ChildPrivateDirty)
 	r.peakLiveCOW = maxOpt(r.peakLiveCOW, in.CurrentCOW)
 	r.peakLiveCOW = maxOpt(r.peakLiveCOW, in.CurrentCOWPeak)
+	r.blockedPeak = maxOpt(r.blockedPeak, in.BlockedClients)
+	r.lastChanges = in.RDBChangesSinceSave
 
 	p := &source.SaveProgress{
 		Kind:      r.kind,
@@ -311,46 +365,20 @@ func (t *Tracker) progress(s *source.Sample) {
 		Total:     in.KeysTotal,
 		LiveCOW:   in.CurrentCOW,
 	}
-	if v, ok := in.KeysProcessed.Get(); ok {
-		switch {
-		case !r.haveInit:
-			r.initVal, r.haveInit = v, true
-		case !r.haveLast:
-			// The first change is only an anchor: the save started at
-			// an unknown time before the first sample, and the first
-			// report of a fork child can be as small as one key.
-			if v != r.initVal {
-				r.lastVal, r.lastAt, r.haveLast = v, s.Offset, true
-			}
-		case v != r.lastVal && s.Offset > r.lastAt:
-			inst := float64(v-r.lastVal) / (s.Offset - r.lastAt).Seconds()
-			if inst > 0 {
-				if r.rate == 0 {
-					r.rate = inst
-				} else {
-					r.rate = etaAlpha*inst + (1-etaAlpha)*r.rate
-				}
-			}
-			r.lastVal, r.lastAt = v, s.Offset
-		}
+	if r.kind == source.SaveForklessSync {
+		// A sync has no key total: its 0 is none.
+		p.Total = source.Opt[int64]{}
 	}
-	if eta, ok := in.ForklessETA.Get(); ok && eta >= 0 {
-		p.ETA = source.Some(time.Duration(eta) * time.Second)
-	} else if total, ok := in.KeysTotal.Get(); ok && r.rate > 0 && r.haveLast {
-		// Between two progress steps the keys done keep growing at the
-		// rate; counting the time since the last step down keeps the ETA
-		// moving smoothly instead of standing still and jumping.
-		left := float64(total-r.lastVal)/r.rate - (s.Offset - r.lastAt).Seconds()
-		p.ETA = source.Some(time.Duration(max(left, 0) * float64(time.Second)))
-	}
+	r.step(in.KeysProcessed, s.Offset)
+	p.ETA, p.Phase = t.etaOf(r, in, s.Offset)
 	s.Save = p
 
 	frac := p.Fraction()
 	if c, ok := s.COW.Get(); ok && (!r.peakCOW.OK || c > r.peakCOW.V) {
 		r.peakCOW, r.peakAt, r.peakCOWFrom = s.COW, frac, s.COWFrom
 	}
-	if in.KeysTotal.OK {
-		r.keysTotal = in.KeysTotal
+	if p.Total.OK {
+		r.keysTotal = p.Total
 	}
 	// A delta between two instruments would measure their difference, not
 	// the save: only samples read like the baseline count.
@@ -362,6 +390,79 @@ func (t *Tracker) progress(s *source.Sample) {
 	}
 	// The one copy of the curve: the history store reads it from here.
 	p.SetCurve(r.curve)
+}
+
+// step takes keys processed at off into the save's smoothed rate, taken
+// between distinct values (the server updates them about once a second).
+func (r *saveRun) step(processed source.Opt[int64], off time.Duration) {
+	v, ok := processed.Get()
+	switch {
+	case !ok:
+	case !r.haveInit:
+		r.initVal, r.haveInit = v, true
+	case !r.haveLast:
+		// The first change is only an anchor: the save started at an
+		// unknown time before the first sample, and the first report of
+		// a fork child can be as small as one key.
+		if v != r.initVal {
+			r.lastVal, r.lastAt, r.haveLast = v, off, true
+		}
+	case v != r.lastVal && off > r.lastAt:
+		inst := float64(v-r.lastVal) / (off - r.lastAt).Seconds()
+		if inst > 0 {
+			if r.rate == 0 {
+				r.rate = inst
+			} else {
+				r.rate = etaAlpha*inst + (1-etaAlpha)*r.rate
+			}
+		}
+		r.lastVal, r.lastAt = v, off
+	}
+}
+
+// etaOf is the running save's ETA at off or, where it has none, the
+// phase it is in (source.PhaseStarting, ...). Never a negative ETA.
+//
+// A forkless save's ETA is the server's own
+// (forkless_estimated_seconds_remaining): -1 before the first key and
+// again in the tail, after the last key, while the file is fsynced and
+// renamed. A -1 once the save had an ETA, or had processed keys, is the
+// tail. A fork save's ETA is derived from the rate of its keys processed;
+// at N/N keys it is in the tail. A sync has no total and no ETA.
+func (t *Tracker) etaOf(r *saveRun, in *source.Info, off time.Duration) (source.Opt[time.Duration], string) {
+	var none source.Opt[time.Duration]
+	if t.cancelled && r.kind != source.SaveAOF {
+		return none, source.PhaseCancelling
+	}
+	switch r.kind {
+	case source.SaveForklessSync:
+		return none, ""
+	case source.SaveForkless:
+		if eta, ok := in.ForklessETA.Get(); ok {
+			switch {
+			case eta >= 0:
+				r.seenETA = true
+				return source.Some(time.Duration(eta) * time.Second), ""
+			case r.seenETA || in.KeysProcessed.V > 0:
+				return none, source.PhaseFinishing
+			}
+			return none, source.PhaseStarting
+		}
+	}
+	total, ok := in.KeysTotal.Get()
+	switch {
+	case !ok || total <= 0:
+		return none, ""
+	case in.KeysProcessed.OK && in.KeysProcessed.V >= total:
+		return none, source.PhaseFinishing
+	case r.rate > 0 && r.haveLast:
+		// Between two progress steps the keys done keep growing at the
+		// rate; counting the time since the last step down keeps the ETA
+		// moving smoothly instead of standing still and jumping.
+		left := float64(total-r.lastVal)/r.rate - (off - r.lastAt).Seconds()
+		return source.Some(time.Duration(max(left, 0) * float64(time.Second))), ""
+	}
+	return none, ""
 }
 
 // CurvePointOf is the point of its save's cost curve a sample makes: what
@@ -385,17 +486,26 @@ func CurvePointOf(s *source.Sample) (source.CurvePoint, bool) {
 func (t *Tracker) finish(s *source.Sample, restart bool) *source.SaveReport {
 	r := t.run
 	t.run = nil
-	rep := t.report(r.kind, s)
+	rep := t.report(r.kind, s, r.base, r.lastChanges)
 	rep.Started, rep.StartedAt = r.started, r.startedAt
 	rep.Observed = rep.Ended - rep.Started
 	if restart {
-		rep.Status = source.StatusLost
-		rep.ServerSeconds, rep.COW = source.Opt[int64]{}, source.Opt[int64]{}
+		rep.Status, rep.Evidence = source.StatusLost, "uptime_in_seconds went back or process_id changed: the server restarted"
+		rep.ServerSeconds = source.Opt[int64]{}
+		if rep.COWFrom != source.FromNoChild {
+			rep.COW, rep.COWFrom = source.Opt[int64]{}, ""
+		}
 	}
-	rep.Trigger = r.trigger
+	rep.Trigger, rep.MethodNote = r.trigger, r.methodNote
 	rep.PeakCOW, rep.PeakAtProgress, rep.PeakCOWFrom = r.peakCOW, r.peakAt, r.peakCOWFrom
 	rep.KeysTotal = r.keysTotal
 	rep.PeakFootprintDelta = deltaOpt(r.peakFoot, r.baseFoot)
+	if rep.PeakFootprintDelta.OK {
+		rep.PeakFootprintFrom = r.baseFootFrom
+	}
+	if !restart {
+		settle(rep, s, r.baseFootFrom, baseRSS(r.baseFootFrom, r.baseRSS, r.baseProcRSS))
+	}
 	rep.ForkPause = r.forkPause
 	rep.Curve = r.curve
 	rep.PeakLiveCOW = r.peakLiveCOW
@@ -411,44 +521,85 @@ func (t *Tracker) finish(s *source.Sample, restart bool) *source.SaveReport {
 	rep.PeakChildPrivateDirty = r.peakChildDirty
 	rep.OpsBefore, rep.WriterOpsBefore, rep.PingBefore = summarize(r.before)
 	rep.OpsDuring, rep.WriterOpsDuring, rep.PingDuring = summarize(r.during)
+	rep.BlockedBefore, rep.BlockedDuring, rep.BlockedAfter = r.blockedBefore, r.blockedPeak, s.Info.BlockedClients
 	return rep
 }
 
 // missed reports a save that ran entirely between prev and s, if the
-// counters show one.
+// counters show one. rdb_saves growing says a BGSAVE began (a forkless one
+// counts as it starts, a fork one as it forks), total_forks growing with
+// it that it forked; rdb_last_bgsave_time_sec changing without rdb_saves
+// is an RDB job that was no BGSAVE: a replica's sync, forkless when
+// nothing forked.
 func (t *Tracker) missed(prev, s *source.Sample, justEnded bool) *source.SaveReport {
 	a, b := &prev.Info, &s.Info
 	changed := func(x, y source.Opt[int64]) bool { return !justEnded && x.OK && y.OK && y.V != x.V }
+	forked := grew(a.TotalForks, b.TotalForks)
+	forksKnown := a.TotalForks.OK && b.TotalForks.OK
 	var kind source.SaveKind
 	switch {
-	case grew(a.RDBSaves, b.RDBSaves) || changed(a.RDBLastTime, b.RDBLastTime):
+	case grew(a.RDBSaves, b.RDBSaves):
 		kind = source.SaveFork
-		if b.RDBLastType == "forkless" {
+		if forksKnown && !forked || !forksKnown && b.RDBLastType == "forkless" {
+			kind = source.SaveForkless
+		}
+	case changed(a.RDBLastTime, b.RDBLastTime):
+		kind = source.SaveFork
+		if a.RDBSaves.OK && b.RDBSaves.OK && forksKnown && !forked {
+			kind = source.SaveForklessSync
+		} else if b.RDBLastType == "forkless" {
 			kind = source.SaveForkless
 		}
 	case changed(a.AOFLastRewriteTime, b.AOFLastRewriteTime):
 		kind = source.SaveAOF
-	case grew(a.TotalForks, b.TotalForks):
+	case forked:
 		kind = source.SaveFork
 	default:
 		return nil
 	}
-	rep := t.report(kind, s)
+	rep := t.report(kind, s, lastOf(a, true), a.RDBChangesSinceSave)
+	pc := t.pending
 	rep.Trigger = t.triggerOf(kind, prev, s, true)
 	rep.ForkPause = forkPause(kind, a, b)
-	rep.Started, rep.StartedAt = s.Offset, s.At
+	// It ran after the sample before, and after vkwatch's own command
+	// when it was that: Observed is the most it can have lasted.
+	rep.Started = prev.Offset
+	if pc != nil && rep.Trigger.Kind == source.TriggerUser && pc.sent > rep.Started {
+		rep.Started = pc.sent
+	}
+	rep.StartedAt = s.At.Add(rep.Started - s.Offset)
+	rep.Observed, rep.ObservedUpTo = rep.Ended-rep.Started, true
 	rep.BaseUsed, rep.BaseRSS = a.UsedMemory, a.RSS
 	rep.OpsBefore, rep.WriterOpsBefore, rep.PingBefore = summarize(t.recent)
+	// The end sample's interval held the whole save: its ops, PINGs and
+	// memory are what the save was seen to cost.
+	rep.OpsDuring, rep.WriterOpsDuring, rep.PingDuring = summarize([]windowPoint{pointOf(s)})
+	rep.PeakUsedDelta, rep.PeakRSSDelta = deltaOpt(b.UsedMemory, a.UsedMemory), deltaOpt(b.RSS, a.RSS)
+	rep.PeakProcRSSDelta = deltaOpt(s.Proc.RSS, prev.Proc.RSS)
+	rep.BlockedBefore, rep.BlockedAfter = a.BlockedClients, b.BlockedClients
+	settle(rep, s, prev.FootprintFrom, baseRSS(prev.FootprintFrom, a.RSS, prev.Proc.RSS))
 	return rep
+}
+
+// baseRSS is the RSS read before a save by the footprint's instrument:
+// /proc's or INFO's.
+func baseRSS(from source.Instrument, info, proc source.Opt[int64]) source.Opt[int64] {
+	if from == source.FromProc {
+		return proc
+	}
+	return info
 }
 
 // grew reports whether a counter read in both samples went up.
 func grew(x, y source.Opt[int64]) bool { return x.OK && y.OK && y.V > x.V }
 
-// report fills what the end sample s says about the last save of kind; an
-// RDB save the server confirmed cancelling is "cancelled", whatever its
-// rdb_last_bgsave_status says. The cancel is forgotten with every report.
-func (t *Tracker) report(kind source.SaveKind, s *source.Sample) *source.SaveReport {
+// report fills what the end sample s says about the last save of kind,
+// which began with the last-save fields base (lastChanges: the change
+// counter in the last sample that showed it running). Each last-save
+// field is read only where this save set it (see verdict.go); a save
+// vkwatch's BGSAVE CANCEL stopped is cancelled. The cancel is forgotten
+// with every report.
+func (t *Tracker) report(kind source.SaveKind, s *source.Sample, base lastFields, lastChanges source.Opt[int64]) *source.SaveReport {
 	in := &s.Info
 	rep := &source.SaveReport{Node: t.node, Addr: t.addr, Kind: kind, Ended: s.Offset}
 	nonNeg := func(o source.Opt[int64]) source.Opt[int64] {
@@ -457,21 +608,43 @@ func (t *Tracker) report(kind source.SaveKind, s *source.Sample) *source.SaveRep
 		}
 		return o
 	}
+	// rdb_last_bgsave_time_sec where this save's end may have left it
+	// as it was: only a new value is this save's.
+	newTime := func() source.Opt[int64] {
+		if v := nonNeg(in.RDBLastTime); v.OK && (!base.bgTime.OK || base.bgTime.V != v.V) {
+			return v
+		}
+		return source.Opt[int64]{}
+	}
 	switch kind {
 	case source.SaveSlotMigration:
 		// INFO keeps no last status or copy-on-write of a slot
 		// migration's child (CLUSTER GETSLOTMIGRATIONS has its
 		// cow_size): the live figures the samples saw are the report's.
 	case source.SaveAOF:
-		rep.Status = in.AOFLastStatus
+		rep.Status, rep.Evidence = in.AOFLastStatus, "aof_last_bgrewrite_status"
 		rep.ServerSeconds = nonNeg(in.AOFLastRewriteTime)
-		rep.COW = in.AOFLastCOW
+		if in.AOFLastCOW.OK {
+			rep.COW, rep.COWFrom = in.AOFLastCOW, source.FromAOFLastCOW
+		}
+	case source.SaveForklessSync:
+		rep.Evidence = "a replica's full sync without a fork is no BGSAVE: the server keeps no status of it"
+		rep.ServerSeconds = newTime()
+		rep.COW, rep.COWFrom = source.Some[int64](0), source.FromNoChild
 	default:
-		rep.Status = in.RDBLastStatus
-		rep.ServerSeconds = nonNeg(in.RDBLastTime)
-		rep.COW = in.RDBLastCOW
-		if t.cancelled {
-			rep.Status = source.StatusCancelled
+		rep.Status, rep.Evidence = rdbVerdict(base, lastChanges, in, t.cancelled)
+		switch rep.Status {
+		case source.StatusOK, source.StatusErr, source.StatusCancelled:
+			rep.ServerSeconds = nonNeg(in.RDBLastTime)
+		default:
+			rep.ServerSeconds = newTime()
+		}
+		switch {
+		case kind == source.SaveForkless:
+			rep.COW, rep.COWFrom = source.Some[int64](0), source.FromNoChild
+		case rep.Status == source.StatusOK && in.RDBLastCOW.OK:
+			// The child reports its copy-on-write only when it saved.
+			rep.COW, rep.COWFrom = in.RDBLastCOW, source.FromRDBLastCOW
 		}
 	}
 	t.cancelled = false

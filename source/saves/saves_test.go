@@ -113,13 +113,15 @@ func TestSaveTrackerForkSave(t *testing.T) {
 	}
 	want := source.SaveReport{
 		Node: "h:1", Addr: "h:1", Kind: source.SaveFork, Status: "ok",
-		Started: 10200 * time.Millisecond, Ended: 12200 * time.Millisecond, StartedAt: q.clock.Add(10200 * time.Millisecond),
-		Observed: 2 * time.Second, ServerSeconds: source.Some[int64](2), COW: source.Some[int64](777), PeakLiveCOW: source.Some(peakCOW),
+		Evidence: "rdb_last_bgsave_status ok (nothing else to check it by: no rdb_last_save_time)",
+		Started:  10200 * time.Millisecond, Ended: 12200 * time.Millisecond, StartedAt: q.clock.Add(10200 * time.Millisecond),
+		Observed: 2 * time.Second, ServerSeconds: source.Some[int64](2), COW: source.Some[int64](777), COWFrom: source.FromRDBLastCOW, PeakLiveCOW: source.Some(peakCOW),
 		// The last sample has the most COW, at 90 % of the keys; the
 		// footprint peaks there too: RSS up 9 pages, COW 9000 bytes.
 		PeakCOW: source.Some(peakCOW), PeakCOWFrom: source.FromInfo, PeakAtProgress: source.Some(0.9), PeakFootprintDelta: source.Some[int64](9*4096 + 9000),
-		KeysTotal: source.Some[int64](5000),
-		ForkPause: source.Some(1234 * time.Microsecond), Curve: curve,
+		PeakFootprintFrom: source.FromInfo,
+		KeysTotal:         source.Some[int64](5000),
+		ForkPause:         source.Some(1234 * time.Microsecond), Curve: curve,
 		BaseUsed: base.UsedMemory, BaseRSS: base.RSS, PeakUsedDelta: source.Some[int64](300), PeakRSSDelta: source.Some[int64](9 * 4096),
 		// The last 5 s before the start: samples 24..49 (offsets 5 s..10 s
 		// are within 5 s of the last one), ops 24..49.
@@ -153,7 +155,9 @@ func TestSaveTrackerForklessAndAOF(t *testing.T) {
 	tr := NewTracker("h", "h")
 	tr.Observe(q.next(nil, 1, source.Latency{}))
 	s := q.next(func(in *source.Info) {
+		// A forkless BGSAVE counts in rdb_saves as it starts.
 		in.RDBInProgress, in.RDBCurrentType, in.ForklessETA = source.Some[int64](1), "forkless", source.Some[int64](17)
+		in.RDBSaves.V++
 	}, 1, source.Latency{})
 	if st, _ := tr.Observe(s); !st || s.Save.Kind != source.SaveForkless || s.Save.ETA != source.Some(17*time.Second) {
 		t.Fatalf("forkless start: %+v", s.Save)
@@ -180,16 +184,27 @@ func TestSaveTrackerForklessAndAOF(t *testing.T) {
 
 func TestSaveTrackerMissedSaves(t *testing.T) {
 	tests := []struct {
-		name string
-		f    func(*source.Info)
-		want source.SaveKind
+		name   string
+		f      func(*source.Info)
+		want   source.SaveKind
+		status string
+		cow    source.Opt[int64] // rdb_last_cow_size is 99 after each
 	}{
-		{"rdb_saves", func(in *source.Info) { in.RDBSaves.V++; in.TotalForks.V++ }, source.SaveFork},
-		{"rdb_last_bgsave_time_sec", func(in *source.Info) { in.RDBLastTime = source.Some[int64](0) }, source.SaveFork},
-		{"forkless", func(in *source.Info) { in.RDBSaves.V++; in.RDBLastType = "forkless" }, source.SaveForkless},
-		{"aof", func(in *source.Info) { in.AOFLastRewriteTime = source.Some[int64](0); in.TotalForks.V++ }, source.SaveAOF},
-		{"total_forks", func(in *source.Info) { in.TotalForks.V++ }, source.SaveFork},
-		{"nothing", func(in *source.Info) { in.UsedMemory.V++ }, ""},
+		{"rdb_saves", func(in *source.Info) { in.RDBSaves.V++; in.TotalForks.V++ }, source.SaveFork, "ok", source.Some[int64](99)},
+		// Before 7.0 (no rdb_saves) a changed rdb_last_bgsave_time_sec
+		// is the sign of a save.
+		{"rdb_last_bgsave_time_sec", func(in *source.Info) { in.RDBLastTime, in.RDBSaves = source.Some[int64](0), source.Opt[int64]{} }, source.SaveFork, "ok", source.Some[int64](99)},
+		// rdb_saves grew and nothing forked: forkless, whatever the last
+		// type says (a cancel leaves it as it was). Its copy-on-write is
+		// none, never rdb_last_cow_size (a fork save's).
+		{"forkless", func(in *source.Info) { in.RDBSaves.V++; in.RDBLastType = "forkless" }, source.SaveForkless, "ok", source.Some[int64](0)},
+		{"forkless, last type fork", func(in *source.Info) { in.RDBSaves.V++; in.RDBLastType = "fork" }, source.SaveForkless, "ok", source.Some[int64](0)},
+		// rdb_last_bgsave_time_sec moved with neither rdb_saves nor a
+		// fork: a replica's sync without a fork, no BGSAVE, no status.
+		{"forkless sync", func(in *source.Info) { in.RDBLastTime = source.Some[int64](2) }, source.SaveForklessSync, "", source.Some[int64](0)},
+		{"aof", func(in *source.Info) { in.AOFLastRewriteTime = source.Some[int64](0); in.TotalForks.V++ }, source.SaveAOF, "ok", source.Some[int64](0)},
+		{"total_forks", func(in *source.Info) { in.TotalForks.V++ }, source.SaveFork, "ok", source.Some[int64](99)},
+		{"nothing", func(in *source.Info) { in.UsedMemory.V++ }, "", "", source.Opt[int64]{}},
 	}
 	for _, tt := range tests {
 		q := newSeq()
@@ -202,10 +217,19 @@ func TestSaveTrackerMissedSaves(t *testing.T) {
 			t.Errorf("%s: a save started", tt.name)
 		case tt.want == "" && rep != nil:
 			t.Errorf("%s: report %+v", tt.name, rep)
-		case tt.want != "" && (rep == nil || rep.Kind != tt.want || rep.Observed != 0 || rep.Started != s.Offset || rep.Ended != s.Offset || rep.Status != "ok"):
-			t.Errorf("%s: report %+v, want kind %q observed 0", tt.name, rep, tt.want)
-		case tt.want == source.SaveFork && rep.COW != source.Some[int64](99):
-			t.Errorf("%s: COW %+v", tt.name, rep.COW)
+		// It ran between the two samples: at most their interval.
+		case tt.want != "" && (rep == nil || rep.Kind != tt.want || rep.Observed != 200*time.Millisecond || !rep.ObservedUpTo ||
+			rep.Started != s.Offset-200*time.Millisecond || rep.Ended != s.Offset || rep.Status != tt.status):
+			t.Errorf("%s: report %+v, want kind %q status %q observed up to 200ms", tt.name, rep, tt.want, tt.status)
+		case tt.want != "" && rep.COW != tt.cow:
+			t.Errorf("%s: COW %+v, want %+v", tt.name, rep.COW, tt.cow)
+		// No sample saw it: the server's figures are its peak and its
+		// footprint's rise (the RSS did not move), named as theirs; the
+		// end sample's interval is what it was seen to cost.
+		case tt.want == source.SaveFork && (rep.PeakCOW != tt.cow || rep.PeakCOWFrom != source.FromRDBLastCOW ||
+			rep.PeakFootprintDelta != tt.cow || rep.PeakFootprintFrom != "info rss + rdb_last_cow_size" || !rep.OpsDuring.OK || !rep.PeakUsedDelta.OK):
+			t.Errorf("%s: peak %+v from %q, footprint +%+v from %q, ops during %+v, used +%+v", tt.name, rep.PeakCOW, rep.PeakCOWFrom,
+				rep.PeakFootprintDelta, rep.PeakFootprintFrom, rep.OpsDuring, rep.PeakUsedDelta)
 		}
 	}
 }
@@ -304,8 +328,12 @@ func TestSaveTrackerETASmooth(t *testing.T) {
 					t.Errorf("at %s: ETA jumped from %s to %s in %s", now-start, prevETA.V, eta.V, elapsed)
 				}
 			}
-		} else if sawETA {
+		} else if sawETA && reported < total {
 			t.Errorf("at %s: ETA disappeared", now-start)
+		}
+		// At N/N the save writes its file: a phase, not an ETA of 0.
+		if done := reported >= total; done != (s.Save.Phase == source.PhaseFinishing) || done && eta.OK {
+			t.Errorf("at %s, %d/%d keys: ETA %+v, phase %q", now-start, reported, total, eta, s.Save.Phase)
 		}
 		prevETA, prevOff = eta, now
 		if reported >= total || now-start > 30*time.Second {
@@ -445,5 +473,44 @@ func TestSaveTrackerLiveCOWNeverAFalseZero(t *testing.T) {
 		if rep.PeakLiveCOW != want {
 			t.Errorf("copied %d: peak live COW %+v, want %+v", copied, rep.PeakLiveCOW, want)
 		}
+	}
+}
+
+// TestShortSaveFigures: a save no instrument saw the cost of has the
+// server's own figures. The one sample that saw it running found its
+// child in /proc but exiting (its smaps_rollup gone): no copy-on-write, no
+// footprint read. The child ended at 688 KiB (rdb_last_cow_size): its
+// copy-on-write only grows, so its peak is that, at the end, named by the
+// server's field, and the footprint rose by it and the RSS's rise. A save
+// of vkwatch's own that ran between two samples began after its BGSAVE.
+func TestShortSaveFigures(t *testing.T) {
+	q := newSeq()
+	q.proc = source.ProcMem{RSS: source.Some[int64](1 << 30), PSS: source.Some[int64](1 << 30)}
+	tr := NewTracker("h", "h")
+	tr.Observe(q.next(nil, 1, source.Latency{}))
+	q.proc.ChildPID = source.Some[int64](4242)
+	s := q.next(func(in *source.Info) {
+		in.RDBInProgress = source.Some[int64](1)
+		in.RDBSaves.V++
+		in.TotalForks.V++
+	}, 1, source.Latency{})
+	if tr.Observe(s); s.COW.OK || s.Footprint.OK {
+		t.Fatalf("an exiting child read: COW %+v, footprint %+v", s.COW, s.Footprint)
+	}
+	q.proc.ChildPID, q.proc.RSS = source.Opt[int64]{}, source.Some[int64](1<<30+4096)
+	_, rep := tr.Observe(q.next(func(in *source.Info) {
+		in.RDBInProgress, in.RDBLastCOW = source.Some[int64](0), source.Some[int64](688<<10)
+	}, 1, source.Latency{}))
+	if rep == nil || rep.PeakCOW != source.Some[int64](688<<10) || rep.PeakCOWFrom != source.FromRDBLastCOW || rep.PeakAtProgress != source.Some(1.0) ||
+		rep.PeakFootprintDelta != source.Some[int64](688<<10+4096) || rep.PeakFootprintFrom != "proc rss + rdb_last_cow_size" || rep.ObservedUpTo {
+		t.Errorf("report %+v", rep)
+	}
+	q.proc = source.ProcMem{}
+
+	tr.ObserveCommand(&source.CommandResult{Command: "BGSAVE", Reply: "Background saving started", Sent: q.off + 150*time.Millisecond, Done: q.off + 160*time.Millisecond})
+	s = q.next(func(in *source.Info) { in.RDBSaves.V++; in.TotalForks.V++ }, 1, source.Latency{})
+	_, rep = tr.Observe(s)
+	if rep == nil || rep.Trigger.Kind != source.TriggerUser || rep.Started != s.Offset-50*time.Millisecond || rep.Observed != 50*time.Millisecond || !rep.ObservedUpTo {
+		t.Errorf("a save of vkwatch's between two samples: %+v", rep)
 	}
 }

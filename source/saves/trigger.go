@@ -39,7 +39,7 @@ func (t *Tracker) triggerOf(kind source.SaveKind, prev, s *source.Sample, missed
 		// no replica, no rule starts it.
 		return source.Trigger{Kind: source.TriggerSlotMigration, Detail: "slot migration (slot_migration_fork_in_progress)"}
 	}
-	if pc := t.pending; pc != nil && pc.aof == (kind == source.SaveAOF) {
+	if pc := t.pending; pc != nil && kind != source.SaveForklessSync && pc.aof == (kind == source.SaveAOF) {
 		t.pending = nil
 		return source.Trigger{Kind: source.TriggerUser, Detail: pc.command}
 	}

@@ -71,6 +71,17 @@ func (c *Config) defaults() {
 // Redis 7.0 or later).
 var infoArgs = []any{"info", "server", "replication", "memory", "stats", "persistence"}
 
+// infoWithClients adds the clients section while a save runs or one is
+// coming (see clientsWanted): its blocked_clients counts the writers a
+// forkless save holds up, and a server at rest pays nothing more.
+var infoWithClients = append(append([]any(nil), infoArgs...), "clients")
+
+// comingFor is how long after a save command vkwatch sent (BGSAVE,
+// BGREWRITEAOF) the sampler keeps asking for the clients section, so
+// that the samples around the save's start have blocked_clients: a save
+// too short to be seen is over by then.
+const comingFor = 3 * time.Second
+
 // connectInfoArgs add, on connecting, the cluster section: one line,
 // cluster_enabled, which cannot change while the server runs, so the
 // samples after do not ask for it again.
@@ -135,8 +146,11 @@ type Watcher struct {
 	answers  []source.CommandResult
 	answered chan struct{}
 	// starting counts the commands sent with Do that may start a save
-	// (BGSAVE, BGREWRITEAOF) and are not answered yet (see causeFirst).
+	// (BGSAVE, BGREWRITEAOF) and are not answered yet (see causeFirst);
+	// saveSent is when the last of them was sent (a clock offset, ns),
+	// 0 before any.
 	starting atomic.Int32
+	saveSent atomic.Int64
 }
 
 // SetPingInterval changes how far apart the watcher's PINGs are, at once
@@ -585,8 +599,12 @@ func (s *sampling) loop(ctx context.Context, wg *sync.WaitGroup) {
 		case <-ctx.Done():
 			return
 		}
+		args := infoArgs
+		if s.clientsWanted() {
+			args = infoWithClients
+		}
 		ictx, cancel := context.WithTimeout(ctx, infoTimeout)
-		text, err := w.samplerDo(ictx, infoArgs...)
+		text, err := w.samplerDo(ictx, args...)
 		cancel()
 		at := w.clock.Offset()
 		if ctx.Err() != nil {
@@ -613,6 +631,26 @@ func (s *sampling) loop(ctx context.Context, wg *sync.WaitGroup) {
 		s.causeFirst(ctx)
 		s.sample(ctx, text, at)
 	}
+}
+
+// clientsWanted says whether the next INFO asks for the clients section:
+// while the last sample shows a save or rewrite running, or one coming
+// (an AOF rewrite scheduled, a replica waiting for a full sync: what the
+// fleet's attention follows too), and for comingFor after vkwatch sent a
+// save command. Not between saves: an idle server is asked no more.
+func (s *sampling) clientsWanted() bool {
+	if s.w.starting.Load() > 0 {
+		return true
+	}
+	if at := s.w.saveSent.Load(); at > 0 && s.w.clock.Offset()-time.Duration(at) < comingFor {
+		return true
+	}
+	in := s.prev
+	if in == nil {
+		return false
+	}
+	_, running := source.SaveKindOf(in)
+	return running || in.AOFRewriteScheduled.V == 1 || in.ReplicasWaitingBGSave > 0
 }
 
 // connect (re)connects the sampler. Connected, the sampling starts afresh
@@ -939,6 +977,7 @@ func (w *Watcher) Do(ctx context.Context, args ...string) source.CommandResult {
 	starts := mayStartSave(args)
 	if starts {
 		w.starting.Add(1)
+		w.saveSent.Store(max(int64(sent), 1))
 	}
 	switch {
 	case len(args) == 0:

@@ -92,12 +92,14 @@ var benchColumns = []struct {
 	get  func(bench.Summary) bench.Stat
 	f    func(float64) cell
 }{
-	{"copy-on-write (rdb_last_cow_size)", func(s bench.Summary) bench.Stat { return s.COW }, fbytes},
+	{bench.COWMeasure, func(s bench.Summary) bench.Stat { return s.COW }, fbytes},
 	{"memory delta (RSS + child's dirty pages)", func(s bench.Summary) bench.Stat { return s.MemDelta }, fbytes},
 	{"save time (observed)", func(s bench.Summary) bench.Stat { return s.SaveTime }, fsecs},
+	{"save time (server)", func(s bench.Summary) bench.Stat { return s.ServerTime }, fsecs},
 	{"writers ops/s", func(s bench.Summary) bench.Stat { return s.WriterOps }, fcount},
 	{"worst PING", func(s bench.Summary) bench.Stat { return s.WorstPing }, fms},
 	{"p99 PING (estimated)", func(s bench.Summary) bench.Stat { return s.P99Ping }, fms},
+	{bench.BlockedMeasure, func(s bench.Summary) bench.Stat { return s.Blocked }, fcount},
 }
 
 func fbytes(v float64) cell { return cell{units.BytesFixed(v), strconv.FormatFloat(v, 'f', -1, 64)} }
@@ -440,7 +442,7 @@ func saveRowOf(num int, file string, s *src.Server, sv *src.Save, colour string)
 		Start:     secsCell(sv.Started),
 		Duration:  secsCell(sv.Observed),
 		ServerSec: optSecsCell(sv.ServerSeconds),
-		COW:       bytesCell(sv.COW), PeakCOW: peak, PeakAt: pctCell(sv.PeakAtProgress),
+		COW:       cowCell(&sv.SaveReport), PeakCOW: peak, PeakAt: pctCell(sv.PeakAtProgress),
 		PeakFootprint: bytesCell(sv.PeakFootprintDelta), ForkPause: pauseCell(sv.ForkPause),
 		OpsBefore: opsCell(sv.OpsBefore), OpsDuring: opsCell(sv.OpsDuring),
 		P99Before: pingCell(sv.PingBefore, false), P99During: pingCell(sv.PingDuring, false),
@@ -479,8 +481,8 @@ func benchRowOf(s bench.Summary, colour string) benchRow {
 func benchRunOf(s bench.Summary, n int, r bench.Run) benchRunRow {
 	return benchRunRow{
 		Server: clean(s.Addr), Run: n, Kind: clean(orNA(string(r.Report.Kind))), Status: clean(orNA(r.Report.Status)),
-		COW: bytesCell(r.Report.COW), ServerCOW: fbytes(float64(r.ServerCOW)), MemDelta: bytesCell(r.MemDelta),
-		Save: secsCell(r.Report.Observed), ServerSec: cell{strconv.FormatInt(r.ServerSeconds, 10) + " s", strconv.FormatInt(r.ServerSeconds, 10)},
+		COW: cowCell(&r.Report), ServerCOW: bytesCell(r.ServerCOW), MemDelta: bytesCell(r.MemDelta),
+		Save: secsCell(r.Report.Observed), ServerSec: optSecsCell(r.ServerSeconds),
 		WriterOps: fcount(r.WriterOps), WorstPing: latencyMs(r.WorstPing), P99Ping: latencyMs(r.P99Ping),
 		Dataset: cell{units.CountFloat(float64(r.DatasetKeys)), strconv.FormatInt(r.DatasetKeys, 10)},
 	}

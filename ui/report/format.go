@@ -27,6 +27,15 @@ func bytesCell(o source.Opt[int64]) cell {
 	return cell{units.BytesFixed(float64(v)), strconv.FormatInt(v, 10)}
 }
 
+// cowCell is a save's copy-on-write: none for a forkless one (no child),
+// n/a where no figure is this save's.
+func cowCell(r *source.SaveReport) cell {
+	if r.COWFrom == source.FromNoChild {
+		return cell{"none (no child)", "0"}
+	}
+	return bytesCell(r.COW)
+}
+
 func secsCell(d time.Duration) cell {
 	return cell{strconv.FormatFloat(d.Seconds(), 'f', 2, 64) + " s", strconv.FormatFloat(d.Seconds(), 'f', -1, 64)}
 }
