@@ -179,7 +179,7 @@ func Restarted(prev, cur *Info) bool {
 }
 
 // SaveKindOf says which background job the INFO shows running, if any:
-// the save tracker follows that job, and FillInstruments counts INFO's
+// the save tracker follows that job, and Derive counts INFO's
 // copy-on-write only while one runs.
 func SaveKindOf(in *Info) (SaveKind, bool) {
 	switch {

@@ -1,10 +1,10 @@
 package source
 
-// FillInstruments sets s.COW and s.Footprint, each from the fastest
-// instrument that reads it, and names the instrument. The watcher calls it
-// on every sample; it reads only s.Info and s.Proc, so a recording made
-// before the instruments existed gets them by the same rule when read
-// back. It does not allocate.
+// Derive sets s.COW and s.Footprint, each from the fastest instrument that
+// reads it, and names the instrument. It reads only s.Info and s.Proc, what
+// was measured, so a sample read from a recording gets them by the very
+// rule the live one did: saves.Tracker.Observe calls it on every sample,
+// live in the watcher and in a recording's reader. It does not allocate.
 //
 // COW (copy-on-write of the save child):
 //   - the child's Private_Dirty from /proc (FromProc) while /proc shows a
@@ -31,7 +31,7 @@ package source
 //     otherwise (FromInfo): the server's own estimate, for a remote server
 //     or a child whose smaps_rollup vkwatch may not read;
 //   - else absent.
-func FillInstruments(s *Sample) {
+func Derive(s *Sample) {
 	in, p := &s.Info, &s.Proc
 	_, running := SaveKindOf(in)
 	procOK := p.RSS.OK && p.PSS.OK // smaps_rollup of the server is readable

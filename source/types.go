@@ -198,7 +198,9 @@ type Latency struct {
 	P99   time.Duration
 	Max   time.Duration
 	// InFlight is the age of a PING sent and not yet answered when the
-	// summary was taken (0 when none): a stall shows while it lasts.
+	// summary was taken (0 when none): a stall shows while it lasts. A
+	// sample holds it once, in Ping (the interval's summary): its Ping10s,
+	// the PINGs answered in the last 10 s, has none.
 	InFlight time.Duration
 	// Interval is how far apart the PINGs were sent: the resolution of
 	// these figures (a pause shorter than it may be missed). Of a merged
@@ -272,6 +274,11 @@ type Sample struct {
 
 	Proc ProcMem
 
+	// Derived: figures computed from the measured fields above, never
+	// recorded. saves.Tracker.Observe fills them, the one function the
+	// watcher calls live and a recording's reader calls on every sample it
+	// reads (source.Derive for the instruments, then the save's progress).
+
 	// COW is the copy-on-write of the running save child from the fastest
 	// instrument there is: the child's Private_Dirty from /proc for a local
 	// server (read every sample), else INFO's current_cow_size (which the
@@ -279,20 +286,22 @@ type Sample struct {
 	// when vkwatch can read the server's smaps_rollup (it would see a
 	// child), else FromInfo on a server that reports the field; INFO's 0
 	// during a forkless save (no child). Absent when neither instrument
-	// reads. COWFrom names the instrument. See FillInstruments.
-	COW     Opt[int64]
-	COWFrom Instrument
+	// reads. COWFrom names the instrument. See Derive.
+	COW     Opt[int64] `json:"-"`
+	COWFrom Instrument `json:"-"`
 	// Footprint is the memory the host pays for the server: for a local
 	// server its RSS plus the save child's private dirty pages (/proc);
 	// for a remote one used_memory_rss + current_cow_size, the server's own
 	// estimate (also for a local child whose smaps_rollup vkwatch may not
 	// read). A fork's cost shows here and not in used_memory or RSS, which
 	// stay flat in the parent. FootprintFrom names the instrument.
-	Footprint     Opt[int64]
-	FootprintFrom Instrument
+	Footprint     Opt[int64] `json:"-"`
+	FootprintFrom Instrument `json:"-"`
 
-	// Save is the progress of the save or AOF rewrite running now, nil when none.
-	Save *SaveProgress
+	// Save is the progress of the save or AOF rewrite running now, nil
+	// when none: the save tracker's (saves.Tracker), which follows the
+	// samples and the answers to vkwatch's commands in order.
+	Save *SaveProgress `json:"-"`
 }
 
 // SaveKind names the kind of background job.
@@ -609,6 +618,12 @@ type Event struct {
 	Sample   *Sample
 	Identity *Identity
 	Err      string
+	// Stalled, on an EventDisconnected, says the server is connected but
+	// silent: INFO went unanswered (DEBUG SLEEP, a huge command, SIGSTOP),
+	// and Err says for how long. The watcher keeps the connection and all
+	// it sampled; a save goes on and shows when the server answers again.
+	// False when the connection is lost or could not be made.
+	Stalled  bool
 	Command  *CommandResult
 	Report   *SaveReport
 	Topology *Topology

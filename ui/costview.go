@@ -49,7 +49,7 @@ type costView struct {
 }
 
 // newCostView returns the cost view's component.
-func newCostView(*Model) component {
+func newCostView(viewOpts) component {
 	return &costView{
 		Cost:  key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "cost")),
 		CostY: key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "cow/footprint")),
@@ -68,8 +68,8 @@ func (c *costView) carry(from component) { c.y = from.(*costView).y }
 
 // SyncKeys implements component: y works while the view is open, and c
 // says it closes it.
-func (c *costView) SyncKeys(m *Model) {
-	on := m.fills(c)
+func (c *costView) SyncKeys(o openState) {
+	on := o.fills
 	c.CostY.SetEnabled(on)
 	c.Cost.SetHelp("c", "cost")
 	if on {
@@ -78,43 +78,32 @@ func (c *costView) SyncKeys(m *Model) {
 }
 
 // Update implements component: y plots the other figure.
-func (c *costView) Update(_ *Model, k tea.KeyMsg) bool {
+func (c *costView) Update(_ *viewCtx, k tea.KeyMsg) (bool, request) {
 	if key.Matches(k, c.CostY) {
 		c.switchY()
-		return true
+		return true, nil
 	}
-	return false
+	return false, nil
 }
 
 // ShortHelp implements component: the view's keys first, the save keys
 // after quit.
-func (c *costView) ShortHelp(m *Model) []key.Binding {
-	g, p := &m.keys, m.views[viewPanes].(*panesView)
-	return []key.Binding{c.Cost, c.CostY, g.Pause, m.toggleKey(viewHelp), g.Quit, g.Save, g.Both, p.Next}
+func (c *costView) ShortHelp(h helpKeys) []key.Binding {
+	g := h.g
+	return []key.Binding{c.Cost, c.CostY, g.Pause, h.toggles[viewHelp], g.Quit, g.Save, g.Both, h.next}
 }
 
 // FullHelp implements component.
-func (c *costView) FullHelp(*Model) []key.Binding { return []key.Binding{c.Cost, c.CostY} }
+func (c *costView) FullHelp() []key.Binding { return []key.Binding{c.Cost, c.CostY} }
 
-// View implements component: the last saves' curves of every node of a
-// fleet, else of the panes shown.
-func (c *costView) View(m *Model) []string { return c.view(m.st, curveViews(m)) }
-
-// curveViews are the views the cost curves are drawn from: every node of
-// a fleet (the last saves of all of them), else the panes shown.
-func curveViews(m *Model) []store.View {
-	var out []store.View
-	if m.fleet == nil {
-		for _, p := range m.shown {
-			out = append(out, m.store.View(p.id))
-		}
-		return out
+// View implements component: the last saves' curves of the nodes the
+// body speaks of: every node of a fleet, else the panes shown.
+func (c *costView) View(ctx *viewCtx) []string {
+	views := make([]store.View, len(ctx.nodes))
+	for i, id := range ctx.nodes {
+		views[i] = ctx.store.View(id)
 	}
-	out = make([]store.View, 0, len(m.fleet.rows))
-	for _, r := range m.fleet.rows {
-		out = append(out, m.store.View(r.id))
-	}
-	return out
+	return c.view(ctx.st, views)
 }
 
 // switchY plots the other figure.
@@ -265,17 +254,30 @@ func (c *costView) plotLines(st *styles, shown []shownCurve, width, rows int) []
 			}
 		}
 	}
+	// Round scales, as the panes': the top the step above the highest
+	// point, the bottom the step under a fall below the level before the
+	// save (footprint), and half the top on the row that draws it, all in
+	// one unit.
+	y1 = unitBytes.roundTop(y1)
+	if y0 < 0 {
+		y0 = -unitBytes.roundTop(-y0)
+	}
+	ref := max(y1, -y0)
+	mid := -1
+	if rows >= 5 {
+		mid = chart.RowOf((y1/2-y0)/(y1-y0), rows)
+	}
 	cells, owner := c.plot.Draw(curves, labels, 0, 100, y0, y1)
 	out := make([]string, 0, rows+1)
 	for y := range rows {
 		tick, label := "│", ""
 		switch y {
 		case 0:
-			tick, label = "┤", fmtBytes(int64(y1))
+			tick, label = "┤", unitBytes.scaleText(y1, ref)
 		case rows - 1:
-			tick, label = "┤", fmtBytes(int64(y0))
-		case rows / 2:
-			tick, label = "┤", fmtBytes(int64(y0+(y1-y0)*float64(rows-1-rows/2)/float64(rows-1)))
+			tick, label = "┤", unitBytes.scaleText(y0, ref)
+		case mid:
+			tick, label = "┤", unitBytes.scaleText(y1/2, ref)
 		}
 		out = append(out, st.label.r(fitRight(label, yw-1))+st.dim.r(tick)+paintCells(st, cells[y], owner[y]))
 	}

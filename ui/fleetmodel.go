@@ -43,11 +43,11 @@ func newFleetKeys() fleetKeys {
 
 // newFleetComponent returns the fleet view of a fleet's model, and no
 // view otherwise.
-func newFleetComponent(m *Model) component {
-	if m.fleet == nil {
+func newFleetComponent(o viewOpts) component {
+	if o.fleet == nil {
 		return nil
 	}
-	return m.fleet
+	return o.fleet
 }
 
 // Toggle implements component: the rows are a base (esc from a node's
@@ -56,8 +56,8 @@ func (f *fleetView) Toggle() *key.Binding { return nil }
 
 // SyncKeys implements component: the rows' keys work while they fill
 // the body.
-func (f *fleetView) SyncKeys(c *Model) {
-	on := c.fills(f)
+func (f *fleetView) SyncKeys(o openState) {
+	on := o.fills
 	k := &f.keys
 	for _, b := range []*key.Binding{&k.SelUp, &k.SelDown, &k.Select, &k.Open, &k.Mark, &k.Sort, &k.Filter} {
 		b.SetEnabled(on)
@@ -65,20 +65,20 @@ func (f *fleetView) SyncKeys(c *Model) {
 }
 
 // ShortHelp implements component.
-func (f *fleetView) ShortHelp(c *Model) []key.Binding {
-	g, k := &c.keys, &f.keys
-	return []key.Binding{k.Select, k.Open, g.SaveAll, c.toggleKey(viewHelp), g.Quit, g.Save, k.Filter, k.Mark, k.Sort,
-		c.toggleKey(viewCost), c.toggleKey(viewTable), g.Pause, g.Scale, g.Rewrite, g.Cancel}
+func (f *fleetView) ShortHelp(h helpKeys) []key.Binding {
+	g, k := h.g, &f.keys
+	return []key.Binding{k.Select, k.Open, g.SaveAll, h.toggles[viewHelp], g.Quit, g.Save, k.Filter, k.Mark, k.Sort,
+		h.toggles[viewCost], h.toggles[viewTable], g.Pause, g.Scale, g.Rewrite, g.Cancel}
 }
 
 // FullHelp implements component.
-func (f *fleetView) FullHelp(*Model) []key.Binding {
+func (f *fleetView) FullHelp() []key.Binding {
 	k := &f.keys
 	return []key.Binding{k.SelUp, k.SelDown, k.Open, k.Mark, k.Sort, k.Filter}
 }
 
 // View implements component.
-func (f *fleetView) View(c *Model) []string { return f.view(c.st, c.prog, c.store, c.perPane) }
+func (f *fleetView) View(c *viewCtx) []string { return f.view(c.st, c.prog, c.store, c.perPane) }
 
 // isFleet reports whether cfg opens the fleet view: a cluster, whatever
 // its size, or three or more servers.
@@ -134,20 +134,20 @@ func (m *Model) showFleet() {
 	m.setStack(m.stack.withBase(viewFleet))
 }
 
-// openSelected opens the two marked nodes side by side, or else the
-// selected node's full pane, in place of the fleet view.
-func (m *Model) openSelected() {
-	f := m.fleet
-	ids := f.markedInOrder()
-	if len(ids) != 2 {
-		if len(ids) > 2 {
-			m.setFooter(footEntry{kind: footNote, text: fmt.Sprintf("%d nodes marked: enter shows two side by side (space unmarks); showing the selected one", len(ids))})
-		}
-		ids = []source.NodeID{f.sel}
+// openNodes opens nodes' panes in place of the fleet view, with a note
+// for the footer.
+type openNodes struct {
+	ids  []source.NodeID
+	note string
+}
+
+func (o openNodes) apply(m *Model) {
+	if o.note != "" {
+		noteFor(o.note).apply(m)
 	}
 	var shown []*pane
-	for _, id := range ids {
-		if r := f.row(id); r != nil {
+	for _, id := range o.ids {
+		if r := m.fleet.row(id); r != nil {
 			shown = append(shown, m.paneFor(id, r.addr()))
 		}
 	}
@@ -158,8 +158,22 @@ func (m *Model) openSelected() {
 	m.setStack(m.stack.withBase(viewPanes))
 }
 
+// openSelected asks for the two marked nodes side by side, or else the
+// selected node's full pane.
+func (f *fleetView) openSelected() openNodes {
+	ids := f.markedInOrder()
+	if len(ids) == 2 {
+		return openNodes{ids: ids}
+	}
+	o := openNodes{ids: []source.NodeID{f.sel}}
+	if len(ids) > 2 {
+		o.note = fmt.Sprintf("%d nodes marked: enter shows two side by side (space unmarks); showing the selected one", len(ids))
+	}
+	return o
+}
+
 // Update implements component: the keys of the fleet view's rows.
-func (f *fleetView) Update(m *Model, k tea.KeyMsg) bool {
+func (f *fleetView) Update(_ *viewCtx, k tea.KeyMsg) (bool, request) {
 	switch {
 	case key.Matches(k, f.keys.SelUp):
 		f.move(-1)
@@ -169,32 +183,32 @@ func (f *fleetView) Update(m *Model, k tea.KeyMsg) bool {
 		f.toggleMark()
 		if n := len(f.marked); n > 0 {
 			hint := map[bool]string{true: "enter shows the two side by side", false: "mark two and enter shows them side by side"}[n == 2]
-			m.setFooter(footEntry{kind: footNote, text: fmt.Sprintf("%d marked: %s", n, hint)})
+			return true, noteFor(fmt.Sprintf("%d marked: %s", n, hint))
 		}
 	case key.Matches(k, f.keys.Sort):
 		f.nextSort()
 	case key.Matches(k, f.keys.Filter):
 		f.editing = true
 	case key.Matches(k, f.keys.Open):
-		m.openSelected()
+		return true, f.openSelected()
 	default:
-		return false
+		return false, nil
 	}
-	return true
+	return true, nil
 }
 
 // fleetKey handles B and A in a fleet. B plans the rolling save and
 // shows it for confirmation; B again starts it; while the memory check
 // holds it, B sends that node's save anyway. A rolling AOF rewrite is
 // not offered: a rewrites the selected node.
-func (m *Model) fleetKey(k string, confirmed bool) tea.Cmd {
+func (m *Model) fleetKey(aof, confirmed bool) tea.Cmd {
 	f := m.fleet
 	note := func(kind footKind, text string) tea.Cmd {
 		m.setFooter(footEntry{kind: kind, text: text})
 		return nil
 	}
 	switch {
-	case k == "A":
+	case aof:
 		return note(footNote, "A: a rolling AOF rewrite is not offered for a fleet; a rewrites the selected node, B saves the fleet node by node")
 	case m.stack.body() != viewFleet:
 		return note(footNote, "B: the rolling save starts from the fleet view (esc goes back to it)")
@@ -213,7 +227,7 @@ func (m *Model) fleetKey(k string, confirmed bool) tea.Cmd {
 		f.drive.Drop()
 		return note(footErr, "rolling save: no node to save")
 	}
-	m.confirm, m.confirmWhat = "B", "start the rolling save"
+	m.confirm = pending{key: m.keys.SaveAll, what: "start the rolling save", other: "cancel"}
 	return nil
 }
 

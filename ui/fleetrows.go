@@ -14,7 +14,6 @@ import (
 	"github.com/vkwatch/vkwatch/source/fleet"
 	"github.com/vkwatch/vkwatch/source/inert"
 	"github.com/vkwatch/vkwatch/source/store"
-	"github.com/vkwatch/vkwatch/source/watch"
 )
 
 // The fleet view's rows: geometry, the columns, and the drawing of a row.
@@ -199,7 +198,7 @@ func (f *fleetView) refresh(st *styles, s *store.Store, now, window time.Duratio
 	for _, r := range f.rows {
 		r.fill(s.View(r.id), now, window, c, f.geo.chartW)
 	}
-	tops := f.tops(perRow)
+	tops := f.tops(perRow, now)
 	for _, r := range f.visible() {
 		r.drawCharts(st, &f.geo, tops[r])
 	}
@@ -218,7 +217,7 @@ func (f *fleetView) visible() []*fleetRow {
 // of the metric's scale group over every row and every column shown (the
 // same memory is drawn at the same height in every row), or over the row
 // alone (s). NaN where there is nothing to scale.
-func (f *fleetView) tops(perRow bool) map[*fleetRow][]float64 {
+func (f *fleetView) tops(perRow bool, now time.Duration) map[*fleetRow][]float64 {
 	shown := make([]bool, len(metrics))
 	for _, i := range f.geo.cols {
 		shown[fleetCols[i].metric] = true
@@ -227,7 +226,7 @@ func (f *fleetView) tops(perRow bool) map[*fleetRow][]float64 {
 	for j, r := range f.rows {
 		cols[j] = &r.columns
 	}
-	tops := scaleTops(cols, shown, perRow)
+	tops := scaleTops(cols, shown, perRow, f.holds, now)
 	out := make(map[*fleetRow][]float64, len(f.rows))
 	for j, r := range f.rows {
 		out[r] = tops[j]
@@ -369,7 +368,7 @@ func (f *fleetView) rowInfo(st *styles, v store.View, r *fleetRow, k rowKey) str
 	switch {
 	case r.gone:
 		return st.dim.r("gone: no longer in the fleet")
-	case v.State == store.Disconnected && watch.Stalled(v.Reason):
+	case v.State == store.Disconnected && v.Stalled:
 		return st.err.r("✗ " + v.Reason)
 	case v.State == store.Disconnected:
 		if why := "✗ down: " + badgeReason(v.Reason); len(why) <= f.geo.leftW-2 {

@@ -83,6 +83,7 @@ type fleetView struct {
 	width, height int
 	geo           fleetGeo
 	keys          fleetKeys
+	holds         scaleHolds // the rows' scale tops between frames
 }
 
 // newFleetView returns the fleet view of top. rollCfg is the rolling
@@ -91,7 +92,7 @@ type fleetView struct {
 // before the view (one copy of it).
 func newFleetView(top source.Topology, rollCfg fleet.RollConfig, hist *store.Store) *fleetView {
 	f := &fleetView{drive: fleet.NewDriverOf(top, rollCfg, hist),
-		byID: map[source.NodeID]*fleetRow{}, marked: map[source.NodeID]bool{}, keys: newFleetKeys()}
+		byID: map[source.NodeID]*fleetRow{}, marked: map[source.NodeID]bool{}, keys: newFleetKeys(), holds: scaleHolds{}}
 	f.setTopology()
 	if len(f.rows) > 0 {
 		f.sel = f.rows[0].id

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/help"
@@ -8,8 +9,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
-
-	"github.com/vkwatch/vkwatch/source/fleet"
 )
 
 // The help: one line of keys at the bottom, or with ? the full help, the
@@ -18,27 +17,18 @@ import (
 // give it instead.
 
 // helpView is the help's component: bubbles/help, its key, and its
-// drawing, cached.
+// drawing, cached by what it draws.
 type helpView struct {
 	Help  key.Binding
 	model help.Model
 
-	text  string // the help drawn, for key
 	lines []string
-	key   helpKey
-}
-
-// helpKey is what a cached help view was drawn for.
-type helpKey struct {
-	width                int
-	full, paused, scales bool
-	base, body           viewID
-	shown                int
-	confirm, held        string
+	key   string // what lines were drawn for
+	b     strings.Builder
 }
 
 // newHelpView returns the help's component.
-func newHelpView(*Model) component {
+func newHelpView(viewOpts) component {
 	return &helpView{
 		Help:  key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "more")),
 		model: help.New(),
@@ -52,58 +42,74 @@ func (h *helpView) SetSize(w, _ int) { h.model.Width = w }
 func (h *helpView) Toggle() *key.Binding { return &h.Help }
 
 // SyncKeys implements component: ? says what pressing it does.
-func (h *helpView) SyncKeys(c *Model) {
-	h.Help.SetHelp("?", map[bool]string{true: "less", false: "more"}[c.stack.has(viewHelp)])
+func (h *helpView) SyncKeys(o openState) {
+	h.Help.SetHelp("?", map[bool]string{true: "less", false: "more"}[o.help])
 }
 
 // Update implements component: the help has no keys but its toggle.
-func (h *helpView) Update(*Model, tea.KeyMsg) bool { return false }
+func (h *helpView) Update(*viewCtx, tea.KeyMsg) (bool, request) { return false, nil }
 
 // ShortHelp implements component; the help never fills the body.
-func (h *helpView) ShortHelp(*Model) []key.Binding { return nil }
+func (h *helpView) ShortHelp(helpKeys) []key.Binding { return nil }
 
 // FullHelp implements component.
-func (h *helpView) FullHelp(*Model) []key.Binding { return []key.Binding{h.Help} }
+func (h *helpView) FullHelp() []key.Binding { return []key.Binding{h.Help} }
 
-// height is the lines the help takes, full or not.
-func (h *helpView) height(c *Model, full bool) int {
+// height is the lines the help of km takes, full or not.
+func (h *helpView) height(km keyHelp, full bool) int {
 	if !full {
 		return 1
 	}
-	return lipgloss.Height(h.model.FullHelpView(openHelp{c}.FullHelp()))
+	return lipgloss.Height(h.model.FullHelpView(km.FullHelp()))
 }
 
-// View implements component: the help's lines, cached. They only change
-// with the width, the full/short switch, the views open and the labels
-// of the keys; while a save waits for confirmation the line says how to
-// give it instead: the warning in the footer may be cut short on a
+// View implements component: the help's lines, cached by what they show
+// (the width, the keys and their labels, the prompt). While a command
+// waits for its key again, or a rolling save is held, the line says how
+// to answer instead: the warning in the footer may be cut short on a
 // narrow terminal.
-func (h *helpView) View(c *Model) []string {
-	k := helpKey{width: c.width, full: c.lay.fullHelp, paused: c.paused, scales: c.perPane,
-		base: c.stack.base(), body: c.stack.body(), shown: len(c.shown), confirm: c.confirm}
-	if c.fleet != nil && c.fleet.roll() != nil && c.fleet.roll().State() == fleet.RollHeld {
-		k.held = c.fleet.heldWarning()
-	}
-	if h.key == k && h.lines != nil {
+func (h *helpView) View(c *viewCtx) []string {
+	k := h.cacheKey(c)
+	if h.lines != nil && h.key == k {
 		return h.lines
 	}
-	st := c.st
+	st, w, p := c.st, h.model.Width, c.prompt
+	var text string
 	switch {
-	case k.held != "" && k.confirm == "" && !k.full:
+	case p.held != "" && p.key == "" && !c.full:
 		// The roll waits for the user: say how to answer it, however
 		// narrow the terminal (its line may be cut).
-		h.text = ansi.Truncate(st.warn.r("B: save it anyway")+
-			st.dim.r(" • esc: cancel the rolling save"), c.width, "…")
-	case k.confirm != "":
-		h.text = ansi.Truncate(st.warn.r(k.confirm+" again: "+c.confirmWhat)+
-			st.dim.r(" • any other key: "+map[bool]string{true: "keep it", false: "cancel"}[k.confirm == "x"]), c.width, "…")
+		text = ansi.Truncate(st.warn.r("B: save it anyway")+st.dim.r(" • esc: cancel the rolling save"), w, "…")
+	case p.key != "":
+		text = ansi.Truncate(st.warn.r(p.key+" again: "+p.what)+st.dim.r(" • any other key: "+p.other), w, "…")
 	default:
 		hm := h.model
-		hm.ShowAll = k.full
+		hm.ShowAll = c.full
 		// bubbles/help adds an entry that overflows when not even its
 		// "…" fits: cut every line to the terminal here.
-		h.text = strings.Join(fitLines(c.width, strings.Split(hm.View(openHelp{c}), "\n")...), "\n")
+		text = strings.Join(fitLines(w, strings.Split(hm.View(c.help), "\n")...), "\n")
 	}
-	h.lines, h.key = strings.Split(h.text, "\n"), k
+	h.lines, h.key = strings.Split(text, "\n"), k
 	return h.lines
+}
+
+// cacheKey is what the help's lines show: the width, the prompt, and
+// every binding's keys and label, in order.
+func (h *helpView) cacheKey(c *viewCtx) string {
+	b := &h.b
+	b.Reset()
+	fmt.Fprintf(b, "%d %v %q %q %q %q|", h.model.Width, c.full, c.prompt.key, c.prompt.what, c.prompt.other, c.prompt.held)
+	put := func(bs []key.Binding) {
+		for _, k := range bs {
+			if k.Enabled() {
+				b.WriteString(k.Help().Key + "\x00" + k.Help().Desc + "\x00")
+			}
+		}
+		b.WriteByte('|')
+	}
+	put(c.help.short)
+	for _, col := range c.help.full {
+		put(col)
+	}
+	return b.String()
 }

@@ -20,6 +20,7 @@ type keyMap struct {
 	Quit       key.Binding
 
 	fleet bool // a fleet: B is the rolling save, A is not offered
+	rows  bool // a fleet's rows are the base: the rolling save starts there
 }
 
 // newKeyMap returns the model's bindings for servers servers, as a fleet
@@ -58,19 +59,21 @@ func newKeyMap(servers int, fleet bool) keyMap {
 
 // sync switches the model's bindings to the views open (s): the scales
 // mean nothing while the charts are covered, and a fleet's rolling save
-// starts from its rows.
+// starts from its rows (B and A still answer elsewhere, with a note
+// saying where they work, but the help offers them only there).
 func (k *keyMap) sync(s viewStack) {
 	k.Scale.SetEnabled(!s.covered())
-	if k.fleet {
-		k.SaveAll.SetEnabled(s.base() == viewFleet)
-	}
+	k.rows = k.fleet && s.base() == viewFleet
 }
 
 // commands is the full help's first column: the commands for servers.
 // A fleet has no B/A for every node at once (B is the rolling save).
 func (k keyMap) commands() []key.Binding {
-	if k.fleet {
+	if k.fleet && k.rows {
 		return []key.Binding{k.Save, k.Rewrite, k.Cancel, k.SaveAll}
+	}
+	if k.fleet {
+		return []key.Binding{k.Save, k.Rewrite, k.Cancel}
 	}
 	return []key.Binding{k.Save, k.Rewrite, k.SaveAll, k.RewriteAll, k.Cancel}
 }

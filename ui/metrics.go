@@ -36,15 +36,6 @@ func (u unit) format(v float64) string {
 	return fmtLatency(time.Duration(v))
 }
 
-// scaleLabel renders a value on a chart's scale, with its unit: bytes
-// and durations carry theirs, a rate gets "/s".
-func (u unit) scaleLabel(v float64) string {
-	if u == unitRate {
-		return fmtRate(v) + "/s"
-	}
-	return u.format(v)
-}
-
 // drawKind says how a chart draws its values.
 type drawKind int
 
@@ -241,14 +232,14 @@ func (mt *metric) currentText(s *source.Sample) string {
 }
 
 // minTop is the smallest scale top of a unit: a chart of nothing but
-// zeros still needs a scale, and one page, one op or one microsecond is
-// the least that means anything.
+// zeros still needs a scale, and a page (a 5 KiB top), ten ops or one
+// microsecond is the least that means anything.
 func (u unit) minTop() float64 {
 	switch u {
 	case unitBytes:
 		return 4096
 	case unitRate:
-		return 1
+		return 10
 	}
 	return float64(time.Microsecond)
 }

@@ -123,6 +123,13 @@ type footEntry struct {
 	text string
 }
 
+// pending is a command held back until its key is pressed again: what
+// that does, and what any other key does instead.
+type pending struct {
+	key         key.Binding // a zero Binding: nothing pending
+	what, other string
+}
+
 // layoutMode says how the panes share the terminal.
 type layoutMode int
 
@@ -180,13 +187,14 @@ type Model struct {
 	// perPane draws each pane's charts on its own scales (s); by default
 	// a metric has one scale across panes, so idle and loaded compare.
 	perPane bool
+	// holds keep the panes' scale tops between frames (scale.go).
+	holds scaleHolds
 
-	// confirm is the key ("b", "B", "a", "A") whose fork was held back by a
-	// memory warning, or "x" for a save cancel waiting to be confirmed:
-	// pressing it again as the very next key sends it. confirmWhat is what
-	// pressing it again does, for the help line.
-	confirm     string
-	confirmWhat string
+	// confirm is the key (b, B, a, A) whose fork was held back by a
+	// memory warning, x for a save cancel waiting to be confirmed, or B
+	// for a rolling save planned: pressing it again as the very next key
+	// sends it.
+	confirm pending
 	// readOnlyWhy ends the note refusing a command in a read-only model.
 	readOnlyWhy string
 
@@ -226,6 +234,7 @@ func New(cfg Config) Model {
 		height:      24,
 		readOnlyWhy: "--read-only",
 		stack:       viewStack{viewPanes},
+		holds:       scaleHolds{},
 	}
 	m.store = store.New(store.Config{Keep: cfg.History, Columns: metricColumns()})
 	m.byID = make(map[source.NodeID]*pane, len(cfg.Nodes))
@@ -397,7 +406,7 @@ func (m *Model) refresh() {
 	if !covered {
 		// Each pane's scale tops, shared by the panes unless per pane:
 		// the same memory draws at the same height in every pane.
-		tops := scaleTops(cols, nil, m.perPane)
+		tops := scaleTops(cols, nil, m.perPane, m.holds, now)
 		for i, p := range m.shown {
 			if m.lay.mode != layoutSingle || i == m.focus {
 				p.drawCharts(m.st, views[i], now, tops[i])
@@ -436,7 +445,7 @@ func (m *Model) relayout() {
 // charts grow with it.
 func (m *Model) pickLayout(fullHelp bool) layout {
 	n := len(m.shown)
-	helpH := m.helpView().height(m, fullHelp)
+	helpH := m.helpView().height(m.keyHelp(fullHelp), fullHelp)
 	avail := m.height - 2 - helpH // title line, footer line, help
 	lay := layout{fullHelp: fullHelp, helpH: helpH, widths: make([]int, n)}
 	if m.stack.base() == viewFleet {
@@ -503,7 +512,8 @@ func (m *Model) compose() {
 	var b strings.Builder
 	b.WriteString(m.topLine())
 	body := m.bodyHeight()
-	lines := m.views[m.stack.body()].View(m)
+	c := m.ctx()
+	lines := m.views[m.stack.body()].View(c)
 	for _, l := range lines[:min(len(lines), body)] {
 		b.WriteByte('\n')
 		b.WriteString(l)
@@ -512,7 +522,7 @@ func (m *Model) compose() {
 	for range body - len(lines) {
 		b.WriteByte('\n')
 	}
-	m.finish(&b)
+	m.finish(&b, c)
 }
 
 // tooSmall is the frame of a terminal too small for one pane.
@@ -532,10 +542,10 @@ func (m *Model) tooSmall() string {
 }
 
 // finish adds the footer and the help to the frame in b and keeps it.
-func (m *Model) finish(b *strings.Builder) {
+func (m *Model) finish(b *strings.Builder, c *viewCtx) {
 	b.WriteByte('\n')
 	b.WriteString(m.footerLine())
-	for _, l := range m.helpView().View(m) {
+	for _, l := range m.helpView().View(c) {
 		b.WriteByte('\n')
 		b.WriteString(l)
 	}
@@ -629,8 +639,8 @@ func (m *Model) footerLine() string {
 func (m Model) onKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	frame := m.view // the screen as the user sees it, for S
 	m.footer = nil
-	confirmed := m.confirm != "" && k.String() == m.confirm
-	m.confirm = ""
+	confirmed := key.Matches(k, m.confirm.key)
+	m.confirm = pending{}
 	if m.fleet != nil && !confirmed {
 		m.fleet.dropPlan() // any other key cancels a rolling save not started
 	}
@@ -645,8 +655,8 @@ func (m Model) onKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m, tea.Quit
 	case key.Matches(k, m.keys.Shot):
 		return m, m.afterKey(shotCmd(frame, m.width, m.height, m.cfg.ShotDir, m.cfg.Now))
-	case m.fleet != nil && (k.String() == "B" || k.String() == "A"):
-		return m, m.afterKey(m.fleetKey(k.String(), confirmed))
+	case m.fleet != nil && key.Matches(k, m.keys.SaveAll, m.keys.RewriteAll):
+		return m, m.afterKey(m.fleetKey(key.Matches(k, m.keys.RewriteAll), confirmed))
 	case key.Matches(k, m.keys.Save):
 		return m, m.afterKey(m.fork(false, confirmed, "BGSAVE"))
 	case key.Matches(k, m.keys.Rewrite):
@@ -757,13 +767,17 @@ func (m *Model) fork(all, confirmed bool, command string) tea.Cmd {
 	if len(warned) == 0 {
 		return m.send(all, command)
 	}
-	m.confirm = map[[2]bool]string{{false, false}: "b", {true, false}: "B", {false, true}: "a", {true, true}: "A"}[[2]bool{all, aof}]
-	verb := "save"
-	if aof {
-		verb = "rewrite"
+	verb, k := "save", m.keys.Save
+	switch {
+	case aof && all:
+		verb, k = "rewrite", m.keys.RewriteAll
+	case aof:
+		verb, k = "rewrite", m.keys.Rewrite
+	case all:
+		k = m.keys.SaveAll
 	}
-	m.confirmWhat = verb + " anyway"
-	again := "; press " + m.confirm + " again to " + verb + " anyway"
+	m.confirm = pending{key: k, what: verb + " anyway", other: "cancel"}
+	again := "; press " + k.Help().Key + " again to " + verb + " anyway"
 	if len(warned) == 1 {
 		warned[0].text += again
 	} else {
@@ -797,7 +811,8 @@ func (m *Model) cancelSave(confirmed bool) tea.Cmd {
 		}
 		what += "?"
 	}
-	m.confirm, m.confirmWhat = "x", "send BGSAVE CANCEL"
+	// Any other key keeps the save going.
+	m.confirm = pending{key: m.keys.Cancel, what: "send BGSAVE CANCEL", other: "keep it"}
 	m.setFooter(footEntry{node: p.id, kind: footErr, text: what + " press x again to send BGSAVE CANCEL"})
 	return nil
 }

@@ -392,14 +392,14 @@ func (p *pane) drawCharts(st *styles, v store.View, now time.Duration, tops []fl
 }
 
 // scaled paints a chart's rows and puts its scale at their right: the
-// top value on the first row, 0 on the last, half way in the middle of a
-// tall chart.
+// top on the first row, 0 on the last, and on a tall chart its half on
+// the row that draws it, all in the top's unit.
 func scaled(st *styles, i int, plot []string, top float64, out []string) []string {
 	rows := len(plot)
 	out = out[:0]
 	mid := -1
 	if rows >= 5 {
-		mid = rows / 2
+		mid = chart.RowOf(0.5, rows)
 	}
 	for y, row := range plot {
 		tick, label := "│", ""
@@ -409,11 +409,11 @@ func scaled(st *styles, i int, plot []string, top float64, out []string) []strin
 				tick, label = "┤", na
 			}
 		case y == 0:
-			tick, label = "┤", metrics[i].unit.scaleLabel(top)
+			tick, label = "┤", metrics[i].unit.scaleText(top, top)
 		case y == rows-1:
 			tick, label = "┤", "0"
 		case y == mid:
-			tick, label = "┤", metrics[i].unit.scaleLabel(top*float64(rows-1-mid)/float64(rows-1))
+			tick, label = "┤", metrics[i].unit.scaleText(top/2, top)
 		}
 		out = append(out, st.series[i].r(row)+st.dim.r(tick)+st.label.r(fitRight(label, scaleW-1)))
 	}

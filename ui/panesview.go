@@ -22,15 +22,15 @@ type panesView struct {
 	fleet bool // a fleet's node(s): esc goes back to the rows
 }
 
-// newPanesView returns the panes' component for m's servers.
-func newPanesView(m *Model) component {
+// newPanesView returns the panes' component for o's servers.
+func newPanesView(o viewOpts) component {
 	p := &panesView{
 		Next:  key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next pane")),
 		Prev:  key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous pane")),
 		Back:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "fleet")),
-		fleet: isFleet(m.cfg),
+		fleet: o.fleet != nil,
 	}
-	if !p.fleet && len(m.cfg.Nodes) < 2 {
+	if !p.fleet && o.servers < 2 {
 		// With one server focus moves mean nothing.
 		p.Next.SetEnabled(false)
 		p.Prev.SetEnabled(false)
@@ -46,38 +46,35 @@ func (p *panesView) Toggle() *key.Binding { return nil }
 
 // SyncKeys implements component. In a fleet, focus moves only between
 // two nodes shown side by side, and esc goes back to the rows.
-func (p *panesView) SyncKeys(c *Model) {
+func (p *panesView) SyncKeys(o openState) {
 	if !p.fleet {
 		p.Back.SetEnabled(false)
 		return
 	}
-	on := c.stack.base() == viewPanes
-	p.Back.SetEnabled(on && !c.stack.covered())
-	p.Next.SetEnabled(on && len(c.shown) == 2)
-	p.Prev.SetEnabled(on && len(c.shown) == 2)
+	p.Back.SetEnabled(o.base && !o.covered)
+	p.Next.SetEnabled(o.base && o.shown == 2)
+	p.Prev.SetEnabled(o.base && o.shown == 2)
 }
 
 // Update implements component: tab and shift+tab move the focus, even
 // under the table (b saves the focused server there too).
-func (p *panesView) Update(c *Model, k tea.KeyMsg) bool {
-	n := len(c.shown)
+func (p *panesView) Update(c *viewCtx, k tea.KeyMsg) (bool, request) {
+	n := len(c.panes)
 	switch {
 	case key.Matches(k, p.Next) && n > 0:
-		c.focus = (c.focus + 1) % n
+		return true, focusTo((c.focus + 1) % n)
 	case key.Matches(k, p.Prev) && n > 0:
-		c.focus = (c.focus + n - 1) % n
-	default:
-		return false
+		return true, focusTo((c.focus + n - 1) % n)
 	}
-	return true
+	return false, nil
 }
 
 // ShortHelp implements component. What does not fit is cut from the
 // end, so the order is by need at 80 columns: ? and q fit there, and ?
 // lists the rest; tab comes last, since the title line says "tab
 // switches" where only one pane fits.
-func (p *panesView) ShortHelp(c *Model) []key.Binding {
-	g, cost, reports, more := &c.keys, c.toggleKey(viewCost), c.toggleKey(viewTable), c.toggleKey(viewHelp)
+func (p *panesView) ShortHelp(h helpKeys) []key.Binding {
+	g, cost, reports, more := h.g, h.toggles[viewCost], h.toggles[viewTable], h.toggles[viewHelp]
 	if p.fleet {
 		return []key.Binding{p.Back, g.Save, cost, reports, more, g.Quit, g.Scale, g.Pause, g.Rewrite, g.Cancel, p.Next}
 	}
@@ -85,20 +82,20 @@ func (p *panesView) ShortHelp(c *Model) []key.Binding {
 }
 
 // FullHelp implements component.
-func (p *panesView) FullHelp(*Model) []key.Binding { return []key.Binding{p.Back, p.Next, p.Prev} }
+func (p *panesView) FullHelp() []key.Binding { return []key.Binding{p.Back, p.Next, p.Prev} }
 
 // View implements component: the panes' boxes, laid out as the layout
 // says.
-func (p *panesView) View(c *Model) []string {
-	boxes := make([][]string, len(c.shown))
-	for i, pn := range c.shown {
-		if c.lay.mode == layoutSingle && i != c.focus {
+func (p *panesView) View(c *viewCtx) []string {
+	boxes := make([][]string, len(c.panes))
+	for i, pn := range c.panes {
+		if c.mode == layoutSingle && i != c.focus {
 			continue // not on screen: leave its cached box alone
 		}
-		k := boxKey{focused: i == c.focus && len(c.shown) > 1}
+		k := boxKey{focused: i == c.focus && len(c.panes) > 1}
 		boxes[i] = pn.box(c.st, c.prog, c.store.View(pn.id), k)
 	}
-	switch c.lay.mode {
+	switch c.mode {
 	case layoutSide:
 		// Boxes of one layout have the same height and exact widths: join
 		// them line by line, no measuring needed.

@@ -53,8 +53,8 @@ func pingStats(st *styles, s *source.Sample) string {
 	head := st.series[pingMetric].r("ping 10s ")
 	if s == nil || s.Ping10s.Count == 0 {
 		out := head + st.value.r(na)
-		if s != nil && s.Ping10s.InFlight > 0 {
-			out += st.warn.r(" in flight " + fmtLatency(s.Ping10s.InFlight))
+		if s != nil && s.Ping.InFlight > 0 {
+			out += st.warn.r(" in flight " + fmtLatency(s.Ping.InFlight))
 		}
 		return out
 	}
@@ -62,8 +62,9 @@ func pingStats(st *styles, s *source.Sample) string {
 	out := head + st.label.r("p50 ") + st.value.r(fmtLatency(l.P50)) +
 		st.label.r("  p99 ") + st.value.r(fmtLatency(l.P99)) +
 		st.label.r("  max ") + st.value.r(fmtLatency(l.Max))
-	if l.InFlight > l.Max {
-		out += st.warn.r("  in flight " + fmtLatency(l.InFlight))
+	// The PING in flight now (the sample's, in Ping).
+	if s.Ping.InFlight > l.Max {
+		out += st.warn.r("  in flight " + fmtLatency(s.Ping.InFlight))
 	}
 	return out
 }

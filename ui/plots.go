@@ -2,6 +2,7 @@ package ui
 
 import (
 	"math"
+	"time"
 
 	"github.com/vkwatch/vkwatch/ui/chart"
 )
@@ -54,11 +55,12 @@ func sameTop(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(
 
 // scaleTops is the top of each member's scale of each metric (the
 // members are panes' or fleet rows' columns; NaN where there is nothing
-// to scale): the largest value in the window of the metric's scale
-// group, over every member (the same memory draws at the same height in
-// each) or over each alone (own). Only the metrics counted says count
-// (nil: all).
-func scaleTops(cols []*columns, counted []bool, own bool) [][]float64 {
+// to scale): the round step above the largest value in the window of the
+// metric's scale group, over every member (the same memory draws at the
+// same height in each) or over each alone (own), held between frames by
+// holds at the data's time now. Only the metrics counted says count (nil:
+// all).
+func scaleTops(cols []*columns, counted []bool, own bool, holds scaleHolds, now time.Duration) [][]float64 {
 	n := len(metrics)
 	tops, all := make([][]float64, len(cols)), make([]float64, len(cols)*n)
 	for i := range tops {
@@ -68,6 +70,7 @@ func scaleTops(cols []*columns, counted []bool, own bool) [][]float64 {
 	mineOK := make([]bool, len(cols))
 	for _, g := range groups() {
 		shared, sharedOK := 0.0, false
+		u := unitBytes
 		for i, c := range cols {
 			mine[i], mineOK[i] = 0, false
 			for k, mt := range metrics {
@@ -75,20 +78,25 @@ func scaleTops(cols []*columns, counted []bool, own bool) [][]float64 {
 					mine[i], mineOK[i] = max(mine[i], c.peak[k]), true
 					shared, sharedOK = max(shared, c.peak[k]), true
 				}
+				if mt.group == g {
+					u = mt.unit
+				}
 			}
 		}
-		for i := range cols {
-			top, ok := shared, sharedOK
-			if own {
-				top, ok = mine[i], mineOK[i]
+		sharedTop := math.NaN()
+		if sharedOK && !own {
+			sharedTop = holds.follow(scaleKey{group: g}, u, shared, now)
+		}
+		for i, c := range cols {
+			top := sharedTop
+			if own && mineOK[i] {
+				top = holds.follow(scaleKey{cols: c, group: g}, u, mine[i], now)
+			} else if own {
+				top = math.NaN() // nothing to scale: n/a
 			}
 			for k, mt := range metrics {
-				switch {
-				case mt.group != g:
-				case !ok:
-					tops[i][k] = math.NaN() // nothing to scale: n/a
-				default:
-					tops[i][k] = max(top, mt.unit.minTop())
+				if mt.group == g {
+					tops[i][k] = top
 				}
 			}
 		}

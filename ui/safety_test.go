@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/vkwatch/vkwatch/source"
@@ -161,7 +162,7 @@ func TestForkWarningThenOtherKeyCancels(t *testing.T) {
 	var log sendLog
 	m := setup(t, Config{Nodes: nodes(addrA, addrB), Send: log.send}, 200, 50, riskyScenario())
 	m, _ = press(m, "b")
-	if m.confirm != "b" {
+	if !key.Matches(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("b")}, m.confirm.key) {
 		t.Fatal("no warning")
 	}
 	// Another key cancels and does its own job: tab moves the focus.
@@ -181,7 +182,7 @@ func TestForkWarningThenOtherKeyCancels(t *testing.T) {
 	m, _ = press(m, "z")
 	m, cmd = pressKey(m, tea.KeyEsc)
 	run(t, cmd)
-	if len(log.got()) != 0 || m.confirm != "" || strings.Contains(view(m), "save anyway") {
+	if len(log.got()) != 0 || m.confirm.key.Enabled() || strings.Contains(view(m), "save anyway") {
 		t.Fatalf("z should cancel, sent %v", log.got())
 	}
 }
@@ -280,7 +281,7 @@ func TestReadOnlyBeforeForkWarning(t *testing.T) {
 		var cmd tea.Cmd
 		m, cmd = press(m, "b")
 		run(t, cmd)
-		if l := strings.TrimSpace(lineWith(t, m, "read-only")); l != "read-only: BGSAVE not sent (--read-only)" || m.confirm != "" {
+		if l := strings.TrimSpace(lineWith(t, m, "read-only")); l != "read-only: BGSAVE not sent (--read-only)" || m.confirm.key.Enabled() {
 			t.Fatalf("footer %q", l)
 		}
 	}

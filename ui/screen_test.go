@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/ui/chart"
 )
 
 // cowScenario: two servers save at the same moment, 10 s to 20 s; the
@@ -64,13 +65,15 @@ func TestOneScaleAcrossPanes(t *testing.T) {
 	if rows < 4 {
 		t.Fatalf("cow chart of %d rows at 200x50: too short to compare", rows)
 	}
-	if loaded != rows-1 || idle >= loaded || idle > 0 {
-		t.Errorf("shared scale: 111 MiB should reach the top row (%d), 1 MiB stay at the bottom: idle %d, loaded %d", rows-1, idle, loaded)
+	// The scale is round: 111 MiB draws a little over half way up a
+	// 200 MiB scale, 1 MiB at the bottom.
+	if want := rows - 1 - chart.RowOf(111.0/200, rows); loaded != want || idle >= loaded || idle > 0 {
+		t.Errorf("shared scale: 111 MiB should reach row %d of %d, 1 MiB stay at the bottom: idle %d, loaded %d", want, rows, idle, loaded)
 	}
-	// Both panes show the same top of scale: 111 MiB.
+	// Both panes show the same top of scale, the round step above 111 MiB.
 	for i := range 2 {
-		if b := chartBlock(t, m, i, "cow"); !strings.Contains(b[0], "┤ 111 MiB") {
-			t.Errorf("pane %d: the cow scale should top at 111 MiB: %q", i, b[0])
+		if b := chartBlock(t, m, i, "cow"); !strings.Contains(b[0], "┤ 200 MiB") {
+			t.Errorf("pane %d: the cow scale should top at 200 MiB: %q", i, b[0])
 		}
 	}
 
@@ -78,11 +81,11 @@ func TestOneScaleAcrossPanes(t *testing.T) {
 	if !strings.Contains(view(m), "scales per pane") {
 		t.Fatalf("the screen should say the scales are per pane:\n%s", view(m))
 	}
-	idle, loaded = plotTop(t, m, 0, "cow"), plotTop(t, m, 1, "cow")
-	if idle != rows-1 || loaded != rows-1 {
-		t.Errorf("per-pane scales: both should reach the top row (%d): idle %d, loaded %d", rows-1, idle, loaded)
+	idle2, loaded2 := plotTop(t, m, 0, "cow"), plotTop(t, m, 1, "cow")
+	if idle2 != rows-1 || loaded2 != loaded {
+		t.Errorf("per-pane scales: the idle pane's 1 MiB should reach the top row (%d) of its 1 MiB scale, the loaded one stay at %d: idle %d, loaded %d", rows-1, loaded, idle2, loaded2)
 	}
-	if b := chartBlock(t, m, 0, "cow"); !strings.Contains(b[0], "┤1.00 MiB") {
+	if b := chartBlock(t, m, 0, "cow"); !strings.Contains(b[0], "┤   1 MiB") {
 		t.Errorf("per-pane: the idle pane's cow scale should top at 1 MiB: %q", b[0])
 	}
 	m, _ = press(m, "s")

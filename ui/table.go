@@ -145,7 +145,7 @@ type reportTable struct {
 }
 
 // newReportTable returns the reports view's component.
-func newReportTable(*Model) component {
+func newReportTable(viewOpts) component {
 	return &reportTable{
 		Reports: key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "reports")),
 		Up:      key.NewBinding(key.WithKeys("up"), key.WithHelp("↑", "older report")),
@@ -172,8 +172,8 @@ func (t *reportTable) carry(from component) {
 
 // SyncKeys implements component: the arrows scroll while the table is
 // open, and r says it closes it.
-func (t *reportTable) SyncKeys(c *Model) {
-	on := c.fills(t)
+func (t *reportTable) SyncKeys(o openState) {
+	on := o.fills
 	t.Up.SetEnabled(on)
 	t.Down.SetEnabled(on)
 	t.Scroll.SetEnabled(on)
@@ -184,31 +184,31 @@ func (t *reportTable) SyncKeys(c *Model) {
 }
 
 // Update implements component: the arrows scroll.
-func (t *reportTable) Update(c *Model, k tea.KeyMsg) bool {
+func (t *reportTable) Update(c *viewCtx, k tea.KeyMsg) (bool, request) {
 	switch {
 	case key.Matches(k, t.Up):
 		t.scroll(-1, c.store.ShownReports(), t.rows)
 	case key.Matches(k, t.Down):
 		t.scroll(1, c.store.ShownReports(), t.rows)
 	default:
-		return false
+		return false, nil
 	}
-	return true
+	return true, nil
 }
 
 // ShortHelp implements component: the table's keys first, the save keys
 // after quit.
-func (t *reportTable) ShortHelp(c *Model) []key.Binding {
-	g, p := &c.keys, c.views[viewPanes].(*panesView)
-	return []key.Binding{t.Reports, t.Scroll, g.Pause, c.toggleKey(viewHelp), g.Quit, g.Save, g.Rewrite, g.Both, p.Next}
+func (t *reportTable) ShortHelp(h helpKeys) []key.Binding {
+	g := h.g
+	return []key.Binding{t.Reports, t.Scroll, g.Pause, h.toggles[viewHelp], g.Quit, g.Save, g.Rewrite, g.Both, h.next}
 }
 
 // FullHelp implements component.
-func (t *reportTable) FullHelp(*Model) []key.Binding { return []key.Binding{t.Reports, t.Up, t.Down} }
+func (t *reportTable) FullHelp() []key.Binding { return []key.Binding{t.Reports, t.Up, t.Down} }
 
 // View implements component: the reports that had arrived (a paused
 // view shows fewer), the panes' place taken; they are not drawn meanwhile.
-func (t *reportTable) View(c *Model) []string {
+func (t *reportTable) View(c *viewCtx) []string {
 	return t.view(c.st, c.store.Reports()[:c.store.ShownReports()], t.width, t.rows)
 }
 

@@ -4,7 +4,12 @@ import (
 	"slices"
 
 	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/progress"
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/fleet"
+	"github.com/vkwatch/vkwatch/source/store"
 )
 
 // Which view is open is one value: a stack of views. Its bottom is the
@@ -40,28 +45,117 @@ const (
 // component is one view, the way bubbles and gh-dash build theirs: sized
 // by SetSize, handed keys by Update, drawn by View, with its own key
 // bindings, from which the help is made (ShortHelp while it fills the
-// body, FullHelp its share of the full help's columns). The model is its
-// context (styles, store, panes shown), as gh-dash's ProgramContext is.
+// body, FullHelp its share of the full help's columns). A view never sees
+// the model: it draws from a viewCtx (its styles, the store, the panes
+// and nodes it shows, the scales, what the user pressed), its keys are
+// its own bindings, and what it wants of the model it asks for (request),
+// so that each can be made and tested alone.
 type component interface {
 	// SetSize gives the view the body: the terminal's width and the lines
 	// between the title line and the footer (for the help: its lines).
 	SetSize(w, h int)
-	// Update handles a key; it reports whether the key was the view's.
-	// The view that fills the body is asked first, then the base.
-	Update(c *Model, k tea.KeyMsg) bool
+	// Update handles a key; it reports whether the key was the view's,
+	// and what it asks of the model (nil: nothing). The view that fills
+	// the body is asked first, then the base.
+	Update(c *viewCtx, k tea.KeyMsg) (bool, request)
 	// View returns the view's lines.
-	View(c *Model) []string
+	View(c *viewCtx) []string
 	// Toggle is the key that opens and closes the view; nil for a base.
 	Toggle() *key.Binding
 	// SyncKeys enables the view's keys for the views open: a view's keys
 	// work only while it is on screen.
-	SyncKeys(c *Model)
+	SyncKeys(o openState)
 	// ShortHelp is the help line while the view fills the body: its keys
-	// and the model's, in the order they are cut from the end.
-	ShortHelp(c *Model) []key.Binding
+	// and others', in the order they are cut from the end.
+	ShortHelp(h helpKeys) []key.Binding
 	// FullHelp is the view's share of the full help: its keys, listed in
 	// the column of its kind.
-	FullHelp(c *Model) []key.Binding
+	FullHelp() []key.Binding
+}
+
+// viewCtx is what the views draw from, made by the model for each frame,
+// as gh-dash's ProgramContext: nothing in it reaches back into the model.
+type viewCtx struct {
+	st    *styles
+	prog  progress.Model
+	store *store.Store
+	// panes are the panes on screen, laid out by mode; focus indexes them.
+	panes []*pane
+	mode  layoutMode
+	focus int
+	// nodes are the servers the body speaks of: every node of a fleet,
+	// else the panes shown (the cost view's curves).
+	nodes []source.NodeID
+	// perPane says each pane (or fleet row) has its own scales (s).
+	perPane bool
+	// help is the keys of what is open, and full whether the full help
+	// is; prompt is a key the user must press again, or a held roll.
+	help   keyHelp
+	full   bool
+	prompt prompt
+}
+
+// prompt is what the help line asks of the user instead of listing keys:
+// a key whose command waits to be pressed again, or a rolling save held
+// by its memory check.
+type prompt struct {
+	key   string // the key to press again; "" when none waits
+	what  string // what pressing it again does
+	other string // what any other key does
+	held  string // the memory check's warning that holds a rolling save
+}
+
+// openState is what SyncKeys is told of the views open.
+type openState struct {
+	fills   bool // the view fills the body: its keys work
+	base    bool // the view is the base the charts are drawn in
+	covered bool // another view covers the base
+	help    bool // the full help is open
+	shown   int  // the panes shown
+}
+
+// helpKeys are the bindings a view's help line shows beside its own: the
+// model's, the views' toggles by viewID (a zero Binding, never shown, for
+// a view the model has not) and the panes' focus key.
+type helpKeys struct {
+	g       *keyMap
+	toggles []key.Binding
+	next    key.Binding
+}
+
+// keyHelp is the help of what is open, as bubbles/help draws it: the
+// short line and the full help's columns.
+type keyHelp struct {
+	short []key.Binding
+	full  [][]key.Binding
+}
+
+// ShortHelp implements help.KeyMap.
+func (k keyHelp) ShortHelp() []key.Binding { return k.short }
+
+// FullHelp implements help.KeyMap.
+func (k keyHelp) FullHelp() [][]key.Binding { return k.full }
+
+// request is what a view asks of the model after a key: the model's own
+// state (the focus, the panes shown, the footer) changes only in the
+// model.
+type request interface{ apply(m *Model) }
+
+// focusTo moves the focus to pane n.
+type focusTo int
+
+func (n focusTo) apply(m *Model) { m.focus = int(n) }
+
+// noteFor puts a note in the footer.
+type noteFor string
+
+func (n noteFor) apply(m *Model) { m.setFooter(footEntry{kind: footNote, text: string(n)}) }
+
+// viewOpts is what the views are made for: how many servers, and a
+// fleet's view of its rows (nil outside a fleet).
+type viewOpts struct {
+	servers int
+	fleet   *fleetView
 }
 
 // views is every view the model can show, by id, in the order the full
@@ -70,7 +164,7 @@ type component interface {
 // component and one line here.
 var views = [...]struct {
 	kind viewKind
-	make func(m *Model) component
+	make func(o viewOpts) component
 }{
 	viewFleet: {kindBase, newFleetComponent},
 	viewPanes: {kindBase, newPanesView},
@@ -81,10 +175,42 @@ var views = [...]struct {
 
 // makeViews makes the model's views.
 func (m *Model) makeViews() {
+	o := viewOpts{servers: len(m.cfg.Nodes), fleet: m.fleet}
 	m.views = make([]component, len(views))
 	for id, v := range views {
-		m.views[id] = v.make(m)
+		m.views[id] = v.make(o)
 	}
+}
+
+// ctx is what the views draw from now.
+func (m *Model) ctx() *viewCtx {
+	c := &viewCtx{st: m.st, prog: m.prog, store: m.store, panes: m.shown, mode: m.lay.mode, focus: m.focus,
+		perPane: m.perPane, full: m.lay.fullHelp, prompt: m.prompt()}
+	if m.fleet != nil {
+		c.nodes = make([]source.NodeID, len(m.fleet.rows))
+		for i, r := range m.fleet.rows {
+			c.nodes[i] = r.id
+		}
+	} else {
+		c.nodes = make([]source.NodeID, len(m.shown))
+		for i, p := range m.shown {
+			c.nodes[i] = p.id
+		}
+	}
+	c.help = m.keyHelp(c.full)
+	return c
+}
+
+// prompt is what the help line asks of the user now, if anything.
+func (m *Model) prompt() prompt {
+	p := prompt{}
+	if c := m.confirm; c.key.Enabled() {
+		p.key, p.what, p.other = c.key.Help().Key, c.what, c.other
+	}
+	if m.fleet != nil && m.fleet.roll() != nil && m.fleet.roll().State() == fleet.RollHeld {
+		p.held = m.fleet.heldWarning()
+	}
+	return p
 }
 
 // viewKey hands a key to the views: the one that fills the body, then
@@ -92,7 +218,15 @@ func (m *Model) makeViews() {
 // toggles. It reports whether one took it.
 func (m *Model) viewKey(k tea.KeyMsg) bool {
 	body, base := m.stack.body(), m.stack.base()
-	if m.views[body].Update(m, k) || (body != base && m.views[base].Update(m, k)) {
+	c := m.ctx()
+	took, req := m.views[body].Update(c, k)
+	if !took && body != base {
+		took, req = m.views[base].Update(c, k)
+	}
+	if took {
+		if req != nil {
+			req.apply(m)
+		}
 		return true
 	}
 	for id, v := range m.views {
@@ -104,10 +238,6 @@ func (m *Model) viewKey(k tea.KeyMsg) bool {
 	return false
 }
 
-// fills reports whether v is the view that fills the body: a view's
-// keys work only then (SyncKeys), unless it is a base and says otherwise.
-func (m *Model) fills(v component) bool { return m.views[m.stack.body()] == v }
-
 // toggleOf is v's toggle, nil for none (or no view).
 func toggleOf(v component) *key.Binding {
 	if v == nil {
@@ -116,21 +246,26 @@ func toggleOf(v component) *key.Binding {
 	return v.Toggle()
 }
 
-// toggleKey is the binding that opens view id, disabled when the model
-// has no such view: for one view's help line to name another's key.
-func (m *Model) toggleKey(id viewID) key.Binding {
-	if t := toggleOf(m.views[id]); t != nil {
-		return *t
+// helpKeys are the bindings the views' help lines take from the model.
+func (m *Model) helpKeys() helpKeys {
+	h := helpKeys{g: &m.keys, toggles: make([]key.Binding, len(m.views)),
+		next: m.views[viewPanes].(*panesView).Next}
+	for id, v := range m.views {
+		if t := toggleOf(v); t != nil {
+			h.toggles[id] = *t
+		}
 	}
-	return key.Binding{}
+	return h
 }
 
 // syncKeys switches every binding to the views open.
 func (m *Model) syncKeys() {
 	m.keys.sync(m.stack)
-	for _, v := range m.views {
+	body := m.stack.body()
+	for id, v := range m.views {
 		if v != nil {
-			v.SyncKeys(m)
+			v.SyncKeys(openState{fills: viewID(id) == body, base: viewID(id) == m.stack.base(),
+				covered: m.stack.covered(), help: m.stack.has(viewHelp), shown: len(m.shown)})
 		}
 	}
 }
@@ -156,15 +291,33 @@ func (m *Model) carryView(old *Model) {
 	}
 }
 
-// openHelp is the help of what is open, in bubbles/help's KeyMap shape:
-// the short line of the view that fills the body; the full help's
-// columns the model's commands, the bases' keys, the keys of the views
-// in their place, and the model's general keys with the help's own.
-type openHelp struct{ m *Model }
-
-// ShortHelp implements help.KeyMap.
-func (h openHelp) ShortHelp() []key.Binding {
-	return h.m.offered(h.m.views[h.m.stack.body()].ShortHelp(h.m))
+// keyHelp is the help of what is open: the short line of the view that
+// fills the body; with full, the full help's columns: the model's
+// commands, the bases' keys, the keys of the views in their place, and
+// the model's general keys with the help's own.
+func (m *Model) keyHelp(full bool) keyHelp {
+	hk := m.helpKeys()
+	out := keyHelp{short: m.offered(m.views[m.stack.body()].ShortHelp(hk))}
+	if !full {
+		return out
+	}
+	cols := make([][]key.Binding, kindFoot+1)
+	for id, v := range m.views {
+		if v != nil {
+			k := views[id].kind
+			cols[k] = append(cols[k], v.FullHelp()...)
+		}
+	}
+	g := m.keys
+	general := append([]key.Binding{g.Scale, g.Close, g.Pause, g.Shot}, cols[kindFoot]...)
+	out.full = [][]key.Binding{g.commands(), cols[kindBase], cols[kindBody], append(general, g.Quit)}
+	if m.cfg.ReadOnly {
+		out.full = out.full[1:]
+		for i := range out.full {
+			out.full[i] = m.offered(out.full[i])
+		}
+	}
+	return out
 }
 
 // offered leaves out of bs the commands a read-only model (a replay,
@@ -187,27 +340,6 @@ func (m *Model) offered(bs []key.Binding) []key.Binding {
 		}
 	}
 	return out
-}
-
-// FullHelp implements help.KeyMap.
-func (h openHelp) FullHelp() [][]key.Binding {
-	cols := make([][]key.Binding, kindFoot+1)
-	for id, v := range h.m.views {
-		if v != nil {
-			k := views[id].kind
-			cols[k] = append(cols[k], v.FullHelp(h.m)...)
-		}
-	}
-	g := h.m.keys
-	general := append([]key.Binding{g.Scale, g.Close, g.Pause, g.Shot}, cols[kindFoot]...)
-	all := [][]key.Binding{g.commands(), cols[kindBase], cols[kindBody], append(general, g.Quit)}
-	if h.m.cfg.ReadOnly {
-		all = all[1:]
-		for i := range all {
-			all[i] = h.m.offered(all[i])
-		}
-	}
-	return all
 }
 
 // viewStack is the views open, the base first. It is never empty.

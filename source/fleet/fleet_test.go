@@ -199,7 +199,7 @@ func TestFleetFollowsCluster(t *testing.T) {
 	var downAt int
 	servertest.WaitFor(t, 5*time.Second, dead.Addr+" reported down", func() bool {
 		for i, ev := range s.events() {
-			if ev.Node == source.NodeID(dead.ID) && ev.Kind == source.EventDisconnected && !watch.Stalled(ev.Err) {
+			if ev.Node == source.NodeID(dead.ID) && ev.Kind == source.EventDisconnected && !ev.Stalled {
 				downAt = i
 				return true
 			}

@@ -8,7 +8,6 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/forecast"
 	"github.com/vkwatch/vkwatch/source/risk"
-	"github.com/vkwatch/vkwatch/source/watch"
 )
 
 // The rolling save: one save per shard, across a fleet, without forking
@@ -328,7 +327,7 @@ func (r *Roll) follow(i int, ev source.Event) {
 		}
 		st.State = StepDone
 	case source.EventDisconnected:
-		if watch.Stalled(ev.Err) {
+		if ev.Stalled {
 			return // alive; the save goes on and shows when it answers
 		}
 		r.fail(i, fmt.Sprintf("%s went down during its save: %s", name, ev.Err))

@@ -241,7 +241,7 @@ func TestRollStopsAtAFailedSaveOrALostNode(t *testing.T) {
 	s.answer("r1", "")
 	s.saving("r1", source.TriggerUser)
 	// A stall is not a loss.
-	want(t, "r1 stalls", s.feed(source.Event{Node: "r1", Kind: source.EventDisconnected, Err: "not answering for 1.5s"}))
+	want(t, "r1 stalls", s.feed(source.Event{Node: "r1", Kind: source.EventDisconnected, Stalled: true, Err: "not answering for 1.5s"}))
 	if p := s.r.Progress(); p.State != RollRunning {
 		t.Fatalf("stalled: %+v", p)
 	}

@@ -7,7 +7,6 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/forecast"
 	"github.com/vkwatch/vkwatch/source/store"
-	"github.com/vkwatch/vkwatch/source/watch"
 )
 
 // NodeStatus is what is known of one node now: a fleet view's row, before
@@ -22,7 +21,7 @@ type NodeStatus struct {
 	Identity  *source.Identity // from the latest EventConnected, nil before
 	Connected bool             // connected and answering
 	// Err is why it is not (the latest EventDisconnected); Stalled says
-	// the server is connected but silent (watch.Stalled).
+	// the server is connected but silent (source.Event.Stalled).
 	Err     string
 	Stalled bool
 
@@ -159,7 +158,7 @@ func (s *Status) status(id source.NodeID, m *member) NodeStatus {
 	return NodeStatus{
 		Node: m.node, Shard: m.shard, Host: m.host,
 		Identity: v.Identity, Connected: v.State == store.Connected,
-		Err: v.Reason, Stalled: down && watch.Stalled(v.Reason),
+		Err: v.Reason, Stalled: down && v.Stalled,
 		Sample: v.Latest, Report: v.Report, Forecast: v.Forecast,
 	}
 }

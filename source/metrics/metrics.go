@@ -147,7 +147,10 @@ func (e *Exporter) sampleLocked(n *node, s *source.Sample) {
 	n.seen, n.connected = true, true
 	n.footprint, n.footprintFrom = s.Footprint, s.FootprintFrom
 	n.cow, n.cowFrom = s.COW, s.COWFrom
+	// The last 10 s of PINGs and the one in flight now, which the
+	// sample holds in Ping: a stall shows in the max while it lasts.
 	n.ping = s.Ping10s
+	n.ping.InFlight = s.Ping.InFlight
 	if s.Save != nil {
 		p := *s.Save
 		n.save = &p

@@ -450,8 +450,9 @@ func (p *Probe) Summary() (interval, rolling source.Latency) {
 			p.enterWindow(&p.ring[i])
 		}
 	}
+	// The PING in flight is the interval's alone (Sample.Ping): the
+	// window holds the answered ones.
 	rolling = latencyOf(p.rolling, rmin, rmax)
-	rolling.InFlight = inflight
 	interval.Interval, rolling.Interval = p.pingInterval(), p.pingInterval()
 	return interval, rolling
 }

@@ -555,7 +555,7 @@ func TestReadsVersion1(t *testing.T) {
 		// recorded INFO and /proc figures by the watcher's rule.
 		if s := ev.Sample; ev.Kind == source.EventSample && s.Info.RSS.OK {
 			want := *s
-			source.FillInstruments(&want)
+			source.Derive(&want)
 			if !want.Footprint.OK || s.Footprint != want.Footprint || s.FootprintFrom != want.FootprintFrom ||
 				s.COW != want.COW || s.COWFrom != want.COWFrom {
 				t.Fatalf("sample %d: footprint %+v from %q, COW %+v from %q; want %+v %q %+v %q", s.Seq,

@@ -814,7 +814,7 @@ func (p *eventParts) decodeSample(ev *source.Event, bases map[source.NodeID]*sou
 	if !has("cow_from") {
 		// Written before the instruments existed: derive them from the
 		// recorded INFO and /proc figures, as the watcher does.
-		source.FillInstruments(s)
+		source.Derive(s)
 	}
 	ev.Sample = s
 	if bases != nil && ev.Kind == source.EventSample {

@@ -24,7 +24,7 @@ import (
 //
 // Format version 5: a delta leaves out the instruments' figures (cow,
 // cow_from, footprint, footprint_from) when they are what
-// source.FillInstruments derives from the sample's INFO and /proc
+// source.Derive derives from the sample's INFO and /proc
 // figures, which they nearly always are, and writes them whenever they are
 // not: in a version 5 delta an absent instrument key means "derived", not
 // "unchanged". Before, footprint alone was about 5 of a busy sample's 128
@@ -47,7 +47,7 @@ import (
 // the ETA as exactly as the rounding did.
 
 // derivedKeys are the keys a version 5 delta writes only when they differ
-// from what FillInstruments derives.
+// from what Derive derives.
 var derivedKeys = []string{"cow", "cow_from", "footprint", "footprint_from"}
 
 // derivedFields are the fields of derivedKeys, in that order.
@@ -106,7 +106,7 @@ func (e *encoder) delta(ev source.Event, prev *source.Sample, epoch time.Time) {
 		skip = deltaSkipAt
 	}
 	e.diffFields(fieldsOf(sampleType), unsafe.Pointer(prev), unsafe.Pointer(s), skip)
-	// The instruments, where they are not what FillInstruments makes of
+	// The instruments, where they are not what Derive makes of
 	// the line's figures.
 	d := derivedOf(s)
 	e.underived("cow", s.COW, d.COW, s.COWFrom, d.COWFrom)
@@ -128,7 +128,7 @@ func (e *encoder) underived(key string, v, derived source.Opt[int64], from, deri
 	}
 }
 
-// derived are the instruments' figures FillInstruments makes of a
+// derived are the instruments' figures Derive makes of a
 // sample's INFO and /proc figures.
 type derived struct {
 	COW, Footprint         source.Opt[int64]
@@ -139,7 +139,7 @@ type derived struct {
 // of a sample.
 func derivedOf(s *source.Sample) derived {
 	was := derived{s.COW, s.Footprint, s.COWFrom, s.FootprintFrom}
-	source.FillInstruments(s)
+	source.Derive(s)
 	d := derived{s.COW, s.Footprint, s.COWFrom, s.FootprintFrom}
 	s.COW, s.Footprint, s.COWFrom, s.FootprintFrom = was.COW, was.Footprint, was.COWFrom, was.FootprintFrom
 	return d
@@ -327,7 +327,7 @@ func fitETA(prev, cur *source.Sample, live source.Opt[time.Duration]) {
 // says which of its top-level keys it holds.
 func fillDerived(s, base *source.Sample, delta []byte, has func(key string) bool, version int) {
 	d := *s
-	source.FillInstruments(&d)
+	source.Derive(&d)
 	have, derived := derivedFields(s), derivedFields(&d)
 	for i, k := range derivedKeys {
 		if !has(k) {

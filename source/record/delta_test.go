@@ -156,7 +156,7 @@ func TestVersion2RecordingReadsAndRewritesAsDeltas(t *testing.T) {
 // TestVersion4RecordingRewritesAsVersion5: the real version 4 recordings
 // in testdata (deltas in which an absent cow or footprint means
 // "unchanged") read, and written again as version 5 (where it means
-// "derived": FillInstruments' figure) read back to the same events, the
+// "derived": Derive' figure) read back to the same events, the
 // busy one's save with its copy-on-write included.
 func TestVersion4RecordingRewritesAsVersion5(t *testing.T) {
 	for _, name := range []string{"idle", "busy"} {

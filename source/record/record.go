@@ -44,7 +44,7 @@ const FormatName = "vkwatch-recording"
 //     version 3.
 //   - 5: a delta sample leaves out cow, cow_from, footprint and
 //     footprint_from when they are what the sample's INFO and /proc figures
-//     give by the watcher's rule (source.FillInstruments; see delta.go).
+//     give by the watcher's rule (source.Derive; see delta.go).
 //   - 6: a delta sample also leaves out ping10s.in_flight_us when it is
 //     ping.in_flight_us, and save.elapsed_s when it is the sample's offset
 //     less save.started_s (see delta.go).

@@ -162,14 +162,17 @@ func isCancel(command string) bool {
 	return len(f) == 2 && f[0] == "BGSAVE" && f[1] == "CANCEL"
 }
 
-// Observe takes the next sample in order. It sets s.Save while a save or
-// AOF rewrite runs, and reports whether one started with this sample and
+// Observe takes the next sample in order and fills its derived figures:
+// the instruments (source.Derive) and, while a save or AOF rewrite runs,
+// s.Save. It is the one function that derives them, live in the watcher
+// and again in a recording's reader, which records none of them. It and reports whether one started with this sample and
 // the report of one that ended with it. A save that started and ended
 // between two samples (rdb_saves or total_forks grew, or
 // rdb_last_bgsave_time_sec changed) is still reported, with Observed 0.
 // When the server restarted (uptime dropped or a new process id) a running
 // save ends with Status "lost (server restarted)".
 func (t *Tracker) Observe(s *source.Sample) (started bool, ended *source.SaveReport) {
+	source.Derive(s)
 	in := &s.Info
 	prev := t.prev
 	restart := prev != nil && source.Restarted(&prev.Info, in)

@@ -44,7 +44,7 @@ func (q *seq) next(f func(*source.Info), ops float64, ping source.Latency) *sour
 	}
 	s := &source.Sample{Seq: q.n, Offset: q.off, At: q.clock.Add(q.off), Info: q.info, Ping: ping,
 		OpsPerSec: source.Some(ops), WriterOpsPerSec: source.Some(ops / 2), Config: q.cfg, Proc: q.proc}
-	source.FillInstruments(s)
+	source.Derive(s)
 	q.n++
 	return s
 }

@@ -369,7 +369,7 @@ func TestPeakFootprintOneInstrument(t *testing.T) {
 	}
 }
 
-func TestFillInstruments(t *testing.T) {
+func TestDerive(t *testing.T) {
 	some := source.Some[int64]
 	none := source.Opt[int64]{}
 	running := source.Info{RDBInProgress: some(1), RSS: some(1000), CurrentCOW: some(30)}
@@ -409,14 +409,14 @@ func TestFillInstruments(t *testing.T) {
 	}
 	for _, tc := range cases {
 		s := source.Sample{Info: tc.in, Proc: tc.p, COW: some(-5), COWFrom: "stale", Footprint: some(-5), FootprintFrom: "stale"}
-		source.FillInstruments(&s)
+		source.Derive(&s)
 		if s.COW != tc.cow || s.COWFrom != tc.cowFrom || s.Footprint != tc.foot || s.FootprintFrom != tc.footFrom {
 			t.Errorf("%s: COW %+v %q footprint %+v %q, want %+v %q %+v %q", tc.name,
 				s.COW, s.COWFrom, s.Footprint, s.FootprintFrom, tc.cow, tc.cowFrom, tc.foot, tc.footFrom)
 		}
 	}
 	s := source.Sample{Info: running, Proc: source.ProcMem{RSS: some(900), PSS: some(800), ChildPID: some(2), ChildPrivateDirty: some(70)}}
-	if n := testing.AllocsPerRun(100, func() { source.FillInstruments(&s) }); n != 0 {
-		t.Errorf("FillInstruments allocates %.0f times", n)
+	if n := testing.AllocsPerRun(100, func() { source.Derive(&s) }); n != 0 {
+		t.Errorf("Derive allocates %.0f times", n)
 	}
 }

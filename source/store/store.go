@@ -150,9 +150,12 @@ type View struct {
 	ID       source.NodeID
 	Identity *source.Identity // from the last EventConnected; nil before one
 	State    ConnState
-	Reason   string         // why the connection dropped
-	Latest   *source.Sample // the newest sample, nil before one
-	Report   *source.SaveReport
+	Reason   string // why the connection dropped
+	// Stalled, while Disconnected, says the server is connected but
+	// silent (source.Event.Stalled): Reason says for how long.
+	Stalled bool
+	Latest  *source.Sample // the newest sample, nil before one
+	Report  *source.SaveReport
 	// Forecast is the next fork save's forecast from the latest sample
 	// and the node's own saves (source/forecast); absent before a sample
 	// with used_memory. Stuck says why the running save looks stuck
@@ -329,12 +332,12 @@ func (s *Store) Add(ev source.Event) bool {
 	changed := true
 	switch ev.Kind {
 	case source.EventConnected:
-		l.Identity, l.State, l.Reason = ev.Identity, Connected, ""
+		l.Identity, l.State, l.Reason, l.Stalled = ev.Identity, Connected, "", false
 		if k := len(l.Gaps); k > 0 && l.Gaps[k-1].Open {
 			l.Gaps = cloneAppend(l.Gaps[:k-1], Gap{From: l.Gaps[k-1].From, To: ev.Offset})
 		}
 	case source.EventDisconnected:
-		l.State, l.Reason = Disconnected, ev.Err
+		l.State, l.Reason, l.Stalled = Disconnected, ev.Err, ev.Stalled
 		if k := len(l.Gaps); k == 0 || !l.Gaps[k-1].Open {
 			l.Gaps = append(l.Gaps, Gap{From: ev.Offset, Open: true})
 		}

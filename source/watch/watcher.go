@@ -596,7 +596,7 @@ func (s *sampling) loop(ctx context.Context, wg *sync.WaitGroup) {
 				// everything sampled so far; say how long it has been.
 				stalled = true
 				silent := (at - s.lastAnswer).Round(100 * time.Millisecond)
-				s.push(source.Event{Kind: source.EventDisconnected, Err: stallPrefix + silent.String()})
+				s.push(source.Event{Kind: source.EventDisconnected, Stalled: true, Err: "not answering for " + silent.String()})
 				continue
 			}
 			connected, down = false, true
@@ -769,7 +769,6 @@ func (s *sampling) sample(ctx context.Context, text string, at time.Duration) {
 	if w.cfg.Proc != nil && w.ep.Local() && in.ProcessID.OK {
 		smp.Proc = w.cfg.Proc(in.ProcessID.V)
 	}
-	source.FillInstruments(smp)
 	if !s.haveConfig || at-s.configAt >= configEvery {
 		s.config = w.readConfig(ctx)
 		s.configAt, s.haveConfig = at, true
@@ -777,7 +776,9 @@ func (s *sampling) sample(ctx context.Context, text string, at time.Duration) {
 	smp.Config = s.config
 
 	// Answers that came before this INFO reply go to the tracker first, in
-	// the order a recording keeps them.
+	// the order a recording keeps them. The tracker derives the rest of the
+	// sample (its instruments and save progress), as a recording's reader
+	// does again.
 	s.answers()
 	started, ended := s.tracker.Observe(smp)
 	s.push(source.Event{Kind: source.EventSample, Offset: at, Sample: smp})
@@ -1019,15 +1020,6 @@ func (w *Watcher) takeAnswers() []source.CommandResult {
 	w.answers = nil
 	return a
 }
-
-// stallPrefix starts the Err of an EventDisconnected that says the server
-// is connected but silent (see Stalled).
-const stallPrefix = "not answering for "
-
-// Stalled reports whether the Err of an EventDisconnected says the server
-// stalls (connected, but INFO unanswered for a while) rather than that the
-// connection is gone.
-func Stalled(err string) bool { return strings.HasPrefix(err, stallPrefix) }
 
 // isTimeout reports whether err is a deadline that passed: the server is
 // there but did not answer in time.

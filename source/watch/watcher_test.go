@@ -554,8 +554,8 @@ func TestWatcherFrozenServer(t *testing.T) {
 		}
 		return ev.Kind == source.EventDisconnected
 	})
-	if !strings.HasPrefix(ev.Err, "not answering for ") {
-		t.Errorf("stall reported as %q", ev.Err)
+	if !ev.Stalled || !strings.HasPrefix(ev.Err, "not answering for ") {
+		t.Errorf("stall reported as %q (stalled %v)", ev.Err, ev.Stalled)
 	}
 	thaw()
 	x.next(t, 10*time.Second, "connected again", kind(source.EventConnected))

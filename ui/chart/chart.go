@@ -175,6 +175,10 @@ func (l *Line) join(x0, y0, x1, y1 int) {
 	}
 }
 
+// RowOf is the row (0 at the top) of a chart rows high in which the
+// fraction f of its scale is drawn: where a scale's label for it goes.
+func RowOf(f float64, rows int) int { return dotRow(f, 1, 4*max(rows, 1)) / 4 }
+
 // dotRow is the grid row (0 at the top) of value v on a scale of 0..top
 // over h dot rows. Values outside the scale are drawn at its edge.
 func dotRow(v, top float64, h int) int {
