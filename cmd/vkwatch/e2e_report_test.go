@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -221,6 +222,9 @@ type chromiumResult struct {
 	story    string                // all of them
 	figures  []string              // data-figure of every figure, in order
 	costNote string
+	// storyFirst: the summary's sentences come before every figure.
+	storyFirst bool
+	pdf        []byte // the page printed, as its CSS asks (A4 landscape)
 }
 
 // list is the rows of the table of class name, in order.
@@ -243,10 +247,11 @@ func (r chromiumResult) rows(name string) map[string]map[string]shown {
 
 // pageRead is what readPage returns from the browser's DOM.
 type pageRead struct {
-	Tables   map[string][][]any `json:"tables"` // class -> rows: [key, [[col, v, text]...]]
-	Stories  []string           `json:"stories"`
-	Figures  []string           `json:"figures"`
-	CostNote string             `json:"costNote"`
+	Tables     map[string][][]any `json:"tables"` // class -> rows: [key, [[col, v, text]...]]
+	Stories    []string           `json:"stories"`
+	Figures    []string           `json:"figures"`
+	CostNote   string             `json:"costNote"`
+	StoryFirst bool               `json:"storyFirst"`
 }
 
 const readPage = `(() => {
@@ -257,7 +262,9 @@ const readPage = `(() => {
 			 [...tr.querySelectorAll('td[data-col]')].map(td => [td.dataset.col, td.dataset.v, td.textContent])]);
 	}
 	const note = document.getElementById('cost-note');
+	const story = document.querySelector('p.story'), fig = document.querySelector('figure');
 	return {
+		storyFirst: !!story && (!fig || !!(story.compareDocumentPosition(fig) & Node.DOCUMENT_POSITION_FOLLOWING)),
 		tables: tables,
 		stories: [...document.querySelectorAll('p.story')].map(p => p.textContent),
 		figures: [...document.querySelectorAll('figure[data-figure]')].map(f => f.dataset.figure),
@@ -317,7 +324,10 @@ func openInChromium(t *testing.T, page string) chromiumResult {
 	if res.shot, err = chromedp.Run(tctx, chromedp.FullScreenshot(100)); err != nil {
 		t.Fatalf("chromium: screenshot: %v", err)
 	}
-	res.tables = tablesOf(read.Tables)
+	if res.pdf, err = chromedp.Run(tctx, chromedp.PrintToPDF(chromedp.PDFPreferCSSPageSize())); err != nil {
+		t.Fatalf("chromium: print: %v", err)
+	}
+	res.tables, res.storyFirst = tablesOf(read.Tables), read.StoryFirst
 	res.stories, res.figures, res.costNote = read.Stories, read.Figures, read.CostNote
 	res.story = strings.Join(read.Stories, "\n")
 	mu.Lock()
@@ -493,9 +503,30 @@ func TestReportOfRealForkSave(t *testing.T) {
 			t.Errorf("the summary's sentences do not say %q: %q", want, res.story)
 		}
 	}
+	if !res.storyFirst {
+		t.Error("the page does not lead with its summary: a figure comes before the sentences")
+	}
+	checkA4(t, res.pdf)
 	hasCurve := slices.Contains(res.figures, "cost-cow")
 	if hasCurve == strings.Contains(res.costNote, "#1") {
 		t.Errorf("cost curve drawn %v, note %q: the save has a curve or the note says why not", hasCurve, res.costNote)
+	}
+}
+
+// checkA4: every page of a printed report is A4 landscape (297 x 210 mm:
+// 841.9 x 595.3 points; Chromium rounds to its pixels), and there are some.
+func checkA4(t *testing.T, pdf []byte) {
+	t.Helper()
+	boxes := regexp.MustCompile(`/MediaBox \[0 0 ([\d.]+) ([\d.]+)\]`).FindAllSubmatch(pdf, -1)
+	if len(boxes) == 0 {
+		t.Fatalf("the printed page (%d bytes of PDF) has no page", len(pdf))
+	}
+	for _, b := range boxes {
+		w, _ := strconv.ParseFloat(string(b[1]), 64)
+		h, _ := strconv.ParseFloat(string(b[2]), 64)
+		if math.Abs(w-841.9) > 2 || math.Abs(h-595.3) > 2 {
+			t.Errorf("a printed page is %.1f x %.1f points, not A4 landscape", w, h)
+		}
 	}
 }
 
