@@ -51,6 +51,17 @@ type fileView struct {
 
 type setting struct{ Name, Value string }
 
+// AnySave says whether any server of a recording saw a save: without one
+// the summary's table would hold nothing but n/a, and the sentence says so.
+func (f *fileView) AnySave() bool {
+	for _, s := range f.Servers {
+		if len(s.saves) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // figureRow is a kind of figure for every server of a recording, side by
 // side on the same scales.
 type figureRow struct {
@@ -116,6 +127,9 @@ func leadText(ins []src.Input) string {
 	saves := plural(recSaves, "save")
 	if first.IsZero() {
 		saves = plural(runs, "bench run")
+	}
+	if strings.HasPrefix(saves, "0 ") {
+		saves = "no " + saves[2:len(saves)-1]
 	}
 	out := plural(len(addrs), "server") + ", " + saves
 	if !first.IsZero() {
@@ -194,12 +208,12 @@ func (r *Report) addRecording(fv *fileView, ins []src.Input, fi int, colourOf ma
 		}
 		stem := fmt.Sprintf("%02d-%s", len(r.Figures)/len(timeKinds)+1, safeName(s.Addr))
 		for i, k := range timeKinds {
-			f := k.figure(stem, name, s, serverColour(ci), tx, sc, sp)
+			f := k.figure(stem, clean(s.Addr), s, serverColour(ci), tx, sc, sp)
 			f.Colour = colour
 			fv.Rows[i].Figures = append(fv.Rows[i].Figures, f)
 			r.Figures = append(r.Figures, f)
 		}
-		sums = append(sums, summarise(name, colour, s, first))
+		sums = append(sums, summarise(clean(s.Addr), colour, s, first))
 	}
 	fv.Servers = sums
 	fv.Story = recordingStory(sums, tx.hi)
@@ -235,8 +249,9 @@ func benchColour(m map[string]int, ins []src.Input, file int, addr string) int {
 	return colourIndex(m, file, addr)
 }
 
-// serverName names a server in a caption or a key: its address, and the
-// file's name when the page compares several recordings.
+// serverName names a server in the cost figures' keys: its address, and
+// the file's name when the page compares several recordings (within a
+// file's own sections its address says it).
 func serverName(ins []src.Input, file int, addr string) string {
 	n := 0
 	for _, in := range ins {
