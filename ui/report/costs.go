@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
 
 	src "github.com/vkwatch/vkwatch/source/report"
 	"github.com/vkwatch/vkwatch/source/units"
@@ -91,8 +92,8 @@ func costFigures(curves []saveCurve) []*Figure {
 		footLo, footHi = 0, 1
 	}
 	figs := []*Figure{
-		{Name: "cost-cow", Caption: "Copy-on-write against save progress", plot: cow, w: figW, h: costH + rowH},
-		{Name: "cost-footprint", Caption: "Footprint against save progress", plot: foot, w: figW, h: costH + rowH},
+		{Name: "cost-cow", Caption: "Copy-on-write against save progress", plot: cow, w: figW},
+		{Name: "cost-footprint", Caption: "Footprint against save progress", plot: foot, w: figW},
 	}
 	for i, ys := range []axisScale{bytesScale(0, math.Max(cowHi, 1)), bytesScale(footLo, footHi)} {
 		p := figs[i].plot
@@ -101,6 +102,11 @@ func costFigures(curves []saveCurve) []*Figure {
 		p.Y.Label.Text = ys.Title([]string{"copy-on-write", "footprint"}[i])
 	}
 	figs[0].keys, figs[1].keys = drawCostCurves(cow, foot, curves, cc)
+	for _, f := range figs {
+		// A key per server: many servers take rows of keys, which the
+		// figure grows by rather than squeeze its curves.
+		f.h = costH + vg.Length(len(f.keyRows(f.w)))*rowH
+	}
 	return figs
 }
 

@@ -146,3 +146,33 @@ func TestCostCurvesNeedPoints(t *testing.T) {
 		t.Error("the page does not say which saves have no curve")
 	}
 }
+
+// TestCostKeysGrowTheFigure: a key per server in the cost figures; many
+// servers take rows of keys, and the curves keep their room.
+func TestCostKeysGrowTheFigure(t *testing.T) {
+	height := func(servers int) (float64, int) {
+		in := syntheticInput(forkSave(20, 50, 0, 0.2, 0.4, 0.6, 1))
+		rec := in.Recording
+		for i := 1; i < servers; i++ {
+			s := *rec.Servers[0]
+			s.Node = source.NodeID(fmt.Sprintf("127.0.0.1:%d", 7001+i))
+			s.Addr = string(s.Node)
+			rec.Servers = append(rec.Servers, &s)
+		}
+		r, err := Build([]src.Input{in})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := r.Costs[0]
+		_, dc := drawnTexts(f)
+		return float64(dc.Max.Y - dc.Min.Y), len(f.keyRows(f.w))
+	}
+	one, rows1 := height(1)
+	many, rows12 := height(12)
+	if rows12 <= rows1 {
+		t.Fatalf("12 servers' keys take %d rows, one server's %d", rows12, rows1)
+	}
+	if one-many > 0.5 || many-one > 0.5 {
+		t.Errorf("the curves' area is %.1f points high with 12 servers, %.1f with one", many, one)
+	}
+}
