@@ -30,6 +30,7 @@ type reportConfig struct {
 
 // The pictures --report writes into OUT/report.
 const (
+	firstPicture = "first.png" // the first screen of the page at 1400 px
 	pagePicture  = "page.png"  // the page at 1400 px, whole
 	printPicture = "print.png" // its A4 pages, two abreast
 	// --figures output the README showed before the page had a summary:
@@ -82,7 +83,7 @@ func runReport(c config, rc reportConfig) error {
 			return err
 		}
 	}
-	fmt.Fprintf(os.Stderr, "vkshot: %s: %s, %s, %s, %s\n", out, pagePicture, printPicture, memoryFigure, costFigure)
+	fmt.Fprintf(os.Stderr, "vkshot: %s: %s, %s, %s, %s, %s\n", out, firstPicture, pagePicture, printPicture, memoryFigure, costFigure)
 	return nil
 }
 
@@ -125,13 +126,13 @@ func benchReport(bin, dir string, rc reportConfig) (page, figs string, err error
 	return filepath.Join(dir, "report.html"), filepath.Join(dir, "figures"), nil
 }
 
-// photograph opens page in headless Chromium: a picture of the whole page
-// rc.width pixels wide, and its A4 print, each page a picture by pdftoppm,
-// laid two abreast in one.
+// photograph opens page in headless Chromium: a picture of its first
+// screen and one of the whole page, rc.width pixels wide, and its A4
+// print, each page a picture by pdftoppm, laid two abreast in one.
 func photograph(page, dir, out string, rc reportConfig) error {
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.NoSandbox, // as root (CI), Chromium's sandbox will not start
-		chromedp.WindowSize(rc.width, 1000),
+		chromedp.WindowSize(rc.width, rc.width*9/14), // the first screen: 1400 x 900
 		chromedp.UserDataDir(filepath.Join(dir, "chromium")),
 	)
 	if p, err := exec.LookPath("chromium"); err == nil {
@@ -149,12 +150,14 @@ func photograph(page, dir, out string, rc reportConfig) error {
 	if err := chromedp.Do(tctx, chromedp.Navigate("file://"+page), chromedp.WaitReady("body")); err != nil {
 		return fmt.Errorf("chromium: %w", err)
 	}
-	shot, err := chromedp.Run(tctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		return fmt.Errorf("chromium: screenshot: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(out, pagePicture), shot, 0o644); err != nil {
-		return err
+	for name, shoot := range map[string]chromedp.Action[[]byte]{firstPicture: chromedp.CaptureScreenshot(), pagePicture: chromedp.FullScreenshot(100)} {
+		shot, err := chromedp.Run(tctx, shoot)
+		if err != nil {
+			return fmt.Errorf("chromium: screenshot: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(out, name), shot, 0o644); err != nil {
+			return err
+		}
 	}
 	pdf, err := chromedp.Run(tctx, chromedp.PrintToPDF(chromedp.PDFPreferCSSPageSize(), chromedp.PDFPrintBackground()))
 	if err != nil {

@@ -119,7 +119,7 @@ func TestReportPicturesCommitted(t *testing.T) {
 		name      string
 		minW      int
 		landscape bool
-	}{{pagePicture, 1400, false}, {printPicture, 1200, true}, {memoryFigure, 600, true}, {costFigure, 600, true}} {
+	}{{firstPicture, 1400, true}, {pagePicture, 1400, false}, {printPicture, 1200, true}, {memoryFigure, 600, true}, {costFigure, 600, true}} {
 		path := filepath.Join("..", "..", ".media", "report", p.name)
 		f, err := os.Open(path)
 		if err != nil {
