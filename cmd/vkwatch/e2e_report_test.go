@@ -136,7 +136,16 @@ func TestReportOfRealBench(t *testing.T) {
 		os.WriteFile(p, res.shot, 0o644)
 	}
 
-	// The saves' table: one row per run, servers in order, runs in order.
+	checkBenchSaves(t, res, bj)
+	checkBenchSummary(t, res, bj)
+}
+
+// checkBenchSaves checks the table of every save against bench --json:
+// one row per run, servers in order, runs in order, each save's
+// copy-on-write the rdb_last_cow_size bench read from the server after the
+// run, its duration the bench's.
+func checkBenchSaves(t *testing.T, res chromiumResult, bj benchJSON) {
+	t.Helper()
 	var want []struct {
 		cow int64
 		dur float64
@@ -168,8 +177,15 @@ func TestReportOfRealBench(t *testing.T) {
 			t.Errorf("save %d: shown as %q and %q", i+1, got["cow"].text, got["duration"].text)
 		}
 	}
-	// The seed's table, a column per server: the means of copy-on-write,
-	// memory delta and save time are bench's.
+}
+
+// checkBenchSummary checks the page's summary of a bench and its
+// recording against bench --json: the seed's table, a column per server,
+// has bench's means of copy-on-write, memory delta and save time; each
+// server's worst copy-on-write is the largest rdb_last_cow_size bench read
+// after its runs; the sentences compare the two servers.
+func checkBenchSummary(t *testing.T, res chromiumResult, bj benchJSON) {
+	t.Helper()
 	seeds := res.rows("seeds")
 	for i, s := range bj.Servers {
 		col := strconv.Itoa(i)
@@ -183,8 +199,6 @@ func TestReportOfRealBench(t *testing.T) {
 			}
 		}
 	}
-	// The recording's summary: each server's worst copy-on-write is the
-	// largest rdb_last_cow_size bench read after its runs.
 	summary := res.rows("summary")
 	for _, s := range bj.Servers {
 		var most int64
