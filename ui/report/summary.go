@@ -16,7 +16,7 @@ import (
 type serverSum struct {
 	Server, Colour, Identity string
 	Saves                    string
-	COW                      worst // rdb_last_cow_size
+	COW                      worst // rdb_last_cow_size, aof_last_cow_size
 	Footprint                worst // PeakFootprintDelta
 	ForkPause                worst // latest_fork_usec
 	Ping                     worst // PingDuring's worst
@@ -64,6 +64,14 @@ var (
 		return d / b, okb && okd && b > 0
 	}
 )
+
+// cowInstrument names the field a save's COW was read from.
+func cowInstrument(sv *src.Save) string {
+	if sv.Kind == source.SaveAOF {
+		return "aof_last_cow_size"
+	}
+	return "rdb_last_cow_size"
+}
 
 // blockedWriters is how many writers a forkless save blocked. The save
 // report does not carry it yet (issue 32 adds it): absent, n/a.
@@ -213,7 +221,7 @@ func recordingStory(sums []serverSum, dur float64) []string {
 	}
 	s[0] += fmt.Sprintf(" and saw %s end: %s.", plural(len(all), "save"), savesText(all, false))
 	if at, w := pageWorst(sums, func(x *serverSum) worst { return x.COW }, false); at != nil {
-		t := fmt.Sprintf("The most a save copied on write was %s (save #%d on %s, the server's rdb_last_cow_size)", w.Text, w.Save, at.Server)
+		t := fmt.Sprintf("The most a save copied on write was %s (save #%d on %s, the server's %s)", w.Text, w.Save, at.Server, cowInstrument(w.sv))
 		if base, ok := w.sv.BaseUsed.Get(); ok && base > 0 {
 			t += fmt.Sprintf(", %.0f %% of the %s of used_memory before it", w.v/float64(base)*100, units.BytesFixed(float64(base)))
 		}
