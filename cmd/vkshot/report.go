@@ -131,7 +131,7 @@ func benchReport(bin, dir string, rc reportConfig) (page, figs string, err error
 // print, each page a picture by pdftoppm, laid two abreast in one.
 func photograph(page, dir, out string, rc reportConfig) error {
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.NoSandbox, // as root (CI), Chromium's sandbox will not start
+		chromedp.NoSandbox,                           // as root (CI), Chromium's sandbox will not start
 		chromedp.WindowSize(rc.width, rc.width*9/14), // the first screen: 1400 x 900
 		chromedp.UserDataDir(filepath.Join(dir, "chromium")),
 	)
