@@ -184,5 +184,6 @@ o sorts, B rolling save (B again starts it, esc cancels the rest).`,
 	cf.register(root.PersistentFlags())
 	mf.register(root.Flags())
 	root.AddCommand(a.loadCommand(cf), a.demoCommand(cf), a.replayCommand(cf), a.recordingCommand(cf), a.benchCommand(cf), a.reportCommand(cf), a.saveCommand(cf))
+	root.AddCommand(a.metricsCommand())
 	return root
 }

@@ -286,11 +286,14 @@ func (s *monitorSession) prepareWriters(i int, node source.NodeID) {
 	s.writers[node] = p
 }
 
-// configure sets up one node's watcher: /proc for a local one, and the
-// count of its writers' operations.
+// configure sets up one node's watcher: /proc for a local one, the
+// count of its writers' operations, and the exporter's PING histogram.
 func (s *monitorSession) configure(m fleet.Member, cfg *watch.Config) {
 	if s.proc != nil && m.Endpoint.Local() {
 		cfg.Proc = s.proc.Read
+	}
+	if s.exp != nil {
+		cfg.PingHistogram = s.exp.PingHistogram(m.ID)
 	}
 	if p := s.writers[m.ID]; p != nil {
 		cfg.WriterOps = func() uint64 {
@@ -443,7 +446,7 @@ func (s *monitorSession) serveMetrics() error {
 	if s.mf.metrics == "" {
 		return nil
 	}
-	s.exp = metrics.New()
+	s.exp = metrics.New(version)
 	srv, err := metrics.Listen(s.mf.metrics, s.exp)
 	if err != nil {
 		return fmt.Errorf("--metrics: %w", err)

@@ -157,7 +157,7 @@ func (n *Node) Stuck() (string, bool) {
 	if done.OK && total.OK && done.V >= total.V {
 		return "", false
 	}
-	if still := s.Offset - n.movedAt; done.OK && total.OK && still >= StallAfter {
+	if still, ok := n.Stalled(); ok && still >= StallAfter {
 		return fmt.Sprintf("no progress for %s at %s/%s keys", still.Round(time.Second), count(float64(done.V)), count(float64(total.V))), true
 	}
 	if n.before.OK && n.before.V.Duration > 0 {
@@ -167,4 +167,19 @@ func (n *Node) Stuck() (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// Stalled is how long the running save's keys processed have stood still
+// below the total, as of the latest sample: 0 while they move, and once
+// they reached the total (the server is writing out its file). False when
+// no save runs or the server does not report its progress.
+func (n *Node) Stalled() (time.Duration, bool) {
+	s := n.last
+	if s == nil || s.Save == nil || !s.Save.Processed.OK || !s.Save.Total.OK {
+		return 0, false
+	}
+	if s.Save.Processed.V >= s.Save.Total.V {
+		return 0, true
+	}
+	return s.Offset - n.movedAt, true
 }

@@ -1,8 +1,14 @@
 // Package metrics serves what vkwatch measures as OpenMetrics for
-// Prometheus: per node the footprint the host pays and the save child's
-// copy-on-write (each with the instrument that read it as a label), the
-// save in progress with its progress and ETA, PING latency, and the cost of
-// each finished save.
+// Prometheus, by Prometheus' conventions (series.go): per server the
+// footprint the host pays and the save child's copy-on-write (each with
+// the instrument that read it as a label), the save in progress with its
+// progress, ETA and stall, the next fork save's forecast and headroom,
+// every PING round trip as a histogram, and the cost and outcome of the
+// latest save of each kind. It also carries, embedded, a Grafana
+// dashboard and Prometheus alert rules for these series (assets.go),
+// which `vkwatch metrics dashboard` and `vkwatch metrics rules` print.
+// README.md beside this file describes the series, the rules, the
+// dashboard and how to join them with redis_exporter's.
 //
 // It sits beside redis_exporter, not in its place: it exports what INFO
 // cannot say (the /proc footprint, the live copy-on-write of a local child,
@@ -11,8 +17,9 @@
 // serves. One exporter runs beside each server, where /proc is local, and
 // Prometheus gathers the fleet.
 //
-// An Exporter takes the fleet's events (Observe) and answers scrapes from
-// the latest of them: a scrape never talks to a server.
+// An Exporter takes the fleet's events (Observe) and the probes' PING
+// counts (PingHistogram), and answers scrapes from the latest of them: a
+// scrape never talks to a server.
 package metrics
 
 import (
@@ -20,7 +27,8 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"sort"
+	"runtime"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -29,13 +37,20 @@ import (
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/inert"
+	"github.com/vkwatch/vkwatch/source/probe"
 )
 
 // Exporter keeps the latest state of every node and is a
 // prometheus.Collector of it. Observe may be called from many goroutines.
 type Exporter struct {
+	build [3]string // vkwatch_build_info's labels
+
 	mu    sync.Mutex
 	nodes map[source.NodeID]*node
+	// hists are the nodes' PING histograms, which their probes count
+	// into; kept for a node that leaves the fleet, so that one that comes
+	// back counts on.
+	hists map[source.NodeID]*probe.Histogram
 	// interval is the PING interval in force per node, from the latest
 	// topology (0 before one), and fine the nodes probed finer than that
 	// (attention follows the save).
@@ -43,39 +58,52 @@ type Exporter struct {
 	fine     map[source.NodeID]time.Duration
 }
 
-// node is what the exporter keeps of one node: a few numbers, never the
-// samples themselves, so a scrape costs the same however long vkwatch ran.
-type node struct {
-	addr      string
-	connected bool
-	seen      bool // a sample arrived
-
-	footprint     source.Opt[int64]
-	footprintFrom source.Instrument
-	cow           source.Opt[int64]
-	cowFrom       source.Instrument
-	ping          source.Latency // of the last 10 s
-
-	save *source.SaveProgress // nil when none runs
-
-	last  *source.SaveReport // the latest finished save
-	saves map[saveKey]float64
+// New returns an Exporter that knows no node yet. version is vkwatch's
+// own, as --version names it first ("" takes the module version of the
+// build info).
+func New(version string) *Exporter {
+	return &Exporter{build: buildLabels(version), nodes: map[source.NodeID]*node{}, hists: map[source.NodeID]*probe.Histogram{}}
 }
 
-type saveKey struct {
-	kind   source.SaveKind
-	status string
+// buildLabels are vkwatch_build_info's version, revision and goversion.
+func buildLabels(version string) [3]string {
+	out := [3]string{version, "unknown", runtime.Version()}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return out
+	}
+	if out[0] == "" {
+		out[0] = bi.Main.Version
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && s.Value != "" {
+			out[1] = s.Value
+		}
+	}
+	for i := range out {
+		out[i] = inert.Text(out[i])
+	}
+	return out
 }
 
-// New returns an Exporter that knows no node yet.
-func New() *Exporter {
-	return &Exporter{nodes: map[source.NodeID]*node{}}
+// PingHistogram is the histogram node's probe should count its PINGs
+// into (watch.Config.PingHistogram), served as
+// vkwatch_ping_duration_seconds.
+func (e *Exporter) PingHistogram(id source.NodeID) *probe.Histogram {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	h := e.hists[id]
+	if h == nil {
+		h = probe.NewHistogram()
+		e.hists[id] = h
+	}
+	return h
 }
 
 func (e *Exporter) nodeLocked(id source.NodeID) *node {
 	n := e.nodes[id]
 	if n == nil {
-		n = &node{addr: string(id), saves: map[saveKey]float64{}}
+		n = newNode(string(id))
 		e.nodes[id] = n
 	}
 	return n
@@ -83,8 +111,8 @@ func (e *Exporter) nodeLocked(id source.NodeID) *node {
 
 // Observe takes one event of the fleet.
 func (e *Exporter) Observe(ev source.Event) {
-	// Label values are a server's text: made inert, they are valid UTF-8
-	// (a label that is not makes the client library panic) and safe for
+	// The address is a server's text: made inert, it is valid UTF-8 (a
+	// label that is not makes the client library panic) and safe for
 	// whoever curls the page to a terminal.
 	ev = source.Inert(ev)
 	e.mu.Lock()
@@ -103,19 +131,19 @@ func (e *Exporter) Observe(ev source.Event) {
 	case source.EventDisconnected:
 		n := e.nodeLocked(ev.Node)
 		n.connected = false
-		n.save = nil
+		if !ev.Stalled {
+			// Gone, not silent: what ran is not known to run any more.
+			// (A silent server keeps its save, which shows again when it
+			// answers.)
+			n.save, n.stalled = nil, source.Opt[time.Duration]{}
+		}
 	case source.EventSample, source.EventSaveStarted:
 		if ev.Sample != nil {
-			e.sampleLocked(e.nodeLocked(ev.Node), ev.Sample)
+			e.nodeLocked(ev.Node).sample(ev.Sample)
 		}
 	case source.EventSaveEnded:
 		if ev.Report != nil {
-			n := e.nodeLocked(ev.Node)
-			r := *ev.Report
-			r.Curve = nil // the exporter never serves it: do not keep it
-			n.last = &r
-			n.saves[saveKey{r.Kind, r.Status}]++
-			n.save = nil
+			e.nodeLocked(ev.Node).report(*ev.Report)
 		}
 	}
 }
@@ -143,170 +171,11 @@ func (e *Exporter) topologyLocked(t *source.Topology) {
 	}
 }
 
-func (e *Exporter) sampleLocked(n *node, s *source.Sample) {
-	n.seen, n.connected = true, true
-	n.footprint, n.footprintFrom = s.Footprint, s.FootprintFrom
-	n.cow, n.cowFrom = s.COW, s.COWFrom
-	// The last 10 s of PINGs and the one in flight now, which the
-	// sample holds in Ping: a stall shows in the max while it lasts.
-	n.ping = s.Ping10s
-	n.ping.InFlight = s.Ping.InFlight
-	if s.Save != nil {
-		p := *s.Save
-		n.save = &p
-	} else {
-		n.save = nil
-	}
-}
-
-var (
-	labels  = []string{"node", "addr"}
-	withIn  = []string{"node", "addr", "instrument"}
-	withKnd = []string{"node", "addr", "kind"}
-
-	descUp = prometheus.NewDesc("vkwatch_node_up",
-		"1 while vkwatch's connection to the node answers, 0 while it retries.", labels, nil)
-	descFootprint = prometheus.NewDesc("vkwatch_footprint_bytes",
-		"Memory the host pays for the server: its RSS plus the save child's private dirty pages (instrument proc), or used_memory_rss + current_cow_size (instrument info).", withIn, nil)
-	descCOW = prometheus.NewDesc("vkwatch_cow_bytes",
-		"Copy-on-write of the running save child: its Private_Dirty from /proc (instrument proc) or current_cow_size (instrument info); 0 while no save runs.", withIn, nil)
-	// No kind label here: a series that keeps its labels whether a save
-	// runs or not is what a 0/1 gauge must be (progress and ETA name it).
-	descSaving = prometheus.NewDesc("vkwatch_save_in_progress",
-		"1 while a save or AOF rewrite runs on the node, else 0.", labels, nil)
-	descProgress = prometheus.NewDesc("vkwatch_save_progress_ratio",
-		"current_save_keys_processed / current_save_keys_total of the running save, 0..1.", withKnd, nil)
-	descETA = prometheus.NewDesc("vkwatch_save_eta_seconds",
-		"Seconds the running save still needs, from the server's forkless estimate or vkwatch's smoothed rate of keys processed.", withKnd, nil)
-	descPing = prometheus.NewDesc("vkwatch_ping_seconds",
-		"PING round trip on vkwatch's own connection over the last 10 s (corrected for coordinated omission), by stat: p50, p99, max.", []string{"node", "addr", "stat"}, nil)
-	descPingInterval = prometheus.NewDesc("vkwatch_ping_interval_seconds",
-		"How far apart vkwatch sends its PINGs to the node: the resolution of vkwatch_ping_seconds.", labels, nil)
-
-	lastLabels    = []string{"node", "addr", "kind", "status"}
-	lastIn        = []string{"node", "addr", "kind", "status", "instrument"}
-	descLastCOW   = prometheus.NewDesc("vkwatch_last_save_cow_bytes", "Copy-on-write of the latest finished save as the server reports it (rdb_last_cow_size / aof_last_cow_size).", lastLabels, nil)
-	descLastPeak  = prometheus.NewDesc("vkwatch_last_save_peak_cow_bytes", "Largest copy-on-write vkwatch saw during the latest finished save, by instrument.", lastIn, nil)
-	descLastRise  = prometheus.NewDesc("vkwatch_last_save_footprint_rise_bytes", "How far the footprint rose during the latest finished save above its level just before, by instrument.", lastIn, nil)
-	descLastFork  = prometheus.NewDesc("vkwatch_last_save_fork_pause_seconds", "How long fork() blocked the main thread for the latest finished save (latest_fork_usec).", lastLabels, nil)
-	descLastDur   = prometheus.NewDesc("vkwatch_last_save_duration_seconds", "How long the latest finished save ran, as vkwatch's samples saw it.", lastLabels, nil)
-	descLastEnd   = prometheus.NewDesc("vkwatch_last_save_end_timestamp_seconds", "When the latest finished save ended (unix seconds).", lastLabels, nil)
-	descLastPing  = prometheus.NewDesc("vkwatch_last_save_ping_max_seconds", "Worst PING during the latest finished save.", lastLabels, nil)
-	descLastPingI = prometheus.NewDesc("vkwatch_last_save_ping_interval_seconds", "How far apart the PINGs of the latest finished save were (the longest interval among them): the resolution of its PING figures.", lastLabels, nil)
-	descSaveCount = prometheus.NewDesc("vkwatch_saves_total", "Saves vkwatch saw finish on the node since it started, by kind and status.", lastLabels, nil)
-)
-
-// Describe sends every metric's description.
-func (e *Exporter) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descUp, descFootprint, descCOW, descSaving, descProgress, descETA,
-		descPing, descPingInterval, descLastCOW, descLastPeak, descLastRise, descLastFork, descLastDur,
-		descLastEnd, descLastPing, descLastPingI, descSaveCount} {
-		ch <- d
-	}
-}
-
-// Collect sends the latest value of every metric. An absent figure (a
-// field an older server lacks, an instrument that cannot read) is left
-// out, never sent as 0.
-func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	ids := make([]source.NodeID, 0, len(e.nodes))
-	for id := range e.nodes {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	for _, id := range ids {
-		e.collectNode(ch, inert.Text(string(id)), e.nodes[id])
-	}
-}
-
-func gauge(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, lv ...string) {
-	ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, lv...)
-}
-
-func b2f(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-func (e *Exporter) collectNode(ch chan<- prometheus.Metric, id string, n *node) {
-	gauge(ch, descUp, b2f(n.connected), id, n.addr)
-	if iv := e.intervalOf(source.NodeID(id)); iv > 0 {
-		gauge(ch, descPingInterval, iv.Seconds(), id, n.addr)
-	}
-	if n.seen {
-		if v, ok := n.footprint.Get(); ok {
-			gauge(ch, descFootprint, float64(v), id, n.addr, string(n.footprintFrom))
-		}
-		if v, ok := n.cow.Get(); ok {
-			gauge(ch, descCOW, float64(v), id, n.addr, string(n.cowFrom))
-		}
-		if n.ping.Count > 0 {
-			gauge(ch, descPing, n.ping.P50.Seconds(), id, n.addr, "p50")
-			gauge(ch, descPing, n.ping.P99.Seconds(), id, n.addr, "p99")
-			gauge(ch, descPing, n.ping.Worst().Seconds(), id, n.addr, "max")
-		}
-		gauge(ch, descSaving, b2f(n.save != nil), id, n.addr)
-		if n.save != nil {
-			kind := string(n.save.Kind)
-			if f, ok := n.save.Fraction().Get(); ok {
-				gauge(ch, descProgress, f, id, n.addr, kind)
-			}
-			if eta, ok := n.save.ETA.Get(); ok {
-				gauge(ch, descETA, eta.Seconds(), id, n.addr, kind)
-			}
-		}
-	}
-	for k, c := range n.saves {
-		ch <- prometheus.MustNewConstMetric(descSaveCount, prometheus.CounterValue, c, id, n.addr, string(k.kind), k.status)
-	}
-	if r := n.last; r != nil {
-		collectReport(ch, id, n.addr, r)
-	}
-}
-
 func (e *Exporter) intervalOf(id source.NodeID) time.Duration {
 	if d, ok := e.fine[id]; ok {
 		return d
 	}
 	return e.interval
-}
-
-func collectReport(ch chan<- prometheus.Metric, id, addr string, r *source.SaveReport) {
-	lv := []string{id, addr, string(r.Kind), r.Status}
-	if v, ok := r.COW.Get(); ok {
-		gauge(ch, descLastCOW, float64(v), lv...)
-	}
-	// The peak and the rise are read by the instrument of the samples
-	// during the save: /proc's child Private_Dirty when it was read, else
-	// INFO's current_cow_size.
-	in := string(source.FromInfo)
-	if r.PeakChildPrivateDirty.OK {
-		in = string(source.FromProc)
-	}
-	if v, ok := r.PeakCOW.Get(); ok {
-		gauge(ch, descLastPeak, float64(v), append(lv, in)...)
-	}
-	if v, ok := r.PeakFootprintDelta.Get(); ok {
-		gauge(ch, descLastRise, float64(v), append(lv, in)...)
-	}
-	if v, ok := r.ForkPause.Get(); ok {
-		gauge(ch, descLastFork, v.Seconds(), lv...)
-	}
-	gauge(ch, descLastDur, r.Observed.Seconds(), lv...)
-	if !r.StartedAt.IsZero() {
-		end := r.StartedAt.Add(r.Ended - r.Started)
-		gauge(ch, descLastEnd, float64(end.UnixNano())/1e9, lv...)
-	}
-	if r.PingDuring.Count > 0 {
-		gauge(ch, descLastPing, r.PingDuring.Worst().Seconds(), lv...)
-	}
-	if r.PingDuring.Interval > 0 {
-		gauge(ch, descLastPingI, r.PingDuring.Interval.Seconds(), lv...)
-	}
 }
 
 // Handler serves the exporter's metrics (OpenMetrics when the scraper

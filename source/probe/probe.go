@@ -69,6 +69,10 @@ type Probe struct {
 	// shared is the probe's connection on the shared loop, nil while it
 	// has none (probe_loop_linux.go).
 	shared atomic.Pointer[loopConn]
+	// total counts every round trip since the probe began, for an
+	// exporter (nil when none asked: CountInto); Summary counts each
+	// interval in.
+	total *Histogram
 
 	mu      sync.Mutex              // guards cur, hist, curMin, curMax, lastErr
 	cur     *probeSlot              // the interval being recorded
@@ -353,6 +357,10 @@ func (p *Probe) record(rtt time.Duration) {
 	p.mu.Unlock()
 }
 
+// CountInto makes the probe count every round trip into h as well, from
+// now on; call it before Run.
+func (p *Probe) CountInto(h *Histogram) { p.total = h }
+
 func (p *Probe) intervalUS() int64 { return int64(p.ivl.Get() / time.Microsecond) }
 
 // Answered is how many of the probe's commands (PINGs and AUTH) the server
@@ -422,6 +430,7 @@ func (p *Probe) Summary() (interval, rolling source.Latency) {
 			_ = p.rolling.RecordCorrectedValue(us, slot.ivUS)
 		}
 	}
+	p.total.countInterval(slot, closed)
 	slot.inWindow = true
 	var rmin, rmax time.Duration
 	from := time.Duration(nowNS) - probeWindow

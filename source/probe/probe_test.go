@@ -295,7 +295,10 @@ func TestProbeRollingMatchesFullMerge(t *testing.T) {
 // BenchmarkProbeSummary closes an interval of 100 PINGs and merges a full
 // 10 s ring (50 intervals of 200 ms), as the sampler does each sample.
 func BenchmarkProbeSummary(b *testing.B) {
-	p := New(source.Endpoint{}, nil, 2*time.Millisecond, time.Second, 200*time.Millisecond)
+	benchSummary(b, New(source.Endpoint{}, nil, 2*time.Millisecond, time.Second, 200*time.Millisecond))
+}
+
+func benchSummary(b *testing.B, p *Probe) {
 	for i := 0; i < len(p.ring); i++ {
 		for j := 0; j < 100; j++ {
 			p.record(time.Duration(50+j*7) * time.Microsecond)

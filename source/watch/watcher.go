@@ -43,6 +43,9 @@ type Config struct {
 	// Proc, when set, is called on each sample of a Local endpoint whose
 	// INFO reports process_id, and fills Sample.Proc.
 	Proc func(pid int64) source.ProcMem
+	// PingHistogram, when set, counts every PING round trip of the probe
+	// as well (an exporter's histogram, see probe.Histogram).
+	PingHistogram *probe.Histogram
 }
 
 // DefaultInterval is the INFO sampling interval when Config has none.
@@ -627,6 +630,7 @@ func (s *sampling) connect(ctx context.Context, wg *sync.WaitGroup) (text string
 	if s.probe == nil {
 		w := s.w
 		s.probe = probe.New(w.ep, w.tlsCfg, w.PingInterval(), w.cfg.ConnectTimeout, w.cfg.Interval)
+		s.probe.CountInto(w.cfg.PingHistogram)
 		w.probe.Store(s.probe)
 		// A SetPingInterval between the two lines above counts.
 		s.probe.SetInterval(w.PingInterval())
