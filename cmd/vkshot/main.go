@@ -6,6 +6,7 @@
 //
 //	go run ./cmd/vkshot                 # writes .media/before.svg, during.svg, after.svg
 //	go run ./cmd/vkshot --out /tmp/pics # elsewhere (CI)
+//	go run ./cmd/vkshot --report        # .media/report/: the report page (see report.go)
 //
 // It never waits for a fixed time: each picture is taken when a few stable
 // words show on the screen (--ready, --during, --after; regular
@@ -47,6 +48,9 @@ type config struct {
 	duringPct float64
 	after     string
 	timeout   time.Duration
+	// report: the pictures of vkwatch report instead (runReport).
+	report bool
+	rc     reportConfig
 }
 
 func main() {
@@ -54,7 +58,12 @@ func main() {
 	if err != nil {
 		os.Exit(2) // the flag package has said why
 	}
-	if err := run(c); err != nil {
+	if c.report {
+		err = runReport(c, c.rc)
+	} else {
+		err = run(c)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "vkshot:", err)
 		os.Exit(1)
 	}
@@ -79,6 +88,13 @@ func parseFlags(args []string) (config, error) {
 	fs.Float64Var(&c.duringPct, "during-pct", 30, "take the picture during the save once every pane's percentage is at least this")
 	fs.StringVar(&c.after, "after", `last save (?:BGSAVE|BGREWRITEAOF)[^\n]*?\b(?:ok|err)\b`, "marker of a filled last-save block")
 	fs.DurationVar(&c.timeout, "timeout", 2*time.Minute, "how long each marker may take to show")
+	fs.BoolVar(&c.report, "report", false, "make the pictures of vkwatch report instead: a real bench on two servers, its report at 1400 px and printed on A4, into OUT/report")
+	fs.IntVar(&c.rc.keys, "report-keys", 50000, "with --report: keys of each server's dataset")
+	fs.IntVar(&c.rc.saveDelay, "report-save-delay", 20, "with --report: rdb-key-save-delay (µs per key), so that a save lasts seconds")
+	fs.IntVar(&c.rc.runs, "report-runs", 2, "with --report: bench runs per server")
+	fs.DurationVar(&c.rc.window, "report-window", 5*time.Second, "with --report: each run's window")
+	fs.IntVar(&c.rc.width, "report-width", 1400, "with --report: the browser's width, pixels")
+	fs.IntVar(&c.rc.dpi, "report-dpi", 72, "with --report: the printed pages' resolution")
 	err := fs.Parse(args)
 	return c, err
 }

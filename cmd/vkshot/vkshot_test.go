@@ -2,12 +2,16 @@ package main
 
 import (
 	"bytes"
-	screenshot "github.com/vkwatch/vkwatch/ui/shot"
+	"image"
+	"image/color"
+	"image/png"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	screenshot "github.com/vkwatch/vkwatch/ui/shot"
 )
 
 // checkSVG fails the test unless b is a well-formed SVG document.
@@ -104,5 +108,54 @@ func TestTapeRecordsTheSameSession(t *testing.T) {
 	}
 	if !bytes.Contains(tape, []byte(`Type "B"`)) {
 		t.Error("demo.tape does not press B")
+	}
+}
+
+// TestReportPicturesCommitted: the pictures of vkwatch report are there
+// and are what go run ./cmd/vkshot --report makes: the page 1400 pixels
+// wide, its A4 pages abreast (landscape: wider than tall), the figures.
+func TestReportPicturesCommitted(t *testing.T) {
+	for _, p := range []struct {
+		name      string
+		minW      int
+		landscape bool
+	}{{firstPicture, 1400, true}, {pagePicture, 1400, false}, {printPicture, 1200, true}, {memoryFigure, 600, true}, {costFigure, 600, true}} {
+		path := filepath.Join("..", "..", ".media", "report", p.name)
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatalf("%v (make the pictures with go run ./cmd/vkshot --report)", err)
+		}
+		cfg, err := png.DecodeConfig(f)
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if cfg.Width < p.minW || p.landscape && cfg.Height >= cfg.Width {
+			t.Errorf("%s: %dx%d, want at least %d wide%s", path, cfg.Width, cfg.Height, p.minW, map[bool]string{true: " and landscape"}[p.landscape])
+		}
+	}
+}
+
+// TestAbreast: printed pages lie two to a row, in order, on grey.
+func TestAbreast(t *testing.T) {
+	var pages []image.Image
+	for i := range 3 {
+		p := image.NewGray(image.Rect(0, 0, 30, 20))
+		for j := range p.Pix {
+			p.Pix[j] = uint8(10 * (i + 1))
+		}
+		pages = append(pages, p)
+	}
+	out := abreast(pages)
+	if b := out.Bounds(); b.Dx() != 2*30+3*12 || b.Dy() != 2*20+3*12 {
+		t.Fatalf("%v: want two columns and two rows", b)
+	}
+	for i, at := range []image.Point{{12, 12}, {12 + 30 + 12, 12}, {12, 12 + 20 + 12}} {
+		if y := color.GrayModel.Convert(out.At(at.X+1, at.Y+1)).(color.Gray).Y; y != uint8(10*(i+1)) {
+			t.Errorf("page %d is not at %v (grey %d there)", i+1, at, y)
+		}
+	}
+	if y := color.GrayModel.Convert(out.At(12+30+12+1, 12+20+12+1)).(color.Gray).Y; y != 0x99 {
+		t.Errorf("the empty place of a fourth page is %d, want the grey", y)
 	}
 }

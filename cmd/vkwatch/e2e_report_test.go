@@ -12,6 +12,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +25,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
@@ -133,7 +136,16 @@ func TestReportOfRealBench(t *testing.T) {
 		os.WriteFile(p, res.shot, 0o644)
 	}
 
-	// The saves' table: one row per run, servers in order, runs in order.
+	checkBenchSaves(t, res, bj)
+	checkBenchSummary(t, res, bj)
+}
+
+// checkBenchSaves checks the table of every save against bench --json:
+// one row per run, servers in order, runs in order, each save's
+// copy-on-write the rdb_last_cow_size bench read from the server after the
+// run, its duration the bench's.
+func checkBenchSaves(t *testing.T, res chromiumResult, bj benchJSON) {
+	t.Helper()
 	var want []struct {
 		cow int64
 		dur float64
@@ -146,11 +158,12 @@ func TestReportOfRealBench(t *testing.T) {
 			}{r.ServerCOW, r.SaveSeconds})
 		}
 	}
-	if len(res.saves) != len(want) || len(want) != 4 {
-		t.Fatalf("the page shows %d saves, bench ran %d (want 4)", len(res.saves), len(want))
+	saves := res.list("saves")
+	if len(saves) != len(want) || len(want) != 4 {
+		t.Fatalf("the page shows %d saves, bench ran %d (want 4)", len(saves), len(want))
 	}
 	for i, w := range want {
-		got := res.saves[i]
+		got := saves[i]
 		if got["cow"].v != strconv.FormatInt(w.cow, 10) {
 			t.Errorf("save %d: copy-on-write %q on the page, the server's rdb_last_cow_size %d", i+1, got["cow"].v, w.cow)
 		}
@@ -164,40 +177,119 @@ func TestReportOfRealBench(t *testing.T) {
 			t.Errorf("save %d: shown as %q and %q", i+1, got["cow"].text, got["duration"].text)
 		}
 	}
-	// The seeds' table: the means of copy-on-write (0), memory delta (1)
-	// and save time (2) are bench's.
-	if len(res.seeds) != 2 {
-		t.Fatalf("seeds' table rows %d, want 2", len(res.seeds))
-	}
+}
+
+// checkBenchSummary checks the page's summary of a bench and its
+// recording against bench --json: the seed's table, a column per server,
+// has bench's means of copy-on-write, memory delta and save time; each
+// server's worst copy-on-write is the largest rdb_last_cow_size bench read
+// after its runs; the sentences compare the two servers.
+func checkBenchSummary(t *testing.T, res chromiumResult, bj benchJSON) {
+	t.Helper()
+	seeds := res.rows("seeds")
 	for i, s := range bj.Servers {
-		for col, st := range map[string]*struct{ Mean, Min, Max float64 }{"0": s.COW, "1": s.MemDelta, "2": s.SaveTime} {
+		col := strconv.Itoa(i)
+		for measure, st := range map[string]*struct{ Mean, Min, Max float64 }{"cow": s.COW, "mem-delta": s.MemDelta, "save-time": s.SaveTime} {
 			if st == nil {
-				t.Fatalf("server %s: bench has no %s column", s.Addr, col)
+				t.Fatalf("server %s: bench has no %s", s.Addr, measure)
 			}
-			got, err := strconv.ParseFloat(res.seeds[i][col+"-mean"].v, 64)
+			got, err := strconv.ParseFloat(seeds[measure][col].v, 64)
 			if err != nil || got != st.Mean {
-				t.Errorf("server %s column %s: mean %q on the page, bench's %v", s.Addr, col, res.seeds[i][col+"-mean"].v, st.Mean)
+				t.Errorf("server %s, %s: mean %q on the page, bench's %v", s.Addr, measure, seeds[measure][col].v, st.Mean)
 			}
 		}
 	}
+	summary := res.rows("summary")
+	for _, s := range bj.Servers {
+		var most int64
+		for _, r := range s.Runs {
+			most = max(most, r.ServerCOW)
+		}
+		if got := summary[s.Addr]["cow"].v; got != strconv.FormatInt(most, 10) {
+			t.Errorf("summary of %s: worst copy-on-write %q, the largest rdb_last_cow_size %d", s.Addr, got, most)
+		}
+	}
+	if !strings.Contains(res.story, "against") || len(res.stories) != 2 {
+		t.Errorf("the summary's sentences (%d paragraphs) do not compare the two servers: %q", len(res.stories), res.story)
+	}
 }
 
-// shown is a table cell as the browser has it.
+// shown is a table cell as the browser has it: its exact value (data-v)
+// and its text.
 type shown struct{ v, text string }
+
+// tableRow is a row of a table as the browser has it: its key (the
+// data-server, data-measure or data-save of the row) and its cells by
+// data-col.
+type tableRow struct {
+	key   string
+	cells map[string]shown
+}
 
 type chromiumResult struct {
 	url      string
 	requests []string
 	messages []string
 	shot     []byte
-	saves    []map[string]shown // data-col -> cell, per row of the saves' table
-	seeds    []map[string]shown // per row of the seeds' table
+	tables   map[string][]tableRow // by the table's class
+	stories  []string              // the summary's paragraphs
+	story    string                // all of them
+	figures  []string              // data-figure of every figure, in order
+	costNote string
+	// storyFirst: the summary's sentences come before every figure.
+	storyFirst bool
+	pdf        []byte // the page printed, as its CSS asks (A4 landscape)
 }
+
+// list is the rows of the table of class name, in order.
+func (r chromiumResult) list(name string) []map[string]shown {
+	var out []map[string]shown
+	for _, row := range r.tables[name] {
+		out = append(out, row.cells)
+	}
+	return out
+}
+
+// rows is the rows of the table of class name by their key.
+func (r chromiumResult) rows(name string) map[string]map[string]shown {
+	out := map[string]map[string]shown{}
+	for _, row := range r.tables[name] {
+		out[row.key] = row.cells
+	}
+	return out
+}
+
+// pageRead is what readPage returns from the browser's DOM.
+type pageRead struct {
+	Tables     map[string][][]any `json:"tables"` // class -> rows: [key, [[col, v, text]...]]
+	Stories    []string           `json:"stories"`
+	Figures    []string           `json:"figures"`
+	CostNote   string             `json:"costNote"`
+	StoryFirst bool               `json:"storyFirst"`
+}
+
+const readPage = `(() => {
+	const tables = {};
+	for (const name of ['saves', 'seeds', 'summary', 'runs']) {
+		tables[name] = [...document.querySelectorAll('table.' + name + ' tbody tr')].map(tr =>
+			[tr.dataset.server || tr.dataset.measure || tr.dataset.save || '',
+			 [...tr.querySelectorAll('td[data-col]')].map(td => [td.dataset.col, td.dataset.v, td.textContent])]);
+	}
+	const note = document.getElementById('cost-note');
+	const story = document.querySelector('p.story'), fig = document.querySelector('figure');
+	return {
+		storyFirst: !!story && (!fig || !!(story.compareDocumentPosition(fig) & Node.DOCUMENT_POSITION_FOLLOWING)),
+		tables: tables,
+		stories: [...document.querySelectorAll('p.story')].map(p => p.textContent),
+		figures: [...document.querySelectorAll('figure[data-figure]')].map(f => f.dataset.figure),
+		costNote: note ? note.textContent : '',
+	};
+})()`
 
 // openInChromium loads page in a headless Chromium through the DevTools
 // protocol, which reports every request the page makes and every console
-// message, log entry and exception, and reads the tables back from the
-// DOM the browser built.
+// message, log entry and exception, and reads the tables, the summary and
+// the figures back from the DOM the browser built.
 func openInChromium(t *testing.T, page string) chromiumResult {
 	t.Helper()
 	res := chromiumResult{url: "file://" + page}
@@ -236,42 +328,51 @@ func openInChromium(t *testing.T, page string) chromiumResult {
 	}
 	tctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
 	defer cancelT()
-	type tables struct {
-		Saves [][][3]string `json:"saves"`
-		Seeds [][][3]string `json:"seeds"`
-	}
-	const readTables = `(() => {
-		const rows = sel => [...document.querySelectorAll(sel)].map(tr =>
-			[...tr.querySelectorAll('td[data-col]')].map(td => [td.dataset.col, td.dataset.v, td.textContent]));
-		return {saves: rows('table.saves tbody tr'), seeds: rows('table.seeds tbody tr')};
-	})()`
 	if err := chromedp.Do(tctx, chromedp.Navigate(res.url), chromedp.WaitReady("body")); err != nil {
 		t.Fatalf("chromium: %v", err)
 	}
-	rows, err := chromedp.Run(tctx, chromedp.Evaluate[tables](readTables))
+	read, err := chromedp.Run(tctx, chromedp.Evaluate[pageRead](readPage))
 	if err != nil {
-		t.Fatalf("chromium: reading the tables: %v", err)
+		t.Fatalf("chromium: reading the page: %v", err)
 	}
 	if res.shot, err = chromedp.Run(tctx, chromedp.FullScreenshot(100)); err != nil {
 		t.Fatalf("chromium: screenshot: %v", err)
 	}
-	cells := func(in [][][3]string) []map[string]shown {
-		var out []map[string]shown
-		for _, r := range in {
-			m := map[string]shown{}
-			for _, c := range r {
-				m[c[0]] = shown{c[1], c[2]}
-			}
-			out = append(out, m)
-		}
-		return out
+	if res.pdf, err = chromedp.Run(tctx, chromedp.PrintToPDF(chromedp.PDFPreferCSSPageSize())); err != nil {
+		t.Fatalf("chromium: print: %v", err)
 	}
-	res.saves, res.seeds = cells(rows.Saves), cells(rows.Seeds)
+	res.tables, res.storyFirst = tablesOf(read.Tables), read.StoryFirst
+	res.stories, res.figures, res.costNote = read.Stories, read.Figures, read.CostNote
+	res.story = strings.Join(read.Stories, "\n")
 	mu.Lock()
 	defer mu.Unlock()
 	res.requests = append([]string(nil), res.requests...)
 	res.messages = append([]string(nil), res.messages...)
 	return res
+}
+
+// tablesOf turns the rows readPage returns into tableRows.
+func tablesOf(in map[string][][]any) map[string][]tableRow {
+	out := map[string][]tableRow{}
+	for name, rows := range in {
+		for _, r := range rows {
+			key, _ := r[0].(string)
+			row := tableRow{key: key, cells: map[string]shown{}}
+			cells, _ := r[1].([]any)
+			for _, c := range cells {
+				f, _ := c.([]any)
+				if len(f) != 3 {
+					continue
+				}
+				col, _ := f[0].(string)
+				v, _ := f[1].(string)
+				text, _ := f[2].(string)
+				row.cells[col] = shown{v, text}
+			}
+			out[name] = append(out[name], row)
+		}
+	}
+	return out
 }
 
 // inkShare is the share of a PNG's pixels that are not near white.
@@ -352,5 +453,111 @@ func TestReportBadInput(t *testing.T) {
 	}
 	if _, err := os.Stat(page); err != nil {
 		t.Errorf("--allow-truncated wrote no page: %v", err)
+	}
+}
+
+// TestReportOfRealForkSave: vkwatch save on a real server under writes,
+// recorded, and the report of its recording opened in a real headless
+// Chromium. The summary's numbers are the server's own, read from it after
+// the save: its copy-on-write is rdb_last_cow_size, its fork pause
+// latest_fork_usec, and the table of saves has rdb_last_bgsave_time_sec;
+// the sentences say them; the save has a cost curve or the page says why
+// not.
+func TestReportOfRealForkSave(t *testing.T) {
+	if _, err := exec.LookPath("chromium"); err != nil {
+		t.Fatal("this test needs Debian's chromium (.ci/run installs it): ", err)
+	}
+	// 30,000 keys at 100 µs each: a save of about 3 s, a few progress
+	// reports (the child reports about once a second).
+	srv, c := servertest.StartSlowSave(t, 30000, 200, 100)
+	rec := filepath.Join(t.TempDir(), "save.jsonl")
+	stop := make(chan struct{})
+	wrote := make(chan int)
+	go func() { wrote <- overwrite(c, 30000, stop) }()
+	code, _, stderr := runVKWatch(t, 2*time.Minute, "save", srv.Addr, "--record", rec, "--interval", "100ms")
+	close(stop)
+	if n := <-wrote; n == 0 {
+		t.Fatal("the writer wrote nothing during the save: no copy-on-write to check")
+	}
+	if code != 0 {
+		t.Fatalf("save: exit %d\n%s", code, stderr)
+	}
+	cow := servertest.InfoInt(t, c, "persistence", "rdb_last_cow_size")
+	secs := servertest.InfoInt(t, c, "persistence", "rdb_last_bgsave_time_sec")
+	forkUS := servertest.InfoInt(t, c, "stats", "latest_fork_usec")
+	if cow <= 0 || forkUS <= 0 {
+		t.Fatalf("rdb_last_cow_size %d, latest_fork_usec %d: nothing to check", cow, forkUS)
+	}
+	page := filepath.Join(t.TempDir(), "report.html")
+	if code, _, stderr := runVKWatch(t, time.Minute, "report", rec, "-o", page); code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, stderr)
+	}
+	res := openInChromium(t, page)
+	for _, m := range res.messages {
+		t.Errorf("console: %s", m)
+	}
+	row := res.rows("summary")[srv.Addr]
+	if row == nil {
+		t.Fatalf("the summary has no row for %s: %v", srv.Addr, res.tables["summary"])
+	}
+	if got := row["cow"].v; got != strconv.FormatInt(cow, 10) {
+		t.Errorf("summary: copy-on-write %q (%s), the server's rdb_last_cow_size %d", got, row["cow"].text, cow)
+	}
+	if v, err := strconv.ParseFloat(row["fork-pause"].v, 64); err != nil || math.Round(v*1000) != float64(forkUS) {
+		t.Errorf("summary: fork pause %q ms (%s), the server's latest_fork_usec %d", row["fork-pause"].v, row["fork-pause"].text, forkUS)
+	}
+	saves := res.list("saves")
+	if len(saves) != 1 || saves[0]["server-s"].v != strconv.FormatInt(secs, 10) {
+		t.Errorf("table of saves: %v; want one save that took rdb_last_bgsave_time_sec %d", saves, secs)
+	}
+	cowText, _, _ := strings.Cut(row["cow"].text, "#")
+	pauseText, _, _ := strings.Cut(row["fork-pause"].text, "#")
+	for _, want := range []string{"saw 1 save end: BGSAVE fork, ok.", "copied on write was " + cowText, "for at most " + pauseText} {
+		if !strings.Contains(res.story, want) {
+			t.Errorf("the summary's sentences do not say %q: %q", want, res.story)
+		}
+	}
+	if !res.storyFirst {
+		t.Error("the page does not lead with its summary: a figure comes before the sentences")
+	}
+	checkA4(t, res.pdf)
+	hasCurve := slices.Contains(res.figures, "cost-cow")
+	if hasCurve == strings.Contains(res.costNote, "#1") {
+		t.Errorf("cost curve drawn %v, note %q: the save has a curve or the note says why not", hasCurve, res.costNote)
+	}
+}
+
+// checkA4: every page of a printed report is A4 landscape (297 x 210 mm:
+// 841.9 x 595.3 points; Chromium rounds to its pixels), and there are some.
+func checkA4(t *testing.T, pdf []byte) {
+	t.Helper()
+	boxes := regexp.MustCompile(`/MediaBox \[0 0 ([\d.]+) ([\d.]+)\]`).FindAllSubmatch(pdf, -1)
+	if len(boxes) == 0 {
+		t.Fatalf("the printed page (%d bytes of PDF) has no page", len(pdf))
+	}
+	for _, b := range boxes {
+		w, _ := strconv.ParseFloat(string(b[1]), 64)
+		h, _ := strconv.ParseFloat(string(b[2]), 64)
+		if math.Abs(w-841.9) > 2 || math.Abs(h-595.3) > 2 {
+			t.Errorf("a printed page is %.1f x %.1f points, not A4 landscape", w, h)
+		}
+	}
+}
+
+// overwrite SETs the keys key:0 .. key:n-1 of c over and over until stop
+// is closed, and returns how many it wrote: writes during a save are what
+// copy-on-write costs.
+func overwrite(c *redis.Client, n int, stop <-chan struct{}) int {
+	ctx := context.Background()
+	wrote := 0
+	for i := 0; ; i = (i + 1) % n {
+		select {
+		case <-stop:
+			return wrote
+		default:
+		}
+		if c.Set(ctx, "key:"+strconv.Itoa(i), "v"+strconv.Itoa(wrote), 0).Err() == nil {
+			wrote++
+		}
 	}
 }

@@ -21,11 +21,14 @@ func (a *app) reportCommand() *cobra.Command {
 		Short: "Turn recordings and bench --json results into one self-contained HTML page",
 		Long: `report draws recordings (--record) and bench results (bench --json) as one HTML
 page that needs nothing else: figures are inline SVG, there is no script, style
-sheet or font to fetch, and it prints. Per server, on shared scales: memory
-(footprint, RSS, used_memory) with each save's span, ops/s, PING p99 and max;
-every save's cost curve against its progress; the table of saves; and for a
-bench, the table of its runs' means and ranges. Several files on one page
-compare runs. --figures DIR also writes each figure as SVG and PNG.`,
+sheet or font to fetch, and it prints on A4. It leads with a summary: what was
+watched and what the saves cost at worst, in sentences, and one table (per
+server: saves, worst copy-on-write and footprint rise, fork pause, PING during
+a save against before it; for a bench, the servers side by side as the seed
+article's table). Then per kind, every server on one scale: memory (footprint,
+RSS, used_memory) with each save's span labelled, ops/s, PING; each save's cost
+curve against its progress; the table of every save and run. Several files on
+one page compare runs. --figures DIR also writes each figure as SVG and PNG.`,
 		Example: `  vkwatch bench 127.0.0.1:6379 --record fork.jsonl --json > fork.json
   vkwatch report fork.jsonl fork.json -o report.html
   vkwatch report fork.jsonl forkless.jsonl -o compare.html --figures figs/`,

@@ -22,7 +22,7 @@ var page = template.Must(template.New("page").Funcs(template.FuncMap{
 		if err != nil {
 			return "", err
 		}
-		return template.HTML(inlineSVG(b, f.Title)), nil
+		return template.HTML(inlineSVG(b)), nil
 	},
 	// colour passes a colour this package chose (#rrggbb) to a style
 	// attribute; html/template would refuse any other.
@@ -113,5 +113,5 @@ func WriteFileAtomic(path string, write func(io.Writer) error) (err error) {
 	return os.Rename(tmp.Name(), path)
 }
 
-// BenchHeads are the seeds' table's column heads.
-func (pageData) BenchHeads() []string { return BenchColumns() }
+// MinCurvePoints is the fewest progress reports a save's cost curve needs.
+func (pageData) MinCurvePoints() int { return minCurvePoints }

@@ -1,0 +1,71 @@
+package report
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/vkwatch/vkwatch/source"
+	src "github.com/vkwatch/vkwatch/source/report"
+)
+
+// saveRow is a save of the table of every save.
+type saveRow struct {
+	Num                        int
+	Server, Colour             string
+	Kind, Trigger, Status      string
+	Start, Duration, ServerSec cell
+	COW, PeakCOW, PeakAt       cell
+	PeakFootprint, ForkPause   cell
+	OpsBefore, OpsDuring       cell
+	P99Before, P99During       cell
+	MaxBefore, MaxDuring       cell
+	Blocked                    cell
+}
+
+func saveRowOf(num int, s *src.Server, sv *src.Save, colour string, epoch time.Time) saveRow {
+	peakAt := pctCell(sv.PeakAtProgress)
+	if curvePoints(sv) < minCurvePoints {
+		// One or two progress reports: where in the save the peak came is
+		// not known.
+		peakAt = na
+	}
+	blocked := na
+	if v, ok := blockedWriters(sv); ok {
+		blocked = fcount(v)
+	}
+	start := cell{epoch.Add(sv.Started).Format("15:04:05"), strconv.FormatFloat(sv.Started.Seconds(), 'f', -1, 64)}
+	return saveRow{
+		Num: num, Server: clean(s.Addr), Colour: colour,
+		Kind: clean(kindText(sv)), Trigger: clean(triggerText(sv.Trigger)), Status: clean(orNA(sv.Status)),
+		Start:     start,
+		Duration:  secsCell(sv.Observed),
+		ServerSec: optSecsCell(sv.ServerSeconds),
+		COW:       cowCell(&sv.SaveReport), PeakCOW: bytesCell(sv.PeakCOW), PeakAt: peakAt,
+		PeakFootprint: bytesCell(sv.PeakFootprintDelta), ForkPause: pauseCell(sv.ForkPause),
+		OpsBefore: opsCell(sv.OpsBefore), OpsDuring: opsCell(sv.OpsDuring),
+		P99Before: pingCell(sv.PingBefore, false), P99During: pingCell(sv.PingDuring, false),
+		MaxBefore: pingCell(sv.PingBefore, true), MaxDuring: pingCell(sv.PingDuring, true),
+		Blocked: blocked,
+	}
+}
+
+// kindText is a save's kind, and the save method the server was set to
+// when it differs from the kind's (a forkless setting that forked).
+func kindText(sv *src.Save) string {
+	k := orNA(string(sv.Kind))
+	if sv.Kind.Job() == "bgsave" && sv.Method != "" && sv.Method != sv.Kind.Method() {
+		k += fmt.Sprintf(" (bgsave-default-method %s)", sv.Method)
+	}
+	return k
+}
+
+func pingCell(l source.Latency, worst bool) cell {
+	if l.Count == 0 && l.InFlight == 0 {
+		return na
+	}
+	if worst {
+		return latencyMs(l.Worst())
+	}
+	return latencyMs(l.P99)
+}
