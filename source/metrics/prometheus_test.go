@@ -186,6 +186,25 @@ func (p *promServer) one(t *testing.T, q string, within time.Duration) sample {
 	return got[0]
 }
 
+// reaches waits until q answers one series at or above min, and fails
+// with what it last answered if a minute goes by first.
+func (p *promServer) reaches(t *testing.T, q string, min float64, what string) {
+	t.Helper()
+	var last []sample
+	deadline := time.Now().Add(time.Minute)
+	for {
+		last = p.query(t, q)
+		if len(last) == 1 && last[0].Value >= min {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("%s: %s answered %v for a minute, want one series at or above %v s", what, q, last, min)
+			return
+		}
+		time.Sleep(50 * time.Millisecond) // a poll of Prometheus, which scrapes every 100 ms
+	}
+}
+
 // points is how many series and points (floats or native histograms) a
 // range query answers from start to now, a step every 200 ms.
 func (p *promServer) points(t *testing.T, q string, start time.Time) (series, points int) {
