@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"github.com/vkwatch/vkwatch/source"
 )
 
@@ -15,7 +17,7 @@ import (
 func TestCancelSaveAsksFirst(t *testing.T) {
 	var log sendLog
 	// Server A's fork save runs from 20 s to 35 s: at 28 s it is half done.
-	m := setup(t, Config{Nodes: nodes(addrA, addrB), Send: log.send}, 200, 50, scenario(2, 28*time.Second))
+	m := setup(t, Config{Nodes: nodes(addrA, addrB), Send: log.send}, 200, 50, valkeyScenario(2, 28*time.Second))
 	m, cmd := press(m, "x")
 	if n := run(t, cmd); n != 0 || len(log.got()) != 0 {
 		t.Fatalf("first x sent %v", log.got())
@@ -40,7 +42,7 @@ func TestCancelSaveAsksFirst(t *testing.T) {
 // not sent, and a later x asks again.
 func TestCancelSaveOtherKeyKeeps(t *testing.T) {
 	var log sendLog
-	m := setup(t, Config{Nodes: nodes(addrA), Send: log.send}, 120, 40, scenario(1, 28*time.Second))
+	m := setup(t, Config{Nodes: nodes(addrA), Send: log.send}, 120, 40, valkeyScenario(1, 28*time.Second))
 	m, _ = press(m, "x")
 	m, cmd := press(m, "z")
 	run(t, cmd)
@@ -64,9 +66,9 @@ func TestCancelSaveOtherKeyKeeps(t *testing.T) {
 // may be scheduled behind an AOF rewrite), and says none is running.
 func TestCancelSaveNothingRunning(t *testing.T) {
 	var log sendLog
-	m := setup(t, Config{Nodes: nodes(addrA), Send: log.send}, 120, 40, scenario(1, 10*time.Second))
+	m := setup(t, Config{Nodes: nodes(addrA), Send: log.send}, 120, 40, valkeyScenario(1, 10*time.Second))
 	m, _ = press(m, "x")
-	if !strings.Contains(lineWith(t, m, "press x again"), "no RDB save is running on "+addrA+" (a scheduled one would be cancelled)") {
+	if !strings.Contains(lineWith(t, m, "press x again"), "no RDB save is running on "+addrA+" (a scheduled one would be cancelled); press x again") {
 		t.Errorf("footer:\n%s", view(m))
 	}
 }
@@ -117,5 +119,50 @@ func TestCancelledReportReads(t *testing.T) {
 	m, _ = press(m, "r")
 	if v := view(m); !strings.Contains(v, "cancelled") || strings.Contains(v, "✗ cancelled") {
 		t.Errorf("table:\n%s", v)
+	}
+}
+
+// valkeyScenario is scenario with server A a Valkey 9.2 (which has BGSAVE
+// CANCEL) running the same fork save.
+func valkeyScenario(servers int, until time.Duration) []source.Event {
+	a := scripted(newFake(0, true), until, source.SaveFork, span{20 * time.Second, 35 * time.Second})
+	if servers < 2 {
+		return a
+	}
+	return interleave(a, scripted(newFake(1, true), until, source.SaveForkless, span{50 * time.Second, until}))
+}
+
+// TestCancelSaveNotOnRedis: Redis (and Valkey before 8.1) has no BGSAVE
+// CANCEL: x sends nothing and says so, naming the server, and no help
+// offers x there; the Valkey pane beside it still offers it.
+func TestCancelSaveNotOnRedis(t *testing.T) {
+	var log sendLog
+	m := setup(t, Config{Nodes: nodes(addrA, addrB), Send: log.send}, 200, 50, scenario(2, 28*time.Second))
+	for range 2 {
+		var cmd tea.Cmd
+		m, cmd = press(m, "x")
+		if n := run(t, cmd); n != 0 || len(log.got()) != 0 {
+			t.Fatalf("x on Redis sent %v", log.got())
+		}
+	}
+	if foot := lineWith(t, m, "cannot cancel a save"); !strings.Contains(foot, addrA+" cannot cancel a save: BGSAVE CANCEL needs Valkey 8.1 or later (this is redis 7.0.15)") {
+		t.Errorf("footer %q", foot)
+	}
+	offers := func(m Model) bool {
+		for _, col := range append(m.keyHelp(true).full, m.keyHelp(false).short) {
+			for _, b := range col {
+				if slices.Contains(b.Keys(), "x") {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if offers(m) {
+		t.Errorf("the help offers x with Redis focused:\n%s", view(m))
+	}
+	m, _ = press(m, "tab")
+	if !offers(m) {
+		t.Errorf("the help does not offer x with Valkey 9.2 focused:\n%s", view(m))
 	}
 }

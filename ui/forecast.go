@@ -162,13 +162,7 @@ func stuckLine(st *styles, v store.View) string {
 // canCancel says whether the server has BGSAVE CANCEL: Valkey 8.1 and
 // later. Redis answers it with a syntax error.
 func canCancel(v store.View) bool {
-	name, version := "", ""
-	if v.Identity != nil {
-		name, version = v.Identity.ServerName, v.Identity.Version
-	}
-	if s := v.Latest; s != nil && s.Info.Version != "" {
-		name, version = s.Info.ServerName, s.Info.Version
-	}
+	name, version := serverVersion(v)
 	if name != "valkey" {
 		return false
 	}
@@ -177,6 +171,29 @@ func canCancel(v store.View) bool {
 		return false
 	}
 	return major > 8 || major == 8 && minor >= 1
+}
+
+// serverVersion is the server's name and version as it last said them.
+func serverVersion(v store.View) (name, version string) {
+	if v.Identity != nil {
+		name, version = v.Identity.ServerName, v.Identity.Version
+	}
+	if s := v.Latest; s != nil && s.Info.Version != "" {
+		name, version = s.Info.ServerName, s.Info.Version
+	}
+	return name, version
+}
+
+// serverOf is " (this is NAME VERSION)" where the server said them.
+func serverOf(v store.View) string {
+	name, version := serverVersion(v)
+	if version == "" {
+		return ""
+	}
+	if name == "" {
+		name = "redis" // Valkey says server_name; Redis does not
+	}
+	return " (this is " + strings.TrimSpace(name+" "+version) + ")" // inert already: every event is made inert as it comes in
 }
 
 // compactForecast is a report's forecast error in a few cells, for a

@@ -821,17 +821,24 @@ func (m *Model) fork(all, confirmed bool, command string) tea.Cmd {
 // has confirmed by pressing x again: a save cancelled by mistake is lost
 // work. It cancels a running RDB save, or one scheduled behind an AOF
 // rewrite (Valkey 8.1+); the footer shows the server's answer, whatever
-// it is (Redis answers a syntax error, and its save goes on).
+// it is. A server known not to have it (Redis, Valkey before 8.1) is
+// sent nothing: the footer says so, and the help does not offer x there.
 func (m *Model) cancelSave(confirmed bool) tea.Cmd {
+	t := m.targets(false)
+	if len(t) > 0 && !m.cfg.ReadOnly && !canCancel(m.store.Live(t[0].id)) {
+		// Redis, and Valkey before 8.1, answer BGSAVE CANCEL with a
+		// syntax error and save on: say so rather than send it.
+		m.setFooter(footEntry{node: t[0].id, kind: footErr, text: t[0].addr + " cannot cancel a save: BGSAVE CANCEL needs Valkey 8.1 or later" + serverOf(m.store.Live(t[0].id))})
+		return nil
+	}
 	if confirmed || !m.canSend() {
 		return m.send(false, "BGSAVE", "CANCEL")
 	}
-	t := m.targets(false)
 	if len(t) == 0 {
 		return nil
 	}
 	p := t[0]
-	what := "no RDB save is running on " + p.addr + " (a scheduled one would be cancelled)"
+	what := "no RDB save is running on " + p.addr + " (a scheduled one would be cancelled);"
 	if s := m.store.Live(p.id).Latest; s != nil && s.Save != nil && s.Save.Kind != source.SaveAOF {
 		what = "cancel the " + string(s.Save.Kind) + " running on " + p.addr
 		if f, ok := s.Save.Fraction().Get(); ok {

@@ -313,29 +313,37 @@ func (m *Model) keyHelp(full bool) keyHelp {
 	out.full = [][]key.Binding{g.commands(), cols[kindBase], cols[kindBody], append(general, g.Quit)}
 	if m.cfg.ReadOnly {
 		out.full = out.full[1:]
-		for i := range out.full {
-			out.full[i] = m.offered(out.full[i])
-		}
+	}
+	for i := range out.full {
+		out.full[i] = m.offered(out.full[i])
 	}
 	return out
 }
 
 // offered leaves out of bs the commands a read-only model (a replay,
-// --read-only) does not send: their keys still answer, with the note
-// saying why, but the help does not offer them.
+// --read-only) does not send, and x where the focused server has no
+// BGSAVE CANCEL: their keys still answer, with a note saying why, but
+// the help does not offer them.
 func (m *Model) offered(bs []key.Binding) []key.Binding {
-	if !m.cfg.ReadOnly {
-		return bs
-	}
-	command := map[string]bool{}
-	for _, c := range append(m.keys.commands(), m.keys.Both) {
-		for _, k := range c.Keys() {
-			command[k] = true
+	hidden := map[string]bool{}
+	if m.cfg.ReadOnly {
+		for _, c := range append(m.keys.commands(), m.keys.Both) {
+			for _, k := range c.Keys() {
+				hidden[k] = true
+			}
 		}
+	}
+	if t := m.targets(false); len(t) > 0 && !canCancel(m.store.Live(t[0].id)) {
+		for _, k := range m.keys.Cancel.Keys() {
+			hidden[k] = true
+		}
+	}
+	if len(hidden) == 0 {
+		return bs
 	}
 	out := bs[:0:0]
 	for _, b := range bs {
-		if ks := b.Keys(); len(ks) == 0 || !command[ks[0]] {
+		if ks := b.Keys(); len(ks) == 0 || !hidden[ks[0]] {
 			out = append(out, b)
 		}
 	}

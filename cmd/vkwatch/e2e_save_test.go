@@ -450,10 +450,17 @@ func checkForklessMetrics(t *testing.T, addr string) {
 	if !regexp.MustCompile(`(?m)^vkwatch_last_save_duration_seconds\{[^}]*method="forkless"`).MatchString(m) {
 		t.Errorf("/metrics has no series of the forkless save:\n%s", m)
 	}
+	cow := 0
 	for _, l := range regexp.MustCompile(`(?m)^vkwatch_last_save_(cow|peak_cow)_bytes\{[^}]*method="forkless"[^}]*\} (\S+)$`).FindAllStringSubmatch(m, -1) {
 		if l[2] != "0" {
 			t.Errorf("/metrics: %s", l[0])
 		}
+		if l[1] == "cow" {
+			cow++
+		}
+	}
+	if cow != 1 {
+		t.Errorf("/metrics: %d vkwatch_last_save_cow_bytes series of the forkless save, want one at 0 (no child)", cow)
 	}
 }
 

@@ -62,7 +62,7 @@ var (
 	descLastStatus = prometheus.NewDesc("vkwatch_last_save_status",
 		"How the latest finished save of each kind and method ended, as an enum: 1 for its status, 0 for the others. ok and err are INFO rdb_last_bgsave_status / aof_last_bgrewrite_status read for that save; cancelled: BGSAVE CANCEL; aborted: stopped by the server without failing (FLUSHALL); lost: the server restarted; unknown: the server said nothing.", lJobState, nil)
 	descLastCOW = prometheus.NewDesc("vkwatch_last_save_cow_bytes",
-		"Copy-on-write of the latest finished save as the server reports it (INFO rdb_last_cow_size / aof_last_cow_size), only for the save that set it: absent for a forkless save.", lJob, nil)
+		"Copy-on-write of the latest finished save as the server reports it (INFO rdb_last_cow_size / aof_last_cow_size), only for the save that set it; 0 for a forkless save, which has no child (the server keeps the last fork save's figure in rdb_last_cow_size).", lJob, nil)
 	descLastPeak = prometheus.NewDesc("vkwatch_last_save_peak_cow_bytes",
 		"Largest copy-on-write vkwatch saw during the latest finished save: the child's Private_Dirty (/proc/CHILD/smaps_rollup, instrument proc) or INFO current_cow_size (instrument info).", lJobIn, nil)
 	descLastRise = prometheus.NewDesc("vkwatch_last_save_footprint_rise_bytes",
