@@ -1,21 +1,131 @@
 package source
 
-import (
-	"reflect"
+import "github.com/vkwatch/vkwatch/source/inert"
 
-	"github.com/vkwatch/vkwatch/source/inert"
-)
+// The Inert methods return a value with every string it carries (INFO
+// fields, CONFIG GET values, addresses, replies, errors, topology
+// hostnames, report fields) made displayable by inert.Text, except node
+// ids: they are the keys panes, rows and commands are found by, and stay
+// as the server or the user gave them (they are shown through
+// inert.Text). The value and what it points to are never changed (the
+// recorder keeps the server's exact text): what changes is copied (a
+// clean sample is not). The UI
+// calls Event.Inert on every event it takes in. A string field added to
+// one of these types needs its line here; TestInertReachesEveryString
+// fails until it has one.
 
-// eventWalker escapes every string of an event except node ids: they are
-// the keys panes, rows and commands are found by, and stay as the server
-// or the user gave them (they are shown through inert.Text).
-var eventWalker = inert.NewWalker(reflect.TypeFor[NodeID]())
+// text is inert.Text for a string type of this package.
+func text[S ~string](s S) S { return S(inert.Text(string(s))) }
 
-// Inert returns v (an Event, a Topology, a SaveReport...) with every
-// string it carries (INFO fields, CONFIG GET values, addresses, replies,
-// errors, topology hostnames, report fields) made displayable by
-// inert.Text, except node ids. It copies on write: a clean value comes
-// back as it is, and v and what it points to are never changed (the
-// recorder keeps the server's exact text). The UI calls it on every event
-// it takes in.
-func Inert[T any](v T) T { return inert.Walk(eventWalker, v) }
+// Inert returns e with every string made inert.
+func (e Event) Inert() Event {
+	e.Err = text(e.Err)
+	if e.Sample != nil {
+		// The one event of every sample: copied only when it changes.
+		if s := e.Sample.Inert(); s != *e.Sample {
+			e.Sample = new(Sample)
+			*e.Sample = s
+		}
+	}
+	if e.Identity != nil {
+		id := e.Identity.Inert()
+		e.Identity = &id
+	}
+	if e.Command != nil {
+		c := *e.Command
+		c.Command, c.Reply, c.Err = text(c.Command), text(c.Reply), text(c.Err)
+		e.Command = &c
+	}
+	if e.Report != nil {
+		r := e.Report.Inert()
+		e.Report = &r
+	}
+	if e.Topology != nil {
+		t := e.Topology.Inert()
+		e.Topology = &t
+	}
+	return e
+}
+
+// Inert returns s with every string made inert.
+func (s Sample) Inert() Sample {
+	in := &s.Info
+	in.ServerName, in.Version, in.Role = text(in.ServerName), text(in.Version), text(in.Role)
+	for i := range in.Replicas { // an array: copied with s
+		r := &in.Replicas[i]
+		r.IP, r.State = text(r.IP), text(r.State)
+	}
+	in.RDBLastStatus, in.RDBCurrentType = text(in.RDBLastStatus), text(in.RDBCurrentType)
+	in.RDBLastType, in.AOFLastStatus = text(in.RDBLastType), text(in.AOFLastStatus)
+	c := &s.Config
+	c.Method, c.Err = text(c.Method), text(c.Err)
+	c.SaveSchedule.V = text(c.SaveSchedule.V)
+	s.Proc.Cgroup, s.Proc.THPKernel = text(s.Proc.Cgroup), text(s.Proc.THPKernel)
+	s.COWFrom, s.FootprintFrom = text(s.COWFrom), text(s.FootprintFrom)
+	if s.Save != nil {
+		p := *s.Save
+		p.Kind, p.Trigger, p.Phase = text(p.Kind), p.Trigger.inert(), text(p.Phase)
+		s.Save = &p
+	}
+	return s
+}
+
+// Inert returns id with every string made inert.
+func (id Identity) Inert() Identity {
+	id.Addr, id.ServerName = text(id.Addr), text(id.ServerName)
+	id.Version, id.Role = text(id.Version), text(id.Role)
+	return id
+}
+
+// Inert returns r with every string made inert but its node id.
+func (r SaveReport) Inert() SaveReport {
+	r.Addr, r.Kind, r.Trigger = text(r.Addr), text(r.Kind), r.Trigger.inert()
+	r.Status, r.Evidence, r.MethodNote = text(r.Status), text(r.Evidence), text(r.MethodNote)
+	r.COWFrom, r.PeakCOWFrom = text(r.COWFrom), text(r.PeakCOWFrom)
+	r.PeakFootprintFrom, r.ForecastBasis = text(r.PeakFootprintFrom), text(r.ForecastBasis)
+	return r
+}
+
+func (t Trigger) inert() Trigger {
+	t.Kind, t.Detail = text(t.Kind), text(t.Detail)
+	return t
+}
+
+// Inert returns t with every string made inert but node ids.
+func (t Topology) Inert() Topology {
+	t.Via, t.From, t.Err = text(t.Via), text(t.From), text(t.Err)
+	if t.Shards != nil {
+		shards := make([]Shard, len(t.Shards))
+		for i, sh := range t.Shards {
+			nodes := make([]TopologyNode, len(sh.Nodes))
+			for j, n := range sh.Nodes {
+				n.Addr, n.IP, n.Hostname = text(n.Addr), text(n.IP), text(n.Hostname)
+				n.Role, n.Health = text(n.Role), text(n.Health)
+				nodes[j] = n
+			}
+			if sh.Nodes == nil {
+				nodes = nil
+			}
+			sh.Nodes = nodes
+			shards[i] = sh
+		}
+		t.Shards = shards
+	}
+	if t.Attention != nil {
+		att := make([]Attended, len(t.Attention))
+		for i, a := range t.Attention {
+			a.Addr, a.Reason = text(a.Addr), text(a.Reason)
+			att[i] = a
+		}
+		t.Attention = att
+	}
+	if t.Changes != nil {
+		ch := make([]TopologyChange, len(t.Changes))
+		for i, c := range t.Changes {
+			c.Kind, c.Addr, c.From, c.To = text(c.Kind), text(c.Addr), text(c.From), text(c.To)
+			ch[i] = c
+		}
+		t.Changes = ch
+	}
+	return t
+}

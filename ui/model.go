@@ -222,8 +222,15 @@ func New(cfg Config) Model {
 	// Addresses come from flags or a recording, the topology from a
 	// cluster: all made inert once, here (source/inert).
 	cfg.Banner = inert.Text(cfg.Banner)
-	cfg.Nodes = source.Inert(cfg.Nodes)
-	cfg.Topology = source.Inert(cfg.Topology)
+	nodes := make([]Node, len(cfg.Nodes))
+	for i, n := range cfg.Nodes {
+		nodes[i] = Node{ID: n.ID, Addr: inert.Text(n.Addr)} // the id is a key: kept
+	}
+	cfg.Nodes = nodes
+	if cfg.Topology != nil {
+		t := cfg.Topology.Inert()
+		cfg.Topology = &t
+	}
 	st := newStyles(cfg.ASCII)
 	m := Model{
 		cfg:  cfg,
@@ -319,7 +326,7 @@ func (m *Model) fold(ev source.Event) []fleet.Action {
 	// Every string a server or a recording said is made inert here, once
 	// per event, before any part of the UI keeps or draws it (node ids
 	// stay keys; they are shown through inert.Text).
-	ev = source.Inert(ev)
+	ev = ev.Inert()
 	if m.fleet == nil && m.byID[ev.Node] == nil {
 		return nil // an event for a server this UI was not told about
 	}

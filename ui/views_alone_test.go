@@ -25,7 +25,7 @@ func aloneStore(evs []source.Event) *store.Store {
 	s := store.New(store.Config{Keep: defaultHistory, Columns: metricColumns()})
 	for _, ev := range evs {
 		if ev.Kind != source.EventCommand && ev.Kind != source.EventTopology {
-			s.Add(source.Inert(ev))
+			s.Add(ev.Inert())
 		}
 	}
 	return s

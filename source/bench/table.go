@@ -19,7 +19,7 @@ import (
 // row per measure, each cell mean / min / max over the runs; then every run
 // on a line of its own, so an outlier can be seen for what it is.
 func WriteTable(w io.Writer, s []Summary) error {
-	s = source.Inert(s) // addresses, statuses, errors: the servers' text
+	s = inertSummaries(s) // addresses, statuses, errors: the servers' text
 	tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
 	row := func(cells ...string) { fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t") }
 
@@ -153,7 +153,7 @@ func pct(o source.Opt[float64]) string {
 // other under a line naming it: a fleet's nodes are too many for columns
 // side by side.
 func WriteTables(w io.Writer, s []Summary) error {
-	s = source.Inert(s)
+	s = inertSummaries(s)
 	for i, x := range s {
 		if i > 0 {
 			fmt.Fprintln(w)
@@ -368,4 +368,23 @@ func WriteJSON(w io.Writer, s []Summary) error {
 	// raw escaped too: --json may be read on a terminal.
 	_, err = w.Write(append(inert.JSON(b), '\n'))
 	return err
+}
+
+// inertSummaries returns s with every string the servers said made inert
+// (source/inert), s itself unchanged.
+func inertSummaries(s []Summary) []Summary {
+	out := make([]Summary, len(s))
+	for i, x := range s {
+		x.Addr, x.Label, x.Kind = inert.Text(x.Addr), inert.Text(x.Label), inert.Text(x.Kind)
+		runs := make([]Run, len(x.Runs))
+		for j, r := range x.Runs {
+			r.Report = r.Report.Inert()
+			r.Forecast.Basis = forecast.Basis(inert.Text(string(r.Forecast.Basis)))
+			r.Forecast.DurationFrom = inert.Text(r.Forecast.DurationFrom)
+			runs[j] = r
+		}
+		x.Runs = runs
+		out[i] = x
+	}
+	return out
 }

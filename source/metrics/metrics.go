@@ -114,7 +114,7 @@ func (e *Exporter) Observe(ev source.Event) {
 	// The address is a server's text: made inert, it is valid UTF-8 (a
 	// label that is not makes the client library panic) and safe for
 	// whoever curls the page to a terminal.
-	ev = source.Inert(ev)
+	ev = ev.Inert()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	switch ev.Kind {
