@@ -11,8 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // defaults of an address that leaves out host or port, as in valkey-cli.
@@ -391,34 +389,15 @@ func (e Endpoint) Local() bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// RedisOptions returns go-redis options that reach the endpoint: network,
-// address, credentials, database and, when TLS is enabled, a TLS
-// configuration built from the TLS options. Timeouts and pool sizes are
-// left to the caller. Unreadable or unusable TLS files are errors that name
-// the file and the option.
-func (e Endpoint) RedisOptions() (*redis.Options, error) {
-	o := &redis.Options{
-		Network:  e.Network,
-		Addr:     e.Addr,
-		Username: e.Username,
-		Password: e.Password,
-		DB:       e.DB,
-		// RESP2 and no CLIENT SETINFO: the fewest commands on connect, and
-		// the same behaviour on every server version.
-		Protocol:        2,
-		DisableIdentity: true,
+// TLSConfig is the client TLS configuration of the endpoint's TLS options,
+// nil when TLS is off. Unreadable or unusable TLS files are errors that
+// name the file and the option. (watch.RedisOptions makes the client's
+// options of an endpoint.)
+func (e Endpoint) TLSConfig() (*tls.Config, error) {
+	if !e.TLS.Enabled {
+		return nil, nil
 	}
-	if o.Network == "" {
-		o.Network = "tcp"
-	}
-	if e.TLS.Enabled {
-		cfg, err := e.tlsConfig()
-		if err != nil {
-			return nil, err
-		}
-		o.TLSConfig = cfg
-	}
-	return o, nil
+	return e.tlsConfig()
 }
 
 // tlsConfig builds the client TLS configuration of the endpoint's TLS

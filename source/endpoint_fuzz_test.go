@@ -109,8 +109,8 @@ func checkEndpoint(t *testing.T, s string, ep Endpoint) {
 	if host == "" {
 		t.Fatalf("ParseAddress(%q): empty host in %q", s, ep.Addr)
 	}
-	if _, err := ep.RedisOptions(); err != nil {
-		t.Fatalf("ParseAddress(%q): RedisOptions: %v", s, err)
+	if _, err := ep.TLSConfig(); err != nil {
+		t.Fatalf("ParseAddress(%q): TLSConfig: %v", s, err)
 	}
 	// What vkwatch shows for a TCP endpoint without a user reads back as
 	// the same endpoint, less the password: a user can paste it.

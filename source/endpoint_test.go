@@ -202,21 +202,7 @@ func mustParseAddress(t testing.TB, addr string) Endpoint {
 	return ep
 }
 
-func TestRedisOptionsPlain(t *testing.T) {
-	ep := mustParseAddress(t, "valkey://alice:pw@h:7004/3")
-	o, err := ep.RedisOptions()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o.Network != "tcp" || o.Addr != "h:7004" || o.Username != "alice" || o.Password != "pw" || o.DB != 3 {
-		t.Errorf("options = %s %s %s db %d", o.Network, o.Addr, o.Username, o.DB)
-	}
-	if o.TLSConfig != nil {
-		t.Error("TLS configured for a plain endpoint")
-	}
-}
-
-func TestRedisOptionsTLS(t *testing.T) {
+func TestTLSConfig(t *testing.T) {
 	certs := servertest.NewCerts(t)
 	dir := certs.Dir
 	ca, cert, key := certs.CA, certs.ClientCert, certs.ClientKey
@@ -230,11 +216,10 @@ func TestRedisOptionsTLS(t *testing.T) {
 
 	ep := mustParseAddress(t, "rediss://db.example:7005")
 	ep.TLS.CACert, ep.TLS.Cert, ep.TLS.Key = ca, cert, key
-	o, err := ep.RedisOptions()
+	c, err := ep.TLSConfig()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := o.TLSConfig
 	if c == nil {
 		t.Fatal("no TLS config for rediss://")
 	}
@@ -254,14 +239,14 @@ func TestRedisOptionsTLS(t *testing.T) {
 	}
 
 	ep.TLS = TLSOptions{Enabled: true, SNI: "other.example", CACertDir: caDir, Insecure: true}
-	o, err = ep.RedisOptions()
+	c, err = ep.TLSConfig()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.TLSConfig.ServerName != "other.example" || !o.TLSConfig.InsecureSkipVerify || o.TLSConfig.RootCAs == nil {
-		t.Errorf("SNI/insecure/cacertdir not honoured: %+v", o.TLSConfig)
+	if c.ServerName != "other.example" || !c.InsecureSkipVerify || c.RootCAs == nil {
+		t.Errorf("SNI/insecure/cacertdir not honoured: %+v", c)
 	}
-	if _, err := leaf.Verify(x509.VerifyOptions{Roots: o.TLSConfig.RootCAs, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+	if _, err := leaf.Verify(x509.VerifyOptions{Roots: c.RootCAs, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
 		t.Errorf("client cert does not verify against the --cacertdir pool: %v", err)
 	}
 
@@ -282,9 +267,9 @@ func TestRedisOptionsTLS(t *testing.T) {
 		e := ep
 		e.TLS = b.tls
 		e.TLS.Enabled = true
-		_, err := e.RedisOptions()
+		_, err := e.TLSConfig()
 		if err == nil || !strings.Contains(err.Error(), b.want) {
-			t.Errorf("RedisOptions(%+v) error = %v, want %q", b.tls, err, b.want)
+			t.Errorf("TLSConfig(%+v) error = %v, want %q", b.tls, err, b.want)
 		}
 	}
 }

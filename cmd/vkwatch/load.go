@@ -12,6 +12,7 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/inert"
 	"github.com/vkwatch/vkwatch/source/load"
+	"github.com/vkwatch/vkwatch/source/watch"
 )
 
 type loadFlags struct {
@@ -61,7 +62,7 @@ func (a *app) runLoad(ctx context.Context, cf *connFlags, lf *loadFlags, addrs [
 	if len(eps) != 1 {
 		return usageErr("load writes to one server, got %d (an ADDR and -h, -p, -s or -u)", len(eps))
 	}
-	opts, err := eps[0].RedisOptions()
+	opts, err := watch.RedisOptions(eps[0])
 	if err != nil {
 		return withCode(exitUsage, err)
 	}

@@ -338,7 +338,7 @@ func (s *monitorSession) startWriters() error {
 		if c.Err != nil || p == nil {
 			continue
 		}
-		opts, err := c.Member.Endpoint.RedisOptions()
+		opts, err := watch.RedisOptions(c.Member.Endpoint)
 		if err != nil {
 			return withCode(exitConnect, err)
 		}

@@ -258,11 +258,11 @@ func Bench(ctx context.Context, cfg Config) ([]Summary, error) {
 		}
 	}()
 	for i, t := range cfg.Targets {
-		wopts, err := t.Write.RedisOptions()
+		wopts, err := watch.RedisOptions(t.Write)
 		if err != nil {
 			return nil, fmt.Errorf("server %s: %w", t.Write.String(), err)
 		}
-		sopts, err := t.Save.RedisOptions()
+		sopts, err := watch.RedisOptions(t.Save)
 		if err != nil {
 			return nil, fmt.Errorf("server %s: %w", t.Save.String(), err)
 		}

@@ -148,7 +148,7 @@ func (d *Discoverer) client(ep source.Endpoint) (*redis.Client, error) {
 		return d.conn, nil
 	}
 	d.drop()
-	opts, err := ep.RedisOptions()
+	opts, err := watch.RedisOptions(ep)
 	if err != nil {
 		return nil, err
 	}

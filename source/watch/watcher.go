@@ -187,7 +187,7 @@ func New(node source.NodeID, ep source.Endpoint, clock *source.Clock, cfg Config
 	w := &Watcher{node: node, ep: ep, clock: clock, cfg: cfg, closeCh: make(chan struct{}), answered: make(chan struct{}, 1),
 		ivl: retime.New(cfg.Interval)}
 	w.pingIvl.Store(int64(cfg.PingInterval))
-	opts, err := ep.RedisOptions()
+	opts, err := RedisOptions(ep)
 	if err != nil {
 		w.optsErr = err
 		return w
