@@ -832,10 +832,10 @@ func (m *Model) fork(all, confirmed bool, command string) tea.Cmd {
 // sent nothing: the footer says so, and the help does not offer x there.
 func (m *Model) cancelSave(confirmed bool) tea.Cmd {
 	t := m.targets(false)
-	if len(t) > 0 && !m.cfg.ReadOnly && !canCancel(m.store.Live(t[0].id)) {
+	if p, can := m.cancelTarget(); p != nil && !can && !m.cfg.ReadOnly {
 		// Redis, and Valkey before 8.1, answer BGSAVE CANCEL with a
 		// syntax error and save on: say so rather than send it.
-		m.setFooter(footEntry{node: t[0].id, kind: footErr, text: t[0].addr + " cannot cancel a save: BGSAVE CANCEL needs Valkey 8.1 or later" + serverOf(m.store.Live(t[0].id))})
+		m.setFooter(footEntry{node: p.id, kind: footErr, text: p.addr + " cannot cancel a save: BGSAVE CANCEL needs Valkey 8.1 or later" + serverOf(m.store.Live(p.id))})
 		return nil
 	}
 	if confirmed || !m.canSend() {
@@ -857,6 +857,16 @@ func (m *Model) cancelSave(confirmed bool) tea.Cmd {
 	m.confirm = pending{key: m.keys.Cancel, what: "send BGSAVE CANCEL", other: "keep it"}
 	m.setFooter(footEntry{node: p.id, kind: footErr, text: what + " press x again to send BGSAVE CANCEL"})
 	return nil
+}
+
+// cancelTarget is the server x would cancel a save on (nil for none), and
+// whether it has BGSAVE CANCEL.
+func (m *Model) cancelTarget() (*pane, bool) {
+	t := m.targets(false)
+	if len(t) == 0 {
+		return nil, false
+	}
+	return t[0], canCancel(m.store.Live(t[0].id))
 }
 
 // canSend reports whether a command may be sent at all, without saying why

@@ -333,7 +333,7 @@ func (m *Model) offered(bs []key.Binding) []key.Binding {
 			}
 		}
 	}
-	if t := m.targets(false); len(t) > 0 && !canCancel(m.store.Live(t[0].id)) {
+	if p, can := m.cancelTarget(); p != nil && !can {
 		for _, k := range m.keys.Cancel.Keys() {
 			hidden[k] = true
 		}
