@@ -9,7 +9,7 @@ import "github.com/vkwatch/vkwatch/source/inert"
 // as the server or the user gave them (they are shown through
 // inert.Text). The value and what it points to are never changed (the
 // recorder keeps the server's exact text): what changes is copied (a
-// clean sample is not). The UI
+// clean sample, and the save progress it carries, are not). The UI
 // calls Event.Inert on every event it takes in. A string field added to
 // one of these types needs its line here; TestInertReachesEveryString
 // fails until it has one.
@@ -62,10 +62,15 @@ func (s Sample) Inert() Sample {
 	c.SaveSchedule.V = text(c.SaveSchedule.V)
 	s.Proc.Cgroup, s.Proc.THPKernel = text(s.Proc.Cgroup), text(s.Proc.THPKernel)
 	s.COWFrom, s.FootprintFrom = text(s.COWFrom), text(s.FootprintFrom)
-	if s.Save != nil {
-		p := *s.Save
-		p.Kind, p.Trigger, p.Phase = text(p.Kind), p.Trigger.inert(), text(p.Phase)
-		s.Save = &p
+	if p := s.Save; p != nil {
+		// Every sample of a save carries one: copied only when it
+		// changes, so that a clean sample stays uncopied then too.
+		kind, trig, phase := text(p.Kind), p.Trigger.inert(), text(p.Phase)
+		if kind != p.Kind || trig != p.Trigger || phase != p.Phase {
+			c := *p
+			c.Kind, c.Trigger, c.Phase = kind, trig, phase
+			s.Save = &c
+		}
 	}
 	return s
 }
