@@ -17,7 +17,11 @@ type keyMap struct {
 	Close      key.Binding // esc: closes the view opened last
 	Pause      key.Binding
 	Shot       key.Binding // S: the screen as an SVG file
-	Quit       key.Binding
+	Quit       key.Binding // q: quits (exit status 0)
+	// Interrupt is ctrl+c: quits at once, as an interrupt (exit status
+	// 130). The terminal (ui/tty) takes ctrl+c before the model sees it;
+	// the model does the same when it is run without one.
+	Interrupt key.Binding
 
 	fleet bool // a fleet: B is the rolling save, A is not offered
 	rows  bool // a fleet's rows are the base: the rolling save starts there
@@ -37,7 +41,8 @@ func newKeyMap(servers int, fleet bool) keyMap {
 		Close:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close")),
 		Pause:      key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause")),
 		Shot:       key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "screen to SVG")),
-		Quit:       key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		Quit:       key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
+		Interrupt:  key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit now, exit 130")),
 	}
 	k.fleet = fleet
 	switch {

@@ -681,6 +681,11 @@ func (m *Model) footerLine() string {
 // A key held back by a memory warning (confirm) is sent if it comes again
 // now; any other key drops it and does what it always does.
 func (m Model) onKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
+	if key.Matches(k, m.keys.Interrupt) {
+		// Before everything, a filter being typed included: ctrl+c ends
+		// the program whatever the screen shows (exit status 130).
+		return m, tea.Interrupt
+	}
 	frame := m.view // the screen as the user sees it, for S
 	m.footer = nil
 	confirmed := key.Matches(k, m.confirm.key)

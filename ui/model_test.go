@@ -415,16 +415,36 @@ func TestSidePanesWhenWideStackedWhenTall(t *testing.T) {
 	}
 }
 
+// TestQuitKeys: q quits; ctrl+c quits at once as an interrupt (the
+// program then ends with status 130, as the terminal's own ctrl+c does),
+// and the full help says so of each: one binding a key, its own words.
 func TestQuitKeys(t *testing.T) {
-	for _, k := range []string{"q", "ctrl+c"} {
+	for _, c := range []struct {
+		key  string
+		want tea.Msg
+	}{{"q", tea.QuitMsg{}}, {"ctrl+c", tea.InterruptMsg{}}} {
 		m := newTestModel(addrA)
-		_, cmd := press(m, k)
+		_, cmd := press(m, c.key)
 		if cmd == nil {
-			t.Fatalf("%s: no command", k)
+			t.Fatalf("%s: no command", c.key)
 		}
-		if _, ok := cmd().(tea.QuitMsg); !ok {
-			t.Errorf("%s: command is not tea.Quit", k)
+		if got := cmd(); got != c.want {
+			t.Errorf("%s: command gives %T, want %T", c.key, got, c.want)
 		}
+	}
+	m := setup(t, Config{Nodes: nodes(addrA)}, 120, 40, nil)
+	helps := map[string]string{}
+	for _, col := range m.keyHelp(true).full {
+		for _, b := range col {
+			for _, k := range b.Keys() {
+				if k == "q" || k == "ctrl+c" {
+					helps[k] = b.Help().Key + " " + b.Help().Desc
+				}
+			}
+		}
+	}
+	if helps["q"] != "q quit" || helps["ctrl+c"] != "ctrl+c quit now, exit 130" {
+		t.Errorf("full help: q %q, ctrl+c %q", helps["q"], helps["ctrl+c"])
 	}
 }
 

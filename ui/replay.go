@@ -204,7 +204,7 @@ func (r Replay) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		r.width, r.height, r.sized = msg.Width, msg.Height, true
 	case tea.KeyMsg:
-		if r.typing {
+		if r.typing && !key.Matches(msg, r.inner.keys.Interrupt) {
 			return r.typeKey(msg)
 		}
 		switch {

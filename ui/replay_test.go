@@ -186,3 +186,22 @@ func TestReplaySpaceWhileSeeking(t *testing.T) {
 		t.Fatalf("space again does not play: ticking %v, paused %v", ticking, r.paused)
 	}
 }
+
+// TestReplayCtrlCWhileTyping: ctrl+c ends a replay at once even while a
+// time is being typed after g (it is not taken for part of the time).
+func TestReplayCtrlCWhileTyping(t *testing.T) {
+	r := NewStreamReplay(Config{Nodes: nodes(addrA), Now: fixedNow}, MemorySource(scenario(1, 60*time.Second)),
+		ReplayOptions{Speed: 1, ParseTime: time.ParseDuration})
+	r, _ = rupdate(t, r, tea.WindowSizeMsg{Width: 120, Height: 40})
+	r, _ = rupdate(t, r, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("g")})
+	if !r.typing {
+		t.Fatal("g did not start typing a time")
+	}
+	_, cmd := rupdate(t, r, tea.KeyMsg{Type: tea.KeyCtrlC})
+	if cmd == nil {
+		t.Fatal("ctrl+c while typing: no command")
+	}
+	if got := cmd(); got != (tea.InterruptMsg{}) {
+		t.Errorf("ctrl+c while typing gives %T, want tea.InterruptMsg", got)
+	}
+}

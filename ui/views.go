@@ -310,7 +310,7 @@ func (m *Model) keyHelp(full bool) keyHelp {
 	}
 	g := m.keys
 	general := append([]key.Binding{g.Scale, g.Close, g.Pause, g.Shot}, cols[kindFoot]...)
-	out.full = [][]key.Binding{g.commands(), cols[kindBase], cols[kindBody], append(general, g.Quit)}
+	out.full = [][]key.Binding{g.commands(), cols[kindBase], cols[kindBody], append(general, g.Quit, g.Interrupt)}
 	if m.cfg.ReadOnly {
 		out.full = out.full[1:]
 	}

@@ -87,11 +87,16 @@ func TestAskpassCtrlC(t *testing.T) {
 }
 
 // TestUICtrlC: ctrl+c in the UI (a key there: the terminal is in raw
-// mode) ends vkwatch with status 130, the terminal given back.
+// mode) ends vkwatch with status 130, the terminal given back; the full
+// help says so, apart from q's plain quit.
 func TestUICtrlC(t *testing.T) {
 	srv := servertest.StartDefault(t)
 	s := startSession(t, childEnv(), srv.Addr)
 	s.waitScreen(15*time.Second, "connected and sampling", func(f shot) bool { return connected(f.String()) && sampled(f.String()) })
+	s.press("?")
+	s.waitScreen(15*time.Second, "the full help telling q from ctrl+c", func(f shot) bool {
+		return strings.Contains(f.String(), "q      quit") && strings.Contains(f.String(), "ctrl+c quit now, exit 130")
+	})
 	s.press("\x03")
 	if code := s.wait(exitMargin); code != exitInterrupted {
 		t.Errorf("exit status %d after ctrl+c in the UI, want %d; stderr %q", code, exitInterrupted, s.stderr.String())

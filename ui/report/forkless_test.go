@@ -61,3 +61,37 @@ func TestForklessBlockedWriters(t *testing.T) {
 		})
 	}
 }
+
+// TestSaveKindIsTheSaves: the table of saves names the method a save
+// used (its kind, from rdb_current_bgsave_type), and adds the setting only
+// where the save's report says it forked under bgsave-default-method
+// forkless (MethodNote). The setting sampled at a save's start may be up
+// to two seconds old (CONFIG GET is read every 2 s): a forkless save
+// started just after CONFIG SET bgsave-default-method forkless still shows
+// the old "fork" there, and the page must not pin it on the save.
+func TestSaveKindIsTheSaves(t *testing.T) {
+	forced := forkSave(5, 40, 0, 0.5, 1)
+	forced.Method, forced.MethodNote = "forkless", "forked, though bgsave-default-method is forkless (rdb_current_bgsave_type fork)"
+	stale := forklessSave(5, 40, source.Opt[int64]{}, source.Opt[int64]{}, source.Opt[int64]{})
+	stale.Method = "fork"
+	plain := forkSave(5, 40, 0, 0.5, 1)
+	plain.Method = "fork"
+	for _, tt := range []struct {
+		name string
+		save src.Save
+		want string
+	}{
+		{"forkless, the setting sampled before CONFIG SET", stale, "BGSAVE forkless"},
+		{"fork forced under forkless", forced, "BGSAVE fork (bgsave-default-method forkless)"},
+		{"fork", plain, "BGSAVE fork"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			page := string(render(t, []src.Input{syntheticInput(tt.save)}))
+			row := page[strings.Index(page, `<tr data-save="1">`):]
+			row = row[:strings.Index(row, "</tr>")]
+			if !strings.Contains(row, `<td class="t">`+tt.want+`</td>`) {
+				t.Errorf("table of saves, kind: want %q in\n%s", tt.want, row)
+			}
+		})
+	}
+}

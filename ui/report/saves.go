@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"strconv"
 	"time"
 
@@ -50,12 +49,16 @@ func saveRowOf(num int, s *src.Server, sv *src.Save, colour string, epoch time.T
 	}
 }
 
-// kindText is a save's kind, and the save method the server was set to
-// when it differs from the kind's (a forkless setting that forked).
+// kindText is a save's kind, which names the method it used (from
+// rdb_current_bgsave_type), and the setting where the save's report says
+// it forked under bgsave-default-method forkless (MethodNote). The
+// setting sampled when the save began (sv.Method) is not compared with the
+// kind here: CONFIG GET is read every 2 s, so a save started just after a
+// CONFIG SET of the method shows the old setting beside the new method.
 func kindText(sv *src.Save) string {
 	k := orNA(string(sv.Kind))
-	if sv.Kind.Job() == "bgsave" && sv.Method != "" && sv.Method != sv.Kind.Method() {
-		k += fmt.Sprintf(" (bgsave-default-method %s)", sv.Method)
+	if sv.MethodNote != "" {
+		k += " (bgsave-default-method forkless)"
 	}
 	return k
 }
