@@ -9,8 +9,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/vkwatch/vkwatch/source"
-	"github.com/vkwatch/vkwatch/source/fleet"
 	"github.com/vkwatch/vkwatch/source/inert"
+	"github.com/vkwatch/vkwatch/source/roll"
 )
 
 // The fleet view's component and the model's side of it: when it opens,
@@ -97,7 +97,7 @@ func (m *Model) startFleet() {
 	if m.cfg.Topology != nil {
 		top = *m.cfg.Topology
 	}
-	m.fleet = newFleetView(top, fleet.RollConfig{MaxParallel: max(m.cfg.MaxParallelSaves, 1)}, m.store)
+	m.fleet = newFleetView(top, roll.Config{MaxParallel: max(m.cfg.MaxParallelSaves, 1)}, m.store)
 	m.stack = viewStack{viewFleet}
 }
 
@@ -216,7 +216,7 @@ func (m *Model) fleetKey(aof, confirmed bool) tea.Cmd {
 		return note(footErr, "read-only: rolling save not started ("+m.readOnlyWhy+")")
 	case m.cfg.Send == nil:
 		return note(footErr, "cannot start a rolling save: no command channel")
-	case f.roll() != nil && f.roll().State() == fleet.RollHeld:
+	case f.roll() != nil && f.roll().State() == roll.Held:
 		return m.rollCmds(f.roll().Confirm())
 	case f.rollActive():
 		return note(footNote, "a rolling save is running: esc cancels the nodes not started")
@@ -260,7 +260,7 @@ func (f *fleetView) escape() {
 // rollCmds turns the rolling save's actions into commands: each a tea.Cmd
 // calling Config.Send, run concurrently by bubbletea; their answers come
 // back as events, which the roll follows.
-func (m *Model) rollCmds(acts []fleet.Action) tea.Cmd {
+func (m *Model) rollCmds(acts []roll.Action) tea.Cmd {
 	return tea.Batch(m.sendCmds(acts), m.expectCmd())
 }
 
@@ -284,14 +284,14 @@ func (m *Model) expectCmd() tea.Cmd {
 		if len(next) == 0 {
 			expect("")
 		} else {
-			expect(fleet.ExpectNext, next...)
+			expect(roll.ExpectNext, next...)
 		}
 		return nil
 	}
 }
 
 // sendCmds turns the roll's actions into a tea.Cmd each.
-func (m *Model) sendCmds(acts []fleet.Action) tea.Cmd {
+func (m *Model) sendCmds(acts []roll.Action) tea.Cmd {
 	send := m.cfg.Send
 	if len(acts) == 0 || send == nil || m.cfg.ReadOnly {
 		return nil

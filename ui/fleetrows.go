@@ -11,8 +11,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vkwatch/vkwatch/source"
-	"github.com/vkwatch/vkwatch/source/fleet"
 	"github.com/vkwatch/vkwatch/source/inert"
+	"github.com/vkwatch/vkwatch/source/roll"
 	"github.com/vkwatch/vkwatch/source/store"
 )
 
@@ -605,25 +605,25 @@ func (f *fleetView) rollLines(st *styles, s *store.Store) []string {
 	steps := f.roll().Steps()
 	var l1, l2 string
 	switch p.State {
-	case fleet.RollPlanned:
+	case roll.Planned:
 		if len(steps) == 0 {
 			return []string{st.warn.r("rolling save: no node to save")}
 		}
 		l1 = st.warn.r(fmt.Sprintf("rolling BGSAVE of %d node%s, one per shard, %d at a time, never 2 on one host:",
 			len(steps), plural(len(steps)), max(f.drive.Config().MaxParallel, 1)))
 		l2 = f.rollPlanLine(st, s, steps)
-	case fleet.RollRunning, fleet.RollHeld:
+	case roll.Running, roll.Held:
 		l1 = st.warn.r("rolling save") + st.value.r(fmt.Sprintf(" %d of %d saved", p.Done, p.Total)) +
 			st.label.r(" · ETA ") + st.value.r(rollETA(p)) + st.dim.r(" · esc cancels the rest")
 		l2 = f.rollRunningLine(st, p, steps)
-	case fleet.RollCancelling:
+	case roll.Cancelling:
 		l1 = st.warn.r(fmt.Sprintf("rolling save cancelled at %d of %d: the save running finishes, the rest are not started", p.Done, p.Total))
-	case fleet.RollDone:
+	case roll.Done:
 		l1 = f.rollDoneLine(st, p, steps)
-	case fleet.RollFailed:
+	case roll.Failed:
 		l1 = st.err.r(fmt.Sprintf("✗ rolling save stopped at %d of %d: %s", p.Done, p.Total, p.Err))
 		l2 = st.dim.r("the nodes after it were not started · esc clears this")
-	case fleet.RollCancelled:
+	case roll.Cancelled:
 		l1 = st.warn.r(fmt.Sprintf("rolling save cancelled after %d of %d saved", p.Done, p.Total)) + st.dim.r(" · esc clears this")
 	}
 	return fitLines(f.width, l1, l2)
@@ -633,7 +633,7 @@ func (f *fleetView) rollLines(st *styles, s *store.Store) []string {
 // headroom (the check the roll makes again before it starts the node)
 // where the width holds them all; else the nodes alone, which the rows'
 // save column gives the forecasts of.
-func (f *fleetView) rollPlanLine(st *styles, s *store.Store, steps []fleet.Step) string {
+func (f *fleetView) rollPlanLine(st *styles, s *store.Store, steps []roll.Step) string {
 	names := make([]string, len(steps))
 	plain := make([]string, len(steps))
 	for i, step := range steps {
@@ -652,28 +652,28 @@ func (f *fleetView) rollPlanLine(st *styles, s *store.Store, steps []fleet.Step)
 
 // rollRunningLine says what a running roll does: the nodes saving (or the
 // memory check holding it), what it waits for and the node next.
-func (f *fleetView) rollRunningLine(st *styles, p fleet.Progress, steps []fleet.Step) string {
+func (f *fleetView) rollRunningLine(st *styles, p roll.Progress, steps []roll.Step) string {
 	var now, next []string
 	for _, id := range p.Running {
 		now = append(now, f.nodeAddr(id))
 	}
 	for _, s := range steps {
-		if s.State == fleet.StepWaiting && len(next) == 0 {
+		if s.State == roll.StepWaiting && len(next) == 0 {
 			next = append(next, s.Node.Addr)
 		}
 	}
 	var parts []string
 	switch {
-	case p.State == fleet.RollHeld:
+	case p.State == roll.Held:
 		parts = append(parts, st.err.r("held by the memory check: "+f.heldWarning()+" · B: save it anyway, esc: cancel"))
 	case len(now) > 0:
 		parts = append(parts, st.label.r("saving ")+st.value.r(strings.Join(now, ", ")))
 	}
 	// What the roll waits for, unless it is its own save (said above).
-	if p.Waiting != "" && (len(now) == 0 || strings.Contains(p.Waiting, "(not vkwatch's)")) && p.State != fleet.RollHeld {
+	if p.Waiting != "" && (len(now) == 0 || strings.Contains(p.Waiting, "(not vkwatch's)")) && p.State != roll.Held {
 		parts = append(parts, st.label.r("waiting for ")+st.value.r(p.Waiting))
 	}
-	if len(next) > 0 && p.State != fleet.RollHeld {
+	if len(next) > 0 && p.State != roll.Held {
 		parts = append(parts, st.label.r("next ")+st.value.r(next[0]))
 	}
 	return strings.Join(parts, st.dim.r(" · "))
@@ -689,7 +689,7 @@ func (f *fleetView) nodeAddr(id source.NodeID) string {
 }
 
 // rollDoneLine says a roll finished: how many saved, in how long.
-func (f *fleetView) rollDoneLine(st *styles, p fleet.Progress, steps []fleet.Step) string {
+func (f *fleetView) rollDoneLine(st *styles, p roll.Progress, steps []roll.Step) string {
 	l := st.ok.r(fmt.Sprintf("rolling save done: %d of %d saved", p.Done, p.Total))
 	var last time.Duration
 	for _, s := range steps {
@@ -702,7 +702,7 @@ func (f *fleetView) rollDoneLine(st *styles, p fleet.Progress, steps []fleet.Ste
 }
 
 // rollETA renders the roll's ETA; none before the first save is done.
-func rollETA(p fleet.Progress) string {
+func rollETA(p roll.Progress) string {
 	if d, ok := p.ETA.Get(); ok {
 		return fmtElapsed(d)
 	}

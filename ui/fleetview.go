@@ -9,8 +9,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/vkwatch/vkwatch/source"
-	"github.com/vkwatch/vkwatch/source/fleet"
 	"github.com/vkwatch/vkwatch/source/inert"
+	"github.com/vkwatch/vkwatch/source/roll"
 	"github.com/vkwatch/vkwatch/source/store"
 )
 
@@ -21,8 +21,8 @@ import (
 // the panes, so enter opens a node's full pane with its history, and esc
 // comes back to the rows with theirs.
 //
-// It also drives the rolling save (B): a source/fleet.Roll fed every event
-// after a source/fleet.Status, whose Actions the model sends as tea.Cmds.
+// It also drives the rolling save (B): a source/roll.Roll fed every event
+// after a source/roll.Status, whose Actions the model sends as tea.Cmds.
 // It decides nothing itself: the planner does, and the view shows it.
 //
 // Like a pane and the cost view it follows soft-serve's component
@@ -61,10 +61,10 @@ type fleetRow struct {
 type fleetView struct {
 	top source.Topology
 	// drive is the rolling save and the fleet's status it is planned
-	// from (source/fleet's Driver, the one the save command runs headless):
+	// from (source/roll's Driver, the one the save command runs headless):
 	// its roll is planned (waiting for B again), running, or over (its
 	// last line stays until esc or the next B).
-	drive *fleet.Driver
+	drive *roll.Driver
 	// expected is the roll's next node as Config.Expect was last told.
 	expected []source.NodeID
 
@@ -90,8 +90,8 @@ type fleetView struct {
 // save's configuration (its memory check, how many at once); the rolling
 // save reads each node's state from hist, the store the model feeds
 // before the view (one copy of it).
-func newFleetView(top source.Topology, rollCfg fleet.RollConfig, hist *store.Store) *fleetView {
-	f := &fleetView{drive: fleet.NewDriverOf(top, rollCfg, hist),
+func newFleetView(top source.Topology, rollCfg roll.Config, hist *store.Store) *fleetView {
+	f := &fleetView{drive: roll.NewDriverOf(top, rollCfg, hist),
 		byID: map[source.NodeID]*fleetRow{}, marked: map[source.NodeID]bool{}, keys: newFleetKeys(), holds: scaleHolds{}}
 	f.setTopology()
 	if len(f.rows) > 0 {
@@ -114,7 +114,7 @@ func listTopology(nodes []Node) source.Topology {
 // then the roll, as the planner wants; a topology adds rows for nodes that
 // joined and marks those that left. It returns the commands the roll
 // wants sent now.
-func (f *fleetView) observe(ev source.Event) []fleet.Action {
+func (f *fleetView) observe(ev source.Event) []roll.Action {
 	acts := f.drive.Observe(ev)
 	if ev.Kind == source.EventTopology && ev.Topology != nil {
 		f.setTopology()
@@ -123,7 +123,7 @@ func (f *fleetView) observe(ev source.Event) []fleet.Action {
 }
 
 // roll is the rolling save planned, running or over; nil when none.
-func (f *fleetView) roll() *fleet.Roll { return f.drive.Roll() }
+func (f *fleetView) roll() *roll.Roll { return f.drive.Roll() }
 
 // setTopology takes the topology the fleet's status now knows: rows for
 // its nodes in its order (the status made them, in Status.setTopology:
@@ -391,7 +391,7 @@ func (f *fleetView) nextSort() {
 
 // plan plans a rolling save on what the status knows now, for the
 // confirmation line; nothing is sent until start.
-func (f *fleetView) plan() []fleet.Step { return f.drive.Plan() }
+func (f *fleetView) plan() []roll.Step { return f.drive.Plan() }
 
 // planned reports whether a roll waits for its confirmation.
 func (f *fleetView) planned() bool { return f.drive.Planned() }
@@ -404,7 +404,7 @@ func (f *fleetView) dropPlan() {
 }
 
 // start starts the planned roll and returns its first commands.
-func (f *fleetView) start() []fleet.Action { return f.drive.Start() }
+func (f *fleetView) start() []roll.Action { return f.drive.Start() }
 
 // rollActive reports whether a roll runs (or is held, or is finishing
 // after a cancel).
@@ -424,14 +424,14 @@ func (f *fleetView) rollStep(id source.NodeID) string {
 		}
 		n := fmt.Sprintf("roll %d/%d ", i+1, len(steps))
 		switch {
-		case f.roll().State() == fleet.RollPlanned:
+		case f.roll().State() == roll.Planned:
 			return n + "planned"
 		case p.Held != nil && p.Held.Node.ID == st.Node.ID:
 			return n + "held: memory check"
 		}
-		return n + map[fleet.StepState]string{
-			fleet.StepWaiting: "waiting", fleet.StepSent: "BGSAVE sent", fleet.StepSaving: "saving",
-			fleet.StepDone: "saved", fleet.StepFailed: "failed", fleet.StepCancelled: "not started",
+		return n + map[roll.StepState]string{
+			roll.StepWaiting: "waiting", roll.StepSent: "BGSAVE sent", roll.StepSaving: "saving",
+			roll.StepDone: "saved", roll.StepFailed: "failed", roll.StepCancelled: "not started",
 		}[st.State]
 	}
 	return ""

@@ -38,8 +38,8 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/vkwatch/vkwatch/source"
-	"github.com/vkwatch/vkwatch/source/fleet"
 	"github.com/vkwatch/vkwatch/source/inert"
+	"github.com/vkwatch/vkwatch/source/roll"
 	"github.com/vkwatch/vkwatch/source/store"
 )
 
@@ -100,7 +100,7 @@ type Config struct {
 	// Banner is an optional one-line header above the panes.
 	Banner string
 	// MaxParallelSaves is --max-parallel-saves, for the fleet view's
-	// rolling save (source/fleet.RollConfig.MaxParallel); 0 means 1.
+	// rolling save (source/roll.Config.MaxParallel); 0 means 1.
 	MaxParallelSaves int
 	// Now is an optional clock, for tests; time.Now when nil. The UI reads
 	// it only to stamp the moment the view was paused and to name S's
@@ -288,7 +288,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.refresh()
 		return m, m.rollCmds(acts)
 	case EventsMsg:
-		var acts []fleet.Action
+		var acts []roll.Action
 		for _, ev := range msg {
 			acts = append(acts, m.fold(ev)...)
 		}
@@ -331,7 +331,7 @@ func (m Model) Reports() []source.SaveReport {
 // too (its topology and rolling save, which read the nodes' state from the
 // store: it comes first), which returns the commands its rolling save
 // wants sent. Nothing is drawn here.
-func (m *Model) fold(ev source.Event) []fleet.Action {
+func (m *Model) fold(ev source.Event) []roll.Action {
 	// Every string a server or a recording said is made inert here, once
 	// per event, before any part of the UI keeps or draws it (node ids
 	// stay keys; they are shown through inert.Text).

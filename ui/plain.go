@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"github.com/vkwatch/vkwatch/source"
-	"github.com/vkwatch/vkwatch/source/fleet"
 	"github.com/vkwatch/vkwatch/source/risk"
+	"github.com/vkwatch/vkwatch/source/roll"
 )
 
 // Plain text for the headless save command (vkwatch save): the words the
@@ -35,25 +35,25 @@ func ForkVerdict(f risk.Fork) []string {
 
 // StepLine is one node of a rolling save, as its progress line says it:
 // "[2/3] 127.0.0.1:7004 (replica, shard 2): saving 45%, ETA 1.2s".
-func StepLine(i, total int, st fleet.Step, n fleet.NodeStatus) string {
+func StepLine(i, total int, st roll.Step, n roll.NodeStatus) string {
 	head := fmt.Sprintf("[%d/%d] %s (%s, shard %d): ", i+1, total, st.Node.Addr, orNA(st.Node.Role), st.Shard+1)
 	if total == 1 {
 		head = fmt.Sprintf("[1/1] %s (%s): ", st.Node.Addr, orNA(st.Node.Role))
 	}
 	switch st.State {
-	case fleet.StepSaving:
+	case roll.StepSaving:
 		return head + "saving" + saveProgress(n.Sample)
-	case fleet.StepDone:
+	case roll.StepDone:
 		if r := st.Report; r != nil {
 			// The report's duration, as the last-save lines below say it.
 			return head + "saved in " + fmtObserved(r)
 		}
 		return head + "saved in " + fmtElapsed(st.Ended-st.Sent)
-	case fleet.StepFailed:
+	case roll.StepFailed:
 		return head + "failed: " + st.Err
-	case fleet.StepCancelled:
+	case roll.StepCancelled:
 		return head + "not started"
-	case fleet.StepSent:
+	case roll.StepSent:
 		return head + "BGSAVE sent"
 	}
 	return head + "waiting"
@@ -77,7 +77,7 @@ func saveProgress(s *source.Sample) string {
 
 // SaveFraction is the running save's progress (0..1) on the node, when
 // the server tells it.
-func SaveFraction(n fleet.NodeStatus) (float64, bool) {
+func SaveFraction(n roll.NodeStatus) (float64, bool) {
 	if n.Sample == nil || n.Sample.Save == nil {
 		return 0, false
 	}

@@ -8,7 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/vkwatch/vkwatch/source"
-	"github.com/vkwatch/vkwatch/source/fleet"
+	"github.com/vkwatch/vkwatch/source/roll"
 	"github.com/vkwatch/vkwatch/source/store"
 )
 
@@ -207,7 +207,7 @@ func (m *Model) prompt() prompt {
 	if c := m.confirm; c.key.Enabled() {
 		p.key, p.what, p.other = c.key.Help().Key, c.what, c.other
 	}
-	if m.fleet != nil && m.fleet.roll() != nil && m.fleet.roll().State() == fleet.RollHeld {
+	if m.fleet != nil && m.fleet.roll() != nil && m.fleet.roll().State() == roll.Held {
 		p.held = m.fleet.heldWarning()
 	}
 	return p

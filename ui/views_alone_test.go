@@ -11,7 +11,7 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/vkwatch/vkwatch/source"
-	"github.com/vkwatch/vkwatch/source/fleet"
+	"github.com/vkwatch/vkwatch/source/roll"
 	"github.com/vkwatch/vkwatch/source/store"
 )
 
@@ -149,7 +149,7 @@ func TestViewAloneHelp(t *testing.T) {
 func TestViewAloneFleet(t *testing.T) {
 	evs := fleetScenario(60 * time.Second)
 	s := aloneStore(evs)
-	f := newFleetView(fleetTopo(), fleet.RollConfig{MaxParallel: 1}, s)
+	f := newFleetView(fleetTopo(), roll.Config{MaxParallel: 1}, s)
 	for _, ev := range evs {
 		f.observe(ev)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/inert"
 	"github.com/vkwatch/vkwatch/source/procmem"
 	"github.com/vkwatch/vkwatch/source/record"
+	"github.com/vkwatch/vkwatch/source/roll"
 	"github.com/vkwatch/vkwatch/source/watch"
 	"github.com/vkwatch/vkwatch/ui"
 )
@@ -205,7 +206,7 @@ func (s *saveRun) emit(ev source.Event) {
 func (s *saveRun) drive(ctx context.Context) error {
 	s.out = newStepPrinter(s.a.stdout, s.a.isTTY(), !s.sf.rolling)
 	cfg := fleet.DriveConfig{
-		Roll: fleet.RollConfig{MaxParallel: s.sf.maxParallelSaves, Force: s.sf.force,
+		Roll: roll.Config{MaxParallel: s.sf.maxParallelSaves, Force: s.sf.force,
 			// One server named: the server decides, and says why not.
 			IgnoreBusy: !s.sf.rolling},
 		Ready:    s.sf.connectTimeout + 2*s.sf.interval,
@@ -216,7 +217,7 @@ func (s *saveRun) drive(ctx context.Context) error {
 	s.out.finish(r)
 	switch {
 	case errors.Is(err, fleet.ErrHeld):
-		st, _ := fleet.HeldAt(r)
+		st, _ := roll.HeldAt(r)
 		return fmt.Errorf("%s; nothing sent to it (--force sends it anyway)", ui.ForkWarning(st.Node.Addr, st.Risk))
 	case err != nil:
 		return err
@@ -226,7 +227,7 @@ func (s *saveRun) drive(ctx context.Context) error {
 }
 
 // summary is the last line of a roll that saved every node.
-func summary(r *fleet.Roll) string {
+func summary(r *roll.Roll) string {
 	steps := r.Steps()
 	if len(steps) == 1 {
 		return "saved " + steps[0].Node.Addr
@@ -257,19 +258,19 @@ type stepPrinter struct {
 	w      io.Writer
 	tty    bool
 	single bool // one server: its full report when it is saved
-	states map[source.NodeID]fleet.StepState
+	states map[source.NodeID]roll.StepState
 	bar    progress.Model
 	drawn  bool // a bar line is on screen, to be cleared before a line
 	head   bool
 }
 
 func newStepPrinter(w io.Writer, tty, single bool) *stepPrinter {
-	return &stepPrinter{w: w, tty: tty, single: single, states: map[source.NodeID]fleet.StepState{},
+	return &stepPrinter{w: w, tty: tty, single: single, states: map[source.NodeID]roll.StepState{},
 		bar: progress.New(progress.WithDefaultGradient(), progress.WithWidth(30), progress.WithoutPercentage())}
 }
 
 // progress is Drive's Progress: it prints what changed.
-func (p *stepPrinter) progress(r *fleet.Roll, st *fleet.Status) {
+func (p *stepPrinter) progress(r *roll.Roll, st *roll.Status) {
 	steps := r.Steps()
 	if !p.head {
 		p.head = true
@@ -280,20 +281,20 @@ func (p *stepPrinter) progress(r *fleet.Roll, st *fleet.Status) {
 	var saving []string
 	for i, step := range steps {
 		n, _ := st.Node(step.Node.ID)
-		if prev, ok := p.states[step.Node.ID]; !ok && step.State == fleet.StepWaiting || ok && prev == step.State {
-			if step.State == fleet.StepSaving && p.tty {
+		if prev, ok := p.states[step.Node.ID]; !ok && step.State == roll.StepWaiting || ok && prev == step.State {
+			if step.State == roll.StepSaving && p.tty {
 				saving = append(saving, p.barLine(i, len(steps), step, n))
 			}
 			continue
 		}
 		p.states[step.Node.ID] = step.State
 		p.line(ui.StepLine(i, len(steps), step, n))
-		if step.State == fleet.StepSent {
+		if step.State == roll.StepSent {
 			for _, l := range ui.ForkVerdict(step.Risk) {
 				p.line("      " + l)
 			}
 		}
-		if step.State == fleet.StepDone && step.Report != nil {
+		if step.State == roll.StepDone && step.Report != nil {
 			lines := ui.ReportLines(step.Report)
 			if !p.single {
 				lines = lines[1:2] // the COW line: what the save cost
@@ -311,7 +312,7 @@ func (p *stepPrinter) progress(r *fleet.Roll, st *fleet.Status) {
 }
 
 // barLine is a saving node's bar: its place, the bar, the percentage.
-func (p *stepPrinter) barLine(i, total int, step fleet.Step, n fleet.NodeStatus) string {
+func (p *stepPrinter) barLine(i, total int, step roll.Step, n roll.NodeStatus) string {
 	f, ok := ui.SaveFraction(n)
 	if !ok {
 		return inert.Text(ui.StepLine(i, total, step, n))
@@ -334,7 +335,7 @@ func (p *stepPrinter) clear() {
 }
 
 // finish clears the bar.
-func (p *stepPrinter) finish(*fleet.Roll) { p.clear() }
+func (p *stepPrinter) finish(*roll.Roll) { p.clear() }
 
 func plural(n int) string {
 	if n == 1 {

@@ -5,8 +5,8 @@ import (
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/cluster"
-	"github.com/vkwatch/vkwatch/source/fleet"
 	"github.com/vkwatch/vkwatch/source/load"
+	"github.com/vkwatch/vkwatch/source/roll"
 )
 
 // ClusterTargets are the targets of bench --cluster: every node of top in
@@ -18,7 +18,7 @@ import (
 // or a shard without slots or primary).
 func ClusterTargets(seed source.Endpoint, top source.Topology, perShard bool) (targets []Target, skipped []string) {
 	chosen := map[source.NodeID]bool{}
-	for _, n := range fleet.OnePerShard(top) {
+	for _, n := range roll.OnePerShard(top) {
 		chosen[n.ID] = true
 	}
 	for _, sh := range top.Shards {

@@ -10,109 +10,12 @@ import (
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/internal/queue"
-	"github.com/vkwatch/vkwatch/source/store"
+	"github.com/vkwatch/vkwatch/source/roll"
 )
-
-// Driver holds a rolling save and what it is planned from: a Status and,
-// once planned, a Roll, fed every event in the order the planner wants
-// (the status first). It does no I/O: it returns the Actions to send. The
-// UI holds one in its fleet view, calls it from Update and sends the
-// Actions as tea.Cmds; Drive holds one on a goroutine of its own and sends
-// them itself. Not safe for concurrent use.
-type Driver struct {
-	status  *Status
-	cfg     RollConfig
-	roll    *Roll
-	started time.Duration // the run clock when the roll started
-}
-
-// NewDriver returns a driver for the fleet of top, whose rolls use cfg,
-// with a status of its own (NewStatus): headless.
-func NewDriver(top source.Topology, cfg RollConfig) *Driver {
-	return &Driver{status: NewStatus(top), cfg: cfg}
-}
-
-// NewDriverOf returns a driver whose status reads each node's state from
-// hist (NewStatusOf): the caller adds every event to hist before Observe.
-func NewDriverOf(top source.Topology, cfg RollConfig, hist *store.Store) *Driver {
-	return &Driver{status: NewStatusOf(top, hist), cfg: cfg}
-}
-
-// Observe folds one event in (the status, then the roll) and returns the
-// commands the roll wants sent now.
-func (d *Driver) Observe(ev source.Event) []Action {
-	d.status.Observe(ev)
-	if d.roll == nil {
-		return nil
-	}
-	return d.roll.Observe(ev)
-}
-
-// Status is the fleet as the driver knows it.
-func (d *Driver) Status() *Status { return d.status }
-
-// Config is the configuration of the driver's rolls.
-func (d *Driver) Config() RollConfig { return d.cfg }
-
-// Roll is the roll planned, running or over; nil when none.
-func (d *Driver) Roll() *Roll { return d.roll }
-
-// Plan plans a roll on what the status knows now, in place of any roll
-// that is not running, and returns its steps; nothing is sent until Start.
-func (d *Driver) Plan() []Step {
-	if d.Active() {
-		return d.roll.Steps()
-	}
-	d.roll = NewRoll(d.status, d.cfg)
-	return d.roll.Steps()
-}
-
-// Planned reports whether a roll waits to be started.
-func (d *Driver) Planned() bool { return d.roll != nil && d.roll.State() == RollPlanned }
-
-// Active reports whether a roll runs (or is held, or finishes after a
-// cancel).
-func (d *Driver) Active() bool {
-	return d.roll != nil && d.roll.State() != RollPlanned && !d.roll.State().Over()
-}
-
-// Start starts the planned roll and returns its first commands.
-func (d *Driver) Start() []Action {
-	if !d.Planned() {
-		return nil
-	}
-	d.started = d.status.Now()
-	return d.roll.Start()
-}
-
-// Started is the run clock's offset when the roll started.
-func (d *Driver) Started() time.Duration { return d.started }
-
-// Confirm sends the node the memory check holds anyway.
-func (d *Driver) Confirm() []Action {
-	if d.roll == nil {
-		return nil
-	}
-	return d.roll.Confirm()
-}
-
-// Cancel drops the nodes of a running roll not started yet.
-func (d *Driver) Cancel() {
-	if d.Active() {
-		d.roll.Cancel()
-	}
-}
-
-// Drop forgets a roll that is planned or over (a running one stays).
-func (d *Driver) Drop() {
-	if !d.Active() {
-		d.roll = nil
-	}
-}
 
 // DriveConfig tunes Drive.
 type DriveConfig struct {
-	Roll RollConfig
+	Roll roll.Config
 	// Ready bounds how long the roll waits for every node to be sampled
 	// (or to have failed to connect) before it is planned on what is
 	// known; default 10 s.
@@ -123,15 +26,11 @@ type DriveConfig struct {
 	// Progress, when set, is called with the roll once it is planned and
 	// after every batch of events (a save's progress moves with the
 	// samples); from the same goroutine.
-	Progress func(r *Roll, st *Status)
+	Progress func(r *roll.Roll, st *roll.Status)
 }
 
-// ExpectNext is why the roll's next node is probed finely, as the
-// header says it.
-const ExpectNext = "next in the roll"
-
 // ErrHeld is why Drive stops at a node the memory check holds (and
-// RollConfig.Force is not set): a script has nobody to ask.
+// roll.Config.Force is not set): a script has nobody to ask.
 var ErrHeld = errors.New("held by the memory check")
 
 // Drive runs one rolling save on f, headless: f must be started (Start,
@@ -139,12 +38,12 @@ var ErrHeld = errors.New("held by the memory check")
 // over, then stops it. The roll is planned once every node is sampled or
 // known to be down (within cfg.Ready) and sent through f.Do, each command
 // on a goroutine of its own. A roll held by the memory check is
-// cancelled: the error is ErrHeld, and HeldAt names the node. A roll that
-// stopped (a refusal, a failed save, a node lost) returns its Progress.Err
+// cancelled: the error is ErrHeld, and roll.HeldAt names the node. A roll that
+// stopped (a refusal, a failed save, a node lost) returns its roll.Progress.Err
 // (the node and the server's own words) as the error. When ctx ends, the roll is cancelled
 // and Drive returns at once (saves already started run on in the servers).
 // It returns the roll as it ended.
-func Drive(ctx context.Context, f *Fleet, top source.Topology, conns []Connected, cfg DriveConfig) (*Roll, error) {
+func Drive(ctx context.Context, f *Fleet, top source.Topology, conns []Connected, cfg DriveConfig) (*roll.Roll, error) {
 	if cfg.Ready <= 0 {
 		cfg.Ready = 10 * time.Second
 	}
@@ -175,7 +74,7 @@ func Drive(ctx context.Context, f *Fleet, top source.Topology, conns []Connected
 			continue
 		}
 		dr.expectNext(r)
-		if r.State() == RollHeld {
+		if r.State() == roll.Held {
 			d.Cancel()
 			cfg.progress(d)
 		}
@@ -190,7 +89,7 @@ func Drive(ctx context.Context, f *Fleet, top source.Topology, conns []Connected
 // for by stop).
 type drive struct {
 	f    *Fleet
-	d    *Driver
+	d    *roll.Driver
 	cfg  DriveConfig
 	q    *eventQueue
 	ctx  context.Context
@@ -201,7 +100,7 @@ type drive struct {
 
 func newDrive(f *Fleet, top source.Topology, cfg DriveConfig) *drive {
 	ctx, end := context.WithCancel(context.Background())
-	return &drive{f: f, d: NewDriver(top, cfg.Roll), cfg: cfg, q: newEventQueue(), ctx: ctx, end: end}
+	return &drive{f: f, d: roll.NewDriver(top, cfg.Roll), cfg: cfg, q: newEventQueue(), ctx: ctx, end: end}
 }
 
 // stop ends the fleet's run and waits for it and the commands.
@@ -221,7 +120,7 @@ func (dr *drive) connectFailures(conns []Connected) {
 }
 
 // send sends acts through the fleet, each on a goroutine of its own.
-func (dr *drive) send(acts []Action) {
+func (dr *drive) send(acts []roll.Action) {
 	for _, a := range acts {
 		dr.wg.Go(func() {
 			res := dr.f.Do(dr.ctx, a.Node, a.Args...)
@@ -257,22 +156,22 @@ func (dr *drive) observe() {
 }
 
 // expectNext has the fleet probe the roll's next nodes finely.
-func (dr *drive) expectNext(r *Roll) {
+func (dr *drive) expectNext(r *roll.Roll) {
 	if n := r.Next(); !slices.Equal(n, dr.next) {
 		dr.next = n
-		dr.f.Expect(ExpectNext, n...)
+		dr.f.Expect(roll.ExpectNext, n...)
 	}
 }
 
 // rollErr is what a roll that is over ends Drive with: nil when it
 // finished, the node and the server's words when it failed, ErrHeld when
 // the memory check held it.
-func rollErr(r *Roll) error {
+func rollErr(r *roll.Roll) error {
 	switch p := r.Progress(); {
-	case p.State == RollFailed:
+	case p.State == roll.Failed:
 		return errors.New(p.Err)
-	case p.State == RollCancelled:
-		if _, held := HeldAt(r); held {
+	case p.State == roll.Cancelled:
+		if _, held := roll.HeldAt(r); held {
 			return ErrHeld
 		}
 		return errors.New("cancelled")
@@ -280,26 +179,15 @@ func rollErr(r *Roll) error {
 	return nil
 }
 
-func (c DriveConfig) progress(d *Driver) {
+func (c DriveConfig) progress(d *roll.Driver) {
 	if c.Progress != nil && d.Roll() != nil {
 		c.Progress(d.Roll(), d.Status())
 	}
 }
 
-// HeldAt returns the step of a roll Drive stopped at the memory check:
-// the first step left unsent whose verdict exceeds a limit.
-func HeldAt(r *Roll) (Step, bool) {
-	for _, st := range r.Steps() {
-		if st.State == StepCancelled && st.Risk.Exceeds() {
-			return st, true
-		}
-	}
-	return Step{}, false
-}
-
 // allKnown reports whether every node of st is sampled or known to be
 // down: what a roll is planned on.
-func allKnown(st *Status) bool {
+func allKnown(st *roll.Status) bool {
 	for _, n := range st.Nodes() {
 		if n.Sample == nil && n.Err == "" {
 			return false

@@ -5,8 +5,9 @@
 // every watcher's events, and its own topology changes, through one emit
 // function.
 //
-// It also holds the rolling-save planner (roll.go): pure logic that the UI
-// drives with the same events.
+// Drive (drive.go) runs a rolling save headless on a fleet; the planning
+// itself is source/roll's, pure logic that the UI drives with the same
+// events without importing this package and its client.
 package fleet
 
 import (

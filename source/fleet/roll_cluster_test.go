@@ -9,23 +9,24 @@ import (
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/roll"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 	"github.com/vkwatch/vkwatch/source/sourcetest"
 	"github.com/vkwatch/vkwatch/source/watch"
 )
 
 // driver plays the UI's part for a rolling save on a real fleet: a
-// Driver fed every event, whose actions are sent through the fleet, each
+// roll.Driver fed every event, whose actions are sent through the fleet, each
 // on a goroutine of its own like a tea.Cmd.
 type driver struct {
 	f  *Fleet
 	mu sync.Mutex
-	d  *Driver
-	st *Status
+	d  *roll.Driver
+	st *roll.Status
 }
 
 func newDriver(t *testing.T, f *Fleet, top source.Topology) *driver {
-	d := &driver{f: f, d: NewDriver(top, RollConfig{})}
+	d := &driver{f: f, d: roll.NewDriver(top, roll.Config{})}
 	d.st = d.d.Status()
 	runFleetTo(t, f, d.emit)
 	return d
@@ -37,31 +38,30 @@ func (d *driver) emit(ev source.Event) {
 	d.send(d.d.Observe(ev))
 }
 
-func (d *driver) send(as []Action) {
+func (d *driver) send(as []roll.Action) {
 	for _, a := range as {
 		go d.f.Do(context.Background(), a.Node, a.Args...)
 	}
 }
 
-// plan plans a roll on what the status knows now, as the confirmation
-// line does, without starting it.
-func (d *driver) plan(cfg RollConfig) []Step {
+// plan plans a roll (of the default configuration) on what the status
+// knows now, as the confirmation line does, without starting it.
+func (d *driver) plan() []roll.Step {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.d.cfg = cfg
 	return d.d.Plan()
 }
 
 // start plans a roll and starts it.
-func (d *driver) start(cfg RollConfig) []Step {
-	steps := d.plan(cfg)
+func (d *driver) start() []roll.Step {
+	steps := d.plan()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.send(d.d.Start())
 	return steps
 }
 
-func (d *driver) progress() Progress {
+func (d *driver) progress() roll.Progress {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.d.Roll().Progress()
@@ -112,11 +112,11 @@ func TestRollOnARealCluster(t *testing.T) {
 	d := newDriver(t, f, top)
 	servertest.WaitFor(t, 10*time.Second, "every node sampled", d.ready)
 
-	roll := func(t *testing.T) ([]Step, Progress, *servertest.SaveWatcher, map[string]string) {
+	runRoll := func(t *testing.T) ([]roll.Step, roll.Progress, *servertest.SaveWatcher, map[string]string) {
 		t.Helper()
 		before := c.RDBSaves(t)
 		p := c.WatchSaves(t)
-		steps := d.start(RollConfig{})
+		steps := d.start()
 		servertest.WaitFor(t, 30*time.Second, "the roll to end", func() bool { return d.progress().State.Over() })
 		p.Stop()
 		after := c.RDBSaves(t)
@@ -130,8 +130,8 @@ func TestRollOnARealCluster(t *testing.T) {
 	}
 
 	t.Run("one replica per shard, one at a time", func(t *testing.T) {
-		steps, prog, p, saved := roll(t)
-		if prog.State != RollDone || prog.Done != 3 || prog.Total != 3 {
+		steps, prog, p, saved := runRoll(t)
+		if prog.State != roll.Done || prog.Done != 3 || prog.Total != 3 {
 			t.Fatalf("roll ended %+v", prog)
 		}
 		shards := map[int]bool{}
@@ -153,13 +153,13 @@ func TestRollOnARealCluster(t *testing.T) {
 	})
 
 	t.Run("stops at a refusal", func(t *testing.T) {
-		second := c.Node(string(d.plan(RollConfig{})[1].Node.ID))
+		second := c.Node(string(d.plan()[1].Node.ID))
 		if err := c.Client(second).Do(ctx, "ACL", "SETUSER", "roller", "-bgsave").Err(); err != nil {
 			t.Fatal(err)
 		}
 		defer c.Client(second).Do(ctx, "ACL", "SETUSER", "roller", "+bgsave")
-		steps, prog, _, saved := roll(t)
-		if prog.State != RollFailed || !strings.Contains(prog.Err, "BGSAVE on "+second.Addr+": NOPERM") {
+		steps, prog, _, saved := runRoll(t)
+		if prog.State != roll.Failed || !strings.Contains(prog.Err, "BGSAVE on "+second.Addr+": NOPERM") {
 			t.Fatalf("roll ended %+v, want a NOPERM from %s", prog, second.Addr)
 		}
 		if len(saved) != 1 || saved[string(steps[0].Node.ID)] == "" {
@@ -170,14 +170,14 @@ func TestRollOnARealCluster(t *testing.T) {
 	t.Run("stops when the node saving dies", func(t *testing.T) {
 		before := c.RDBSaves(t)
 		p := c.WatchSaves(t)
-		steps := d.start(RollConfig{})
+		steps := d.start()
 		first := c.Node(string(steps[0].Node.ID))
 		servertest.WaitFor(t, 10*time.Second, first.Addr+" saving", func() bool { return p.Seen(first.Addr) })
 		c.Kill(first)
 		servertest.WaitFor(t, 10*time.Second, "the roll to end", func() bool { return d.progress().State.Over() })
 		p.Stop()
 		prog := d.progress()
-		if prog.State != RollFailed || !strings.HasPrefix(prog.Err, first.Addr+" went down during its save: ") {
+		if prog.State != roll.Failed || !strings.HasPrefix(prog.Err, first.Addr+" went down during its save: ") {
 			t.Fatalf("roll ended %+v, want %s gone down", prog, first.Addr)
 		}
 		after := c.RDBSaves(t)
@@ -201,7 +201,7 @@ func TestDriveOnARealCluster(t *testing.T) {
 	// fine: the nodes seen probed at the fine interval while their step
 	// still waited (the roll's next node, issue 21).
 	var fine map[source.NodeID]bool
-	drive := func(t *testing.T) (*Roll, error, []string, *servertest.SaveWatcher, map[string]string) {
+	drive := func(t *testing.T) (*roll.Roll, error, []string, *servertest.SaveWatcher, map[string]string) {
 		t.Helper()
 		// A small PING budget, so that the nodes out of attention are
 		// probed far more coarsely than 2 ms (at the default budget six
@@ -215,14 +215,14 @@ func TestDriveOnARealCluster(t *testing.T) {
 		conns := f.Connect(ctx)
 		before := c.RDBSaves(t)
 		p := c.WatchSaves(t)
-		var seen []string // each step's state as Progress told it, when it changed
-		last := map[source.NodeID]StepState{}
+		var seen []string // each step's state as roll.Progress told it, when it changed
+		last := map[source.NodeID]roll.StepState{}
 		fine = map[source.NodeID]bool{}
 		r, err := Drive(ctx, f, top, conns, DriveConfig{Emit: func(ev source.Event) {
-			if st, ok := last[ev.Node]; ok && st == StepWaiting && ev.Kind == source.EventSample && ev.Sample.Ping.Interval == MinPingInterval {
+			if st, ok := last[ev.Node]; ok && st == roll.StepWaiting && ev.Kind == source.EventSample && ev.Sample.Ping.Interval == MinPingInterval {
 				fine[ev.Node] = true
 			}
-		}, Progress: func(r *Roll, _ *Status) {
+		}, Progress: func(r *roll.Roll, _ *roll.Status) {
 			for _, st := range r.Steps() {
 				if s, ok := last[st.Node.ID]; !ok || s != st.State {
 					last[st.Node.ID] = st.State
@@ -242,11 +242,11 @@ func TestDriveOnARealCluster(t *testing.T) {
 
 	t.Run("one replica per shard, one at a time", func(t *testing.T) {
 		r, err, seen, p, saved := drive(t)
-		if err != nil || r.State() != RollDone {
+		if err != nil || r.State() != roll.Done {
 			t.Fatalf("Drive: %v, %s", err, r.State())
 		}
 		for _, st := range r.Steps() {
-			if st.Node.Role != source.RoleReplica || st.State != StepDone || st.Report == nil || !p.Seen(st.Node.Addr) {
+			if st.Node.Role != source.RoleReplica || st.State != roll.StepDone || st.Report == nil || !p.Seen(st.Node.Addr) {
 				t.Errorf("%s (%s): %s, report %v, seen saving %v", st.Node.Addr, st.Node.Role, st.State, st.Report != nil, p.Seen(st.Node.Addr))
 			}
 			if !slices.Contains(seen, st.Node.Addr+" saving") && !slices.Contains(seen, st.Node.Addr+" sent") {
@@ -273,17 +273,17 @@ func TestDriveOnARealCluster(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		second := c.Node(string(OnePerShard(top)[1].ID))
+		second := c.Node(string(roll.OnePerShard(top)[1].ID))
 		if err := c.Client(second).Do(ctx, "ACL", "SETUSER", "roller", "-bgsave").Err(); err != nil {
 			t.Fatal(err)
 		}
 		defer c.Client(second).Do(ctx, "ACL", "SETUSER", "roller", "+bgsave")
 		r, err, _, _, saved := drive(t)
-		if r.State() != RollFailed || err == nil || !strings.Contains(err.Error(), "BGSAVE on "+second.Addr+": NOPERM") {
+		if r.State() != roll.Failed || err == nil || !strings.Contains(err.Error(), "BGSAVE on "+second.Addr+": NOPERM") {
 			t.Fatalf("Drive: %v, %s", err, r.State())
 		}
 		steps := r.Steps()
-		if len(saved) != 1 || saved[string(steps[0].Node.ID)] == "" || steps[2].State != StepCancelled {
+		if len(saved) != 1 || saved[string(steps[0].Node.ID)] == "" || steps[2].State != roll.StepCancelled {
 			t.Errorf("saved %v, steps %v %v %v", saved, steps[0].State, steps[1].State, steps[2].State)
 		}
 	})

@@ -1,4 +1,11 @@
-package fleet
+// Package roll plans and follows a rolling save across a fleet: Status
+// (the fleet's nodes as the latest events left them), Roll (the plan and
+// its steps) and Driver (the two fed in order). It is pure and does no
+// I/O: it returns the commands to send and learns their outcome from the
+// events that follow. It imports no client (neither go-redis nor
+// source/watch), so the UI can hold one without linking the network code;
+// source/fleet.Drive runs one headless over real connections.
+package roll
 
 import (
 	"fmt"
@@ -32,8 +39,8 @@ import (
 //     stops the roll, saying which node and the server's own words;
 //   - Cancel drops the nodes not started yet; the saves running finish.
 
-// RollConfig tunes a Roll.
-type RollConfig struct {
+// Config tunes a Roll.
+type Config struct {
 	// MaxParallel is how many saves may run at once in the fleet; default 1.
 	MaxParallel int
 	// Force sends every node without holding at the memory check (the
@@ -49,25 +56,25 @@ type RollConfig struct {
 	Command []string
 }
 
-// RollState is where a roll stands.
-type RollState int
+// State is where a roll stands.
+type State int
 
 const (
-	RollPlanned    RollState = iota // planned, not started
-	RollRunning                     // saving node by node
-	RollHeld                        // a memory warning waits for Confirm or Cancel
-	RollCancelling                  // cancelled; saves that had started still run
-	RollDone                        // every node saved
-	RollFailed                      // stopped at an error (Progress.Err)
-	RollCancelled                   // cancelled, nothing running any more
+	Planned    State = iota // planned, not started
+	Running                 // saving node by node
+	Held                    // a memory warning waits for Confirm or Cancel
+	Cancelling              // cancelled; saves that had started still run
+	Done                    // every node saved
+	Failed                  // stopped at an error (Progress.Err)
+	Cancelled               // cancelled, nothing running any more
 )
 
-func (s RollState) String() string {
+func (s State) String() string {
 	return [...]string{"planned", "running", "held", "cancelling", "done", "failed", "cancelled"}[s]
 }
 
 // Over reports whether the roll has ended.
-func (s RollState) Over() bool { return s >= RollDone }
+func (s State) Over() bool { return s >= Done }
 
 // StepState is where one node of the roll stands.
 type StepState int
@@ -105,8 +112,8 @@ type Step struct {
 	Risk risk.Fork
 }
 
-// Held is a node the memory check holds the roll before, and why.
-type Held struct {
+// Hold is a node the memory check holds the roll before, and why.
+type Hold struct {
 	Node source.TopologyNode
 	Risk risk.Fork
 }
@@ -121,7 +128,7 @@ type Action struct {
 
 // Progress is the roll's state for the screen.
 type Progress struct {
-	State   RollState
+	State   State
 	Done    int // nodes saved
 	Total   int // nodes planned
 	Running []source.NodeID
@@ -129,23 +136,23 @@ type Progress struct {
 	// far (send to report) times the nodes left, per parallel slot;
 	// absent before the first save is done.
 	ETA source.Opt[time.Duration]
-	// Err names the node and what stopped the roll (RollFailed).
+	// Err names the node and what stopped the roll (Failed).
 	Err string
-	// Held is the node whose memory check holds the roll (RollHeld), nil
+	// Held is the node whose memory check holds the roll (state Held), nil
 	// otherwise: the caller writes the warning from its numbers.
-	Held *Held
+	Held *Hold
 	// Waiting says what the roll waits for when it can start nothing
 	// ("a save running on 10.0.0.7:6380 (not vkwatch's)"), empty otherwise.
 	Waiting string
 }
 
-// Roll is one rolling save. Create it with NewRoll, Start it, feed it
+// Roll is one rolling save. Create it with New, Start it, feed it
 // every event with Observe; call from one goroutine (bubbletea's Update).
 type Roll struct {
-	cfg    RollConfig
+	cfg    Config
 	status *Status
 	steps  []Step
-	state  RollState
+	state  State
 	err    string
 	held   int  // index of the step a memory warning holds, -1 when none
 	force  bool // Confirm: send the held step anyway
@@ -153,10 +160,10 @@ type Roll struct {
 	now    time.Duration
 }
 
-// NewRoll plans a rolling save of the fleet status knows: one node per
+// New plans a rolling save of the fleet status knows: one node per
 // shard, in shard order. The status must be the one the caller feeds the
 // same events to, first.
-func NewRoll(status *Status, cfg RollConfig) *Roll {
+func New(status *Status, cfg Config) *Roll {
 	if cfg.MaxParallel <= 0 {
 		cfg.MaxParallel = 1
 	}
@@ -228,16 +235,16 @@ func pick(nodes []NodeStatus) (NodeStatus, bool) {
 func (r *Roll) Steps() []Step { return append([]Step(nil), r.steps...) }
 
 // State returns where the roll stands.
-func (r *Roll) State() RollState { return r.state }
+func (r *Roll) State() State { return r.state }
 
 // Start starts the roll and returns the first commands to send.
 func (r *Roll) Start() []Action {
-	if r.state != RollPlanned {
+	if r.state != Planned {
 		return nil
 	}
-	r.state = RollRunning
+	r.state = Running
 	if len(r.steps) == 0 {
-		r.state = RollDone
+		r.state = Done
 		return nil
 	}
 	return r.advance()
@@ -245,10 +252,10 @@ func (r *Roll) Start() []Action {
 
 // Confirm sends the node a memory warning holds anyway, and goes on.
 func (r *Roll) Confirm() []Action {
-	if r.state != RollHeld {
+	if r.state != Held {
 		return nil
 	}
-	r.state, r.force = RollRunning, true
+	r.state, r.force = Running, true
 	return r.advance()
 }
 
@@ -264,7 +271,7 @@ func (r *Roll) Cancel() {
 		}
 	}
 	r.held, r.wait = -1, ""
-	r.state = RollCancelling
+	r.state = Cancelling
 	r.settle()
 }
 
@@ -274,13 +281,13 @@ func (r *Roll) Observe(ev source.Event) []Action {
 	if ev.Offset > r.now {
 		r.now = ev.Offset
 	}
-	if r.state == RollPlanned || r.state.Over() {
+	if r.state == Planned || r.state.Over() {
 		return nil
 	}
 	if i := r.stepOf(ev.Node); i >= 0 {
 		r.follow(i, ev)
 	}
-	if r.state.Over() || r.state == RollCancelling {
+	if r.state.Over() || r.state == Cancelling {
 		r.settle()
 		return nil
 	}
@@ -346,12 +353,12 @@ func (r *Roll) fail(i int, why string) {
 		}
 	}
 	r.held = -1
-	r.state = RollFailed
+	r.state = Failed
 }
 
 // settle ends a cancelled roll once nothing of it runs.
 func (r *Roll) settle() {
-	if r.state != RollCancelling {
+	if r.state != Cancelling {
 		return
 	}
 	for _, st := range r.steps {
@@ -359,13 +366,13 @@ func (r *Roll) settle() {
 			return
 		}
 	}
-	r.state = RollCancelled
+	r.state = Cancelled
 }
 
 // advance starts every waiting step that may start now, in order, and
 // returns their commands.
 func (r *Roll) advance() []Action {
-	if r.state != RollRunning {
+	if r.state != Running {
 		return nil
 	}
 	r.wait = ""
@@ -405,7 +412,7 @@ func (r *Roll) advance() []Action {
 		}
 		st.Risk = riskOf(n)
 		if st.Risk.Exceeds() && !r.cfg.Force && !(r.force && r.held == i) {
-			r.state, r.held = RollHeld, i
+			r.state, r.held = Held, i
 			return out
 		}
 		r.force, r.held = false, -1
@@ -423,10 +430,10 @@ func (r *Roll) advance() []Action {
 // Next is the node the roll starts next: its first waiting step, while
 // the roll is planned, running or held; none once it is over or
 // cancelling. It is what the fleet probes finely before it forks
-// (Fleet.Expect), so a fork pause there is not missed.
+// (source/fleet's Fleet.Expect), so a fork pause there is not missed.
 func (r *Roll) Next() []source.NodeID {
 	switch r.state {
-	case RollPlanned, RollRunning, RollHeld:
+	case Planned, Running, Held:
 	default:
 		return nil
 	}
@@ -445,7 +452,7 @@ func (r *Roll) finish() {
 			return
 		}
 	}
-	r.state = RollDone
+	r.state = Done
 }
 
 // load counts the saves running in the fleet (the roll's, and those the
@@ -501,9 +508,9 @@ func busyWhat(n NodeStatus) string {
 // Progress returns where the roll stands.
 func (r *Roll) Progress() Progress {
 	p := Progress{State: r.state, Total: len(r.steps), Err: r.err, Waiting: r.wait}
-	if r.state == RollHeld && r.held >= 0 {
+	if r.state == Held && r.held >= 0 {
 		st := r.steps[r.held]
-		p.Held = &Held{Node: st.Node, Risk: st.Risk}
+		p.Held = &Hold{Node: st.Node, Risk: st.Risk}
 	}
 	var took time.Duration
 	left := 0

@@ -1,4 +1,4 @@
-package fleet
+package roll
 
 import (
 	"reflect"
@@ -44,12 +44,12 @@ func threeShards(hosts ...string) source.Topology {
 	return top
 }
 
-func newSim(t *testing.T, top source.Topology, cfg RollConfig) *sim {
+func newSim(t *testing.T, top source.Topology, cfg Config) *sim {
 	s := &sim{t: t, st: NewStatus(top)}
 	for _, n := range top.Nodes() {
 		s.idle(string(n.ID))
 	}
-	s.r = NewRoll(s.st, cfg)
+	s.r = New(s.st, cfg)
 	return s
 }
 
@@ -128,7 +128,7 @@ func TestRollPlanPicksAReplicaPerShard(t *testing.T) {
 	top.Shards[1].Nodes[1].Health = source.HealthFailed
 	top.Shards[2].Nodes[1].Health = source.HealthLoading
 	top.Shards[2].Nodes = append(top.Shards[2].Nodes, tnode("r3b", source.RoleReplica, "10.0.0.1", "p3"))
-	s := newSim(t, top, RollConfig{})
+	s := newSim(t, top, Config{})
 	var got []string
 	for _, st := range s.r.Steps() {
 		got = append(got, string(st.Node.ID))
@@ -139,11 +139,11 @@ func TestRollPlanPicksAReplicaPerShard(t *testing.T) {
 	if !reflect.DeepEqual(got, []string{"r1", "p2", "r3b"}) {
 		t.Errorf("plan %v, want r1 p2 r3b", got)
 	}
-	if p := s.r.Progress(); p.State != RollPlanned || p.Total != 3 || p.Done != 0 {
+	if p := s.r.Progress(); p.State != Planned || p.Total != 3 || p.Done != 0 {
 		t.Errorf("progress %+v", p)
 	}
 	// A list: every server is its own shard.
-	l := NewRoll(NewStatus(source.Topology{Shards: []source.Shard{{Nodes: []source.TopologyNode{{ID: "a"}}}, {Nodes: []source.TopologyNode{{ID: "b"}}}}}), RollConfig{})
+	l := New(NewStatus(source.Topology{Shards: []source.Shard{{Nodes: []source.TopologyNode{{ID: "a"}}}, {Nodes: []source.TopologyNode{{ID: "b"}}}}}), Config{})
 	if n := len(l.Steps()); n != 2 {
 		t.Errorf("a list of 2: %d steps", n)
 	}
@@ -152,7 +152,7 @@ func TestRollPlanPicksAReplicaPerShard(t *testing.T) {
 // One host: one save at a time, shard by shard, to the end; progress and
 // ETA from the saves done.
 func TestRollOneHostOneAtATime(t *testing.T) {
-	s := newSim(t, threeShards(), RollConfig{MaxParallel: 3})
+	s := newSim(t, threeShards(), Config{MaxParallel: 3})
 	want(t, "start", s.r.Start(), "r1")
 	want(t, "r1 accepted", s.answer("r1", ""))
 	want(t, "r1 saving", s.saving("r1", source.TriggerUser))
@@ -167,7 +167,7 @@ func TestRollOneHostOneAtATime(t *testing.T) {
 	}
 	want(t, "r2 saved", s.save("r2"), "r3")
 	want(t, "r3 saved", s.save("r3"))
-	if p := s.r.Progress(); p.State != RollDone || p.Done != 3 || len(p.Running) != 0 {
+	if p := s.r.Progress(); p.State != Done || p.Done != 3 || len(p.Running) != 0 {
 		t.Errorf("end: %+v", p)
 	}
 	for _, st := range s.r.Steps() {
@@ -182,12 +182,12 @@ func TestRollOneHostOneAtATime(t *testing.T) {
 func TestRollParallelAcrossHosts(t *testing.T) {
 	// r1 and r2 share a host; r3 has its own.
 	hosts := []string{"10.0.0.1", "10.0.0.5", "10.0.0.2", "10.0.0.5", "10.0.0.3", "10.0.0.6"}
-	s := newSim(t, threeShards(hosts...), RollConfig{MaxParallel: 2})
+	s := newSim(t, threeShards(hosts...), Config{MaxParallel: 2})
 	want(t, "start", s.r.Start(), "r1", "r3")
 	want(t, "r3 saved", s.save("r3"))
 	want(t, "r1 saved", s.save("r1"), "r2")
 
-	s = newSim(t, threeShards(hosts...), RollConfig{})
+	s = newSim(t, threeShards(hosts...), Config{})
 	want(t, "start, default parallel", s.r.Start(), "r1")
 	want(t, "r1 saved", s.save("r1"), "r2")
 }
@@ -195,7 +195,7 @@ func TestRollParallelAcrossHosts(t *testing.T) {
 // A save a node runs on its own (a replica's full sync forks its primary)
 // makes the roll wait, on that host and in the parallel count.
 func TestRollWaitsForAForeignSave(t *testing.T) {
-	s := newSim(t, threeShards(), RollConfig{MaxParallel: 2})
+	s := newSim(t, threeShards(), Config{MaxParallel: 2})
 	s.saving("p1", source.TriggerReplica)
 	want(t, "start during p1's full sync", s.r.Start())
 	if p := s.r.Progress(); !strings.Contains(p.Waiting, "a replica's full sync on 10.0.0.1:p1") {
@@ -213,12 +213,12 @@ func TestRollWaitsForAForeignSave(t *testing.T) {
 }
 
 func TestRollStopsAtARefusal(t *testing.T) {
-	s := newSim(t, threeShards(), RollConfig{})
+	s := newSim(t, threeShards(), Config{})
 	want(t, "start", s.r.Start(), "r1")
 	want(t, "r1 saved", s.save("r1"), "r2")
 	want(t, "r2 refused", s.answer("r2", "NOPERM User roller has no permissions to run the 'bgsave' command"))
 	p := s.r.Progress()
-	if p.State != RollFailed || p.Err != "BGSAVE on 10.0.0.1:r2: NOPERM User roller has no permissions to run the 'bgsave' command" {
+	if p.State != Failed || p.Err != "BGSAVE on 10.0.0.1:r2: NOPERM User roller has no permissions to run the 'bgsave' command" {
 		t.Errorf("after the refusal: %+v", p)
 	}
 	want(t, "later events", s.idle("r3"))
@@ -228,49 +228,49 @@ func TestRollStopsAtARefusal(t *testing.T) {
 }
 
 func TestRollStopsAtAFailedSaveOrALostNode(t *testing.T) {
-	s := newSim(t, threeShards(), RollConfig{})
+	s := newSim(t, threeShards(), Config{})
 	s.r.Start()
 	s.answer("r1", "")
 	want(t, "r1 failed", s.ended("r1", "err"))
-	if p := s.r.Progress(); p.State != RollFailed || p.Err != "the save on 10.0.0.1:r1 ended with status err" {
+	if p := s.r.Progress(); p.State != Failed || p.Err != "the save on 10.0.0.1:r1 ended with status err" {
 		t.Errorf("%+v", p)
 	}
 
-	s = newSim(t, threeShards(), RollConfig{})
+	s = newSim(t, threeShards(), Config{})
 	s.r.Start()
 	s.answer("r1", "")
 	s.saving("r1", source.TriggerUser)
 	// A stall is not a loss.
 	want(t, "r1 stalls", s.feed(source.Event{Node: "r1", Kind: source.EventDisconnected, Stalled: true, Err: "not answering for 1.5s"}))
-	if p := s.r.Progress(); p.State != RollRunning {
+	if p := s.r.Progress(); p.State != Running {
 		t.Fatalf("stalled: %+v", p)
 	}
 	want(t, "r1 dies", s.feed(source.Event{Node: "r1", Kind: source.EventDisconnected, Err: "connection refused"}))
-	if p := s.r.Progress(); p.State != RollFailed || p.Err != "10.0.0.1:r1 went down during its save: connection refused" {
+	if p := s.r.Progress(); p.State != Failed || p.Err != "10.0.0.1:r1 went down during its save: connection refused" {
 		t.Errorf("%+v", p)
 	}
 
 	// A node down when its turn comes.
-	s = newSim(t, threeShards(), RollConfig{})
+	s = newSim(t, threeShards(), Config{})
 	s.feed(source.Event{Node: "r2", Kind: source.EventDisconnected, Err: "connection refused"})
 	s.r.Start()
 	want(t, "r1 saved, r2 down", s.save("r1"))
-	if p := s.r.Progress(); p.State != RollFailed || p.Err != "10.0.0.1:r2 is down: connection refused" {
+	if p := s.r.Progress(); p.State != Failed || p.Err != "10.0.0.1:r2 is down: connection refused" {
 		t.Errorf("%+v", p)
 	}
 }
 
 func TestRollCancel(t *testing.T) {
-	s := newSim(t, threeShards(), RollConfig{})
+	s := newSim(t, threeShards(), Config{})
 	s.r.Start()
 	s.answer("r1", "")
 	s.r.Cancel()
-	if p := s.r.Progress(); p.State != RollCancelling || len(p.Running) != 1 {
+	if p := s.r.Progress(); p.State != Cancelling || len(p.Running) != 1 {
 		t.Errorf("cancelled while r1 saves: %+v", p)
 	}
 	want(t, "r1 ends", s.ended("r1", "ok"))
 	p := s.r.Progress()
-	if p.State != RollCancelled || p.Done != 1 {
+	if p.State != Cancelled || p.Done != 1 {
 		t.Errorf("after r1: %+v", p)
 	}
 	if st := s.r.Steps(); st[1].State != StepCancelled || st[2].State != StepCancelled {
@@ -285,12 +285,12 @@ func TestRollMemoryCheck(t *testing.T) {
 	const mib = 1 << 20
 	risky := source.Info{RDBInProgress: source.Some[int64](0), UsedMemory: source.Some[int64](900 * mib),
 		MaxMemory: source.Some[int64](1024 * mib), RDBLastCOW: source.Some[int64](200 * mib)}
-	s := newSim(t, threeShards(), RollConfig{})
+	s := newSim(t, threeShards(), Config{})
 	s.sample("r2", risky, nil)
 	want(t, "start", s.r.Start(), "r1")
 	want(t, "r1 saved", s.save("r1"))
 	p := s.r.Progress()
-	if p.State != RollHeld || p.Held == nil || p.Held.Node.ID != "r2" || !p.Held.Risk.Exceeds() {
+	if p.State != Held || p.Held == nil || p.Held.Node.ID != "r2" || !p.Held.Risk.Exceeds() {
 		t.Fatalf("%+v", p)
 	}
 	if c, _ := p.Held.Risk.Decisive(); c.Limit != risk.LimitMaxMemory || c.Need != 1100*mib {
@@ -303,11 +303,11 @@ func TestRollMemoryCheck(t *testing.T) {
 	}
 	s.sample("r3", risky, nil)
 	want(t, "r2 saved: r3 is risky too", s.save("r2"))
-	if p := s.r.Progress(); p.State != RollHeld || p.Held.Node.ID != "r3" {
+	if p := s.r.Progress(); p.State != Held || p.Held.Node.ID != "r3" {
 		t.Fatalf("r3 not held: %+v", p)
 	}
 
-	s = newSim(t, threeShards(), RollConfig{Force: true})
+	s = newSim(t, threeShards(), Config{Force: true})
 	s.sample("r1", risky, nil)
 	want(t, "forced start", s.r.Start(), "r1")
 	if st := s.r.Steps()[0]; !st.Risk.Exceeds() {
