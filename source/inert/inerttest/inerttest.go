@@ -7,6 +7,7 @@ package inerttest
 
 import (
 	"reflect"
+	"testing"
 
 	"github.com/vkwatch/vkwatch/source/inert"
 )
@@ -96,4 +97,24 @@ func Raw(v any, path string, keep ...reflect.Type) (raw []string, seen int) {
 		}
 	}, keep...)
 	return raw, seen
+}
+
+// Check fails t for every string of got (but those of the types in keep)
+// that inert.Text would change, when it looked at fewer than min strings,
+// and for every string of orig (filled by Fill) that is no longer
+// Hostile: what an Inert method is given must keep its exact text.
+func Check(t testing.TB, orig, got any, path string, min int, keep ...reflect.Type) {
+	t.Helper()
+	raw, seen := Raw(got, path, keep...)
+	for _, p := range raw {
+		t.Errorf("%s left raw", p)
+	}
+	if seen < min {
+		t.Fatalf("only %d strings checked", seen)
+	}
+	Strings(orig, path, func(p, s string) {
+		if s != Hostile {
+			t.Errorf("original %s changed to %q", p, s)
+		}
+	})
 }
