@@ -12,6 +12,9 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/store"
 	"github.com/vkwatch/vkwatch/ui/chart"
+	"github.com/vkwatch/vkwatch/ui/plot"
+	"github.com/vkwatch/vkwatch/ui/style"
+	"github.com/vkwatch/vkwatch/ui/text"
 )
 
 // The cost view (key c) is valkey PR #905's plot: what a save costs in
@@ -154,7 +157,7 @@ func (c *costView) points(cv store.Curve) []chart.Point {
 
 // view returns the view's lines, drawing only when a curve, the size or
 // the figure changed.
-func (c *costView) view(st *styles, views []store.View) []string {
+func (c *costView) view(st *style.Styles, views []store.View) []string {
 	width, height := c.width, c.height
 	var key strings.Builder
 	fmt.Fprintf(&key, "%d %d %d", width, height, c.y)
@@ -178,14 +181,14 @@ func (c *costView) yName() (string, string) {
 }
 
 // draw draws the title, the legend and the plot.
-func (c *costView) draw(st *styles, curves []store.Curve, width, height int) []string {
+func (c *costView) draw(st *style.Styles, curves []store.Curve, width, height int) []string {
 	yName, other := c.yName()
-	out := []string{st.top.r("save cost curves") + st.dim.r(" · Y: ") + st.value.r(yName) +
-		st.dim.r(" (y: "+other+") · X: save progress, keys processed / total · c or esc closes")}
+	out := []string{st.Top.R("save cost curves") + st.Dim.R(" · Y: ") + st.Value.R(yName) +
+		st.Dim.R(" (y: "+other+") · X: save progress, keys processed / total · c or esc closes")}
 	if len(curves) == 0 {
-		return fitLines(width, append(out,
-			st.dim.r("no save seen yet: b saves the focused server, B every server at once;"),
-			st.dim.r("a curve appears once the server reports a running save's key counts (current_save_keys_processed)"))...)
+		return text.FitLines(width, append(out,
+			st.Dim.R("no save seen yet: b saves the focused server, B every server at once;"),
+			st.Dim.R("a curve appears once the server reports a running save's key counts (current_save_keys_processed)"))...)
 	}
 	shown := make([]shownCurve, len(curves))
 	for i, cv := range curves {
@@ -194,24 +197,24 @@ func (c *costView) draw(st *styles, curves []store.Curve, width, height int) []s
 	}
 	rows := height - len(out) - 1
 	if rows < 3 {
-		return fitLines(width, out[:min(len(out), height)]...)
+		return text.FitLines(width, out[:min(len(out), height)]...)
 	}
 	out = append(out, c.plotLines(st, shown, width, rows)...)
-	return fitLines(width, out...)
+	return text.FitLines(width, out...)
 }
 
 // legendLine says what curve i is: its digit, server, kind, trigger and
 // start time, and its highest point.
-func legendLine(st *styles, i int, sc shownCurve) string {
-	paint := st.curves[i%len(st.curves)]
-	state := st.ok.r("ok")
+func legendLine(st *style.Styles, i int, sc shownCurve) string {
+	paint := st.Curves[i%len(st.Curves)]
+	state := st.OK.R("ok")
 	switch {
 	case sc.Running:
-		state = st.warn.r("▶ running")
+		state = st.Warn.R("▶ running")
 	case sc.Status == "":
-		state = st.value.r(na)
+		state = st.Value.R(text.NA)
 	case sc.Status != "ok":
-		state = st.err.r("✗ " + sc.Status)
+		state = st.Err.R("✗ " + sc.Status)
 	}
 	peak, at, ok := 0.0, 0.0, false
 	for _, p := range sc.pts {
@@ -219,34 +222,34 @@ func legendLine(st *styles, i int, sc shownCurve) string {
 			peak, at, ok = p.Y, p.X, true
 		}
 	}
-	top := st.label.r("peak ") + st.value.r(na)
+	top := st.Label.R("peak ") + st.Value.R(text.NA)
 	if ok {
-		top = st.label.r("peak ") + st.value.r(fmtBytes(int64(peak)))
+		top = st.Label.R("peak ") + st.Value.R(text.Bytes(int64(peak)))
 		if peak > 0 {
-			top += st.label.r(fmt.Sprintf(" at %.0f%%", at))
+			top += st.Label.R(fmt.Sprintf(" at %.0f%%", at))
 		}
 	}
-	when := na
+	when := text.NA
 	if !sc.StartedAt.IsZero() {
 		when = sc.StartedAt.Format("15:04:05")
 	}
-	return paint.r(strconv.Itoa(i+1)+" ━━") + " " + st.addr.r(fmtOrNA(sc.Addr)) + " " + st.value.r(string(sc.Kind)) +
-		st.label.r(" by ") + st.value.r(fmtTrigger(sc.Trigger)) + " " + st.value.r(when) + " " + state + " " + top
+	return paint.R(strconv.Itoa(i+1)+" ━━") + " " + st.Addr.R(text.OrNA(sc.Addr)) + " " + st.Value.R(string(sc.Kind)) +
+		st.Label.R(" by ") + st.Value.R(fmtTrigger(sc.Trigger)) + " " + st.Value.R(when) + " " + state + " " + top
 }
 
 // plotLines draws the plot with its Y scale on the left and its X axis,
 // 0 to 100% progress, below.
-func (c *costView) plotLines(st *styles, shown []shownCurve, width, rows int) []string {
+func (c *costView) plotLines(st *style.Styles, shown []shownCurve, width, rows int) []string {
 	const yw = 9 // "12.3 MiB" and the axis
 	pw := max(width-yw-1, 1)
 	if c.plot == nil {
 		c.plot = chart.NewXY(pw, rows)
-		c.plot.ASCII = st.ascii
+		c.plot.ASCII = st.ASCII
 	}
 	c.plot.Resize(pw, rows)
 	curves := make([][]chart.Point, len(shown))
 	labels := make([]rune, len(shown))
-	y0, y1 := 0.0, unitBytes.minTop()
+	y0, y1 := 0.0, plot.UnitBytes.MinTop()
 	for i, sc := range shown {
 		curves[i], labels[i] = sc.pts, rune('1'+i)
 		for _, p := range sc.pts {
@@ -259,9 +262,9 @@ func (c *costView) plotLines(st *styles, shown []shownCurve, width, rows int) []
 	// point, the bottom the step under a fall below the level before the
 	// save (footprint), and half the top on the row that draws it, all in
 	// one unit.
-	y1 = unitBytes.roundTop(y1)
+	y1 = plot.UnitBytes.RoundTop(y1)
 	if y0 < 0 {
-		y0 = -unitBytes.roundTop(-y0)
+		y0 = -plot.UnitBytes.RoundTop(-y0)
 	}
 	ref := max(y1, -y0)
 	mid := -1
@@ -274,25 +277,25 @@ func (c *costView) plotLines(st *styles, shown []shownCurve, width, rows int) []
 		tick, label := "│", ""
 		switch y {
 		case 0:
-			tick, label = "┤", unitBytes.scaleText(y1, ref)
+			tick, label = "┤", plot.UnitBytes.ScaleText(y1, ref)
 		case rows - 1:
-			tick, label = "┤", unitBytes.scaleText(y0, ref)
+			tick, label = "┤", plot.UnitBytes.ScaleText(y0, ref)
 		case mid:
-			tick, label = "┤", unitBytes.scaleText(y1/2, ref)
+			tick, label = "┤", plot.UnitBytes.ScaleText(y1/2, ref)
 		}
-		out = append(out, st.label.r(fitRight(label, yw-1))+st.dim.r(tick)+paintCells(st, cells[y], owner[y]))
+		out = append(out, st.Label.R(text.FitRight(label, yw-1))+st.Dim.R(tick)+paintCells(st, cells[y], owner[y]))
 	}
 	ticks := []chart.Tick{{Col: pw - 1, Label: "100%"}, {Col: 0, Label: "0%"}}
 	for _, q := range []int{50, 25, 75} {
 		ticks = append(ticks, chart.Tick{Col: q * (pw - 1) / 100, Label: strconv.Itoa(q) + "%"})
 	}
-	out = append(out, strings.Repeat(" ", yw-1)+st.dim.r("└"+chart.AxisLine(pw, ticks, '─')))
+	out = append(out, strings.Repeat(" ", yw-1)+st.Dim.R("└"+chart.AxisLine(pw, ticks, '─')))
 	return out
 }
 
 // paintCells paints a row of plot cells by the curve that owns each, one
 // paint per run.
-func paintCells(st *styles, cells []rune, owner []int) string {
+func paintCells(st *style.Styles, cells []rune, owner []int) string {
 	var b strings.Builder
 	for i := 0; i < len(cells); {
 		j := i
@@ -301,7 +304,7 @@ func paintCells(st *styles, cells []rune, owner []int) string {
 		}
 		run := string(cells[i:j])
 		if owner[i] >= 0 {
-			run = st.curves[owner[i]%len(st.curves)].r(run)
+			run = st.Curves[owner[i]%len(st.Curves)].R(run)
 		}
 		b.WriteString(run)
 		i = j

@@ -14,6 +14,9 @@ import (
 	"github.com/vkwatch/vkwatch/source/inert"
 	"github.com/vkwatch/vkwatch/source/roll"
 	"github.com/vkwatch/vkwatch/source/store"
+	"github.com/vkwatch/vkwatch/ui/plot"
+	"github.com/vkwatch/vkwatch/ui/style"
+	"github.com/vkwatch/vkwatch/ui/text"
 )
 
 // The fleet view's rows: geometry, the columns, and the drawing of a row.
@@ -49,7 +52,7 @@ func (c *fleetCol) text(s *source.Sample) string {
 	if c.num != nil {
 		return c.num(s)
 	}
-	return metrics[c.metric].currentText(s)
+	return plot.Charts[c.metric].CurrentText(s)
 }
 
 // fleetCols are the rows' columns, left to right. A column is one entry
@@ -57,22 +60,22 @@ func (c *fleetCol) text(s *source.Sample) string {
 var fleetCols = []fleetCol{
 	// The byte columns format the int64 itself: the metric's current text
 	// goes through its float64 value, which overflows from 2^63-512 bytes.
-	{metric: metricIndex("used"), head: "used", numW: 8,
-		num: func(s *source.Sample) string { return fmtOptBytes(s.Info.UsedMemory) }},
-	{metric: metricIndex("footprint"), head: "footprint", numW: 9, tagged: true,
-		num: func(s *source.Sample) string { return fmtOptBytes(s.Footprint) }},
-	{metric: metricIndex("rss"), head: "rss", numW: 8, minWidth: 140,
-		num: func(s *source.Sample) string { return fmtOptBytes(s.Info.RSS) }},
-	{metric: cowMetric, head: "cow", numW: 8, minWidth: 170, tagged: true},
-	{metric: metricIndex("ops"), head: "ops/s", numW: 6},
+	{metric: plot.Index("used"), head: "used", numW: 8,
+		num: func(s *source.Sample) string { return text.OptBytes(s.Info.UsedMemory) }},
+	{metric: plot.Index("footprint"), head: "footprint", numW: 9, tagged: true,
+		num: func(s *source.Sample) string { return text.OptBytes(s.Footprint) }},
+	{metric: plot.Index("rss"), head: "rss", numW: 8, minWidth: 140,
+		num: func(s *source.Sample) string { return text.OptBytes(s.Info.RSS) }},
+	{metric: plot.COWChart, head: "cow", numW: 8, minWidth: 170, tagged: true},
+	{metric: plot.Index("ops"), head: "ops/s", numW: 6},
 	// The number is the p99 of the last 10 s; the chart, as in a pane,
 	// the worst PING of each column.
-	{metric: pingMetric, head: "p99", numW: 6,
+	{metric: plot.PingChart, head: "p99", numW: 6,
 		num: func(s *source.Sample) string {
 			if s.Ping10s.Count == 0 {
-				return na
+				return text.NA
 			}
-			return fmtLatency(s.Ping10s.P99)
+			return text.Latency(s.Ping10s.P99)
 		}},
 }
 
@@ -163,7 +166,7 @@ func (f *fleetView) SetSize(w, h int) {
 // rowCharts are a row's small charts, drawn only when their columns or
 // scale changed.
 type rowCharts struct {
-	plotSet
+	plot.PlotSet
 	plots [][]string // painted rows, by metric index
 	w, h  int
 	ok    bool
@@ -189,14 +192,14 @@ type rowKey struct {
 
 // refresh brings every row's columns up to date with the store, sorts
 // the rows and draws the charts of those on screen.
-func (f *fleetView) refresh(st *styles, s *store.Store, now, window time.Duration, c cadence, perRow bool) {
+func (f *fleetView) refresh(st *style.Styles, s *store.Store, now, window time.Duration, c plot.Cadence, perRow bool) {
 	if len(f.rows) != f.geo.rowsFor {
 		f.SetSize(f.width, f.height) // rows joined: the charts' height may change
 	}
 	f.order(s)
 	f.follow()
 	for _, r := range f.rows {
-		r.fill(s.View(r.id), now, window, c, f.geo.chartW)
+		r.Fill(s.View(r.id), now, window, c, f.geo.chartW)
 	}
 	tops := f.tops(perRow, now)
 	for _, r := range f.visible() {
@@ -218,15 +221,15 @@ func (f *fleetView) visible() []*fleetRow {
 // same memory is drawn at the same height in every row), or over the row
 // alone (s). NaN where there is nothing to scale.
 func (f *fleetView) tops(perRow bool, now time.Duration) map[*fleetRow][]float64 {
-	shown := make([]bool, len(metrics))
+	shown := make([]bool, len(plot.Charts))
 	for _, i := range f.geo.cols {
 		shown[fleetCols[i].metric] = true
 	}
-	cols := make([]*columns, len(f.rows))
+	cols := make([]*plot.Columns, len(f.rows))
 	for j, r := range f.rows {
-		cols[j] = &r.columns
+		cols[j] = &r.Columns
 	}
-	tops := scaleTops(cols, shown, perRow, f.holds, now)
+	tops := plot.ScaleTops(cols, shown, perRow, f.holds, now)
 	out := make(map[*fleetRow][]float64, len(f.rows))
 	for j, r := range f.rows {
 		out[r] = tops[j]
@@ -235,24 +238,24 @@ func (f *fleetView) tops(perRow bool, now time.Duration) map[*fleetRow][]float64
 }
 
 // drawCharts draws the row's charts that changed (columns or scale).
-func (r *fleetRow) drawCharts(st *styles, g *fleetGeo, tops []float64) {
+func (r *fleetRow) drawCharts(st *style.Styles, g *fleetGeo, tops []float64) {
 	c := &r.charts
 	if c.plots == nil {
-		c.plots = make([][]string, len(metrics))
+		c.plots = make([][]string, len(plot.Charts))
 	}
 	all := !c.ok || c.w != g.chartW || c.h != g.chartH
 	c.ok, c.w, c.h = true, g.chartW, g.chartH
 	changed := false
 	for _, ci := range g.cols {
 		i := fleetCols[ci].metric
-		rows, ok := c.plotSet.draw(&r.columns, i, g.chartW, g.chartH, tops[i], all, st.ascii)
+		rows, ok := c.PlotSet.Draw(&r.Columns, i, g.chartW, g.chartH, tops[i], all, st.ASCII)
 		if !ok {
 			continue
 		}
 		changed = true
 		c.plots[i] = c.plots[i][:0]
 		for _, row := range rows {
-			c.plots[i] = append(c.plots[i], st.series[i].r(row))
+			c.plots[i] = append(c.plots[i], st.Series[i].R(row))
 		}
 	}
 	if changed {
@@ -262,7 +265,7 @@ func (r *fleetRow) drawCharts(st *styles, g *fleetGeo, tops []float64) {
 
 // rowLines returns the row's lines, drawing them when anything they show
 // changed.
-func (f *fleetView) rowLines(st *styles, prog progress.Model, s *store.Store, r *fleetRow, first bool) []string {
+func (f *fleetView) rowLines(st *style.Styles, prog progress.Model, s *store.Store, r *fleetRow, first bool) []string {
 	v := s.View(r.id)
 	k := rowKey{version: v.Version, gen: r.charts.gen, geo: f.geo.gen, sel: r.id == f.sel, mark: f.marked[r.id],
 		first: first, sort: f.sort, roll: f.rollStep(r.id), gone: r.gone, node: r.node, shard: r.shard}
@@ -281,45 +284,45 @@ func (f *fleetView) rowLines(st *styles, prog progress.Model, s *store.Store, r 
 }
 
 // drawRow draws a row: its text line, then its chart lines.
-func (f *fleetView) drawRow(st *styles, prog progress.Model, v store.View, r *fleetRow, k rowKey) []string {
+func (f *fleetView) drawRow(st *style.Styles, prog progress.Model, v store.View, r *fleetRow, k rowKey) []string {
 	g := &f.geo
 	s := v.Latest
 	var b strings.Builder
 	cursor, mark := " ", " "
 	if k.sel {
-		cursor = st.top.r("▸")
+		cursor = st.Top.R("▸")
 	}
 	if k.mark {
-		mark = st.warn.r("*")
+		mark = st.Warn.R("*")
 	}
 	b.WriteString(cursor + mark)
 	shard := strconv.Itoa(r.shard + 1)
 	if f.sort == sortShard && !k.first {
 		shard = "└"
 	}
-	b.WriteString(st.dim.r(padRight(shard, g.shardW)))
-	addrPaint := st.addr
+	b.WriteString(st.Dim.R(text.PadRight(shard, g.shardW)))
+	addrPaint := st.Addr
 	switch {
 	case r.gone:
-		addrPaint = st.dim
+		addrPaint = st.Dim
 	case v.State == store.Disconnected:
-		addrPaint = st.err
+		addrPaint = st.Err
 	}
-	b.WriteString(addrPaint.r(padRight(ansi.Truncate(r.addr(), g.addrW, "…"), g.addrW)) + " ")
-	b.WriteString(st.value.r(padRight(roleText(r.node.Role, s, g.roleW), g.roleW)) + " ")
+	b.WriteString(addrPaint.R(text.PadRight(ansi.Truncate(r.addr(), g.addrW, "…"), g.addrW)) + " ")
+	b.WriteString(st.Value.R(text.PadRight(roleText(r.node.Role, s, g.roleW), g.roleW)) + " ")
 	for j, ci := range g.cols {
-		text := na
+		num := text.NA
 		c := &fleetCols[ci]
 		if s != nil {
-			text = c.text(s)
-			if tag, _ := metrics[c.metric].from(s); c.tagged && tag != "" && text != "idle" && text != na && len(text)+1+len(tag) <= g.colW[j] {
-				text += " " + st.dim.r(tag)
+			num = c.text(s)
+			if tag, _ := plot.Charts[c.metric].From(s); c.tagged && tag != "" && num != "idle" && num != text.NA && len(num)+1+len(tag) <= g.colW[j] {
+				num += " " + st.Dim.R(tag)
 			}
 		}
-		b.WriteString(st.value.r(fitRight(text, g.colW[j])) + " ")
+		b.WriteString(st.Value.R(text.FitRight(num, g.colW[j])) + " ")
 	}
 	l1, l2 := rowSave(st, prog, v, g.saveW)
-	b.WriteString(fitCells(l1, g.saveW))
+	b.WriteString(text.FitCells(l1, g.saveW))
 	out := []string{b.String()}
 	for y := range g.chartH {
 		b.Reset()
@@ -327,7 +330,7 @@ func (f *fleetView) drawRow(st *styles, prog progress.Model, v store.View, r *fl
 		if y == 0 {
 			info = f.rowInfo(st, v, r, k)
 		}
-		b.WriteString("  " + fitCells(info, g.leftW-2))
+		b.WriteString("  " + text.FitCells(info, g.leftW-2))
 		for j, ci := range g.cols {
 			i := fleetCols[ci].metric
 			plot := strings.Repeat(" ", g.chartW)
@@ -337,7 +340,7 @@ func (f *fleetView) drawRow(st *styles, prog progress.Model, v store.View, r *fl
 			b.WriteString(strings.Repeat(" ", g.colW[j]-g.chartW) + plot + " ")
 		}
 		if y == 0 {
-			b.WriteString(fitCells(l2, g.saveW))
+			b.WriteString(text.FitCells(l2, g.saveW))
 		} else {
 			b.WriteString(strings.Repeat(" ", g.saveW))
 		}
@@ -353,7 +356,7 @@ func roleText(role string, s *source.Sample, w int) string {
 	}
 	switch {
 	case role == "":
-		return na
+		return text.NA
 	case w < len(role):
 		return role[:min(3, len(role))]
 	}
@@ -364,41 +367,41 @@ func roleText(role string, s *source.Sample, w int) string {
 // not answering, failed in the cluster's eyes or gone; else where it
 // stands in a rolling save, who started the save it runs, or what it is
 // (its slots, its primary, its version).
-func (f *fleetView) rowInfo(st *styles, v store.View, r *fleetRow, k rowKey) string {
+func (f *fleetView) rowInfo(st *style.Styles, v store.View, r *fleetRow, k rowKey) string {
 	switch {
 	case r.gone:
-		return st.dim.r("gone: no longer in the fleet")
+		return st.Dim.R("gone: no longer in the fleet")
 	case v.State == store.Disconnected && v.Stalled:
-		return st.err.r("✗ " + v.Reason)
+		return st.Err.R("✗ " + v.Reason)
 	case v.State == store.Disconnected:
 		if why := "✗ down: " + badgeReason(v.Reason); len(why) <= f.geo.leftW-2 {
-			return st.err.r(why)
+			return st.Err.R(why)
 		}
-		return st.err.r("✗ " + badgeReason(v.Reason))
+		return st.Err.R("✗ " + badgeReason(v.Reason))
 	case r.node.Health == source.HealthFailed:
-		return st.err.r("✗ failed (cluster)")
+		return st.Err.R("✗ failed (cluster)")
 	case v.State == store.Connecting:
-		return st.warn.r("connecting…")
+		return st.Warn.R("connecting…")
 	case k.roll != "":
-		return st.warn.r(k.roll)
+		return st.Warn.R(k.roll)
 	case r.node.Health == source.HealthLoading:
-		return st.warn.r("loading (cluster)")
+		return st.Warn.R("loading (cluster)")
 	}
 	if s := v.Latest; s != nil && s.Save != nil && s.Save.Trigger.Kind != "" && s.Save.Trigger.Kind != source.TriggerUser {
-		return st.warn.r("▶ by " + fmtTrigger(s.Save.Trigger))
+		return st.Warn.R("▶ by " + fmtTrigger(s.Save.Trigger))
 	}
 	switch {
 	case r.node.Role == source.RoleReplica && k.primAddr != "":
-		return st.dim.r("of " + k.primAddr)
+		return st.Dim.R("of " + k.primAddr)
 	case r.node.Role == source.RolePrimary && k.slots != "":
-		return st.dim.r("slots " + k.slots)
+		return st.Dim.R("slots " + k.slots)
 	}
 	if v.Identity != nil {
 		name := v.Identity.ServerName
 		if name == "" {
 			name = "redis"
 		}
-		return st.dim.r(name + " " + v.Identity.Version)
+		return st.Dim.R(name + " " + v.Identity.Version)
 	}
 	return ""
 }
@@ -408,7 +411,7 @@ func shortKind(k source.SaveKind) string {
 	if n := kindNames[k]; n.short != "" {
 		return n.short
 	}
-	return fmtOrNA(string(k))
+	return text.OrNA(string(k))
 }
 
 // badgeReason is the end of an error, what a badge has room for: "connect:
@@ -418,24 +421,24 @@ func badgeReason(err string) string {
 	if i := strings.LastIndex(err, ": "); i >= 0 && i+2 < len(err) {
 		return err[i+2:]
 	}
-	return fmtOrNA(err)
+	return text.OrNA(err)
 }
 
 // rowSave is the save column's two lines: the running save (progress,
 // ETA, the live copy-on-write and its instrument, the bar), or the last
 // save's kind, status, duration and fork pause over its copy-on-write.
-func rowSave(st *styles, prog progress.Model, v store.View, w int) (string, string) {
+func rowSave(st *style.Styles, prog progress.Model, v store.View, w int) (string, string) {
 	if s := v.Latest; s != nil && s.Save != nil {
 		sv := s.Save
 		frac, fok := sv.Fraction().Get()
-		pct := na
+		pct := text.NA
 		if fok {
 			pct = fmt.Sprintf("%.0f%%", frac*100)
 		}
-		l1 := st.warn.r("▶ "+shortKind(sv.Kind)) + " " + st.value.r(pct) + st.label.r(" ETA ") + st.value.r(fmtOptElapsed(sv.ETA))
-		cow := st.label.r("cow ") + st.value.r(fmtOptBytes(s.COW))
-		if tag, _ := metrics[cowMetric].from(s); tag != "" {
-			cow += " " + st.dim.r(tag)
+		l1 := st.Warn.R("▶ "+shortKind(sv.Kind)) + " " + st.Value.R(pct) + st.Label.R(" ETA ") + st.Value.R(text.OptElapsed(sv.ETA))
+		cow := st.Label.R("cow ") + st.Value.R(text.OptBytes(s.COW))
+		if tag, _ := plot.Charts[plot.COWChart].From(s); tag != "" {
+			cow += " " + st.Dim.R(tag)
 		}
 		l2 := cow
 		if room := w - lipgloss.Width(cow) - 1; fok && room >= 4 {
@@ -446,20 +449,20 @@ func rowSave(st *styles, prog progress.Model, v store.View, w int) (string, stri
 	}
 	r := v.Report
 	if r == nil {
-		return st.dim.r("no save seen yet"), nextCell(st, v)
+		return st.Dim.R("no save seen yet"), nextCell(st, v)
 	}
-	l1 := st.value.r(shortKind(r.Kind))
+	l1 := st.Value.R(shortKind(r.Kind))
 	if r.Status != "ok" {
 		l1 += " " + reportStatus(st, r)
 	}
-	l1 += " " + st.value.r(fmtElapsed(r.Observed))
+	l1 += " " + st.Value.R(text.Elapsed(r.Observed))
 	if r.ForkPause.OK {
-		l1 += st.label.r(" pause ") + st.value.r(fmtLatency(r.ForkPause.V))
+		l1 += st.Label.R(" pause ") + st.Value.R(text.Latency(r.ForkPause.V))
 	}
-	l2 := st.label.r("cow ") + st.value.r(fmtOptBytes(r.COW))
+	l2 := st.Label.R("cow ") + st.Value.R(text.OptBytes(r.COW))
 	if next := " " + nextCell(st, v); lipgloss.Width(l2+next) <= w {
 		l2 += next
-	} else if peak := st.label.r(" peak ") + st.value.r(fmtOptBytes(r.PeakCOW)); r.PeakCOW.OK && lipgloss.Width(l2+peak) <= w {
+	} else if peak := st.Label.R(" peak ") + st.Value.R(text.OptBytes(r.PeakCOW)); r.PeakCOW.OK && lipgloss.Width(l2+peak) <= w {
 		l2 += peak
 	}
 	return l1, l2
@@ -467,9 +470,9 @@ func rowSave(st *styles, prog progress.Model, v store.View, w int) (string, stri
 
 // view returns the fleet view's lines: the fleet's line, the column
 // heads, the rows on screen, and the rolling save's lines at the bottom.
-func (f *fleetView) view(st *styles, prog progress.Model, s *store.Store, perRow bool) []string {
+func (f *fleetView) view(st *style.Styles, prog progress.Model, s *store.Store, perRow bool) []string {
 	out := make([]string, 0, f.height)
-	out = append(out, fitCells(f.headLine(st, s, perRow), f.width), fitCells(f.summaryLine(st, s), f.width), f.colHeads(st))
+	out = append(out, text.FitCells(f.headLine(st, s, perRow), f.width), text.FitCells(f.summaryLine(st, s), f.width), f.colHeads(st))
 	for i, r := range f.visible() {
 		at := f.scroll + i
 		first := at == 0 || f.shown[at-1].shard != r.shard
@@ -486,7 +489,7 @@ func (f *fleetView) view(st *styles, prog progress.Model, s *store.Store, perRow
 // saving or gone, what the nodes up cost their hosts in all (footprint),
 // and the slowest PING p99 of the last 10 s (the sort by latency says
 // where).
-func (f *fleetView) summaryLine(st *styles, s *store.Store) string {
+func (f *fleetView) summaryLine(st *style.Styles, s *store.Store) string {
 	var up, down, saving, gone int
 	var total int64
 	var worst time.Duration
@@ -510,60 +513,56 @@ func (f *fleetView) summaryLine(st *styles, s *store.Store) string {
 			saving++
 		}
 	}
-	sep := st.dim.r(" · ")
-	out := st.value.r(fmt.Sprintf("%d up", up))
+	sep := st.Dim.R(" · ")
+	out := st.Value.R(fmt.Sprintf("%d up", up))
 	if down > 0 {
-		out += st.label.r(", ") + st.err.r(fmt.Sprintf("%d down", down))
+		out += st.Label.R(", ") + st.Err.R(fmt.Sprintf("%d down", down))
 	}
 	if saving > 0 {
-		out += st.label.r(", ") + st.warn.r(fmt.Sprintf("%d saving", saving))
+		out += st.Label.R(", ") + st.Warn.R(fmt.Sprintf("%d saving", saving))
 	}
 	if gone > 0 {
-		out += st.label.r(", ") + st.dim.r(fmt.Sprintf("%d gone", gone))
+		out += st.Label.R(", ") + st.Dim.R(fmt.Sprintf("%d gone", gone))
 	}
-	out += sep + st.label.r("footprint ") + st.value.r(fmtBytes(total))
+	out += sep + st.Label.R("footprint ") + st.Value.R(text.Bytes(total))
 	if worst > 0 {
-		out += sep + st.label.r("worst p99 ") + st.value.r(fmtLatency(worst))
+		out += sep + st.Label.R("worst p99 ") + st.Value.R(text.Latency(worst))
 	}
 	return out
 }
 
 // headLine is the fleet's line: the PING interval in force, the filter,
 // the sort, and which rows show.
-func (f *fleetView) headLine(st *styles, s *store.Store, perRow bool) string {
-	sep := st.dim.r(" · ")
+func (f *fleetView) headLine(st *style.Styles, s *store.Store, perRow bool) string {
+	sep := st.Dim.R(" · ")
 	// The parts in the order they read, each with a rank: where the line
 	// is short, the least needed go first (a default scale mark before
 	// the sort, before a failed rediscovery).
-	type part struct {
-		text string
-		rank int
-	}
-	parts := []part{{st.value.r(f.pingNote()), 0}}
+	parts := []text.Part{{Text: st.Value.R(f.pingNote())}}
 	switch {
 	case f.editing:
-		parts = append(parts, part{st.warn.r("/"+inert.Text(f.filter)+"▏") + st.dim.r(" (enter keeps, esc clears)"), 0})
+		parts = append(parts, text.Part{Text: st.Warn.R("/"+inert.Text(f.filter)+"▏") + st.Dim.R(" (enter keeps, esc clears)")})
 	case f.filter != "":
-		parts = append(parts, part{st.warn.r(fmt.Sprintf("filter %q: %d of %d", inert.Text(f.filter), len(f.shown), len(f.rows))) + st.dim.r(" (esc clears)"), 0})
+		parts = append(parts, text.Part{Text: st.Warn.R(fmt.Sprintf("filter %q: %d of %d", inert.Text(f.filter), len(f.shown), len(f.rows))) + st.Dim.R(" (esc clears)")})
 	}
 	if n := len(f.shown); n > f.geo.rowsFit {
-		parts = append(parts, part{st.warn.r(fmt.Sprintf("rows %d-%d of %d", f.scroll+1, min(f.scroll+f.geo.rowsFit, n), n)), 1})
+		parts = append(parts, text.Part{Text: st.Warn.R(fmt.Sprintf("rows %d-%d of %d", f.scroll+1, min(f.scroll+f.geo.rowsFit, n), n)), Rank: 1})
 	}
-	parts = append(parts, part{st.label.r("sorted by ") + st.value.r(sortNames[f.sort]) +
-		st.dim.r(" (o: "+sortNames[(f.sort+1)%sortKey(len(sortNames))]+")"), 3})
+	parts = append(parts, text.Part{Text: st.Label.R("sorted by ") + st.Value.R(sortNames[f.sort]) +
+		st.Dim.R(" (o: "+sortNames[(f.sort+1)%sortKey(len(sortNames))]+")"), Rank: 3})
 	if perRow {
-		parts = append(parts, part{st.warn.r("scales per row") + st.dim.r(" (s: shared)"), 2})
+		parts = append(parts, text.Part{Text: st.Warn.R("scales per row") + st.Dim.R(" (s: shared)"), Rank: 2})
 	} else {
-		parts = append(parts, part{st.value.r("scales shared") + st.dim.r(" (s: per row)"), 4})
+		parts = append(parts, text.Part{Text: st.Value.R("scales shared") + st.Dim.R(" (s: per row)"), Rank: 4})
 	}
 	if f.top.Err != "" {
-		parts = append(parts, part{st.err.r("✗ rediscovery: " + f.top.Err), 1})
+		parts = append(parts, text.Part{Text: st.Err.R("✗ rediscovery: " + f.top.Err), Rank: 1})
 	}
 	join := func(maxRank int) string {
 		var keep []string
 		for _, p := range parts {
-			if p.rank <= maxRank {
-				keep = append(keep, p.text)
+			if p.Rank <= maxRank {
+				keep = append(keep, p.Text)
 			}
 		}
 		return strings.Join(keep, sep)
@@ -577,7 +576,7 @@ func (f *fleetView) headLine(st *styles, s *store.Store, perRow bool) string {
 }
 
 // colHeads is the line of column heads; the sorted column is marked ▼.
-func (f *fleetView) colHeads(st *styles) string {
+func (f *fleetView) colHeads(st *style.Styles) string {
 	g := &f.geo
 	sorted := map[sortKey]string{sortMemory: "footprint", sortOps: "ops/s", sortLatency: "p99", sortSave: "save"}[f.sort]
 	mark := func(h string) string {
@@ -587,17 +586,17 @@ func (f *fleetView) colHeads(st *styles) string {
 		return h
 	}
 	var b strings.Builder
-	b.WriteString("  " + padRight("#", g.shardW) + padRight("node", g.addrW+1) + padRight("role", g.roleW+1))
+	b.WriteString("  " + text.PadRight("#", g.shardW) + text.PadRight("node", g.addrW+1) + text.PadRight("role", g.roleW+1))
 	for j, ci := range g.cols {
-		b.WriteString(fitRight(mark(fleetCols[ci].head), g.colW[j]) + " ")
+		b.WriteString(text.FitRight(mark(fleetCols[ci].head), g.colW[j]) + " ")
 	}
 	b.WriteString(mark("save"))
-	return st.label.r(fitCells(b.String(), f.width))
+	return st.Label.R(text.FitCells(b.String(), f.width))
 }
 
 // rollLines are the rolling save's lines: its plan waiting for B again,
 // its progress (n of m, ETA, what it does or waits for), or how it ended.
-func (f *fleetView) rollLines(st *styles, s *store.Store) []string {
+func (f *fleetView) rollLines(st *style.Styles, s *store.Store) []string {
 	if f.roll() == nil {
 		return nil
 	}
@@ -607,33 +606,33 @@ func (f *fleetView) rollLines(st *styles, s *store.Store) []string {
 	switch p.State {
 	case roll.Planned:
 		if len(steps) == 0 {
-			return []string{st.warn.r("rolling save: no node to save")}
+			return []string{st.Warn.R("rolling save: no node to save")}
 		}
-		l1 = st.warn.r(fmt.Sprintf("rolling BGSAVE of %d node%s, one per shard, %d at a time, never 2 on one host:",
+		l1 = st.Warn.R(fmt.Sprintf("rolling BGSAVE of %d node%s, one per shard, %d at a time, never 2 on one host:",
 			len(steps), plural(len(steps)), max(f.drive.Config().MaxParallel, 1)))
 		l2 = f.rollPlanLine(st, s, steps)
 	case roll.Running, roll.Held:
-		l1 = st.warn.r("rolling save") + st.value.r(fmt.Sprintf(" %d of %d saved", p.Done, p.Total)) +
-			st.label.r(" · ETA ") + st.value.r(rollETA(p)) + st.dim.r(" · esc cancels the rest")
+		l1 = st.Warn.R("rolling save") + st.Value.R(fmt.Sprintf(" %d of %d saved", p.Done, p.Total)) +
+			st.Label.R(" · ETA ") + st.Value.R(rollETA(p)) + st.Dim.R(" · esc cancels the rest")
 		l2 = f.rollRunningLine(st, p, steps)
 	case roll.Cancelling:
-		l1 = st.warn.r(fmt.Sprintf("rolling save cancelled at %d of %d: the save running finishes, the rest are not started", p.Done, p.Total))
+		l1 = st.Warn.R(fmt.Sprintf("rolling save cancelled at %d of %d: the save running finishes, the rest are not started", p.Done, p.Total))
 	case roll.Done:
 		l1 = f.rollDoneLine(st, p, steps)
 	case roll.Failed:
-		l1 = st.err.r(fmt.Sprintf("✗ rolling save stopped at %d of %d: %s", p.Done, p.Total, p.Err))
-		l2 = st.dim.r("the nodes after it were not started · esc clears this")
+		l1 = st.Err.R(fmt.Sprintf("✗ rolling save stopped at %d of %d: %s", p.Done, p.Total, p.Err))
+		l2 = st.Dim.R("the nodes after it were not started · esc clears this")
 	case roll.Cancelled:
-		l1 = st.warn.r(fmt.Sprintf("rolling save cancelled after %d of %d saved", p.Done, p.Total)) + st.dim.r(" · esc clears this")
+		l1 = st.Warn.R(fmt.Sprintf("rolling save cancelled after %d of %d saved", p.Done, p.Total)) + st.Dim.R(" · esc clears this")
 	}
-	return fitLines(f.width, l1, l2)
+	return text.FitLines(f.width, l1, l2)
 }
 
 // rollPlanLine lists a planned roll's nodes, each with its forecast and
 // headroom (the check the roll makes again before it starts the node)
 // where the width holds them all; else the nodes alone, which the rows'
 // save column gives the forecasts of.
-func (f *fleetView) rollPlanLine(st *styles, s *store.Store, steps []roll.Step) string {
+func (f *fleetView) rollPlanLine(st *style.Styles, s *store.Store, steps []roll.Step) string {
 	names := make([]string, len(steps))
 	plain := make([]string, len(steps))
 	for i, step := range steps {
@@ -647,12 +646,12 @@ func (f *fleetView) rollPlanLine(st *styles, s *store.Store, steps []roll.Step) 
 	if ansi.StringWidth(l) > f.width {
 		l = strings.Join(plain, "  ")
 	}
-	return st.value.r(l)
+	return st.Value.R(l)
 }
 
 // rollRunningLine says what a running roll does: the nodes saving (or the
 // memory check holding it), what it waits for and the node next.
-func (f *fleetView) rollRunningLine(st *styles, p roll.Progress, steps []roll.Step) string {
+func (f *fleetView) rollRunningLine(st *style.Styles, p roll.Progress, steps []roll.Step) string {
 	var now, next []string
 	for _, id := range p.Running {
 		now = append(now, f.nodeAddr(id))
@@ -665,18 +664,18 @@ func (f *fleetView) rollRunningLine(st *styles, p roll.Progress, steps []roll.St
 	var parts []string
 	switch {
 	case p.State == roll.Held:
-		parts = append(parts, st.err.r("held by the memory check: "+f.heldWarning()+" · B: save it anyway, esc: cancel"))
+		parts = append(parts, st.Err.R("held by the memory check: "+f.heldWarning()+" · B: save it anyway, esc: cancel"))
 	case len(now) > 0:
-		parts = append(parts, st.label.r("saving ")+st.value.r(strings.Join(now, ", ")))
+		parts = append(parts, st.Label.R("saving ")+st.Value.R(strings.Join(now, ", ")))
 	}
 	// What the roll waits for, unless it is its own save (said above).
 	if p.Waiting != "" && (len(now) == 0 || strings.Contains(p.Waiting, "(not vkwatch's)")) && p.State != roll.Held {
-		parts = append(parts, st.label.r("waiting for ")+st.value.r(p.Waiting))
+		parts = append(parts, st.Label.R("waiting for ")+st.Value.R(p.Waiting))
 	}
 	if len(next) > 0 && p.State != roll.Held {
-		parts = append(parts, st.label.r("next ")+st.value.r(next[0]))
+		parts = append(parts, st.Label.R("next ")+st.Value.R(next[0]))
 	}
-	return strings.Join(parts, st.dim.r(" · "))
+	return strings.Join(parts, st.Dim.R(" · "))
 }
 
 // nodeAddr is a node's address as its row shows it, else its ID made
@@ -689,22 +688,22 @@ func (f *fleetView) nodeAddr(id source.NodeID) string {
 }
 
 // rollDoneLine says a roll finished: how many saved, in how long.
-func (f *fleetView) rollDoneLine(st *styles, p roll.Progress, steps []roll.Step) string {
-	l := st.ok.r(fmt.Sprintf("rolling save done: %d of %d saved", p.Done, p.Total))
+func (f *fleetView) rollDoneLine(st *style.Styles, p roll.Progress, steps []roll.Step) string {
+	l := st.OK.R(fmt.Sprintf("rolling save done: %d of %d saved", p.Done, p.Total))
 	var last time.Duration
 	for _, s := range steps {
 		last = max(last, s.Ended)
 	}
 	if last > f.drive.Started() {
-		l += st.ok.r(" in " + fmtElapsed(last-f.drive.Started()))
+		l += st.OK.R(" in " + text.Elapsed(last-f.drive.Started()))
 	}
-	return l + st.dim.r(" · r: the reports · esc clears this")
+	return l + st.Dim.R(" · r: the reports · esc clears this")
 }
 
 // rollETA renders the roll's ETA; none before the first save is done.
 func rollETA(p roll.Progress) string {
 	if d, ok := p.ETA.Get(); ok {
-		return fmtElapsed(d)
+		return text.Elapsed(d)
 	}
 	return "after the first save"
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/vkwatch/vkwatch/source/inert"
 	"github.com/vkwatch/vkwatch/source/roll"
 	"github.com/vkwatch/vkwatch/source/store"
+	"github.com/vkwatch/vkwatch/ui/plot"
+	"github.com/vkwatch/vkwatch/ui/text"
 )
 
 // The fleet view: three or more servers, or a cluster of any size, as one
@@ -51,7 +53,7 @@ type fleetRow struct {
 	order int  // position in topology order; a gone node keeps its last
 	gone  bool // no longer in the topology: kept, marked, never deleted mid-view
 
-	columns
+	plot.Columns
 	charts rowCharts
 	lines  []string // the row's text and chart lines, cached
 	key    rowKey
@@ -83,7 +85,7 @@ type fleetView struct {
 	width, height int
 	geo           fleetGeo
 	keys          fleetKeys
-	holds         scaleHolds // the rows' scale tops between frames
+	holds         plot.Holds // the rows' scale tops between frames
 }
 
 // newFleetView returns the fleet view of top. rollCfg is the rolling
@@ -92,7 +94,7 @@ type fleetView struct {
 // before the view (one copy of it).
 func newFleetView(top source.Topology, rollCfg roll.Config, hist *store.Store) *fleetView {
 	f := &fleetView{drive: roll.NewDriverOf(top, rollCfg, hist),
-		byID: map[source.NodeID]*fleetRow{}, marked: map[source.NodeID]bool{}, keys: newFleetKeys(), holds: scaleHolds{}}
+		byID: map[source.NodeID]*fleetRow{}, marked: map[source.NodeID]bool{}, keys: newFleetKeys(), holds: plot.Holds{}}
 	f.setTopology()
 	if len(f.rows) > 0 {
 		f.sel = f.rows[0].id
@@ -136,7 +138,7 @@ func (f *fleetView) setTopology() {
 	for k, n := range status.Nodes() {
 		r := f.byID[n.Node.ID]
 		if r == nil {
-			r = &fleetRow{id: n.Node.ID, columns: newColumns()}
+			r = &fleetRow{id: n.Node.ID, Columns: plot.NewColumns()}
 			f.byID[n.Node.ID] = r
 			f.rows = append(f.rows, r)
 		}
@@ -458,7 +460,7 @@ func (f *fleetView) title() string {
 func (f *fleetView) pingNote() string {
 	note := f.pings()
 	if f.top.SampleInterval > 0 {
-		note += "; " + samplingNote(f.top.SampleInterval, f.top.AttentionSampleInterval, "in attention")
+		note += "; " + text.SamplingNote(f.top.SampleInterval, f.top.AttentionSampleInterval, "in attention")
 	}
 	return note
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/vkwatch/vkwatch/source/forecast"
 	"github.com/vkwatch/vkwatch/source/risk"
 	"github.com/vkwatch/vkwatch/source/store"
+	"github.com/vkwatch/vkwatch/ui/style"
+	"github.com/vkwatch/vkwatch/ui/text"
 )
 
 // The forecast's sentences: the numbers and the rules are source/forecast's
@@ -35,60 +37,60 @@ func basisTag(b forecast.Basis) string {
 }
 
 // levelText is a headroom level as a word and its style.
-func levelText(st *styles, f risk.Fork) string {
+func levelText(st *style.Styles, f risk.Fork) string {
 	switch f.Level {
 	case risk.OK:
-		return st.ok.r("ok")
+		return st.OK.R("ok")
 	case risk.Tight:
-		return st.warn.r("tight")
+		return st.Warn.R("tight")
 	case risk.WouldExceed:
-		return st.err.r("would exceed")
+		return st.Err.R("would exceed")
 	}
-	return st.dim.r("n/a")
+	return st.Dim.R("n/a")
 }
 
 // forecastLine is the next save's forecast, for the line under a pane's
 // save line while no save runs: its copy-on-write and basis, the rate
 // and duration it assumed, the footprint, and the headroom against the
 // decisive limit.
-func forecastLine(st *styles, v store.View, compact bool) string {
+func forecastLine(st *style.Styles, v store.View, compact bool) string {
 	fc, ok := v.Forecast.Get()
 	if !ok {
-		return st.label.r("next save ") + st.dim.r("forecast n/a: no used_memory yet")
+		return st.Label.R("next save ") + st.Dim.R("forecast n/a: no used_memory yet")
 	}
-	sep := st.dim.r(" · ")
+	sep := st.Dim.R(" · ")
 	if fc.Basis == forecast.Forkless {
-		return st.label.r("next save ") + st.value.r("forkless") + st.dim.r(" (if no module forces a fork): no child, no copy-on-write")
+		return st.Label.R("next save ") + st.Value.R("forkless") + st.Dim.R(" (if no module forces a fork): no child, no copy-on-write")
 	}
 	basis, thp := basisTag(fc.Basis), thpTag(st, v.Latest, compact)
 	if compact && thp != "" {
 		basis = shortBasis(fc.Basis) // room for the warning, not at the headroom's cost
 	}
-	out := st.label.r("next save cow ") + st.value.r("~"+fmtBytes(fc.COW)) + st.dim.r(" "+basis) + thp
+	out := st.Label.R("next save cow ") + st.Value.R("~"+text.Bytes(fc.COW)) + st.Dim.R(" "+basis) + thp
 	if r := v.Report; r != nil && r.MethodNote != "" {
 		// Forecast as a fork: the last save forked though the method
 		// is forkless (rdb_current_bgsave_type is the truth).
-		out += st.warn.r(" ⚠ the last save forked (method forkless)")
+		out += st.Warn.R(" ⚠ the last save forked (method forkless)")
 	}
 	if fp, ok := fc.Footprint.Get(); ok {
-		out += sep + st.label.r("footprint ") + st.value.r(fmtBytes(fp))
+		out += sep + st.Label.R("footprint ") + st.Value.R(text.Bytes(fp))
 	}
 	h := headroom(v, false)
-	out += sep + st.label.r("headroom ") + levelText(st, h)
+	out += sep + st.Label.R("headroom ") + levelText(st, h)
 	if c, ok := h.Decisive(); ok && !compact {
-		out += st.dim.r(fmt.Sprintf(" (%s of %s %s)", fmtBytes(c.Need), fmtBytes(c.Cap.Bytes), limitName(c)))
+		out += st.Dim.R(fmt.Sprintf(" (%s of %s %s)", text.Bytes(c.Need), text.Bytes(c.Cap.Bytes), limitName(c)))
 	}
 	if compact {
 		return out
 	}
 	// What the forecast assumed, last: the first thing cut.
 	if r, ok := fc.Rate.Get(); ok {
-		out += sep + st.dim.r(fmt.Sprintf("%s/s for %s (%s)", fmtRate(r), fmtElapsed(fc.Duration), fc.DurationFrom))
+		out += sep + st.Dim.R(fmt.Sprintf("%s/s for %s (%s)", text.Rate(r), text.Elapsed(fc.Duration), fc.DurationFrom))
 	}
 	if fc.Bound.OK && fc.Basis == forecast.Calibrated {
-		out += st.label.r(" bound ") + st.value.r(fmtBytes(fc.Bound.V))
+		out += st.Label.R(" bound ") + st.Value.R(text.Bytes(fc.Bound.V))
 	}
-	out += sep + st.label.r("worst ") + st.value.r(fmtBytes(fc.Worst))
+	out += sep + st.Label.R("worst ") + st.Value.R(text.Bytes(fc.Worst))
 	return out
 }
 
@@ -110,16 +112,16 @@ func limitName(c risk.Check) string {
 // forecastVsActual is a report's forecast beside its actual copy-on-write,
 // with the error, after sep; empty when no forecast was made before the
 // save.
-func forecastVsActual(st *styles, r *source.SaveReport, sep string) string {
+func forecastVsActual(st *style.Styles, r *source.SaveReport, sep string) string {
 	fc, ok := r.ForecastCOW.Get()
 	if !ok {
 		return ""
 	}
-	out := sep + st.label.r("forecast cow ") + st.value.r(fmtBytes(fc)) + st.dim.r(" "+basisTag(forecast.Basis(r.ForecastBasis)))
+	out := sep + st.Label.R("forecast cow ") + st.Value.R(text.Bytes(fc)) + st.Dim.R(" "+basisTag(forecast.Basis(r.ForecastBasis)))
 	if r.COW.OK {
-		out += st.label.r(" vs ") + st.value.r(reportCOW(r))
+		out += st.Label.R(" vs ") + st.Value.R(reportCOW(r))
 		if c := forecastCheck(r); c != "" {
-			out += st.label.r(" ") + st.value.r(c)
+			out += st.Label.R(" ") + st.Value.R(c)
 		}
 	}
 	return out
@@ -145,16 +147,16 @@ func forecastCheck(r *source.SaveReport) string {
 		if actual <= fc {
 			return "within bound"
 		}
-		return "exceeded by " + fmtBytes(actual-fc)
+		return "exceeded by " + text.Bytes(actual-fc)
 	}
 	return ""
 }
 
 // stuckLine is the badge of a save that looks stuck, and what to do.
-func stuckLine(st *styles, v store.View) string {
-	out := st.err.r("⚠ stuck? ") + st.value.r(v.Stuck)
+func stuckLine(st *style.Styles, v store.View) string {
+	out := st.Err.R("⚠ stuck? ") + st.Value.R(v.Stuck)
 	if canCancel(v) {
-		out += st.dim.r(" · x cancels it (BGSAVE CANCEL)")
+		out += st.Dim.R(" · x cancels it (BGSAVE CANCEL)")
 	}
 	return out
 }
@@ -198,9 +200,9 @@ func serverOf(v store.View) string {
 
 // compactForecast is a report's forecast error in a few cells, for a
 // compact pane's last-save line: " fc +12%".
-func compactForecast(st *styles, r *source.SaveReport) string {
+func compactForecast(st *style.Styles, r *source.SaveReport) string {
 	if c := forecastCheck(r); c != "" {
-		return st.label.r(" fc ") + st.value.r(c)
+		return st.Label.R(" fc ") + st.Value.R(c)
 	}
 	return ""
 }
@@ -241,46 +243,46 @@ func shortBasis(b forecast.Basis) string {
 // copy-on-write, basis and headroom, "next ~38.7 MiB bound ok". (Not a
 // metric-table column: those chart a field of each sample, and the
 // forecast is the store's, from the node's history.)
-func nextCell(st *styles, v store.View) string {
+func nextCell(st *style.Styles, v store.View) string {
 	fc, ok := v.Forecast.Get()
 	if !ok || fc.Basis == forecast.Forkless {
 		return ""
 	}
-	return st.label.r("next ") + st.value.r("~"+fmtBytes(fc.COW)) + st.dim.r(" "+shortBasis(fc.Basis)) + " " + levelText(st, headroom(v, false))
+	return st.Label.R("next ") + st.Value.R("~"+text.Bytes(fc.COW)) + st.Dim.R(" "+shortBasis(fc.Basis)) + " " + levelText(st, headroom(v, false))
 }
 
 // replBufText is the replica output buffer during a replica's full sync,
 // for beside the save's copy-on-write: "repl buf 3.1 MiB of 256 MiB
 // (mem_clients_slaves)"; empty when no full sync runs or the server does
 // not say. The compact form drops the instrument.
-func replBufText(st *styles, s *source.Sample, compact bool) string {
+func replBufText(st *style.Styles, s *source.Sample, compact bool) string {
 	b, ok := forecast.FullSyncBuffer(s)
 	if !ok {
 		return ""
 	}
-	out := st.label.r("repl buf ") + st.value.r(fmtBytes(b.Used))
+	out := st.Label.R("repl buf ") + st.Value.R(text.Bytes(b.Used))
 	lim, limOK := b.Limit()
 	if compact {
 		if limOK {
-			out += st.dim.r("/") + st.value.r(fmtBytes(lim))
+			out += st.Dim.R("/") + st.Value.R(text.Bytes(lim))
 		}
 		return out
 	}
 	if limOK {
-		out += st.label.r(" of ") + st.value.r(fmtBytes(lim))
+		out += st.Label.R(" of ") + st.Value.R(text.Bytes(lim))
 	}
 	if soft, ok := b.Soft.Get(); ok && soft > 0 && b.Hard.V > 0 {
-		out += st.dim.r(fmt.Sprintf(" (soft %s for %ds)", fmtBytes(soft), b.SoftSecs.V))
+		out += st.Dim.R(fmt.Sprintf(" (soft %s for %ds)", text.Bytes(soft), b.SoftSecs.V))
 	} else if !b.Hard.OK {
-		out += st.dim.r(" (limit n/a)")
+		out += st.Dim.R(" (limit n/a)")
 	}
-	return out + st.dim.r(" mem_clients_slaves")
+	return out + st.Dim.R(" mem_clients_slaves")
 }
 
 // thpTag warns, beside a forecast copy-on-write counted in 4 KiB pages,
 // where transparent huge pages can back the server's heap: one write then
 // copies 2 MiB. Empty where they cannot, or /proc and /sys were not read.
-func thpTag(st *styles, s *source.Sample, compact bool) string {
+func thpTag(st *style.Styles, s *source.Sample, compact bool) string {
 	if s == nil {
 		return ""
 	}
@@ -289,7 +291,7 @@ func thpTag(st *styles, s *source.Sample, compact bool) string {
 		return ""
 	}
 	if compact {
-		return st.warn.r(" ⚠ 2 MiB pages")
+		return st.Warn.R(" ⚠ 2 MiB pages")
 	}
-	return st.warn.r(" ⚠ huge pages (" + cause + "): a write copies 2 MiB, not 4 KiB")
+	return st.Warn.R(" ⚠ huge pages (" + cause + "): a write copies 2 MiB, not 4 KiB")
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+
+	"github.com/vkwatch/vkwatch/ui/text"
 )
 
 // The help: one line of keys at the bottom, or with ? the full help, the
@@ -73,22 +75,22 @@ func (h *helpView) View(c *viewCtx) []string {
 		return h.lines
 	}
 	st, w, p := c.st, h.model.Width, c.prompt
-	var text string
+	var out string
 	switch {
 	case p.held != "" && p.key == "" && !c.full:
 		// The roll waits for the user: say how to answer it, however
 		// narrow the terminal (its line may be cut).
-		text = fitLine(st.warn.r("B: save it anyway")+st.dim.r(" • esc: cancel the rolling save"), w)
+		out = text.FitLine(st.Warn.R("B: save it anyway")+st.Dim.R(" • esc: cancel the rolling save"), w)
 	case p.key != "":
-		text = fitLine(st.warn.r(p.key+" again: "+p.what)+st.dim.r(" • any other key: "+p.other), w)
+		out = text.FitLine(st.Warn.R(p.key+" again: "+p.what)+st.Dim.R(" • any other key: "+p.other), w)
 	default:
 		hm := h.model
 		hm.ShowAll = c.full
 		// bubbles/help adds an entry that overflows when not even its
 		// "…" fits: cut every line to the terminal here.
-		text = strings.Join(fitLines(w, strings.Split(hm.View(c.help), "\n")...), "\n")
+		out = strings.Join(text.FitLines(w, strings.Split(hm.View(c.help), "\n")...), "\n")
 	}
-	h.lines, h.key = strings.Split(text, "\n"), k
+	h.lines, h.key = strings.Split(out, "\n"), k
 	return h.lines
 }
 

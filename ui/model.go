@@ -41,6 +41,9 @@ import (
 	"github.com/vkwatch/vkwatch/source/inert"
 	"github.com/vkwatch/vkwatch/source/roll"
 	"github.com/vkwatch/vkwatch/source/store"
+	"github.com/vkwatch/vkwatch/ui/plot"
+	"github.com/vkwatch/vkwatch/ui/style"
+	"github.com/vkwatch/vkwatch/ui/text"
 )
 
 // Defaults for Config fields left zero.
@@ -177,7 +180,7 @@ type layout struct {
 // value-passing Update wants and keeps Update from copying chart buffers.
 type Model struct {
 	cfg   Config
-	st    *styles
+	st    *style.Styles
 	keys  keyMap // the model's own keys; each view has its own
 	prog  progress.Model
 	store *store.Store // every node's history: what panes and views draw
@@ -204,7 +207,7 @@ type Model struct {
 	// a metric has one scale across panes, so idle and loaded compare.
 	perPane bool
 	// holds keep the panes' scale tops between frames (scale.go).
-	holds scaleHolds
+	holds plot.Holds
 
 	// confirm is the key (b, B, a, A) whose fork was held back by a
 	// memory warning, x for a save cancel waiting to be confirmed, or B
@@ -240,7 +243,7 @@ func New(cfg Config) Model {
 		t := cfg.Topology.Inert()
 		cfg.Topology = &t
 	}
-	st := newStyles(cfg.ASCII)
+	st := plot.Styles(cfg.ASCII)
 	m := Model{
 		cfg:  cfg,
 		st:   &st,
@@ -253,9 +256,9 @@ func New(cfg Config) Model {
 		height:      24,
 		readOnlyWhy: "--read-only",
 		stack:       viewStack{viewPanes},
-		holds:       scaleHolds{},
+		holds:       plot.Holds{},
 	}
-	m.store = store.New(store.Config{Keep: cfg.History, Columns: metricColumns()})
+	m.store = store.New(store.Config{Keep: cfg.History, Columns: plot.StoreColumns()})
 	m.byID = make(map[source.NodeID]*pane, len(cfg.Nodes))
 	for _, n := range cfg.Nodes {
 		m.paneFor(n.ID, n.Addr)
@@ -413,7 +416,7 @@ func (m *Model) keepFor() time.Duration {
 	}
 	for _, w := range widths {
 		if w > 0 {
-			keep = max(keep, time.Duration(w)*bucketOf(m.cfg.History, m.cfg.Interval, w))
+			keep = max(keep, time.Duration(w)*plot.BucketOf(m.cfg.History, m.cfg.Interval, w))
 		}
 	}
 	return keep + m.cfg.IdleInterval*4
@@ -434,16 +437,16 @@ func (m *Model) refresh() {
 	if m.stack.base() == viewFleet && !covered {
 		m.fleet.refresh(m.st, m.store, now, m.cfg.History, m.cadence(), m.perPane)
 	}
-	cols := make([]*columns, len(m.shown))
+	cols := make([]*plot.Columns, len(m.shown))
 	for i, p := range m.shown {
 		views[i] = m.store.View(p.id)
 		p.sync(views[i], now, m.cfg.History, m.cadence())
-		cols[i] = &p.columns
+		cols[i] = &p.Columns
 	}
 	if !covered {
 		// Each pane's scale tops, shared by the panes unless per pane:
 		// the same memory draws at the same height in every pane.
-		tops := scaleTops(cols, nil, m.perPane, m.holds, now)
+		tops := plot.ScaleTops(cols, nil, m.perPane, m.holds, now)
 		for i, p := range m.shown {
 			if m.lay.mode != layoutSingle || i == m.focus {
 				p.drawCharts(m.st, views[i], now, tops[i])
@@ -572,12 +575,12 @@ func (m *Model) tooSmall() string {
 	// Cut each line to the terminal: Place cannot shrink what is wider.
 	lines := strings.Split(msg, "\n")
 	for i, l := range lines {
-		lines[i] = fitLine(l, m.width)
+		lines[i] = text.FitLine(l, m.width)
 	}
 	frame := lipgloss.Place(m.width, m.height, lipgloss.Center, lipgloss.Center,
-		m.st.tooSmall.Render(strings.Join(lines, "\n")))
+		m.st.TooSmall.Render(strings.Join(lines, "\n")))
 	if m.cfg.ASCII {
-		frame = asciiFrame(frame)
+		frame = style.ASCIIFrame(frame)
 	}
 	return frame
 }
@@ -592,7 +595,7 @@ func (m *Model) finish(b *strings.Builder, c *viewCtx) {
 	}
 	m.view = b.String()
 	if m.cfg.ASCII {
-		m.view = asciiFrame(m.view)
+		m.view = style.ASCIIFrame(m.view)
 	}
 }
 
@@ -614,49 +617,49 @@ func (m *Model) setStatus(s string) {
 // topLine is the title, the banner and the marks that change what the panes
 // mean: paused, or only one of two panes shown.
 func (m *Model) topLine() string {
-	left := m.st.top.r("vkwatch")
+	left := m.st.Top.R("vkwatch")
 	if m.fleet != nil {
-		left += m.st.dim.r(" · ") + m.st.banner.r(m.fleet.title())
+		left += m.st.Dim.R(" · ") + m.st.Banner.R(m.fleet.title())
 	}
 	if m.cfg.Banner != "" {
-		left += m.st.dim.r(" · ") + m.st.banner.r(m.cfg.Banner)
+		left += m.st.Dim.R(" · ") + m.st.Banner.R(m.cfg.Banner)
 	}
 	if m.fleet == nil {
 		// The fleet view says it in its PING line, from the topology.
-		left += m.st.dim.r(" · " + samplingNote(m.cfg.IdleInterval, m.cfg.Interval, "while saving"))
+		left += m.st.Dim.R(" · " + text.SamplingNote(m.cfg.IdleInterval, m.cfg.Interval, "while saving"))
 	}
 	var right []string
 	if m.status != "" {
-		right = append(right, m.st.banner.r(m.status))
+		right = append(right, m.st.Banner.R(m.status))
 	}
 	if !m.stack.covered() {
 		if m.lay.mode == layoutSingle && len(m.shown) > 1 {
-			right = append(right, m.st.dim.r(fmt.Sprintf("pane %d/%d, tab switches", m.focus+1, len(m.shown))))
+			right = append(right, m.st.Dim.R(fmt.Sprintf("pane %d/%d, tab switches", m.focus+1, len(m.shown))))
 		}
 		if m.stack.base() == viewPanes {
 			right = append(right, m.scaleMark()) // the fleet view says it in its own line
 		}
 	}
 	if m.paused {
-		right = append(right, m.st.paused.r(" PAUSED at "+m.pausedAt.Format("15:04:05")+" · p resumes "))
+		right = append(right, m.st.Paused.R(" PAUSED at "+m.pausedAt.Format("15:04:05")+" · p resumes "))
 	}
 	r := strings.Join(right, "  ")
 	rw := lipgloss.Width(r)
 	// The marks on the right say what the panes mean (paused, which pane,
 	// playback): cut the banner before them.
 	if room := m.width - rw - 1; room >= 10 && lipgloss.Width(left) > room {
-		left = fitLine(left, room)
+		left = text.FitLine(left, room)
 	}
 	gap := max(m.width-lipgloss.Width(left)-rw, 1)
-	return fitLine(left+strings.Repeat(" ", gap)+r, m.width)
+	return text.FitLine(left+strings.Repeat(" ", gap)+r, m.width)
 }
 
 // scaleMark says which scales are in force.
 func (m *Model) scaleMark() string {
 	if m.perPane {
-		return m.st.warn.r("scales per pane") + m.st.dim.r(" (s: shared)")
+		return m.st.Warn.R("scales per pane") + m.st.Dim.R(" (s: shared)")
 	}
-	return m.st.value.r("scales shared") + m.st.dim.r(" (s: per pane)")
+	return m.st.Value.R("scales shared") + m.st.Dim.R(" (s: per pane)")
 }
 
 // footerLine renders the latest command answers and notes on one line.
@@ -665,14 +668,14 @@ func (m *Model) footerLine() string {
 	for _, e := range m.footer {
 		switch e.kind {
 		case footNote:
-			parts = append(parts, m.st.dim.r(e.text))
+			parts = append(parts, m.st.Dim.R(e.text))
 		case footOK:
-			parts = append(parts, m.st.ok.r(e.text))
+			parts = append(parts, m.st.OK.R(e.text))
 		case footErr:
-			parts = append(parts, m.st.err.r(e.text))
+			parts = append(parts, m.st.Err.R(e.text))
 		}
 	}
-	return fitLine(strings.Join(parts, m.st.dim.r("  │  ")), m.width)
+	return text.FitLine(strings.Join(parts, m.st.Dim.R("  │  ")), m.width)
 }
 
 // onKey handles a key press. Every key first clears the footer: an answer

@@ -11,6 +11,9 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/store"
 	"github.com/vkwatch/vkwatch/ui/chart"
+	"github.com/vkwatch/vkwatch/ui/plot"
+	"github.com/vkwatch/vkwatch/ui/style"
+	"github.com/vkwatch/vkwatch/ui/text"
 )
 
 // A pane is one server's box: what it is and how it is connected in the
@@ -59,39 +62,39 @@ func formFor(iw, ih int) paneForm {
 	}
 	f.ok = true
 	avail := ih - fullText - 1
-	if avail < 3*len(metrics) {
+	if avail < 3*len(plot.Charts) {
 		f.compact = true
 		avail = ih - compactText - 1
 	}
-	n := min(len(metrics), avail)
-	byRank := make([]int, len(metrics))
+	n := min(len(plot.Charts), avail)
+	byRank := make([]int, len(plot.Charts))
 	for i := range byRank {
 		byRank[i] = i
 	}
 	// Few entries: an insertion sort by rank keeps this allocation-light.
 	for i := 1; i < len(byRank); i++ {
-		for j := i; j > 0 && metrics[byRank[j]].rank < metrics[byRank[j-1]].rank; j-- {
+		for j := i; j > 0 && plot.Charts[byRank[j]].Rank < plot.Charts[byRank[j-1]].Rank; j-- {
 			byRank[j], byRank[j-1] = byRank[j-1], byRank[j]
 		}
 	}
-	keep := make([]bool, len(metrics))
+	keep := make([]bool, len(plot.Charts))
 	weight := 0
 	for _, i := range byRank[:n] {
 		keep[i] = true
-		weight += metrics[i].weight
+		weight += plot.Charts[i].Weight
 	}
 	// One row each, the rest by weight, what is left over by rank.
-	rows := make([]int, len(metrics))
+	rows := make([]int, len(plot.Charts))
 	left := avail - n
 	for _, i := range byRank[:n] {
-		rows[i] = 1 + (avail-n)*metrics[i].weight/weight
+		rows[i] = 1 + (avail-n)*plot.Charts[i].Weight/weight
 		left -= rows[i] - 1
 	}
 	for k := 0; left > 0; k = (k + 1) % n {
 		rows[byRank[k]]++
 		left--
 	}
-	for i := range metrics {
+	for i := range plot.Charts {
 		if keep[i] {
 			f.charts, f.rows = append(f.charts, i), append(f.rows, rows[i])
 		}
@@ -109,9 +112,9 @@ type pane struct {
 	width, height int
 	form          paneForm
 
-	columns
+	plot.Columns
 
-	plotSet
+	plot.PlotSet
 	plots  [][]string // per metric: styled plot and scale, one per row
 	marks  string     // styled marker row
 	marksM bool       // a slot migration's fork is in the marker row
@@ -124,17 +127,9 @@ type pane struct {
 	boxOK    bool
 }
 
-// colsKey is what the columns were computed from.
-type colsKey struct {
-	version uint64
-	right   int64 // the right edge, in sub-columns
-	plotW   int
-	sub     time.Duration
-}
-
 // chartKey is what the charts were drawn for.
 type chartKey struct {
-	cols colsKey
+	cols plot.ColsKey
 	tops string // the scale tops, joined
 }
 
@@ -148,29 +143,8 @@ type boxKey struct {
 }
 
 func newPane(index int, id source.NodeID, addr string) *pane {
-	n := len(metrics)
-	return &pane{index: index, id: id, addr: addr, columns: newColumns(), plots: make([][]string, n)}
-}
-
-// columns are a node's chart columns, per metric, from the store's
-// points: two per cell for braille lines, and one per cell for bars,
-// with the largest value in the window. A pane keeps one set, a fleet
-// row another (narrower): both from the same store.
-type columns struct {
-	sub, cells []chart.Series
-	peak       []float64 // the largest value in the window, per metric
-	peakOK     []bool
-	colsFor    colsKey
-	colsOK     bool
-	buckets    buckets
-	// dirty says a metric's columns changed since its chart was drawn.
-	dirty []bool
-}
-
-func newColumns() columns {
-	n := len(metrics)
-	return columns{sub: make([]chart.Series, n), cells: make([]chart.Series, n),
-		peak: make([]float64, n), peakOK: make([]bool, n), dirty: make([]bool, n)}
+	n := len(plot.Charts)
+	return &pane{index: index, id: id, addr: addr, Columns: plot.NewColumns(), plots: make([][]string, n)}
 }
 
 // SetSize gives the pane its box size and lays it out.
@@ -180,200 +154,32 @@ func (p *pane) SetSize(w, h int) {
 	}
 	p.width, p.height = w, h
 	p.form = formFor(w-paneChrome, h-2)
-	p.colsOK, p.drawOK, p.boxOK = false, false, false
-}
-
-// bucketOf is the time one cell covers for a window drawn plotW cells
-// wide: never shorter than the sampling interval, or cells between
-// samples would stay empty.
-func bucketOf(window, interval time.Duration, plotW int) time.Duration {
-	dt := window / time.Duration(max(plotW, 1))
-	return max(dt, interval, 2*time.Millisecond)
+	p.Invalidate()
+	p.drawOK, p.boxOK = false, false
 }
 
 // sync brings the chart columns up to date with the view, and the
 // largest value in the window of each metric. When only new samples came
 // (the right edge is in the same column), only they are added; otherwise
 // every column is computed again.
-func (p *pane) sync(v store.View, now, window time.Duration, c cadence) {
+func (p *pane) sync(v store.View, now, window time.Duration, c plot.Cadence) {
 	if !p.form.ok {
 		return
 	}
-	p.fill(v, now, window, c, p.form.plotW)
+	p.Fill(v, now, window, c, p.form.plotW)
 }
 
-// cadence is how often samples come: every interval at most (the finest
-// column), every rest at least while the server answers (a longer hole
-// breaks the line).
-type cadence struct{ interval, rest time.Duration }
-
-func (m *Model) cadence() cadence { return cadence{m.cfg.Interval, m.cfg.IdleInterval} }
-
-// fill brings the columns up to date with the view for charts w cells
-// wide (see pane.sync).
-func (p *columns) fill(v store.View, now, window time.Duration, c cadence, w int) {
-	sub := bucketOf(window, c.interval, w) / 2
-	k := colsKey{version: v.Version, right: int64(now / sub), plotW: w, sub: sub}
-	if p.colsOK && k == p.colsFor {
-		return
-	}
-	b := &p.buckets
-	pts := v.Points
-	same := p.colsOK && k.plotW == p.colsFor.plotW && k.sub == p.colsFor.sub
-	if d := k.right - p.colsFor.right; same && d > 0 && d < int64(b.n) && b.holds(pts) {
-		// The right edge moved on by d columns: the columns keep what
-		// fell in them, so they move left rather than being computed
-		// again from every sample (a hundred rows do this every few
-		// seconds), and the samples after the last one added follow.
-		for i := range p.sub {
-			p.sub[i].Shift(int(d))
-			p.dirty[i] = true
-		}
-		b.prevCol -= int(d)
-		same = true
-	} else {
-		same = same && k.right == p.colsFor.right
-	}
-	if same {
-		// The same columns: add the samples after the last one added.
-		i := pts.Len()
-		for i > 0 && (!b.hasPrev || pts.Offsets[i-1] > b.prevOff) {
-			i--
-		}
-		for ; i < pts.Len(); i++ {
-			b.add(p.sub, p.dirty, pts, i, now)
-		}
-	} else {
-		b.reset(2*w, sub, c.rest)
-		for i := range p.sub {
-			p.sub[i].Reset(b.n)
-		}
-		for i := range pts.Len() {
-			b.add(p.sub, p.dirty, pts, i, now)
-		}
-		for i := range p.dirty {
-			p.dirty[i] = true
-		}
-	}
-	p.colsFor, p.colsOK = k, true
-	for i, mt := range metrics {
-		if mt.draw == drawBars {
-			pairs(&p.cells[i], &p.sub[i], w)
-		}
-		p.peak[i], p.peakOK[i] = p.sub[i].Max()
-	}
-}
-
-// buckets puts samples into n columns of dt each, the last one ending at
-// now: each column holds the largest value that fell in it, so a short
-// spike is never averaged away, and the columns of two panes line up. A
-// column a late sample left empty takes the value before it; a hole of
-// more than three intervals at rest (a disconnection) stays blank and
-// breaks the line.
-type buckets struct {
-	n            int
-	dt, interval time.Duration
-	// The last sample added: its offset, column and values (the series
-	// it came from may have dropped it since).
-	hasPrev bool
-	prevOff time.Duration
-	prevCol int
-	prevV   []float64 // per metric
-	prevOK  []bool
-}
-
-// reset empties the buckets for n columns of dt, keeping their arrays.
-func (b *buckets) reset(n int, dt, interval time.Duration) {
-	v, ok := b.prevV, b.prevOK
-	if v == nil {
-		v, ok = make([]float64, len(metrics)), make([]bool, len(metrics))
-	}
-	*b = buckets{n: n, dt: dt, interval: interval, prevV: v, prevOK: ok}
-}
-
-// add puts sample i of pts, newer than the last one added, into out, and
-// marks the metrics whose columns it changed.
-func (b *buckets) add(out []chart.Series, dirty []bool, pts store.Series, i int, now time.Duration) {
-	off := pts.Offsets[i]
-	col := column(off, now, b.dt, b.n)
-	if col >= b.n || off > now {
-		// Newer than a frozen (paused) right edge: the edge's column
-		// spans past now, and samples after the pause stay out.
-		return
-	}
-	hole := b.hasPrev && off-b.prevOff > 3*b.interval
-	for m := range metrics {
-		o := &out[m]
-		v, ok := pts.Value(m, i)
-		if col >= 0 {
-			if ok && (!o.OK[col] || v > o.V[col]) {
-				o.V[col], o.OK[col], dirty[m] = v, true, true
-			}
-			if hole && !o.Brk[col] {
-				o.Brk[col], dirty[m] = true, true
-			}
-		}
-		if b.hasPrev && !hole && col > b.prevCol+1 && b.prevOK[m] {
-			for k := max(b.prevCol+1, 0); k < col && k < b.n; k++ {
-				if !o.OK[k] {
-					o.V[k], o.OK[k], dirty[m] = b.prevV[m], true, true
-				}
-			}
-		}
-		b.prevV[m], b.prevOK[m] = v, ok
-	}
-	b.hasPrev, b.prevOff, b.prevCol = true, off, col
-}
-
-// holds reports whether pts still holds the last sample added, with the
-// same values (or none was added): the points only grew since, so the
-// columns can be carried over. After the store's Reset (a replay seeking)
-// they are computed again.
-func (b *buckets) holds(pts store.Series) bool {
-	if !b.hasPrev {
-		return true
-	}
-	for i := pts.Len() - 1; i >= 0 && pts.Offsets[i] >= b.prevOff; i-- {
-		if pts.Offsets[i] != b.prevOff {
-			continue
-		}
-		for m := range metrics {
-			if v, ok := pts.Value(m, i); ok != b.prevOK[m] || (ok && v != b.prevV[m]) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
-}
-
-// column is the column time t falls in, of n columns of dt each, the last
-// one ending at now: n-1 at now, negative before the first, n or more
-// after now.
-func column(t, now, dt time.Duration, n int) int {
-	return n - 1 - int(int64(now/dt)-int64(t/dt))
-}
-
-// pairs folds two braille columns per cell into one column per cell for
-// bars: the larger of the two.
-func pairs(dst, src *chart.Series, w int) {
-	dst.Reset(w)
-	for k := range w {
-		for _, j := range []int{2 * k, 2*k + 1} {
-			if j < len(src.V) && src.OK[j] && (!dst.OK[k] || src.V[j] > dst.V[k]) {
-				dst.V[k], dst.OK[k] = src.V[j], true
-			}
-		}
-	}
+func (m *Model) cadence() plot.Cadence {
+	return plot.Cadence{Interval: m.cfg.Interval, Rest: m.cfg.IdleInterval}
 }
 
 // drawCharts draws the shown charts with their scales (tops per metric)
 // and the marker row, when anything they show changed.
-func (p *pane) drawCharts(st *styles, v store.View, now time.Duration, tops []float64) {
+func (p *pane) drawCharts(st *style.Styles, v store.View, now time.Duration, tops []float64) {
 	if !p.form.ok {
 		return
 	}
-	k := chartKey{cols: p.colsFor, tops: topsKey(tops)}
+	k := chartKey{cols: p.For(), tops: topsKey(tops)}
 	if p.drawOK && k == p.drawn {
 		return
 	}
@@ -383,39 +189,39 @@ func (p *pane) drawCharts(st *styles, v store.View, now time.Duration, tops []fl
 	p.gen++
 	w := p.form.plotW
 	for j, i := range p.form.charts {
-		if plot, ok := p.plotSet.draw(&p.columns, i, w, p.form.rows[j], tops[i], redrawAll, st.ascii); ok {
-			p.plots[i] = scaled(st, i, plot, tops[i], p.plots[i])
+		if drawn, ok := p.PlotSet.Draw(&p.Columns, i, w, p.form.rows[j], tops[i], redrawAll, st.ASCII); ok {
+			p.plots[i] = scaled(st, i, drawn, tops[i], p.plots[i])
 		}
 	}
-	p.marks = drawMarks(st, now, 2*p.colsFor.sub, w, v.Spans, v.Gaps)
+	p.marks = drawMarks(st, now, 2*p.For().Sub, w, v.Spans, v.Gaps)
 	p.marksM = strings.ContainsRune(ansi.Strip(p.marks), markMigration)
 }
 
 // scaled paints a chart's rows and puts its scale at their right: the
 // top on the first row, 0 on the last, and on a tall chart its half on
 // the row that draws it, all in the top's unit.
-func scaled(st *styles, i int, plot []string, top float64, out []string) []string {
-	rows := len(plot)
+func scaled(st *style.Styles, i int, drawn []string, top float64, out []string) []string {
+	rows := len(drawn)
 	out = out[:0]
 	mid := -1
 	if rows >= 5 {
 		mid = chart.RowOf(0.5, rows)
 	}
-	for y, row := range plot {
+	for y, row := range drawn {
 		tick, label := "│", ""
 		switch {
 		case math.IsNaN(top):
 			if y == 0 {
-				tick, label = "┤", na
+				tick, label = "┤", text.NA
 			}
 		case y == 0:
-			tick, label = "┤", metrics[i].unit.scaleText(top, top)
+			tick, label = "┤", plot.Charts[i].Unit.ScaleText(top, top)
 		case y == rows-1:
 			tick, label = "┤", "0"
 		case y == mid:
-			tick, label = "┤", metrics[i].unit.scaleText(top/2, top)
+			tick, label = "┤", plot.Charts[i].Unit.ScaleText(top/2, top)
 		}
-		out = append(out, st.series[i].r(row)+st.dim.r(tick)+st.label.r(fitRight(label, scaleW-1)))
+		out = append(out, st.Series[i].R(row)+st.Dim.R(tick)+st.Label.R(text.FitRight(label, scaleW-1)))
 	}
 	return out
 }
@@ -424,7 +230,7 @@ func scaled(st *styles, i int, plot []string, top float64, out []string) []strin
 func topsKey(tops []float64) string {
 	var b strings.Builder
 	for _, t := range tops {
-		b.WriteString(sig3(t))
+		b.WriteString(text.Sig3(t))
 		b.WriteByte(' ')
 	}
 	return b.String()
@@ -432,7 +238,7 @@ func topsKey(tops []float64) string {
 
 // box returns the pane's bordered box as lines, drawing it only when the
 // view, the charts or the geometry changed since the last time.
-func (p *pane) box(st *styles, prog progress.Model, v store.View, k boxKey) []string {
+func (p *pane) box(st *style.Styles, prog progress.Model, v store.View, k boxKey) []string {
 	k.version, k.gen, k.width, k.height = v.Version, p.gen, p.width, p.height
 	if p.boxOK && p.boxFor == k {
 		return p.boxLines
@@ -443,7 +249,7 @@ func (p *pane) box(st *styles, prog progress.Model, v store.View, k boxKey) []st
 }
 
 // render draws the whole pane box from the cached charts.
-func (p *pane) render(st *styles, prog progress.Model, v store.View, focused bool) []string {
+func (p *pane) render(st *style.Styles, prog progress.Model, v store.View, focused bool) []string {
 	f := &p.form
 	iw := p.width - paneChrome
 	s := v.Latest
@@ -455,7 +261,7 @@ func (p *pane) render(st *styles, prog progress.Model, v store.View, focused boo
 		case !running:
 			lines = append(lines, forecastLine(st, v, true))
 		case v.Stuck != "":
-			lines = append(lines, st.err.r("⚠ stuck? ")+saveLine(st, prog, s, iw-9, true))
+			lines = append(lines, st.Err.R("⚠ stuck? ")+saveLine(st, prog, s, iw-9, true))
 		default:
 			lines = append(lines, saveLine(st, prog, s, iw, true))
 		}
@@ -473,20 +279,20 @@ func (p *pane) render(st *styles, prog progress.Model, v store.View, focused boo
 	}
 	fixed := make([]string, 0, p.height)
 	for j, i := range f.charts {
-		labels := chartLabels(st, i, s, f.rows[j], f.labelW, p.peak[i], p.peakOK[i])
+		labels := chartLabels(st, i, s, f.rows[j], f.labelW, p.Peak[i], p.PeakOK[i])
 		for y, row := range p.plots[i] {
 			fixed = append(fixed, labels[y]+row)
 		}
 	}
 	legend := markLegendFor(f.labelW, p.marksM)
-	fixed = append(fixed, padRight(st.dim.r(legend), f.labelW)+p.marks+strings.Repeat(" ", scaleW))
+	fixed = append(fixed, text.PadRight(st.Dim.R(legend), f.labelW)+p.marks+strings.Repeat(" ", scaleW))
 	top := title(st, p.addr, v)
-	axis := chart.AxisLine(f.plotW, chart.TimeTicks(f.plotW, 2*p.colsFor.sub), '─')
+	axis := chart.AxisLine(f.plotW, chart.TimeTicks(f.plotW, 2*p.For().Sub), '─')
 	return frame(st, lines, fixed, p.width, p.height, focused, top, f.labelW, axis)
 }
 
 // title is the top border's text: the server and what it runs.
-func title(st *styles, addr string, v store.View) string {
+func title(st *style.Styles, addr string, v store.View) string {
 	name, version, role := "", "", ""
 	if v.Identity != nil {
 		name, version, role = v.Identity.ServerName, v.Identity.Version, v.Identity.Role
@@ -502,40 +308,40 @@ func title(st *styles, addr string, v store.View) string {
 	if name == "" {
 		name = "redis" // Redis has no server_name field
 	}
-	return st.addr.r(addr) + st.dim.r(" · ") + st.value.r(name+" "+fmtOrNA(version)) +
-		st.dim.r(" · ") + st.value.r(fmtOrNA(role))
+	return st.Addr.R(addr) + st.Dim.R(" · ") + st.Value.R(name+" "+text.OrNA(version)) +
+		st.Dim.R(" · ") + st.Value.R(text.OrNA(role))
 }
 
 // chartLabels are the text left of a chart, one per row: its name and
 // value now (and its instrument's tag on a one-row chart), then the
 // instrument, the notes of the metric, and the largest value in the
 // window.
-func chartLabels(st *styles, i int, s *source.Sample, rows, width int, peak float64, peakOK bool) []string {
-	mt := &metrics[i]
+func chartLabels(st *style.Styles, i int, s *source.Sample, rows, width int, peak float64, peakOK bool) []string {
+	mt := &plot.Charts[i]
 	tag, long := "", ""
 	if s != nil {
-		tag, long = mt.from(s)
+		tag, long = mt.From(s)
 	}
 	valW := width - 11
 	if rows == 1 && tag != "" {
 		valW -= 5
 	}
-	main := st.series[i].r(padRight(mt.label, 9)) + " " + st.value.r(fitRight(mt.currentText(s), valW))
+	main := st.Series[i].R(text.PadRight(mt.Label, 9)) + " " + st.Value.R(text.FitRight(mt.CurrentText(s), valW))
 	if rows == 1 && tag != "" {
-		main += st.dim.r(" " + padRight(tag, 4))
+		main += st.Dim.R(" " + text.PadRight(tag, 4))
 	}
 	out := []string{main}
 	if long != "" {
-		out = append(out, st.dim.r(long))
+		out = append(out, st.Dim.R(long))
 	}
-	if s != nil && mt.notes != nil {
-		out = append(out, mt.notes(st, s)...)
+	if s != nil && mt.Notes != nil {
+		out = append(out, mt.Notes(st, s)...)
 	}
-	peakText := na
+	peakText := text.NA
 	if peakOK {
-		peakText = mt.unit.format(peak)
+		peakText = mt.Unit.Format(peak)
 	}
-	out = append(out, st.label.r("window max ")+st.value.r(peakText))
+	out = append(out, st.Label.R("window max ")+st.Value.R(peakText))
 	for len(out) < rows {
 		out = append(out, "")
 	}
@@ -544,7 +350,7 @@ func chartLabels(st *styles, i int, s *source.Sample, rows, width int, peak floa
 	// measured once (again only when cut): this runs for every row of
 	// every chart per frame.
 	for y, l := range out {
-		out[y] = fitCells(l, width-1) + " "
+		out[y] = text.FitCells(l, width-1) + " "
 	}
 	return out
 }
@@ -605,11 +411,11 @@ func kindMark(k source.SaveKind) rune {
 
 // drawMarks renders the marker row, w cells of dt each ending at now:
 // where saves ran and where the server was unreachable.
-func drawMarks(st *styles, now, dt time.Duration, w int, spans []store.Span, gaps []store.Gap) string {
+func drawMarks(st *style.Styles, now, dt time.Duration, w int, spans []store.Span, gaps []store.Gap) string {
 	if dt <= 0 || w <= 0 {
 		return ""
 	}
-	col := func(t time.Duration) int { return column(t, now, dt, w) }
+	col := func(t time.Duration) int { return plot.Column(t, now, dt, w) }
 	row := make([]rune, w)
 	for i := range row {
 		row[i] = markNone
@@ -655,9 +461,9 @@ func drawMarks(st *styles, now, dt time.Duration, w int, spans []store.Span, gap
 		seg := string(row[start:k])
 		switch class(row[start]) {
 		case 1:
-			seg = st.gap.r(seg)
+			seg = st.Gap.R(seg)
 		case 2:
-			seg = st.markers.r(seg)
+			seg = st.Markers.R(seg)
 		}
 		out.WriteString(seg)
 		start = k

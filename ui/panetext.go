@@ -11,6 +11,9 @@ import (
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/store"
+	"github.com/vkwatch/vkwatch/ui/plot"
+	"github.com/vkwatch/vkwatch/ui/style"
+	"github.com/vkwatch/vkwatch/ui/text"
 )
 
 // The text lines of a pane: its state, the running save, the last save.
@@ -18,55 +21,55 @@ import (
 // stateLine says how the server is connected, how its PINGs went over the
 // last 10 s and how it saves, in width cells: the PING's p50, then how it
 // saves, then its max go first where they do not fit.
-func stateLine(st *styles, v store.View, width int) string {
+func stateLine(st *style.Styles, v store.View, width int) string {
 	var conn string
 	switch v.State {
 	case store.Connecting:
-		conn = st.warn.r("connecting…")
+		conn = st.Warn.R("connecting…")
 	case store.Connected:
-		conn = st.ok.r("connected")
+		conn = st.OK.R("connected")
 	case store.Disconnected:
-		conn = st.err.r("✗ disconnected: " + fmtOrNA(v.Reason) + ", retrying")
+		conn = st.Err.R("✗ disconnected: " + text.OrNA(v.Reason) + ", retrying")
 	}
 	s := v.Latest
-	parts := []part{{conn + st.dim.r(" · ") + st.series[pingMetric].r("ping 10s"), 0}}
+	parts := []text.Part{{Text: conn + st.Dim.R(" · ") + st.Series[plot.PingChart].R("ping 10s")}}
 	if s == nil || s.Ping10s.Count == 0 {
-		parts = append(parts, part{st.value.r(na), 0})
+		parts = append(parts, text.Part{Text: st.Value.R(text.NA)})
 		if s != nil && s.Ping.InFlight > 0 {
-			parts = append(parts, part{st.warn.r("in flight " + fmtLatency(s.Ping.InFlight)), 0})
+			parts = append(parts, text.Part{Text: st.Warn.R("in flight " + text.Latency(s.Ping.InFlight))})
 		}
 	} else {
 		l := s.Ping10s
-		parts = append(parts, part{st.label.r("p50 ") + st.value.r(fmtLatency(l.P50)), 3},
-			part{st.label.r("p99 ") + st.value.r(fmtLatency(l.P99)), 0},
-			part{st.label.r("max ") + st.value.r(fmtLatency(l.Max)), 1})
+		parts = append(parts, text.Part{Text: st.Label.R("p50 ") + st.Value.R(text.Latency(l.P50)), Rank: 3},
+			text.Part{Text: st.Label.R("p99 ") + st.Value.R(text.Latency(l.P99))},
+			text.Part{Text: st.Label.R("max ") + st.Value.R(text.Latency(l.Max)), Rank: 1})
 		// The PING in flight now (the sample's, in Ping).
 		if s.Ping.InFlight > l.Max {
-			parts = append(parts, part{st.warn.r("in flight " + fmtLatency(s.Ping.InFlight)), 0})
+			parts = append(parts, text.Part{Text: st.Warn.R("in flight " + text.Latency(s.Ping.InFlight))})
 		}
 	}
-	parts = append(parts, part{st.dim.r("·") + " " + saveMethod(st, s), 2})
-	return fitParts(width, " ", parts...)
+	parts = append(parts, text.Part{Text: st.Dim.R("·") + " " + saveMethod(st, s), Rank: 2})
+	return text.FitParts(width, " ", parts...)
 }
 
 // saveMethod says how the server saves: bgsave-default-method and
 // whether it could save forkless (forkless-infrastructure-enabled), or,
 // on a server without them (Redis, Valkey before 9.2), that it saves by
 // fork only.
-func saveMethod(st *styles, s *source.Sample) string {
+func saveMethod(st *style.Styles, s *source.Sample) string {
 	switch {
 	case s == nil:
-		return st.label.r("save method ") + st.value.r(na)
+		return st.Label.R("save method ") + st.Value.R(text.NA)
 	case s.Config.Err != "":
-		return st.label.r("save method ") + st.value.r(na) + st.warn.r(" (CONFIG GET: "+s.Config.Err+")")
+		return st.Label.R("save method ") + st.Value.R(text.NA) + st.Warn.R(" (CONFIG GET: "+s.Config.Err+")")
 	case s.Config.Method == "" && !s.Config.ForklessInfra.OK:
-		return st.label.r("saves by ") + st.value.r("fork") + st.label.r(" only")
+		return st.Label.R("saves by ") + st.Value.R("fork") + st.Label.R(" only")
 	case s.Config.Method == "forkless":
-		return st.label.r("saves ") + st.value.r("forkless")
+		return st.Label.R("saves ") + st.Value.R("forkless")
 	}
-	out := st.label.r("saves by ") + st.value.r(fmtOrNA(s.Config.Method))
+	out := st.Label.R("saves by ") + st.Value.R(text.OrNA(s.Config.Method))
 	if on, ok := s.Config.ForklessInfra.Get(); ok && on {
-		out += st.label.r(" (forkless ready)")
+		out += st.Label.R(" (forkless ready)")
 	}
 	return out
 }
@@ -76,7 +79,7 @@ func saveMethod(st *styles, s *source.Sample) string {
 func fmtTrigger(t source.Trigger) string {
 	switch {
 	case t.Kind == "":
-		return na
+		return text.NA
 	case t.Detail == "" || t.Kind == source.TriggerUser:
 		// vkwatch's own command is the save's kind already.
 		return string(t.Kind)
@@ -88,40 +91,40 @@ func fmtTrigger(t source.Trigger) string {
 
 // saveLine is the running save's facts. In a compact pane the progress
 // bar follows on the same line, in the width left.
-func saveLine(st *styles, prog progress.Model, s *source.Sample, width int, compact bool) string {
+func saveLine(st *style.Styles, prog progress.Model, s *source.Sample, width int, compact bool) string {
 	if s == nil || s.Save == nil {
-		return st.label.r("save ") + st.dim.r("none running")
+		return st.Label.R("save ") + st.Dim.R("none running")
 	}
 	sv := s.Save
 	frac, fok := sv.Fraction().Get()
-	pct := na
+	pct := text.NA
 	switch {
 	case fok:
 		pct = fmt.Sprintf("%.1f%%", frac*100)
 	case sv.Kind == source.SaveForklessSync:
 		pct = "" // no total: keysText says so
 	}
-	kind := st.warn.r("▶ "+string(sv.Kind)) + forcedFork(st, s)
-	head := kind + st.label.r(" by ") + st.value.r(fmtTrigger(sv.Trigger))
+	kind := st.Warn.R("▶ "+string(sv.Kind)) + forcedFork(st, s)
+	head := kind + st.Label.R(" by ") + st.Value.R(fmtTrigger(sv.Trigger))
 	if compact {
 		// The bar between the percentage and the ETA, in the room the
 		// rest leaves; the key counts last, cut first.
 		eta := " " + etaText(st, sv)
-		keys := st.label.r(" keys ") + st.value.r(keysText(sv))
+		keys := st.Label.R(" keys ") + st.Value.R(keysText(sv))
 		// A full sync's output buffer before the keys: the host pays
 		// it, the keys only say how far. Room for it comes from the
 		// trigger's detail (which replica: the full pane says) and the
 		// bar (the percentage stays).
 		rb := replBufText(st, s, true)
 		if rb != "" {
-			eta += st.label.r(" ") + rb
-			head = kind + st.label.r(" by ") + st.value.r(string(sv.Trigger.Kind))
+			eta += st.Label.R(" ") + rb
+			head = kind + st.Label.R(" by ") + st.Value.R(string(sv.Trigger.Kind))
 		}
-		left := head + st.label.r(" ") + st.value.r(pct)
+		left := head + st.Label.R(" ") + st.Value.R(pct)
 		if lipgloss.Width(left+eta) > width {
 			// No room for the trigger's detail: the full pane says it.
-			left = st.warn.r("▶ "+string(sv.Kind)) + st.label.r(" by ") + st.value.r(string(sv.Trigger.Kind)) +
-				st.label.r(" ") + st.value.r(pct)
+			left = st.Warn.R("▶ "+string(sv.Kind)) + st.Label.R(" by ") + st.Value.R(string(sv.Trigger.Kind)) +
+				st.Label.R(" ") + st.Value.R(pct)
 		}
 		if room := width - lipgloss.Width(left+eta) - 1; fok && room >= 6 && rb == "" {
 			prog.Width = min(room, 30)
@@ -137,36 +140,36 @@ func saveLine(st *styles, prog progress.Model, s *source.Sample, width int, comp
 	// trigger's detail; the percentage, the ETA (or the phase) and the
 	// copy-on-write stay.
 	eta := etaText(st, sv)
-	cow := st.label.r("cow ") + st.value.r(liveCOW(s))
-	if lipgloss.Width(head+st.value.r(pct)+eta+cow)+6 > width {
-		head = kind + st.label.r(" by ") + st.value.r(string(sv.Trigger.Kind))
+	cow := st.Label.R("cow ") + st.Value.R(liveCOW(s))
+	if lipgloss.Width(head+st.Value.R(pct)+eta+cow)+6 > width {
+		head = kind + st.Label.R(" by ") + st.Value.R(string(sv.Trigger.Kind))
 	}
-	return fitParts(width, "  ", part{head, 0},
-		part{st.label.r("keys ") + st.value.r(keysText(sv)), 5},
-		part{st.value.r(pct), 0}, part{st.label.r("elapsed ") + st.value.r(fmtElapsed(sv.Elapsed)), 4},
-		part{eta, 0}, part{cow, 1}, part{blockedNow(st, s), 2}, part{aofWaiting(st, s), 2},
-		part{replBufText(st, s, false), 3})
+	return text.FitParts(width, "  ", text.Part{Text: head},
+		text.Part{Text: st.Label.R("keys ") + st.Value.R(keysText(sv)), Rank: 5},
+		text.Part{Text: st.Value.R(pct)}, text.Part{Text: st.Label.R("elapsed ") + st.Value.R(text.Elapsed(sv.Elapsed)), Rank: 4},
+		text.Part{Text: eta}, text.Part{Text: cow, Rank: 1}, text.Part{Text: blockedNow(st, s), Rank: 2}, text.Part{Text: aofWaiting(st, s), Rank: 2},
+		text.Part{Text: replBufText(st, s, false), Rank: 3})
 }
 
 // etaText is a running save's ETA, or the phase it is in where it has
 // none (starting, writing its file, stopping after a cancel): never an
 // ETA below zero, nor a missing one without saying why.
-func etaText(st *styles, sv *source.SaveProgress) string {
+func etaText(st *style.Styles, sv *source.SaveProgress) string {
 	switch {
 	case sv.Phase != "":
-		return st.warn.r(sv.Phase)
+		return st.Warn.R(sv.Phase)
 	case sv.Kind == source.SaveForklessSync:
-		return st.dim.r("no ETA (a sync has no total)")
+		return st.Dim.R("no ETA (a sync has no total)")
 	}
-	return st.label.r("ETA ") + st.value.r(fmtOptElapsed(sv.ETA))
+	return st.Label.R("ETA ") + st.Value.R(text.OptElapsed(sv.ETA))
 }
 
 // keysText is a save's keys processed of its total; a sync has no total.
 func keysText(sv *source.SaveProgress) string {
 	if sv.Kind == source.SaveForklessSync {
-		return fmtOptCount(sv.Processed) + " (a sync: no total)"
+		return text.OptCount(sv.Processed) + " (a sync: no total)"
 	}
-	return fmtOptCount(sv.Processed) + "/" + fmtOptCount(sv.Total)
+	return text.OptCount(sv.Processed) + "/" + text.OptCount(sv.Total)
 }
 
 // liveCOW is the running save's copy-on-write: none for a forkless save
@@ -175,50 +178,50 @@ func liveCOW(s *source.Sample) string {
 	if s.Save != nil && s.Save.Kind.Method() == "forkless" {
 		return "none (no child)"
 	}
-	return fmtOptBytes(s.COW)
+	return text.OptBytes(s.COW)
 }
 
 // forcedFork calls out a fork while bgsave-default-method is forkless.
-func forcedFork(st *styles, s *source.Sample) string {
+func forcedFork(st *style.Styles, s *source.Sample) string {
 	if s != nil && source.ForcedFork(s) {
-		return st.warn.r(" ⚠ forked, method forkless")
+		return st.Warn.R(" ⚠ forked, method forkless")
 	}
 	return ""
 }
 
 // blockedNow is blocked_clients during a save: the writers a forkless
 // save holds up (and any BLPOP); nothing where it was not read.
-func blockedNow(st *styles, s *source.Sample) string {
+func blockedNow(st *style.Styles, s *source.Sample) string {
 	if v, ok := s.Info.BlockedClients.Get(); ok {
-		return st.label.r("blocked clients ") + st.value.r(fmt.Sprint(v))
+		return st.Label.R("blocked clients ") + st.Value.R(fmt.Sprint(v))
 	}
 	return ""
 }
 
 // aofWaiting says an AOF rewrite waits for the running save
 // (aof_rewrite_scheduled): it runs when the save ends.
-func aofWaiting(st *styles, s *source.Sample) string {
+func aofWaiting(st *style.Styles, s *source.Sample) string {
 	if s.Info.AOFRewriteScheduled.V == 1 && s.Save != nil && s.Save.Kind != source.SaveAOF {
-		return st.warn.r("AOF rewrite waiting")
+		return st.Warn.R("AOF rewrite waiting")
 	}
 	return ""
 }
 
 // saveBar is the running save's progress bar, or, while none runs, how to
 // start one.
-func saveBar(st *styles, prog progress.Model, s *source.Sample, width int, inFleet bool) string {
+func saveBar(st *style.Styles, prog progress.Model, s *source.Sample, width int, inFleet bool) string {
 	if s == nil || s.Save == nil {
 		if inFleet {
-			return st.dim.r("  b saves this server; B in the fleet view (esc) saves the fleet node by node; c shows the saves' cost curves")
+			return st.Dim.R("  b saves this server; B in the fleet view (esc) saves the fleet node by node; c shows the saves' cost curves")
 		}
-		return st.dim.r("  b saves this server, B every server; c shows the saves' cost curves")
+		return st.Dim.R("  b saves this server, B every server; c shows the saves' cost curves")
 	}
 	frac, ok := s.Save.Fraction().Get()
 	switch {
 	case !ok && s.Save.Kind == source.SaveForklessSync:
-		return st.dim.r("a replica's full sync without a fork: keys sent, no total to measure them against")
+		return st.Dim.R("a replica's full sync without a fork: keys sent, no total to measure them against")
 	case !ok:
-		return st.dim.r("progress n/a: the server reports no key counts")
+		return st.Dim.R("progress n/a: the server reports no key counts")
 	}
 	prog.Width = width
 	return prog.ViewAs(frac)
@@ -233,108 +236,108 @@ func fmtPeakAt(r *source.SaveReport) string {
 }
 
 // reportStatus renders a report's status, readable without colour.
-func reportStatus(st *styles, r *source.SaveReport) string {
+func reportStatus(st *style.Styles, r *source.SaveReport) string {
 	switch r.Status {
 	case "":
 		if r.Kind == source.SaveForklessSync {
-			return st.dim.r("a sync: no status")
+			return st.Dim.R("a sync: no status")
 		}
-		return st.value.r(na)
+		return st.Value.R(text.NA)
 	case "ok":
-		return st.ok.r("ok")
+		return st.OK.R("ok")
 	case source.StatusCancelled:
 		// The user's own doing, not a failure of the server's.
-		return st.warn.r(source.StatusCancelled)
+		return st.Warn.R(source.StatusCancelled)
 	}
-	return st.err.r("✗ " + r.Status)
+	return st.Err.R("✗ " + r.Status)
 }
 
 // reportLines are the three lines of what the last save cost.
-func reportLines(st *styles, r *source.SaveReport) []string {
+func reportLines(st *style.Styles, r *source.SaveReport) []string {
 	if r == nil {
-		return []string{st.label.r("last save ") + st.dim.r("none yet"),
-			st.dim.r("  when a save ends: what it cost (cow, footprint, fork pause), ops/s and PING before → during"), ""}
+		return []string{st.Label.R("last save ") + st.Dim.R("none yet"),
+			st.Dim.R("  when a save ends: what it cost (cow, footprint, fork pause), ops/s and PING before → during"), ""}
 	}
-	sep := st.dim.r(" · ")
-	l1 := st.label.r("last save ") + st.value.r(string(r.Kind)) + noteTag(st, r) + st.label.r(" by ") + st.value.r(fmtTrigger(r.Trigger)) +
+	sep := st.Dim.R(" · ")
+	l1 := st.Label.R("last save ") + st.Value.R(string(r.Kind)) + noteTag(st, r) + st.Label.R(" by ") + st.Value.R(fmtTrigger(r.Trigger)) +
 		sep + reportStatus(st, r) +
-		sep + st.label.r("took ") + st.value.r(fmtServerSecs(r.ServerSeconds)) + st.label.r(" server, ") +
-		st.value.r(fmtObserved(r)) + st.label.r(" observed") +
-		sep + st.label.r("fork pause ") + st.value.r(reportPause(r))
-	l2 := st.label.r("  cow ") + st.value.r(reportCOW(r)) + peakCOW(st, r) +
-		sep + st.label.r("footprint ") + st.value.r(fmtOptDelta(r.PeakFootprintDelta)) + instrumentTag(st, r.PeakFootprintDelta.OK, r.PeakFootprintFrom) +
-		sep + st.label.r("peak used ") + st.value.r(fmtOptDelta(r.PeakUsedDelta)) +
-		sep + st.label.r("rss ") + st.value.r(fmtOptDelta(r.PeakRSSDelta))
+		sep + st.Label.R("took ") + st.Value.R(fmtServerSecs(r.ServerSeconds)) + st.Label.R(" server, ") +
+		st.Value.R(fmtObserved(r)) + st.Label.R(" observed") +
+		sep + st.Label.R("fork pause ") + st.Value.R(reportPause(r))
+	l2 := st.Label.R("  cow ") + st.Value.R(reportCOW(r)) + peakCOW(st, r) +
+		sep + st.Label.R("footprint ") + st.Value.R(text.OptDelta(r.PeakFootprintDelta)) + instrumentTag(st, r.PeakFootprintDelta.OK, r.PeakFootprintFrom) +
+		sep + st.Label.R("peak used ") + st.Value.R(text.OptDelta(r.PeakUsedDelta)) +
+		sep + st.Label.R("rss ") + st.Value.R(text.OptDelta(r.PeakRSSDelta))
 	// What /proc saw, only where it could look (a local server): for a
 	// remote one these would be n/a on every report.
 	if r.PeakChildPrivateDirty.OK {
-		l2 += sep + st.label.r("child dirty ") + st.value.r(fmtBytes(r.PeakChildPrivateDirty.V))
+		l2 += sep + st.Label.R("child dirty ") + st.Value.R(text.Bytes(r.PeakChildPrivateDirty.V))
 	}
-	l3 := st.label.r("  ops/s ") + st.value.r(fmtOptRate(r.OpsBefore)) +
-		st.label.r(" before → ") + st.value.r(fmtOptRate(r.OpsDuring)) + st.label.r(" during")
+	l3 := st.Label.R("  ops/s ") + st.Value.R(text.OptRate(r.OpsBefore)) +
+		st.Label.R(" before → ") + st.Value.R(text.OptRate(r.OpsDuring)) + st.Label.R(" during")
 	if r.WriterOpsBefore.OK || r.WriterOpsDuring.OK {
-		l3 += sep + st.label.r("writers ") + st.value.r(fmtOptRate(r.WriterOpsBefore)) +
-			st.label.r(" → ") + st.value.r(fmtOptRate(r.WriterOpsDuring))
+		l3 += sep + st.Label.R("writers ") + st.Value.R(text.OptRate(r.WriterOpsBefore)) +
+			st.Label.R(" → ") + st.Value.R(text.OptRate(r.WriterOpsDuring))
 	}
-	l3 += sep + st.label.r("worst ping ") + st.value.r(worstDuring(r))
+	l3 += sep + st.Label.R("worst ping ") + st.Value.R(worstDuring(r))
 	if r.PingBefore.Count > 0 {
-		l3 += st.label.r(" (before ") + st.value.r(fmtLatency(r.PingBefore.Max)) + st.label.r(")")
+		l3 += st.Label.R(" (before ") + st.Value.R(text.Latency(r.PingBefore.Max)) + st.Label.R(")")
 	}
 	// What a forkless save costs beside its memory: the writers it held
 	// up. A fork save blocks none: its 0 is shown only if not 0.
 	if b, ok := r.BlockedWriters().Get(); ok && (b > 0 || r.Kind.Method() == "forkless") {
-		l3 += sep + st.label.r("blocked writers ") + st.value.r(fmt.Sprint(b))
+		l3 += sep + st.Label.R("blocked writers ") + st.Value.R(fmt.Sprint(b))
 	}
 	l3 += forecastVsActual(st, r, sep)
 	return []string{l1, l2, l3}
 }
 
 // reportLine is the last save's cost in one line, for a compact pane.
-func reportLine(st *styles, r *source.SaveReport) string {
+func reportLine(st *style.Styles, r *source.SaveReport) string {
 	if r == nil {
-		return st.label.r("last save ") + st.dim.r("none yet")
+		return st.Label.R("last save ") + st.Dim.R("none yet")
 	}
-	sep := st.dim.r(" · ")
-	return st.label.r("last ") + st.value.r(string(r.Kind)) + st.label.r(" by ") + st.value.r(fmtTrigger(r.Trigger)) +
+	sep := st.Dim.R(" · ")
+	return st.Label.R("last ") + st.Value.R(string(r.Kind)) + st.Label.R(" by ") + st.Value.R(fmtTrigger(r.Trigger)) +
 		" " + reportStatus(st, r) +
-		sep + st.label.r("cow ") + st.value.r(reportCOW(r)) + compactPeak(st, r) + compactForecast(st, r) +
-		sep + st.label.r("pause ") + st.value.r(reportPause(r)) +
-		sep + st.label.r("ping ") + st.value.r(worstDuring(r))
+		sep + st.Label.R("cow ") + st.Value.R(reportCOW(r)) + compactPeak(st, r) + compactForecast(st, r) +
+		sep + st.Label.R("pause ") + st.Value.R(reportPause(r)) +
+		sep + st.Label.R("ping ") + st.Value.R(worstDuring(r))
 }
 
 // worstDuring is the worst PING during a save, n/a without PINGs.
 func worstDuring(r *source.SaveReport) string {
 	if r.PingDuring.Count > 0 {
-		return fmtLatency(r.PingDuring.Max)
+		return text.Latency(r.PingDuring.Max)
 	}
-	return na
+	return text.NA
 }
 
 // compactPeak is peakCOW in a compact pane's last-save line.
-func compactPeak(st *styles, r *source.SaveReport) string {
+func compactPeak(st *style.Styles, r *source.SaveReport) string {
 	if r.COWFrom == source.FromNoChild {
 		return ""
 	}
-	return st.label.r(" peak ") + st.value.r(fmtOptBytes(r.PeakCOW)) + st.label.r(fmtPeakAt(r))
+	return st.Label.R(" peak ") + st.Value.R(text.OptBytes(r.PeakCOW)) + st.Label.R(fmtPeakAt(r))
 }
 
 // peakCOW is the charted instrument's peak copy-on-write during a save
 // and its progress then; nothing for a forkless save (no child: the
 // instrument reads 0 throughout).
-func peakCOW(st *styles, r *source.SaveReport) string {
+func peakCOW(st *style.Styles, r *source.SaveReport) string {
 	if r.COWFrom == source.FromNoChild {
 		return ""
 	}
-	return st.label.r(" (peak ") + st.value.r(fmtOptBytes(r.PeakCOW)) + instrumentTag(st, r.PeakCOW.OK, r.PeakCOWFrom) + st.label.r(fmtPeakAt(r)+")")
+	return st.Label.R(" (peak ") + st.Value.R(text.OptBytes(r.PeakCOW)) + instrumentTag(st, r.PeakCOW.OK, r.PeakCOWFrom) + st.Label.R(fmtPeakAt(r)+")")
 }
 
 // instrumentTag names the instrument of a figure that has one: " proc",
 // " rdb_last_cow_size", " info rss + rdb_last_cow_size".
-func instrumentTag(st *styles, ok bool, from source.Instrument) string {
+func instrumentTag(st *style.Styles, ok bool, from source.Instrument) string {
 	if !ok || from == "" {
 		return ""
 	}
-	return st.dim.r(" " + string(from))
+	return st.Dim.R(" " + string(from))
 }
 
 // fmtServerSecs is rdb_last_bgsave_time_sec / aof_last_rewrite_time_sec:
@@ -343,7 +346,7 @@ func fmtServerSecs(o source.Opt[int64]) string {
 	v, ok := o.Get()
 	switch {
 	case !ok:
-		return na
+		return text.NA
 	case v == 0:
 		return "<1s"
 	}
@@ -354,9 +357,9 @@ func fmtServerSecs(o source.Opt[int64]) string {
 // no sample saw running (it ran between two of them).
 func fmtObserved(r *source.SaveReport) string {
 	if r.ObservedUpTo {
-		return "≤" + fmtElapsed(r.Observed)
+		return "≤" + text.Elapsed(r.Observed)
 	}
-	return fmtElapsed(r.Observed)
+	return text.Elapsed(r.Observed)
 }
 
 // reportCOW is a save's copy-on-write by the server's account: none for a
@@ -367,7 +370,7 @@ func reportCOW(r *source.SaveReport) string {
 	if r.COWFrom == source.FromNoChild {
 		return "none (no child)"
 	}
-	return fmtOptBytes(r.COW)
+	return text.OptBytes(r.COW)
 }
 
 // reportPause is a save's fork pause: none for a forkless one.
@@ -379,9 +382,9 @@ func reportPause(r *source.SaveReport) string {
 }
 
 // noteTag calls out a fork made under bgsave-default-method forkless.
-func noteTag(st *styles, r *source.SaveReport) string {
+func noteTag(st *style.Styles, r *source.SaveReport) string {
 	if r.MethodNote != "" {
-		return st.warn.r(" ⚠ forked, method forkless")
+		return st.Warn.R(" ⚠ forked, method forkless")
 	}
 	return ""
 }
@@ -389,9 +392,9 @@ func noteTag(st *styles, r *source.SaveReport) string {
 // fmtOptPause renders the fork pause; absent forkless (there is no fork).
 func fmtOptPause(o source.Opt[time.Duration]) string {
 	if !o.OK {
-		return na
+		return text.NA
 	}
-	return fmtLatency(o.V)
+	return text.Latency(o.V)
 }
 
 // frame puts lines in a border width x height cells, one space of padding
@@ -401,20 +404,20 @@ func fmtOptPause(o source.Opt[time.Duration]) string {
 // bottom one carries axis from column axisAt of the inner width on, so
 // that it runs under the plots. Done by hand rather than with a lipgloss
 // border: this runs on every redraw and knows its lines are single-line.
-func frame(st *styles, lines, fixed []string, width, height int, focused bool, title string, axisAt int, axis string) []string {
-	edge, paint := st.edge, st.border
+func frame(st *style.Styles, lines, fixed []string, width, height int, focused bool, title string, axisAt int, axis string) []string {
+	edge, paint := st.Edge, st.Border
 	if focused {
-		edge, paint = st.edgeFocus, st.borderFocus
+		edge, paint = st.EdgeFocus, st.BorderFocus
 	}
 	iw := max(width-paneChrome, 1)
-	left, right := paint.r(edge.Left)+" ", " "+paint.r(edge.Right)
+	left, right := paint.R(edge.Left)+" ", " "+paint.R(edge.Right)
 	out := make([]string, 0, height)
-	title = fitLine(title, max(iw-2, 1))
+	title = text.FitLine(title, max(iw-2, 1))
 	tw := ansi.StringWidth(title)
-	out = append(out, paint.r(edge.TopLeft+edge.Top)+" "+title+" "+
-		paint.r(strings.Repeat(edge.Top, max(iw-tw-1, 0))+edge.TopRight))
+	out = append(out, paint.R(edge.TopLeft+edge.Top)+" "+title+" "+
+		paint.R(strings.Repeat(edge.Top, max(iw-tw-1, 0))+edge.TopRight))
 	for _, l := range lines[:min(len(lines), max(height-2, 0))] {
-		out = append(out, left+fitCells(l, iw)+right)
+		out = append(out, left+text.FitCells(l, iw)+right)
 	}
 	// The chart lines are iw cells wide by construction: measuring each
 	// (braille runes, through a grapheme iterator) would cost more than
@@ -431,7 +434,7 @@ func frame(st *styles, lines, fixed []string, width, height int, focused bool, t
 	}
 	// The axis's labels in the label colour, its rule as the border.
 	var b strings.Builder
-	b.WriteString(paint.r(edge.BottomLeft + strings.Repeat(edge.Bottom, 1+axisAt)))
+	b.WriteString(paint.R(edge.BottomLeft + strings.Repeat(edge.Bottom, 1+axisAt)))
 	rule := []rune(axis)
 	for i := 0; i < len(rule); {
 		j := i
@@ -440,12 +443,12 @@ func frame(st *styles, lines, fixed []string, width, height int, focused bool, t
 			j++
 		}
 		if isRule {
-			b.WriteString(paint.r(strings.Repeat(edge.Bottom, j-i)))
+			b.WriteString(paint.R(strings.Repeat(edge.Bottom, j-i)))
 		} else {
-			b.WriteString(st.label.r(string(rule[i:j])))
+			b.WriteString(st.Label.R(string(rule[i:j])))
 		}
 		i = j
 	}
-	b.WriteString(paint.r(strings.Repeat(edge.Bottom, iw-axisAt-aw+1) + edge.BottomRight))
+	b.WriteString(paint.R(strings.Repeat(edge.Bottom, iw-axisAt-aw+1) + edge.BottomRight))
 	return append(out, b.String())
 }

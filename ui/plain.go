@@ -6,6 +6,8 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/risk"
 	"github.com/vkwatch/vkwatch/source/roll"
+	"github.com/vkwatch/vkwatch/ui/style"
+	"github.com/vkwatch/vkwatch/ui/text"
 )
 
 // Plain text for the headless save command (vkwatch save): the words the
@@ -13,7 +15,7 @@ import (
 // and the UI say one thing one way.
 
 // ReportLines is what a save cost, in the three lines a pane shows.
-func ReportLines(r *source.SaveReport) []string { return reportLines(&styles{}, r) }
+func ReportLines(r *source.SaveReport) []string { return reportLines(&style.Styles{}, r) }
 
 // ForkVerdict says how a fork stands against the memory it has: the
 // level, the projected need against the limit that decides and the
@@ -24,12 +26,12 @@ func ForkVerdict(f risk.Fork) []string {
 	}
 	c, ok := f.Decisive()
 	if !ok {
-		return []string{fmt.Sprintf("memory check ok: no limit read (COW %s)", fmtBytes(f.COW.V.Bytes)),
+		return []string{fmt.Sprintf("memory check ok: no limit read (COW %s)", text.Bytes(f.COW.V.Bytes)),
 			fmt.Sprintf("(COW: %s)", f.COW.V.From)}
 	}
 	return []string{
-		fmt.Sprintf("memory check %s: needs %s of %s %s, headroom %s", f.Level, fmtBytes(c.Need), fmtBytes(c.Cap.Bytes), c.Limit, fmtBytes(c.Headroom)),
-		fmt.Sprintf("(COW %s: %s; limit: %s)", fmtBytes(f.COW.V.Bytes), f.COW.V.From, c.Cap.From),
+		fmt.Sprintf("memory check %s: needs %s of %s %s, headroom %s", f.Level, text.Bytes(c.Need), text.Bytes(c.Cap.Bytes), c.Limit, text.Bytes(c.Headroom)),
+		fmt.Sprintf("(COW %s: %s; limit: %s)", text.Bytes(f.COW.V.Bytes), f.COW.V.From, c.Cap.From),
 	}
 }
 
@@ -48,7 +50,7 @@ func StepLine(i, total int, st roll.Step, n roll.NodeStatus) string {
 			// The report's duration, as the last-save lines below say it.
 			return head + "saved in " + fmtObserved(r)
 		}
-		return head + "saved in " + fmtElapsed(st.Ended-st.Sent)
+		return head + "saved in " + text.Elapsed(st.Ended-st.Sent)
 	case roll.StepFailed:
 		return head + "failed: " + st.Err
 	case roll.StepCancelled:
@@ -70,7 +72,7 @@ func saveProgress(s *source.Sample) string {
 		out += fmt.Sprintf(" %.0f%%", f*100)
 	}
 	if eta, ok := s.Save.ETA.Get(); ok {
-		out += ", ETA " + fmtElapsed(eta)
+		out += ", ETA " + text.Elapsed(eta)
 	}
 	return out
 }
@@ -86,7 +88,7 @@ func SaveFraction(n roll.NodeStatus) (float64, bool) {
 
 func orNA(s string) string {
 	if s == "" {
-		return na
+		return text.NA
 	}
 	return s
 }

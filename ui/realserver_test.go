@@ -19,6 +19,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 	"github.com/vkwatch/vkwatch/source/watch"
 	"github.com/vkwatch/vkwatch/source/watch/watchtest"
+	"github.com/vkwatch/vkwatch/ui/text"
 )
 
 // TestRealServerSaveFlow is the whole product in one flow: a real
@@ -291,7 +292,7 @@ func TestRealShortSaveFigures(t *testing.T) {
 			if v, ok := rep.ServerSeconds.Get(); !ok || v > 1 {
 				t.Fatalf("rdb_last_bgsave_time_sec %+v: not the short save this test is about", rep.ServerSeconds)
 			}
-			if strings.Contains(block, na) {
+			if strings.Contains(block, text.NA) {
 				t.Errorf("a figure n/a in the last-save block of a short save:\n%s", block)
 			}
 		})

@@ -16,6 +16,8 @@ import (
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 	"github.com/vkwatch/vkwatch/source/watch"
 	"github.com/vkwatch/vkwatch/source/watch/watchtest"
+	"github.com/vkwatch/vkwatch/ui/plot"
+	"github.com/vkwatch/vkwatch/ui/uitest"
 )
 
 // TestReplayOfARealRecordingSeeks: a real server watched at 10 ms and
@@ -37,7 +39,7 @@ func TestReplayOfARealRecordingSeeks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rf.Close()
-	r := NewStreamReplay(Config{Nodes: nodes(string(node)), Interval: 10 * time.Millisecond, Now: fixedNow},
+	r := NewStreamReplay(Config{Nodes: nodes(string(node)), Interval: 10 * time.Millisecond, Now: uitest.FixedNow},
 		&record.WindowSource{F: rf, Win: record.Window{From: rf.Start, To: rf.End}}, ReplayOptions{Speed: 1, Epoch: epoch, ParseTime: time.ParseDuration})
 	nm, _ := r.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
 	r, _ = settle(t, nm.(Replay), nm.(Replay).Init())
@@ -62,9 +64,9 @@ func TestReplayOfARealRecordingSeeks(t *testing.T) {
 			t.Errorf("g %s: the screen's clock is not %q with the wall time %s:\n%s", target, clock, wall, v)
 		}
 		for _, id := range []string{"used", "rss", "ping"} {
-			mt := &metrics[metricIndex(id)]
-			text := mt.currentText(want)
-			if !regexp.MustCompile(regexp.QuoteMeta(mt.label) + ` +` + regexp.QuoteMeta(text) + ` `).MatchString(v) {
+			mt := &plot.Charts[plot.Index(id)]
+			text := mt.CurrentText(want)
+			if !regexp.MustCompile(regexp.QuoteMeta(mt.Label) + ` +` + regexp.QuoteMeta(text) + ` `).MatchString(v) {
 				t.Errorf("g %s: the pane's %s is not %q, the file's sample at %s:\n%s", target, id, text, want.Offset, v)
 			}
 		}

@@ -7,6 +7,8 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/vkwatch/vkwatch/ui/uitest"
 )
 
 // replayOf builds a 120x40 replay of the one-server scenario (a fork save
@@ -14,7 +16,7 @@ import (
 func replayOf(t *testing.T, speed float64) Replay {
 	t.Helper()
 	var log sendLog
-	r := NewReplay(Config{Nodes: nodes(addrA), Now: fixedNow, Send: log.send}, scenario(1, 60*time.Second), speed)
+	r := NewReplay(Config{Nodes: nodes(uitest.AddrA), Now: uitest.FixedNow, Send: log.send}, uitest.Scenario(1, 60*time.Second), speed)
 	nm, _ := r.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	if len(log.got()) != 0 {
 		t.Fatalf("replay sent commands")
@@ -172,7 +174,7 @@ func TestReplayEndsAndStopsTicking(t *testing.T) {
 // one, while a loaded machine reads the file) pauses once it lands; it used
 // to drop the seek's answer and leave the replay "seeking" for ever.
 func TestReplaySpaceWhileSeeking(t *testing.T) {
-	r := NewReplay(Config{Nodes: nodes(addrA), Now: fixedNow}, scenario(1, 60*time.Second), 10)
+	r := NewReplay(Config{Nodes: nodes(uitest.AddrA), Now: uitest.FixedNow}, uitest.Scenario(1, 60*time.Second), 10)
 	r, _ = rupdate(t, r, tea.WindowSizeMsg{Width: 120, Height: 40})
 	seek := r.Init()
 	r, _ = rupdate(t, r, tea.KeyMsg{Type: tea.KeySpace})
@@ -190,7 +192,7 @@ func TestReplaySpaceWhileSeeking(t *testing.T) {
 // TestReplayCtrlCWhileTyping: ctrl+c ends a replay at once even while a
 // time is being typed after g (it is not taken for part of the time).
 func TestReplayCtrlCWhileTyping(t *testing.T) {
-	r := NewStreamReplay(Config{Nodes: nodes(addrA), Now: fixedNow}, MemorySource(scenario(1, 60*time.Second)),
+	r := NewStreamReplay(Config{Nodes: nodes(uitest.AddrA), Now: uitest.FixedNow}, MemorySource(uitest.Scenario(1, 60*time.Second)),
 		ReplayOptions{Speed: 1, ParseTime: time.ParseDuration})
 	r, _ = rupdate(t, r, tea.WindowSizeMsg{Width: 120, Height: 40})
 	r, _ = rupdate(t, r, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("g")})

@@ -7,6 +7,7 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/forecast"
 	"github.com/vkwatch/vkwatch/source/risk"
+	"github.com/vkwatch/vkwatch/ui/text"
 )
 
 // forkRisk tells whether a fork on the server whose latest sample is s
@@ -44,18 +45,18 @@ func ForkWarning(addr string, f risk.Fork) string {
 	switch c.Limit {
 	case risk.LimitMemAvailable:
 		return fmt.Sprintf("%s: %s may need %s more (%s) but only %s is available (MemAvailable)",
-			addr, what, fmtBytes(c.Need), "its "+cow, fmtBytes(c.Cap.Bytes))
+			addr, what, text.Bytes(c.Need), "its "+cow, text.Bytes(c.Cap.Bytes))
 	case risk.LimitCgroup:
 		return fmt.Sprintf("%s: %s may need %s (cgroup usage %s + %s %s) but the cgroup's limit is %s (%s)",
-			addr, what, fmtBytes(c.Need), fmtBytes(c.Base.Bytes), cow, fmtBytes(f.COW.V.Bytes), fmtBytes(c.Cap.Bytes), c.Cgroup)
+			addr, what, text.Bytes(c.Need), text.Bytes(c.Base.Bytes), cow, text.Bytes(f.COW.V.Bytes), text.Bytes(c.Cap.Bytes), c.Cgroup)
 	case risk.LimitMaxMemory:
 		return fmt.Sprintf("%s: %s may need %s (used %s + %s %s) but maxmemory is %s",
-			addr, what, fmtBytes(c.Need), fmtBytes(c.Base.Bytes), cow, fmtBytes(f.COW.V.Bytes), fmtBytes(c.Cap.Bytes))
+			addr, what, text.Bytes(c.Need), text.Bytes(c.Base.Bytes), cow, text.Bytes(f.COW.V.Bytes), text.Bytes(c.Cap.Bytes))
 	case risk.LimitSystemMemory:
 		return fmt.Sprintf("%s: %s may need %s (RSS %s + %s %s) but the host has %s in all (total_system_memory)",
-			addr, what, fmtBytes(c.Need), fmtBytes(c.Base.Bytes), cow, fmtBytes(f.COW.V.Bytes), fmtBytes(c.Cap.Bytes))
+			addr, what, text.Bytes(c.Need), text.Bytes(c.Base.Bytes), cow, text.Bytes(f.COW.V.Bytes), text.Bytes(c.Cap.Bytes))
 	}
-	return fmt.Sprintf("%s: %s may need %s but %s is %s", addr, what, fmtBytes(c.Need), c.Cap.From, fmtBytes(c.Cap.Bytes))
+	return fmt.Sprintf("%s: %s may need %s but %s is %s", addr, what, text.Bytes(c.Need), c.Cap.From, text.Bytes(c.Cap.Bytes))
 }
 
 // cowName names the COW a warning projects: the last one seen, or a

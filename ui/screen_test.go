@@ -9,6 +9,8 @@ import (
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/ui/chart"
+	"github.com/vkwatch/vkwatch/ui/plot"
+	"github.com/vkwatch/vkwatch/ui/uitest"
 )
 
 // cowScenario: two servers save at the same moment, 10 s to 20 s; the
@@ -16,8 +18,8 @@ import (
 // under load and its save costs 111 MiB (the demo numbers).
 func cowScenario() []source.Event {
 	var out []source.Event
-	for i, cow := range []int64{1 * mib, 111 * mib} {
-		evs := scripted(newFake(i, false), 30*time.Second, source.SaveFork, span{10 * time.Second, 20 * time.Second})
+	for i, cow := range []int64{1 * uitest.MiB, 111 * uitest.MiB} {
+		evs := uitest.Scripted(uitest.NewFake(i, false), 30*time.Second, source.SaveFork, uitest.Span{Start: 10 * time.Second, End: 20 * time.Second})
 		for _, ev := range evs {
 			if ev.Sample != nil && ev.Sample.Save != nil {
 				ev.Sample.COW = source.Some(cow)
@@ -26,7 +28,7 @@ func cowScenario() []source.Event {
 		if out == nil {
 			out = evs
 		} else {
-			out = interleave(out, evs)
+			out = uitest.Interleave(out, evs)
 		}
 	}
 	return out
@@ -40,7 +42,7 @@ func plotTop(t *testing.T, m Model, i int, id string) int {
 	p := m.panes[i]
 	var rows []string
 	for j, k := range p.form.charts {
-		if metrics[k].id == id {
+		if plot.Charts[k].ID == id {
 			rows = p.plots[k][:p.form.rows[j]]
 		}
 	}
@@ -56,7 +58,7 @@ func plotTop(t *testing.T, m Model, i int, id string) int {
 }
 
 func TestOneScaleAcrossPanes(t *testing.T) {
-	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, cowScenario())
+	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 200, 50, cowScenario())
 	if !strings.Contains(view(m), "scales shared") {
 		t.Fatalf("the screen should say the scales are shared:\n%s", view(m))
 	}
@@ -97,7 +99,7 @@ func TestOneScaleAcrossPanes(t *testing.T) {
 // chartPos is the position of metric id among pane i's charts.
 func chartPos(m Model, i int, id string) int {
 	for j, k := range m.panes[i].form.charts {
-		if metrics[k].id == id {
+		if plot.Charts[k].ID == id {
 			return j
 		}
 	}
@@ -127,8 +129,8 @@ func emptyRows(v string, w int) int {
 }
 
 func TestChartsFillTheTerminal(t *testing.T) {
-	evs := scenario(2, 60*time.Second)
-	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, evs)
+	evs := uitest.Scenario(2, 60*time.Second)
+	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 200, 50, evs)
 	v := view(m)
 	if n := strings.Count(v, "\n") + 1; n != 50 {
 		t.Errorf("200x50: %d lines", n)
@@ -136,7 +138,7 @@ func TestChartsFillTheTerminal(t *testing.T) {
 	if n := emptyRows(v, 100); n > 3 {
 		t.Errorf("200x50: %d empty rows, want at most 3:\n%s", n, v)
 	}
-	if l := lineWith(t, m, addrA); !strings.Contains(l, addrB) {
+	if l := lineWith(t, m, uitest.AddrA); !strings.Contains(l, uitest.AddrB) {
 		t.Errorf("200x50: panes side by side")
 	}
 	// Every chart shows its scale (top and unit) and the time axis reads
@@ -158,7 +160,7 @@ func TestChartsFillTheTerminal(t *testing.T) {
 	// Taller terminals, taller charts. (Models share their panes: each
 	// size gets its own.)
 	rowsAt := func(h int) int {
-		mm := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, h, evs)
+		mm := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 200, h, evs)
 		total := 0
 		for _, r := range mm.panes[0].form.rows {
 			total += r
@@ -171,9 +173,9 @@ func TestChartsFillTheTerminal(t *testing.T) {
 }
 
 func TestBothPanesAt80x24(t *testing.T) {
-	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 80, 24, scenario(2, 60*time.Second))
+	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 80, 24, uitest.Scenario(2, 60*time.Second))
 	v := view(m)
-	if !strings.Contains(v, addrA) || !strings.Contains(v, addrB) || strings.Contains(v, "pane 1/2") {
+	if !strings.Contains(v, uitest.AddrA) || !strings.Contains(v, uitest.AddrB) || strings.Contains(v, "pane 1/2") {
 		t.Fatalf("80x24: both panes should show:\n%s", v)
 	}
 	for i := range 2 {
@@ -193,36 +195,27 @@ func TestBothPanesAt80x24(t *testing.T) {
 func TestFeedingInBatchesDrawsTheSame(t *testing.T) {
 	// The columns are added to as samples come; drawn from scratch they
 	// must come out the same.
-	evs := scenario(2, 90*time.Second)
-	one := sized(newTestModel(addrA, addrB), 200, 50)
+	evs := uitest.Scenario(2, 90*time.Second)
+	one := sized(newTestModel(uitest.AddrA, uitest.AddrB), 200, 50)
 	nm, _ := one.Update(EventsMsg(evs))
 	one = nm.(Model)
-	many := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, evs)
+	many := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 200, 50, evs)
 	if view(one) != view(many) {
 		t.Errorf("batches of 10 drew\n%s\none batch drew\n%s", view(many), view(one))
 	}
 }
 
-// twoSaves: server A saves by fork twice (10-20 s, 40-52 s), server B
-// once forkless (30-45 s), with COW and footprint growing as they go.
-func twoSaves() []source.Event {
-	a := scripted(newFake(0, false), 60*time.Second, source.SaveFork,
-		span{10 * time.Second, 20 * time.Second}, span{40 * time.Second, 52 * time.Second})
-	b := scripted(newFake(1, true), 60*time.Second, source.SaveForkless, span{30 * time.Second, 45 * time.Second})
-	return interleave(a, b)
-}
-
 func TestCostCurveShowsEverySave(t *testing.T) {
-	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, twoSaves())
+	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 200, 50, uitest.TwoSaves())
 	m, _ = press(m, "c")
 	v := view(m)
 	if !strings.Contains(v, "save cost curves") || !strings.Contains(v, "Y: copy-on-write") {
 		t.Fatalf("c should open the cost view:\n%s", v)
 	}
 	legend := []string{
-		"1 ━━ " + addrA + " BGSAVE fork by vkwatch 15:04:15 ok",
-		"2 ━━ " + addrB + " BGSAVE forkless by schedule (save 60 10000) 15:04:35 ok",
-		"3 ━━ " + addrA + " BGSAVE fork by vkwatch 15:04:45 ok",
+		"1 ━━ " + uitest.AddrA + " BGSAVE fork by vkwatch 15:04:15 ok",
+		"2 ━━ " + uitest.AddrB + " BGSAVE forkless by schedule (save 60 10000) 15:04:35 ok",
+		"3 ━━ " + uitest.AddrA + " BGSAVE fork by vkwatch 15:04:45 ok",
 	}
 	for _, want := range legend {
 		if !strings.Contains(v, want) {
@@ -270,12 +263,12 @@ func TestCostCurveShowsEverySave(t *testing.T) {
 }
 
 func TestCostViewEmptyAndRunning(t *testing.T) {
-	m := setup(t, Config{Nodes: nodes(addrA)}, 120, 40, scenario(1, 10*time.Second))
+	m := setup(t, Config{Nodes: nodes(uitest.AddrA)}, 120, 40, uitest.Scenario(1, 10*time.Second))
 	m, _ = press(m, "c")
 	if v := view(m); !strings.Contains(v, "no save seen yet") {
 		t.Errorf("cost view without saves:\n%s", v)
 	}
-	m = setup(t, Config{Nodes: nodes(addrA)}, 120, 40, scenario(1, 28*time.Second))
+	m = setup(t, Config{Nodes: nodes(uitest.AddrA)}, 120, 40, uitest.Scenario(1, 28*time.Second))
 	m, _ = press(m, "c")
 	if l := lineWith(t, m, "1 ━━"); !strings.Contains(l, "▶ running") {
 		t.Errorf("the running save's curve: %q", l)
@@ -283,7 +276,7 @@ func TestCostViewEmptyAndRunning(t *testing.T) {
 }
 
 func TestNewKeysInHelp(t *testing.T) {
-	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, nil)
+	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 200, 50, nil)
 	m, _ = press(m, "?")
 	for _, want := range []string{"c cost", "scales"} {
 		if !strings.Contains(view(m), want) {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/forecast"
+	"github.com/vkwatch/vkwatch/ui/style"
+	"github.com/vkwatch/vkwatch/ui/text"
 )
 
 // The reports table shows one row per save report, oldest first, so a
@@ -36,66 +38,66 @@ type reportColumn struct {
 	// rank orders the columns by how much they matter: when the terminal is
 	// too narrow for all of them, the highest ranks go first.
 	rank int
-	cell func(st *styles, r *source.SaveReport) string
+	cell func(st *style.Styles, r *source.SaveReport) string
 }
 
 // reportColumns are the table's columns, in display order.
 var reportColumns = []reportColumn{
-	{"started", 22, func(_ *styles, r *source.SaveReport) string {
+	{"started", 22, func(_ *style.Styles, r *source.SaveReport) string {
 		if r.StartedAt.IsZero() {
-			return na
+			return text.NA
 		}
 		return r.StartedAt.Format("15:04:05")
 	}},
-	{"server", 1, func(_ *styles, r *source.SaveReport) string { return fmtOrNA(r.Addr) }},
+	{"server", 1, func(_ *style.Styles, r *source.SaveReport) string { return text.OrNA(r.Addr) }},
 	// The kind and who started it in a word each (fork, forkless, aof;
 	// vkwatch, schedule, replica): the pane and the cost view say more.
-	{"kind", 2, func(_ *styles, r *source.SaveReport) string { return shortKind(r.Kind) }},
-	{"by", 4, func(_ *styles, r *source.SaveReport) string { return fmtOrNA(string(r.Trigger.Kind)) }},
-	{"status", 3, func(st *styles, r *source.SaveReport) string { return reportStatus(st, r) }},
-	{"took", 5, func(_ *styles, r *source.SaveReport) string { return fmtServerSecs(r.ServerSeconds) }},
-	{"observed", 13, func(_ *styles, r *source.SaveReport) string { return fmtObserved(r) }},
-	{"fork pause", 9, func(_ *styles, r *source.SaveReport) string { return noneShort(reportPause(r)) }},
-	{"cow", 6, func(_ *styles, r *source.SaveReport) string { return noneShort(reportCOW(r)) }},
-	{"forecast", 22, func(_ *styles, r *source.SaveReport) string {
+	{"kind", 2, func(_ *style.Styles, r *source.SaveReport) string { return shortKind(r.Kind) }},
+	{"by", 4, func(_ *style.Styles, r *source.SaveReport) string { return text.OrNA(string(r.Trigger.Kind)) }},
+	{"status", 3, func(st *style.Styles, r *source.SaveReport) string { return reportStatus(st, r) }},
+	{"took", 5, func(_ *style.Styles, r *source.SaveReport) string { return fmtServerSecs(r.ServerSeconds) }},
+	{"observed", 13, func(_ *style.Styles, r *source.SaveReport) string { return fmtObserved(r) }},
+	{"fork pause", 9, func(_ *style.Styles, r *source.SaveReport) string { return noneShort(reportPause(r)) }},
+	{"cow", 6, func(_ *style.Styles, r *source.SaveReport) string { return noneShort(reportCOW(r)) }},
+	{"forecast", 22, func(_ *style.Styles, r *source.SaveReport) string {
 		if v, ok := r.ForecastCOW.Get(); ok {
-			return fmtBytes(v) + " " + shortBasis(forecast.Basis(r.ForecastBasis))
+			return text.Bytes(v) + " " + shortBasis(forecast.Basis(r.ForecastBasis))
 		}
-		return na
+		return text.NA
 	}},
-	{"fc error", 23, func(_ *styles, r *source.SaveReport) string { return fmtOrNA(forecastCheck(r)) }},
-	{"cow peak", 14, func(_ *styles, r *source.SaveReport) string {
+	{"fc error", 23, func(_ *style.Styles, r *source.SaveReport) string { return text.OrNA(forecastCheck(r)) }},
+	{"cow peak", 14, func(_ *style.Styles, r *source.SaveReport) string {
 		if r.COWFrom == source.FromNoChild {
 			return "none"
 		}
-		return fmtOptBytes(r.PeakCOW)
+		return text.OptBytes(r.PeakCOW)
 	}},
-	{"peak at", 7, func(_ *styles, r *source.SaveReport) string {
+	{"peak at", 7, func(_ *style.Styles, r *source.SaveReport) string {
 		if f, ok := r.PeakAtProgress.Get(); ok && r.COWFrom != source.FromNoChild {
 			return fmt.Sprintf("%.0f%%", f*100)
 		}
-		return na
+		return text.NA
 	}},
-	{"INFO peak", 21, func(_ *styles, r *source.SaveReport) string { return fmtOptBytes(r.PeakLiveCOW) }},
-	{"footprint +", 8, func(_ *styles, r *source.SaveReport) string { return fmtOptDelta(r.PeakFootprintDelta) }},
-	{"used +", 12, func(_ *styles, r *source.SaveReport) string { return fmtOptDelta(r.PeakUsedDelta) }},
-	{"rss +", 15, func(_ *styles, r *source.SaveReport) string { return fmtOptDelta(r.PeakRSSDelta) }},
-	{"/proc rss +", 20, func(_ *styles, r *source.SaveReport) string { return fmtOptDelta(r.PeakProcRSSDelta) }},
-	{"/proc peak", 17, func(_ *styles, r *source.SaveReport) string { return fmtOptBytes(r.PeakChildPrivateDirty) }},
-	{"ops/s", 11, func(_ *styles, r *source.SaveReport) string { return ratePair(r.OpsBefore, r.OpsDuring) }},
-	{"writers/s", 19, func(_ *styles, r *source.SaveReport) string {
+	{"INFO peak", 21, func(_ *style.Styles, r *source.SaveReport) string { return text.OptBytes(r.PeakLiveCOW) }},
+	{"footprint +", 8, func(_ *style.Styles, r *source.SaveReport) string { return text.OptDelta(r.PeakFootprintDelta) }},
+	{"used +", 12, func(_ *style.Styles, r *source.SaveReport) string { return text.OptDelta(r.PeakUsedDelta) }},
+	{"rss +", 15, func(_ *style.Styles, r *source.SaveReport) string { return text.OptDelta(r.PeakRSSDelta) }},
+	{"/proc rss +", 20, func(_ *style.Styles, r *source.SaveReport) string { return text.OptDelta(r.PeakProcRSSDelta) }},
+	{"/proc peak", 17, func(_ *style.Styles, r *source.SaveReport) string { return text.OptBytes(r.PeakChildPrivateDirty) }},
+	{"ops/s", 11, func(_ *style.Styles, r *source.SaveReport) string { return ratePair(r.OpsBefore, r.OpsDuring) }},
+	{"writers/s", 19, func(_ *style.Styles, r *source.SaveReport) string {
 		return ratePair(r.WriterOpsBefore, r.WriterOpsDuring)
 	}},
-	{"ping p50", 18, func(_ *styles, r *source.SaveReport) string {
-		return pingPair(r.PingBefore, r.PingDuring, func(l source.Latency) string { return fmtLatency(l.P50) })
+	{"ping p50", 18, func(_ *style.Styles, r *source.SaveReport) string {
+		return pingPair(r.PingBefore, r.PingDuring, func(l source.Latency) string { return text.Latency(l.P50) })
 	}},
-	{"ping p99", 16, func(_ *styles, r *source.SaveReport) string {
-		return pingPair(r.PingBefore, r.PingDuring, func(l source.Latency) string { return fmtLatency(l.P99) })
+	{"ping p99", 16, func(_ *style.Styles, r *source.SaveReport) string {
+		return pingPair(r.PingBefore, r.PingDuring, func(l source.Latency) string { return text.Latency(l.P99) })
 	}},
-	{"ping max", 10, func(_ *styles, r *source.SaveReport) string {
-		return pingPair(r.PingBefore, r.PingDuring, func(l source.Latency) string { return fmtLatency(l.Max) })
+	{"ping max", 10, func(_ *style.Styles, r *source.SaveReport) string {
+		return pingPair(r.PingBefore, r.PingDuring, func(l source.Latency) string { return text.Latency(l.Max) })
 	}},
-	{"blocked", 24, func(_ *styles, r *source.SaveReport) string { return fmtOptCount(r.BlockedWriters()) }},
+	{"blocked", 24, func(_ *style.Styles, r *source.SaveReport) string { return text.OptCount(r.BlockedWriters()) }},
 }
 
 // tableStacks are the columns shown one above the other, by head: the
@@ -125,20 +127,20 @@ func noneShort(s string) string {
 // ratePair renders "before → during", or one n/a when neither is known.
 func ratePair(before, during source.Opt[float64]) string {
 	if !before.OK && !during.OK {
-		return na
+		return text.NA
 	}
-	return fmtOptRate(before) + " → " + fmtOptRate(during)
+	return text.OptRate(before) + " → " + text.OptRate(during)
 }
 
 // pingPair renders one PING statistic before → during; a side without
 // PINGs is n/a.
 func pingPair(before, during source.Latency, f func(source.Latency) string) string {
 	if before.Count == 0 && during.Count == 0 {
-		return na
+		return text.NA
 	}
 	side := func(l source.Latency) string {
 		if l.Count == 0 {
-			return na
+			return text.NA
 		}
 		return f(l)
 	}
@@ -251,7 +253,7 @@ func (t *reportTable) scroll(d, reports, rows int) {
 // view returns the table's lines for reports (the first n of them are
 // shown; a paused view shows fewer than have arrived), width cells wide
 // and with room for rows reports, drawing only when something changed.
-func (t *reportTable) view(st *styles, reports []source.SaveReport, width, rows int) []string {
+func (t *reportTable) view(st *style.Styles, reports []source.SaveReport, width, rows int) []string {
 	n := len(reports)
 	last := max(n-rows, 0)
 	if t.follow || t.top > last {
@@ -299,13 +301,13 @@ func stacks() []tableStack {
 // drawTable draws the title line, the legend and the table of the reports
 // from top on, at most rows of them. Column widths come from every report,
 // not only the ones shown, so scrolling never makes the columns jump.
-func drawTable(st *styles, reports []source.SaveReport, width, rows, top int) []string {
+func drawTable(st *style.Styles, reports []source.SaveReport, width, rows, top int) []string {
 	n := len(reports)
-	title := st.top.r("save reports")
+	title := st.Top.R("save reports")
 	if n == 0 {
-		return fitLines(width,
-			title+st.dim.r(" · none yet · r or esc closes"),
-			st.dim.r("a row appears here when a save ends: b or B starts one, or wait for the server's own"))
+		return text.FitLines(width,
+			title+st.Dim.R(" · none yet · r or esc closes"),
+			st.Dim.R("a row appears here when a save ends: b or B starts one, or wait for the server's own"))
 	}
 	end := min(top+rows, n)
 	where := fmt.Sprintf(" · %d–%d of %d", top+1, end, n)
@@ -326,21 +328,21 @@ func drawTable(st *styles, reports []source.SaveReport, width, rows, top int) []
 	if len(hidden) > 0 {
 		legend = "hidden at this width: " + strings.Join(hidden, ", ") + " · " + legend
 	}
-	out := []string{title + st.dim.r(where), st.dim.r(legend)}
+	out := []string{title + st.Dim.R(where), st.Dim.R(legend)}
 	out = append(out, tableRule(st, widths, "╭", "┬", "╮"))
-	line := func(paint paint, row []string, bottom bool) string {
+	line := func(paint style.Paint, row []string, bottom bool) string {
 		var b strings.Builder
-		b.WriteString(st.border.r("│"))
+		b.WriteString(st.Border.R("│"))
 		for i, k := range shown {
 			j := places[k].top
 			if bottom {
 				j = places[k].bottom
 			}
-			text := ""
+			cell := ""
 			if j >= 0 {
-				text = row[j]
+				cell = row[j]
 			}
-			b.WriteString(" " + paint.r(fitCells(text, widths[i]-2*cellPad)) + " " + st.border.r("│"))
+			b.WriteString(" " + paint.R(text.FitCells(cell, widths[i]-2*cellPad)) + " " + st.Border.R("│"))
 		}
 		return b.String()
 	}
@@ -348,18 +350,18 @@ func drawTable(st *styles, reports []source.SaveReport, width, rows, top int) []
 	for j, c := range reportColumns {
 		heads[j] = c.head
 	}
-	out = append(out, line(st.head, heads, false), line(st.head, heads, true))
+	out = append(out, line(st.Head, heads, false), line(st.Head, heads, true))
 	out = append(out, tableRule(st, widths, "├", "┼", "┤"))
 	for i := top; i < end; i++ {
-		out = append(out, line(paint{}, cells[i], false), line(paint{}, cells[i], true))
+		out = append(out, line(style.Paint{}, cells[i], false), line(style.Paint{}, cells[i], true))
 	}
 	out = append(out, tableRule(st, widths, "╰", "┴", "╯"))
-	return fitLines(width, out...)
+	return text.FitLines(width, out...)
 }
 
 // tableCells are every report's cells, by column, the table's places,
 // and the natural width of each place: its widest head or cell.
-func tableCells(st *styles, reports []source.SaveReport) ([][]string, []tableStack, []int) {
+func tableCells(st *style.Styles, reports []source.SaveReport) ([][]string, []tableStack, []int) {
 	cells := make([][]string, len(reports))
 	for i := range reports {
 		cells[i] = make([]string, len(reportColumns))
@@ -386,7 +388,7 @@ func tableCells(st *styles, reports []source.SaveReport) ([][]string, []tableSta
 
 // tableRule is a border line of the table: left, the joints between the
 // columns of widths, right.
-func tableRule(st *styles, widths []int, left, mid, right string) string {
+func tableRule(st *style.Styles, widths []int, left, mid, right string) string {
 	var b strings.Builder
 	b.WriteString(left)
 	for i, w := range widths {
@@ -396,7 +398,7 @@ func tableRule(st *styles, widths []int, left, mid, right string) string {
 		b.WriteString(strings.Repeat("─", w))
 	}
 	b.WriteString(right)
-	return st.border.r(b.String())
+	return st.Border.R(b.String())
 }
 
 // fitColumns picks the places to show in width cells: all of them if they

@@ -12,44 +12,9 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/ui/text"
+	"github.com/vkwatch/vkwatch/ui/uitest"
 )
-
-// reportsScenario is the two-server scenario up to 60 s followed by n more
-// saves, alternately on each server, 5 s apart: fork saves on the first,
-// forkless saves and AOF rewrites on the second, every sixth one failed.
-// The last of them lacks every optional field, as an old server would.
-func reportsScenario(n int) []source.Event {
-	evs := scenario(2, 60*time.Second)
-	for i := range n {
-		srv := i % 2
-		end := 60*time.Second + time.Duration(i+1)*5*time.Second
-		f := newFake(srv, srv == 1)
-		kind := source.SaveFork
-		if srv == 1 {
-			kind = []source.SaveKind{source.SaveForkless, source.SaveAOF}[(i/2)%2]
-		}
-		f.startSave(end-time.Duration(2+i%4)*time.Second, kind)
-		ev := f.endSave(end)
-		r := ev.Report
-		r.COW = source.Some(int64(i+1) * 3 * mib)
-		r.PeakLiveCOW = source.Some(int64(i+2) * 3 * mib)
-		r.PeakProcRSSDelta = source.Some(int64(i+1) * 5 * mib)
-		if kind == source.SaveForkless { // no child: nothing to copy
-			r.COW, r.PeakLiveCOW, r.PeakChildPrivateDirty = source.Some[int64](0), source.Some[int64](0), source.Opt[int64]{}
-		}
-		if srv == 1 {
-			r.WriterOpsBefore, r.WriterOpsDuring = source.Some(5100.0), source.Some(float64(4000+100*i))
-		}
-		if i%6 == 5 {
-			r.Status = "err"
-		}
-		if i == n-1 {
-			*r = source.SaveReport{Node: nodeOf(srv), Addr: r.Addr, Kind: kind, Started: r.Started, Ended: r.Ended, Observed: r.Observed}
-		}
-		evs = append(evs, ev)
-	}
-	return evs
-}
 
 // fullTableWidth is the narrowest terminal that shows every column of
 // reportsScenario(3).
@@ -116,7 +81,7 @@ func cellsOf(t *testing.T, m Model, row string) map[string]string {
 }
 
 func TestReportsTableOpensAndCloses(t *testing.T) {
-	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, reportsScenario(3))
+	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 200, 50, uitest.ReportsScenario(3))
 	if strings.Contains(view(m), "save reports") {
 		t.Fatal("table shown before r")
 	}
@@ -143,7 +108,7 @@ func TestReportsTableOpensAndCloses(t *testing.T) {
 }
 
 func TestReportsTableCells(t *testing.T) {
-	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, fullTableWidth, 50, reportsScenario(3))
+	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, fullTableWidth, 50, uitest.ReportsScenario(3))
 	m, _ = press(m, "r")
 	rows := reportRows(m)
 	if len(rows) != 4 {
@@ -160,9 +125,9 @@ func TestReportsTableCells(t *testing.T) {
 	// The scenario's fork save of server A, 20-35 s (see endSave).
 	// The forecast before it: no save to calibrate on, the upper bound
 	// of the writes before it (see forecast.Predict).
-	want := []string{"15:04:25", addrA, "fork", "vkwatch", "ok", "15s", "15.0s", "1.20ms", "17.0 MiB", "102 MiB bound", "within bound", "18.0 MiB", "62%",
+	want := []string{"15:04:25", uitest.AddrA, "fork", "vkwatch", "ok", "15s", "15.0s", "1.20ms", "17.0 MiB", "102 MiB bound", "within bound", "18.0 MiB", "62%",
 		"18.0 MiB", "+20.0 MiB", "+3.00 MiB", "+19.0 MiB",
-		na, "18.0 MiB", "51.2k → 36.0k", na, "120µs → 180µs", "400µs → 2.00ms", "900µs → 31.0ms", "0"}
+		text.NA, "18.0 MiB", "51.2k → 36.0k", text.NA, "120µs → 180µs", "400µs → 2.00ms", "900µs → 31.0ms", "0"}
 	for i, h := range wantHead {
 		if first[h] != want[i] {
 			t.Errorf("first row: %s = %q, want %q", h, first[h], want[i])
@@ -171,7 +136,7 @@ func TestReportsTableCells(t *testing.T) {
 	// Second report: server B, forkless, with its own writers: no child,
 	// so no copy-on-write and no fork pause (none, not n/a), and the
 	// writers it blocked.
-	if got := cellsOf(t, m, rows[2]); got["server"] != addrB || got["kind"] != "forkless" || got["by"] != "schedule" ||
+	if got := cellsOf(t, m, rows[2]); got["server"] != uitest.AddrB || got["kind"] != "forkless" || got["by"] != "schedule" ||
 		got["writers/s"] != "5.10k → 4.10k" || got["/proc rss +"] != "+10.0 MiB" || got["cow"] != "none" || got["fork pause"] != "none" || got["blocked"] != "3" || got["forecast"] != "0 B forkless" {
 		t.Errorf("third row %q", got)
 	}
@@ -179,11 +144,11 @@ func TestReportsTableCells(t *testing.T) {
 	for h, c := range cellsOf(t, m, rows[3]) {
 		switch h {
 		case "server", "kind", "observed", "forecast": // the store forecasts every save
-			if c == na {
+			if c == text.NA {
 				t.Errorf("%s should be present: %q", h, c)
 			}
 		default:
-			if c != na {
+			if c != text.NA {
 				t.Errorf("%s of a report without it = %q, want n/a", h, c)
 			}
 		}
@@ -191,7 +156,7 @@ func TestReportsTableCells(t *testing.T) {
 }
 
 func TestReportsTableDropsColumnsToFit(t *testing.T) {
-	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, reportsScenario(3))
+	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 200, 50, uitest.ReportsScenario(3))
 	m, _ = press(m, "r")
 	for _, w := range []int{250, 200, fullTableWidth, 150, 120, 100, 80, 58} {
 		m = sized(m, w, 40)
@@ -219,7 +184,7 @@ func TestReportsTableDropsColumnsToFit(t *testing.T) {
 }
 
 func TestReportsTableScrolls(t *testing.T) {
-	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 120, 24, reportsScenario(30))
+	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 120, 24, uitest.ReportsScenario(30))
 	m, _ = press(m, "r")
 	rows := tableRows(24 - 3)
 	if rows != (24-3-tableChrome)/2 {
@@ -242,9 +207,9 @@ func TestReportsTableScrolls(t *testing.T) {
 		t.Fatalf("up twice:\n%s", view(m))
 	}
 	// A report arriving while scrolled up leaves the view where it was.
-	b := newFake(1, true)
-	b.startSave(300*time.Second, source.SaveAOF)
-	m = feed(t, m, []source.Event{b.endSave(302 * time.Second)})
+	b := uitest.NewFake(1, true)
+	b.StartSave(300*time.Second, source.SaveAOF)
+	m = feed(t, m, []source.Event{b.EndSave(302 * time.Second)})
 	if !strings.Contains(view(m), fmt.Sprintf("%d–29 of 32", 31-rows-1)) {
 		t.Fatalf("scrolled view moved with a new report:\n%s", view(m))
 	}
@@ -255,8 +220,8 @@ func TestReportsTableScrolls(t *testing.T) {
 	if !strings.Contains(view(m), fmt.Sprintf("%d–32 of 32", 32-rows+1)) {
 		t.Fatalf("down to the end:\n%s", view(m))
 	}
-	b.startSave(302*time.Second, source.SaveAOF)
-	m = feed(t, m, []source.Event{b.endSave(303 * time.Second)})
+	b.StartSave(302*time.Second, source.SaveAOF)
+	m = feed(t, m, []source.Event{b.EndSave(303 * time.Second)})
 	if !strings.Contains(view(m), fmt.Sprintf("%d–33 of 33", 33-rows+1)) {
 		t.Fatalf("at the bottom the table should follow new reports:\n%s", view(m))
 	}
@@ -270,7 +235,7 @@ func TestReportsTableScrolls(t *testing.T) {
 }
 
 func TestReportsTableFitsTerminal(t *testing.T) {
-	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 80, 24, reportsScenario(40))
+	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 80, 24, uitest.ReportsScenario(40))
 	m, _ = press(m, "r")
 	for _, w := range []int{58, 80, 117, 150, 200, 233} {
 		for _, h := range []int{20, 24, 36, 50} {
@@ -301,27 +266,27 @@ func TestReportsTableFitsTerminal(t *testing.T) {
 }
 
 func TestReportsTableEmpty(t *testing.T) {
-	m := setup(t, Config{Nodes: nodes(addrA)}, 120, 40, scenario(1, 10*time.Second))
+	m := setup(t, Config{Nodes: nodes(uitest.AddrA)}, 120, 40, uitest.Scenario(1, 10*time.Second))
 	m, _ = press(m, "r")
 	if !strings.Contains(view(m), "save reports · none yet") {
 		t.Fatalf("empty table:\n%s", view(m))
 	}
 	// The first report shows up while the table is open.
-	a := newFake(0, false)
-	a.startSave(10*time.Second, source.SaveFork)
-	m = feed(t, m, []source.Event{a.endSave(12 * time.Second)})
+	a := uitest.NewFake(0, false)
+	a.StartSave(10*time.Second, source.SaveFork)
+	m = feed(t, m, []source.Event{a.EndSave(12 * time.Second)})
 	if len(reportRows(m)) != 1 {
 		t.Fatalf("new report not in the open table:\n%s", view(m))
 	}
 }
 
 func TestReportsTablePaused(t *testing.T) {
-	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, reportsScenario(2))
+	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 200, 50, uitest.ReportsScenario(2))
 	m, _ = press(m, "p")
 	m, _ = press(m, "r")
-	a := newFake(0, false)
-	a.startSave(100*time.Second, source.SaveFork)
-	m = feed(t, m, []source.Event{a.endSave(101 * time.Second)})
+	a := uitest.NewFake(0, false)
+	a.StartSave(100*time.Second, source.SaveFork)
+	m = feed(t, m, []source.Event{a.EndSave(101 * time.Second)})
 	if got := len(reportRows(m)); got != 3 || !strings.Contains(view(m), "PAUSED") {
 		t.Fatalf("paused table should keep its 3 rows, has %d:\n%s", got, view(m))
 	}
@@ -332,7 +297,7 @@ func TestReportsTablePaused(t *testing.T) {
 }
 
 func TestEscClosesHelpAndTable(t *testing.T) {
-	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, reportsScenario(1))
+	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 200, 50, uitest.ReportsScenario(1))
 	isHelp := func(m Model) bool { return strings.Contains(view(m), "shift+tab") }
 	isTable := func(m Model) bool { return strings.Contains(view(m), "save reports") }
 
@@ -397,9 +362,9 @@ func TestReportsTableInReplay(t *testing.T) {
 }
 
 func TestReportsTableColourAddsNoText(t *testing.T) {
-	evs := reportsScenario(8)
+	evs := uitest.ReportsScenario(8)
 	open := func() string {
-		m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 150, 40, evs)
+		m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 150, 40, evs)
 		m, _ = press(m, "r")
 		return m.View()
 	}
@@ -424,11 +389,11 @@ func pressKey(m Model, k tea.KeyType) (Model, tea.Cmd) {
 func TestPanesAfterTableMatchPanesWithout(t *testing.T) {
 	// The charts are not drawn while the table hides them: closing it must
 	// show exactly what a model that never opened it shows, paused or not.
-	evs := scenario(2, 60*time.Second)
+	evs := uitest.Scenario(2, 60*time.Second)
 	cut := len(evs) / 3
 	for _, pause := range []bool{false, true} {
-		plain := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, evs[:cut])
-		tabled := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, evs[:cut])
+		plain := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 200, 50, evs[:cut])
+		tabled := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 200, 50, evs[:cut])
 		tabled, _ = press(tabled, "r")
 		plain = feed(t, plain, evs[cut:2*cut])
 		tabled = feed(t, tabled, evs[cut:2*cut])

@@ -10,6 +10,7 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/roll"
 	"github.com/vkwatch/vkwatch/source/store"
+	"github.com/vkwatch/vkwatch/ui/style"
 )
 
 // Which view is open is one value: a stack of views. Its bottom is the
@@ -76,7 +77,7 @@ type component interface {
 // viewCtx is what the views draw from, made by the model for each frame,
 // as gh-dash's ProgramContext: nothing in it reaches back into the model.
 type viewCtx struct {
-	st    *styles
+	st    *style.Styles
 	prog  progress.Model
 	store *store.Store
 	// panes are the panes on screen, laid out by mode; focus indexes them.

@@ -13,6 +13,8 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/roll"
 	"github.com/vkwatch/vkwatch/source/store"
+	"github.com/vkwatch/vkwatch/ui/plot"
+	"github.com/vkwatch/vkwatch/ui/uitest"
 )
 
 // Each view made and drawn alone, without a Model: a store fed with a
@@ -22,7 +24,7 @@ import (
 // aloneStore is a store fed with evs, as the model folds them (commands'
 // answers go to the footer, not the store).
 func aloneStore(evs []source.Event) *store.Store {
-	s := store.New(store.Config{Keep: defaultHistory, Columns: metricColumns()})
+	s := store.New(store.Config{Keep: defaultHistory, Columns: plot.StoreColumns()})
 	for _, ev := range evs {
 		if ev.Kind != source.EventCommand && ev.Kind != source.EventTopology {
 			s.Add(ev.Inert())
@@ -33,7 +35,7 @@ func aloneStore(evs []source.Event) *store.Store {
 
 // aloneCtx is a context over s for the given nodes.
 func aloneCtx(s *store.Store, ids ...source.NodeID) *viewCtx {
-	st := newStyles(false)
+	st := plot.Styles(false)
 	return &viewCtx{st: &st, prog: progress.New(progress.WithDefaultGradient(), progress.WithoutPercentage()),
 		store: s, nodes: ids}
 }
@@ -42,14 +44,14 @@ func aloneCtx(s *store.Store, ids ...source.NodeID) *viewCtx {
 // refresh does, side by side in w x h.
 func alonePanes(c *viewCtx, w, h int, ids ...source.NodeID) {
 	now := c.store.Now()
-	cols := make([]*columns, len(ids))
+	cols := make([]*plot.Columns, len(ids))
 	for i, id := range ids {
 		p := newPane(i, id, string(id))
 		p.SetSize(w/len(ids), h)
-		p.sync(c.store.View(id), now, defaultHistory, cadence{defaultInterval, defaultInterval})
-		c.panes, cols[i] = append(c.panes, p), &p.columns
+		p.sync(c.store.View(id), now, defaultHistory, plot.Cadence{Interval: defaultInterval, Rest: defaultInterval})
+		c.panes, cols[i] = append(c.panes, p), &p.Columns
 	}
-	tops := scaleTops(cols, nil, false, scaleHolds{}, now)
+	tops := plot.ScaleTops(cols, nil, false, plot.Holds{}, now)
 	for i, p := range c.panes {
 		p.drawCharts(c.st, c.store.View(p.id), now, tops[i])
 	}
@@ -69,9 +71,9 @@ func runes(k string) tea.KeyMsg {
 }
 
 func TestViewAlonePanes(t *testing.T) {
-	s := aloneStore(scenario(2, 60*time.Second))
-	c := aloneCtx(s, nodeOf(0), nodeOf(1))
-	alonePanes(c, 160, 30, nodeOf(0), nodeOf(1))
+	s := aloneStore(uitest.Scenario(2, 60*time.Second))
+	c := aloneCtx(s, uitest.NodeOf(0), uitest.NodeOf(1))
+	alonePanes(c, 160, 30, uitest.NodeOf(0), uitest.NodeOf(1))
 	c.mode, c.focus = layoutSide, 1
 	v := newPanesView(viewOpts{servers: 2})
 	v.SyncKeys(openState{fills: true, base: true, shown: 2})
@@ -87,8 +89,8 @@ func TestViewAlonePanes(t *testing.T) {
 }
 
 func TestViewAloneCost(t *testing.T) {
-	s := aloneStore(twoSaves())
-	c := aloneCtx(s, nodeOf(0), nodeOf(1))
+	s := aloneStore(uitest.TwoSaves())
+	c := aloneCtx(s, uitest.NodeOf(0), uitest.NodeOf(1))
 	v := newCostView(viewOpts{})
 	v.SetSize(120, 24)
 	v.SyncKeys(openState{fills: true})
@@ -104,7 +106,7 @@ func TestViewAloneCost(t *testing.T) {
 }
 
 func TestViewAloneTable(t *testing.T) {
-	s := aloneStore(reportsScenario(12))
+	s := aloneStore(uitest.ReportsScenario(12))
 	c := aloneCtx(s)
 	v := newReportTable(viewOpts{})
 	v.SetSize(120, 14)
@@ -147,16 +149,16 @@ func TestViewAloneHelp(t *testing.T) {
 }
 
 func TestViewAloneFleet(t *testing.T) {
-	evs := fleetScenario(60 * time.Second)
+	evs := uitest.FleetScenario(60 * time.Second)
 	s := aloneStore(evs)
-	f := newFleetView(fleetTopo(), roll.Config{MaxParallel: 1}, s)
+	f := newFleetView(uitest.FleetTopo(), roll.Config{MaxParallel: 1}, s)
 	for _, ev := range evs {
 		f.observe(ev)
 	}
 	f.SetSize(120, 30)
 	f.SyncKeys(openState{fills: true, base: true})
-	st := newStyles(false)
-	f.refresh(&st, s, s.Now(), defaultHistory, cadence{defaultInterval, defaultInterval}, false)
+	st := plot.Styles(false)
+	f.refresh(&st, s, s.Now(), defaultHistory, plot.Cadence{Interval: defaultInterval, Rest: defaultInterval}, false)
 	c := aloneCtx(s)
 	c.st = &st
 	goldenLines(t, f.View(c))

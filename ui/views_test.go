@@ -3,13 +3,15 @@ package ui
 import (
 	"strings"
 	"testing"
+
+	"github.com/vkwatch/vkwatch/ui/uitest"
 )
 
 // TestEscClosesTheViewOpenedLast: the views open are one stack, so esc
 // closes the help opened over the table before the table, and the table
 // opened over the help before the help; c in place of r swaps the two.
 func TestEscClosesTheViewOpenedLast(t *testing.T) {
-	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, reportsScenario(3))
+	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 200, 50, uitest.ReportsScenario(3))
 	table := func(m Model) bool { return strings.Contains(view(m), "save reports") }
 	cost := func(m Model) bool { return strings.Contains(view(m), "save cost curves") }
 	full := func(m Model) bool { return strings.Contains(view(m), "shift+tab") }

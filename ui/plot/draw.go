@@ -1,4 +1,4 @@
-package ui
+package plot
 
 import (
 	"math"
@@ -11,22 +11,22 @@ import (
 // charts, from their columns. Each wraps the rows in its own way (a
 // pane's scale, a row's colour).
 
-// plotSet is one pane's or one row's charts, by metric index, made on
+// PlotSet is one pane's or one row's charts, by chart index, made on
 // first use, and the scale top each was last drawn at.
-type plotSet struct {
+type PlotSet struct {
 	lines    []*chart.Line
 	bars     []*chart.Bars
 	drawnTop []float64
 }
 
-// draw draws metric i's chart from c, w x rows, on a scale to top (NaN:
+// Draw draws chart i from c, w x rows, on a scale to top (NaN:
 // none), when all is set or its columns or its top changed since it was
 // last drawn; it reports whether it drew. A chart that did not change
 // keeps its rows: most samples land in a column that already held a
 // larger value.
-func (s *plotSet) draw(c *columns, i, w, rows int, top float64, all, ascii bool) ([]string, bool) {
+func (s *PlotSet) Draw(c *Columns, i, w, rows int, top float64, all, ascii bool) ([]string, bool) {
 	if s.drawnTop == nil {
-		n := len(metrics)
+		n := len(Charts)
 		s.lines, s.bars, s.drawnTop = make([]*chart.Line, n), make([]*chart.Bars, n), make([]float64, n)
 	}
 	if !all && !c.dirty[i] && sameTop(s.drawnTop[i], top) {
@@ -34,9 +34,9 @@ func (s *plotSet) draw(c *columns, i, w, rows int, top float64, all, ascii bool)
 	}
 	c.dirty[i], s.drawnTop[i] = false, top
 	if math.IsNaN(top) {
-		top = metrics[i].unit.minTop() // nothing is drawn anyway
+		top = Charts[i].Unit.MinTop() // nothing is drawn anyway
 	}
-	if metrics[i].draw == drawBars {
+	if Charts[i].Draw == DrawBars {
 		if s.bars[i] == nil {
 			s.bars[i] = chart.NewBars(w, rows)
 			s.bars[i].ASCII = ascii
@@ -55,15 +55,15 @@ func (s *plotSet) draw(c *columns, i, w, rows int, top float64, all, ascii bool)
 // sameTop reports whether two scale tops are the same (NaN: none).
 func sameTop(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) }
 
-// scaleTops is the top of each member's scale of each metric (the
+// ScaleTops is the top of each member's scale of each chart (the
 // members are panes' or fleet rows' columns; NaN where there is nothing
 // to scale): the round step above the largest value in the window of the
-// metric's scale group, over every member (the same memory draws at the
+// chart's scale group, over every member (the same memory draws at the
 // same height in each) or over each alone (own), held between frames by
-// holds at the data's time now. Only the metrics counted says count (nil:
+// holds at the data's time now. Only the charts counted says count (nil:
 // all).
-func scaleTops(cols []*columns, counted []bool, own bool, holds scaleHolds, now time.Duration) [][]float64 {
-	n := len(metrics)
+func ScaleTops(cols []*Columns, counted []bool, own bool, holds Holds, now time.Duration) [][]float64 {
+	n := len(Charts)
 	tops, all := make([][]float64, len(cols)), make([]float64, len(cols)*n)
 	for i := range tops {
 		tops[i] = all[i*n : (i+1)*n : (i+1)*n]
@@ -72,16 +72,16 @@ func scaleTops(cols []*columns, counted []bool, own bool, holds scaleHolds, now 
 	mineOK := make([]bool, len(cols))
 	for _, g := range groups() {
 		shared, sharedOK := 0.0, false
-		u := unitBytes
+		u := UnitBytes
 		for i, c := range cols {
 			mine[i], mineOK[i] = 0, false
-			for k, mt := range metrics {
-				if mt.group == g && c.peakOK[k] && (counted == nil || counted[k]) {
-					mine[i], mineOK[i] = max(mine[i], c.peak[k]), true
-					shared, sharedOK = max(shared, c.peak[k]), true
+			for k, mt := range Charts {
+				if mt.Group == g && c.PeakOK[k] && (counted == nil || counted[k]) {
+					mine[i], mineOK[i] = max(mine[i], c.Peak[k]), true
+					shared, sharedOK = max(shared, c.Peak[k]), true
 				}
-				if mt.group == g {
-					u = mt.unit
+				if mt.Group == g {
+					u = mt.Unit
 				}
 			}
 		}
@@ -96,8 +96,8 @@ func scaleTops(cols []*columns, counted []bool, own bool, holds scaleHolds, now 
 			} else if own {
 				top = math.NaN() // nothing to scale: n/a
 			}
-			for k, mt := range metrics {
-				if mt.group == g {
+			for k, mt := range Charts {
+				if mt.Group == g {
 					tops[i][k] = top
 				}
 			}

@@ -1,4 +1,8 @@
-package ui
+// Package text is how the screen writes figures and fits lines: every
+// absent value reads n/a, sizes, rates, latencies and spans in the
+// house's units (source/units), and a line too long for its cells loses
+// whole words from its end, never part of one.
+package text
 
 import (
 	"strings"
@@ -16,23 +20,23 @@ import (
 // the room it has (a long address in a narrow column) is cut inside,
 // with "…" right after it.
 
-// padRight pads s (which may hold escapes) with spaces to width cells.
-func padRight(s string, width int) string {
+// PadRight pads s (which may hold escapes) with spaces to width cells.
+func PadRight(s string, width int) string {
 	if n := lipgloss.Width(s); n < width {
 		return s + strings.Repeat(" ", width-n)
 	}
 	return s
 }
 
-// fitRight right-aligns s in width cells, cutting it when longer.
-func fitRight(s string, width int) string {
+// FitRight right-aligns s in width cells, cutting it when longer.
+func FitRight(s string, width int) string {
 	s, n := cut(s, lipgloss.Width(s), width)
 	return strings.Repeat(" ", max(width-n, 0)) + s
 }
 
-// fitCells cuts s to w cells, or pads it with spaces to exactly w; a
+// FitCells cuts s to w cells, or pads it with spaces to exactly w; a
 // line of one row. It measures s once, and again only after a cut.
-func fitCells(s string, w int) string {
+func FitCells(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
@@ -40,8 +44,8 @@ func fitCells(s string, w int) string {
 	return s + strings.Repeat(" ", w-n)
 }
 
-// fitLines cuts every line to width cells.
-func fitLines(width int, lines ...string) []string {
+// FitLines cuts every line to width cells.
+func FitLines(width int, lines ...string) []string {
 	for i, l := range lines {
 		if n := ansi.StringWidth(l); n > width {
 			lines[i], _ = cut(l, n, width)
@@ -50,8 +54,8 @@ func fitLines(width int, lines ...string) []string {
 	return lines
 }
 
-// fitLine cuts one line to width cells.
-func fitLine(s string, width int) string {
+// FitLine cuts one line to width cells.
+func FitLine(s string, width int) string {
 	s, _ = cut(s, ansi.StringWidth(s), width)
 	return s
 }
@@ -161,30 +165,30 @@ func nextWord(plain []rune, i int) string {
 	return strings.TrimRight(string(plain[i+1:j]), ")")
 }
 
-// part is a piece of a line that fitParts may leave out: the higher its
-// rank, the sooner (0: never).
-type part struct {
-	text string
-	rank int
+// Part is a piece of a line that FitParts may leave out: the higher its
+// Rank, the sooner (0: never).
+type Part struct {
+	Text string
+	Rank int
 }
 
-// fitParts joins parts with sep, leaving out the highest ranks first
+// FitParts joins parts with sep, leaving out the highest ranks first
 // until the line fits width (the order stays); what is left is cut
 // between words if it still does not fit.
-func fitParts(width int, sep string, parts ...part) string {
+func FitParts(width int, sep string, parts ...Part) string {
 	top := 0
 	for _, p := range parts {
-		top = max(top, p.rank)
+		top = max(top, p.Rank)
 	}
 	var b strings.Builder
 	for r := top; ; r-- {
 		b.Reset()
 		for _, p := range parts {
-			if p.rank <= r && p.text != "" {
+			if p.Rank <= r && p.Text != "" {
 				if b.Len() > 0 {
 					b.WriteString(sep)
 				}
-				b.WriteString(p.text)
+				b.WriteString(p.Text)
 			}
 		}
 		if n := ansi.StringWidth(b.String()); n <= width || r == 0 {

@@ -1,4 +1,4 @@
-package ui
+package plot
 
 import (
 	"reflect"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/store"
+	"github.com/vkwatch/vkwatch/ui/uitest"
 )
 
 // TestColumnsShiftMatchesRecompute: columns carried over as the right edge
@@ -18,38 +19,38 @@ func TestColumnsShiftMatchesRecompute(t *testing.T) {
 		window = 6 * time.Second
 		w      = 12 // cells: 500 ms a cell at this window, 250 ms a column
 	)
-	st := store.New(store.Config{Columns: metricColumns()})
-	f := newFake(0, false)
-	carried := newColumns()
+	st := store.New(store.Config{Columns: StoreColumns()})
+	f := uitest.NewFake(0, false)
+	carried := NewColumns()
 	shifted := 0
 	check := func(now time.Duration) {
 		t.Helper()
-		v := st.View(nodeOf(0))
+		v := st.View(uitest.NodeOf(0))
 		before := carried.colsFor
-		carried.fill(v, now, window, cadence{tick, tick}, w)
+		carried.Fill(v, now, window, Cadence{Interval: uitest.Tick, Rest: uitest.Tick}, w)
 		if carried.colsOK && before.right != 0 && carried.colsFor.right > before.right {
 			shifted++
 		}
-		fresh := newColumns()
-		fresh.fill(v, now, window, cadence{tick, tick}, w)
+		fresh := NewColumns()
+		fresh.Fill(v, now, window, Cadence{Interval: uitest.Tick, Rest: uitest.Tick}, w)
 		if !reflect.DeepEqual(carried.sub, fresh.sub) || !reflect.DeepEqual(carried.cells, fresh.cells) {
 			t.Fatalf("at %s: carried-over columns differ from columns computed afresh:\ncarried %v\nfresh   %v",
 				now, carried.sub[0], fresh.sub[0])
 		}
 	}
 	add := func(off time.Duration) {
-		st.Add(source.Event{Node: nodeOf(0), Kind: source.EventSample, Offset: off, At: epoch.Add(off), Sample: f.sample(off)})
+		st.Add(source.Event{Node: uitest.NodeOf(0), Kind: source.EventSample, Offset: off, At: uitest.Epoch.Add(off), Sample: f.Sample(off)})
 	}
-	for off := tick; off <= 60*time.Second; off += tick {
+	for off := uitest.Tick; off <= 60*time.Second; off += uitest.Tick {
 		if off > 30*time.Second && off < 33*time.Second {
 			continue // a hole of 3 s: the line breaks
 		}
-		if m := off % (1700 * time.Millisecond); m > 0 && m <= 2*tick {
+		if m := off % (1700 * time.Millisecond); m > 0 && m <= 2*uitest.Tick {
 			continue // two late samples: the columns between take the value before
 		}
 		add(off)
 		// A frame now and then, as the batcher hands over several samples.
-		if off%(3*tick) == 0 {
+		if off%(3*uitest.Tick) == 0 {
 			check(off)
 		}
 	}
@@ -58,7 +59,7 @@ func TestColumnsShiftMatchesRecompute(t *testing.T) {
 	}
 	// A replay seeking: the history is fed again from elsewhere.
 	st.Reset(0)
-	for off := 40 * time.Second; off <= 50*time.Second; off += tick {
+	for off := 40 * time.Second; off <= 50*time.Second; off += uitest.Tick {
 		add(off)
 	}
 	check(61 * time.Second)
@@ -75,18 +76,18 @@ func TestColumnsRestInterval(t *testing.T) {
 		window = 20 * time.Second
 		w      = 40 // 500 ms a cell, 250 ms a column
 	)
-	st := store.New(store.Config{Columns: metricColumns()})
-	f := newFake(0, false)
+	st := store.New(store.Config{Columns: StoreColumns()})
+	f := uitest.NewFake(0, false)
 	for off := time.Second; off <= 20*time.Second; off += time.Second {
 		if off > 10*time.Second && off < 15*time.Second {
 			continue // a hole of 5 s: a disconnection
 		}
-		st.Add(source.Event{Node: nodeOf(0), Kind: source.EventSample, Offset: off, At: epoch.Add(off), Sample: f.sample(off)})
+		st.Add(source.Event{Node: uitest.NodeOf(0), Kind: source.EventSample, Offset: off, At: uitest.Epoch.Add(off), Sample: f.Sample(off)})
 	}
-	v := st.View(nodeOf(0))
-	breaks := func(c cadence) (n int) {
-		cols := newColumns()
-		cols.fill(v, 20*time.Second, window, c, w)
+	v := st.View(uitest.NodeOf(0))
+	breaks := func(c Cadence) (n int) {
+		cols := NewColumns()
+		cols.Fill(v, 20*time.Second, window, c, w)
 		for _, b := range cols.sub[0].Brk {
 			if b {
 				n++
@@ -94,25 +95,10 @@ func TestColumnsRestInterval(t *testing.T) {
 		}
 		return n
 	}
-	if got := breaks(cadence{fine, time.Second}); got != 1 {
+	if got := breaks(Cadence{Interval: fine, Rest: time.Second}); got != 1 {
 		t.Errorf("at rest every second: %d breaks in the line, want 1 (the 5 s hole)", got)
 	}
-	if got := breaks(cadence{fine, fine}); got < 10 {
+	if got := breaks(Cadence{Interval: fine, Rest: fine}); got < 10 {
 		t.Errorf("at rest every 200ms: %d breaks, want one at every 1 s gap", got)
-	}
-}
-
-func TestSamplingNote(t *testing.T) {
-	for _, c := range []struct {
-		rest, fine time.Duration
-		want       string
-	}{
-		{time.Second, 200 * time.Millisecond, "INFO every 1s, 200ms while saving"},
-		{200 * time.Millisecond, 200 * time.Millisecond, "INFO every 200ms"},
-		{time.Second, 0, "INFO every 1s"},
-	} {
-		if got := samplingNote(c.rest, c.fine, "while saving"); got != c.want {
-			t.Errorf("samplingNote(%s, %s) = %q, want %q", c.rest, c.fine, got, c.want)
-		}
 	}
 }

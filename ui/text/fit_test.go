@@ -1,14 +1,16 @@
-package ui
+package text
 
 import (
 	"strconv"
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/vkwatch/vkwatch/ui/style"
 )
 
 func TestCutBetweenWords(t *testing.T) {
-	st := newStyles(false)
+	st := style.New(false)
 	// Each case: the line, the cells it is cut to, what is left.
 	for _, c := range [][3]string{
 		{"save method forkless · forkless infra on", "30", "save method forkless …"},
@@ -27,7 +29,7 @@ func TestCutBetweenWords(t *testing.T) {
 		{"short", "10", "short"},
 	} {
 		w, _ := strconv.Atoi(c[1])
-		for _, in := range []string{c[0], st.value.r(c[0])} {
+		for _, in := range []string{c[0], st.Value.R(c[0])} {
 			got, n := cut(in, ansi.StringWidth(in), w)
 			if ansi.Strip(got) != c[2] || n != ansi.StringWidth(got) || n > w {
 				t.Errorf("cut(%q, %d) = %q (%d cells), want %q", in, w, ansi.Strip(got), n, c[2])

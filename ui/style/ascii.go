@@ -1,4 +1,4 @@
-package ui
+package style
 
 import "strings"
 
@@ -21,12 +21,12 @@ var asciiRunes = map[rune]rune{
 	'█': '#', '░': '.', '…': '>',
 }
 
-// asciiFrame is frame in ASCII, each rune one of the same width (a wide
+// ASCIIFrame is frame in ASCII, each rune one of the same width (a wide
 // rune, which a server's text could hold, becomes a narrower ?: the line
 // only gets shorter). An ellipsis right after a word ("connecting…", an
 // address cut inside) is a full stop; after a space, where vkwatch cut
 // whole words off, it is >: more beyond the edge.
-func asciiFrame(frame string) string {
+func ASCIIFrame(frame string) string {
 	var b strings.Builder
 	b.Grow(len(frame))
 	prev, esc := ' ', false

@@ -1,4 +1,4 @@
-package ui
+package plot
 
 import (
 	"math"
@@ -28,17 +28,17 @@ var steps = [...]float64{1, 2, 5, 10, 20, 50, 100, 200, 500}
 // bases are the sizes of a unit's names, ascending: bytes in binary
 // units, rates in thousands, latencies (in nanoseconds) in thousands
 // (ns, µs, ms, s).
-func (u unit) bases() []float64 {
-	if u == unitBytes {
+func (u Unit) bases() []float64 {
+	if u == UnitBytes {
 		return []float64{1, 1 << 10, 1 << 20, 1 << 30, 1 << 40, 1 << 50}
 	}
 	return []float64{1, 1e3, 1e6, 1e9}
 }
 
-// roundTop is the smallest round step of the unit at or above v (and at
+// RoundTop is the smallest round step of the unit at or above v (and at
 // least the unit's smallest top).
-func (u unit) roundTop(v float64) float64 {
-	v = max(v, u.minTop())
+func (u Unit) RoundTop(v float64) float64 {
+	v = max(v, u.MinTop())
 	bases := u.bases()
 	for _, b := range bases {
 		for _, m := range steps {
@@ -55,14 +55,14 @@ func (u unit) roundTop(v float64) float64 {
 	return top
 }
 
-// stepBelow is the round step under top: 5 MiB under 10 MiB, 500 KiB
+// StepBelow is the round step under top: 5 MiB under 10 MiB, 500 KiB
 // under 1 MiB. None (0) under the unit's smallest top.
-func (u unit) stepBelow(top float64) float64 {
+func (u Unit) StepBelow(top float64) float64 {
 	prev := 0.0
 	for _, b := range u.bases() {
 		for _, m := range steps {
 			if b*m >= top {
-				if prev < u.minTop() {
+				if prev < u.MinTop() {
 					return 0
 				}
 				return prev
@@ -75,14 +75,14 @@ func (u unit) stepBelow(top float64) float64 {
 
 // scaleNames are the names of a unit's bases (bases), as a scale label
 // ends: "5 MiB", "50k/s", "2.5ms".
-var scaleNames = map[unit][]string{
-	unitBytes:   {" B", " KiB", " MiB", " GiB", " TiB", " PiB"},
-	unitRate:    {"/s", "k/s", "M/s", "G/s"},
-	unitLatency: {"ns", "µs", "ms", "s"},
+var scaleNames = map[Unit][]string{
+	UnitBytes:   {" B", " KiB", " MiB", " GiB", " TiB", " PiB"},
+	UnitRate:    {"/s", "k/s", "M/s", "G/s"},
+	UnitLatency: {"ns", "µs", "ms", "s"},
 }
 
 // scaleName is the unit a scale of top reads in: its size and name.
-func (u unit) scaleName(top float64) (float64, string) {
+func (u Unit) scaleName(top float64) (float64, string) {
 	bases := u.bases()
 	i := 0
 	for i+1 < len(bases) && top >= bases[i+1] {
@@ -91,9 +91,9 @@ func (u unit) scaleName(top float64) (float64, string) {
 	return bases[i], scaleNames[u][i]
 }
 
-// scaleText renders v on a scale topped at top, in the top's unit: "2.5
+// ScaleText renders v on a scale topped at top, in the top's unit: "2.5
 // MiB" on a 5 MiB scale, "500k/s" on a 1M/s one; zero is "0".
-func (u unit) scaleText(v, top float64) string {
+func (u Unit) ScaleText(v, top float64) string {
 	if v == 0 {
 		return "0"
 	}
@@ -113,8 +113,8 @@ type heldTop struct {
 // the data's time now: up at once, down after holdDown under a lower
 // step. A scale not drawn for holdDown (hidden, or a replay that
 // seeked) starts again from peak.
-func (h *heldTop) follow(u unit, peak float64, now time.Duration) float64 {
-	want := u.roundTop(peak)
+func (h *heldTop) follow(u Unit, peak float64, now time.Duration) float64 {
+	want := u.RoundTop(peak)
 	if !h.ok || want > h.top || now < h.seen || now-h.seen > holdDown {
 		*h = heldTop{top: want, under: -1, seen: now, ok: true}
 		return want
@@ -131,18 +131,18 @@ func (h *heldTop) follow(u unit, peak float64, now time.Duration) float64 {
 	return h.top
 }
 
-// scaleHolds are the held tops of a set of charts (a model's panes, a
+// Holds are the held tops of a set of charts (a model's panes, a
 // fleet's rows), by scale: a group's shared one (cols nil) or one
 // member's own.
-type scaleHolds map[scaleKey]*heldTop
+type Holds map[scaleKey]*heldTop
 
 type scaleKey struct {
-	cols  *columns
+	cols  *Columns
 	group string
 }
 
 // follow is the held top of the scale key names, for peak at now.
-func (s scaleHolds) follow(k scaleKey, u unit, peak float64, now time.Duration) float64 {
+func (s Holds) follow(k scaleKey, u Unit, peak float64, now time.Duration) float64 {
 	h := s[k]
 	if h == nil {
 		h = &heldTop{}
