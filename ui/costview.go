@@ -15,6 +15,7 @@ import (
 	"github.com/vkwatch/vkwatch/ui/plot"
 	"github.com/vkwatch/vkwatch/ui/style"
 	"github.com/vkwatch/vkwatch/ui/text"
+	"github.com/vkwatch/vkwatch/ui/words"
 )
 
 // The cost view (key c) is valkey PR #905's plot: what a save costs in
@@ -234,7 +235,7 @@ func legendLine(st *style.Styles, i int, sc shownCurve) string {
 		when = sc.StartedAt.Format("15:04:05")
 	}
 	return paint.R(strconv.Itoa(i+1)+" ━━") + " " + st.Addr.R(text.OrNA(sc.Addr)) + " " + st.Value.R(string(sc.Kind)) +
-		st.Label.R(" by ") + st.Value.R(fmtTrigger(sc.Trigger)) + " " + st.Value.R(when) + " " + state + " " + top
+		st.Label.R(" by ") + st.Value.R(words.Trigger(sc.Trigger)) + " " + st.Value.R(when) + " " + state + " " + top
 }
 
 // plotLines draws the plot with its Y scale on the left and its X axis,

@@ -11,6 +11,7 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/inert"
 	"github.com/vkwatch/vkwatch/source/roll"
+	"github.com/vkwatch/vkwatch/ui/words"
 )
 
 // The fleet view's component and the model's side of it: when it opens,
@@ -238,7 +239,7 @@ func (f *fleetView) heldWarning() string {
 		return ""
 	}
 	if h := f.roll().Progress().Held; h != nil {
-		return ForkWarning(h.Node.Addr, h.Risk)
+		return words.ForkWarning(h.Node.Addr, h.Risk)
 	}
 	return ""
 }

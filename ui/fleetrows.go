@@ -17,6 +17,7 @@ import (
 	"github.com/vkwatch/vkwatch/ui/plot"
 	"github.com/vkwatch/vkwatch/ui/style"
 	"github.com/vkwatch/vkwatch/ui/text"
+	"github.com/vkwatch/vkwatch/ui/words"
 )
 
 // The fleet view's rows: geometry, the columns, and the drawing of a row.
@@ -388,7 +389,7 @@ func (f *fleetView) rowInfo(st *style.Styles, v store.View, r *fleetRow, k rowKe
 		return st.Warn.R("loading (cluster)")
 	}
 	if s := v.Latest; s != nil && s.Save != nil && s.Save.Trigger.Kind != "" && s.Save.Trigger.Kind != source.TriggerUser {
-		return st.Warn.R("▶ by " + fmtTrigger(s.Save.Trigger))
+		return st.Warn.R("▶ by " + words.Trigger(s.Save.Trigger))
 	}
 	switch {
 	case r.node.Role == source.RoleReplica && k.primAddr != "":
@@ -404,14 +405,6 @@ func (f *fleetView) rowInfo(st *style.Styles, v store.View, r *fleetRow, k rowKe
 		return st.Dim.R(name + " " + v.Identity.Version)
 	}
 	return ""
-}
-
-// shortKind names a save in a row's few cells: fork, forkless, aof.
-func shortKind(k source.SaveKind) string {
-	if n := kindNames[k]; n.short != "" {
-		return n.short
-	}
-	return text.OrNA(string(k))
 }
 
 // badgeReason is the end of an error, what a badge has room for: "connect:
@@ -435,7 +428,7 @@ func rowSave(st *style.Styles, prog progress.Model, v store.View, w int) (string
 		if fok {
 			pct = fmt.Sprintf("%.0f%%", frac*100)
 		}
-		l1 := st.Warn.R("▶ "+shortKind(sv.Kind)) + " " + st.Value.R(pct) + st.Label.R(" ETA ") + st.Value.R(text.OptElapsed(sv.ETA))
+		l1 := st.Warn.R("▶ "+words.ShortKind(sv.Kind)) + " " + st.Value.R(pct) + st.Label.R(" ETA ") + st.Value.R(text.OptElapsed(sv.ETA))
 		cow := st.Label.R("cow ") + st.Value.R(text.OptBytes(s.COW))
 		if tag, _ := plot.Charts[plot.COWChart].From(s); tag != "" {
 			cow += " " + st.Dim.R(tag)
@@ -449,18 +442,18 @@ func rowSave(st *style.Styles, prog progress.Model, v store.View, w int) (string
 	}
 	r := v.Report
 	if r == nil {
-		return st.Dim.R("no save seen yet"), nextCell(st, v)
+		return st.Dim.R("no save seen yet"), words.NextCell(st, v)
 	}
-	l1 := st.Value.R(shortKind(r.Kind))
+	l1 := st.Value.R(words.ShortKind(r.Kind))
 	if r.Status != "ok" {
-		l1 += " " + reportStatus(st, r)
+		l1 += " " + words.Status(st, r)
 	}
 	l1 += " " + st.Value.R(text.Elapsed(r.Observed))
 	if r.ForkPause.OK {
 		l1 += st.Label.R(" pause ") + st.Value.R(text.Latency(r.ForkPause.V))
 	}
 	l2 := st.Label.R("cow ") + st.Value.R(text.OptBytes(r.COW))
-	if next := " " + nextCell(st, v); lipgloss.Width(l2+next) <= w {
+	if next := " " + words.NextCell(st, v); lipgloss.Width(l2+next) <= w {
 		l2 += next
 	} else if peak := st.Label.R(" peak ") + st.Value.R(text.OptBytes(r.PeakCOW)); r.PeakCOW.OK && lipgloss.Width(l2+peak) <= w {
 		l2 += peak
@@ -638,7 +631,7 @@ func (f *fleetView) rollPlanLine(st *style.Styles, s *store.Store, steps []roll.
 	for i, step := range steps {
 		plain[i] = fmt.Sprintf("%d: %s", i+1, step.Node.Addr)
 		names[i] = plain[i]
-		if c := nextCell(st, s.Live(step.Node.ID)); c != "" {
+		if c := words.NextCell(st, s.Live(step.Node.ID)); c != "" {
 			names[i] += " " + strings.TrimPrefix(ansi.Strip(c), "next ")
 		}
 	}

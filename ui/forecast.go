@@ -10,44 +10,11 @@ import (
 	"github.com/vkwatch/vkwatch/source/store"
 	"github.com/vkwatch/vkwatch/ui/style"
 	"github.com/vkwatch/vkwatch/ui/text"
+	"github.com/vkwatch/vkwatch/ui/words"
 )
 
 // The forecast's sentences: the numbers and the rules are source/forecast's
 // and source/risk's; this file only says them.
-
-// headroom is the memory check of the next fork save of a node's view,
-// with its forecast copy-on-write in the check.
-func headroom(v store.View, aof bool) risk.Fork {
-	return risk.Assess(risk.Input{Sample: v.Latest, Last: v.Report, AOF: aof, Forecast: forecast.RiskFigure(v.Forecast)})
-}
-
-// basisWords are each basis's words: in a few cells, and in a table cell.
-var basisWords = map[forecast.Basis][2]string{
-	forecast.Calibrated: {"calibrated", "cal"},
-	forecast.Bound:      {"upper bound", "bound"},
-	forecast.Worst:      {"worst case", "worst"},
-}
-
-// basisTag is the forecast's basis in a few cells.
-func basisTag(b forecast.Basis) string {
-	if w, ok := basisWords[b]; ok {
-		return w[0]
-	}
-	return string(b)
-}
-
-// levelText is a headroom level as a word and its style.
-func levelText(st *style.Styles, f risk.Fork) string {
-	switch f.Level {
-	case risk.OK:
-		return st.OK.R("ok")
-	case risk.Tight:
-		return st.Warn.R("tight")
-	case risk.WouldExceed:
-		return st.Err.R("would exceed")
-	}
-	return st.Dim.R("n/a")
-}
 
 // forecastLine is the next save's forecast, for the line under a pane's
 // save line while no save runs: its copy-on-write and basis, the rate
@@ -62,9 +29,9 @@ func forecastLine(st *style.Styles, v store.View, compact bool) string {
 	if fc.Basis == forecast.Forkless {
 		return st.Label.R("next save ") + st.Value.R("forkless") + st.Dim.R(" (if no module forces a fork): no child, no copy-on-write")
 	}
-	basis, thp := basisTag(fc.Basis), thpTag(st, v.Latest, compact)
+	basis, thp := words.Basis(fc.Basis), thpTag(st, v.Latest, compact)
 	if compact && thp != "" {
-		basis = shortBasis(fc.Basis) // room for the warning, not at the headroom's cost
+		basis = words.ShortBasis(fc.Basis) // room for the warning, not at the headroom's cost
 	}
 	out := st.Label.R("next save cow ") + st.Value.R("~"+text.Bytes(fc.COW)) + st.Dim.R(" "+basis) + thp
 	if r := v.Report; r != nil && r.MethodNote != "" {
@@ -75,8 +42,8 @@ func forecastLine(st *style.Styles, v store.View, compact bool) string {
 	if fp, ok := fc.Footprint.Get(); ok {
 		out += sep + st.Label.R("footprint ") + st.Value.R(text.Bytes(fp))
 	}
-	h := headroom(v, false)
-	out += sep + st.Label.R("headroom ") + levelText(st, h)
+	h := words.Headroom(v, false)
+	out += sep + st.Label.R("headroom ") + words.Level(st, h)
 	if c, ok := h.Decisive(); ok && !compact {
 		out += st.Dim.R(fmt.Sprintf(" (%s of %s %s)", text.Bytes(c.Need), text.Bytes(c.Cap.Bytes), limitName(c)))
 	}
@@ -117,91 +84,29 @@ func forecastVsActual(st *style.Styles, r *source.SaveReport, sep string) string
 	if !ok {
 		return ""
 	}
-	out := sep + st.Label.R("forecast cow ") + st.Value.R(text.Bytes(fc)) + st.Dim.R(" "+basisTag(forecast.Basis(r.ForecastBasis)))
+	out := sep + st.Label.R("forecast cow ") + st.Value.R(text.Bytes(fc)) + st.Dim.R(" "+words.Basis(forecast.Basis(r.ForecastBasis)))
 	if r.COW.OK {
-		out += st.Label.R(" vs ") + st.Value.R(reportCOW(r))
-		if c := forecastCheck(r); c != "" {
+		out += st.Label.R(" vs ") + st.Value.R(words.COW(r))
+		if c := words.ForecastCheck(r); c != "" {
 			out += st.Label.R(" ") + st.Value.R(c)
 		}
 	}
 	return out
 }
 
-// forecastCheck is how a save's copy-on-write compares with the forecast
-// made before it: the signed error of a calibrated forecast ("+12%"),
-// whether an upper bound held ("within bound", "exceeded by 1.20 MiB": a
-// bound is no estimate, and its distance to the actual no error); empty
-// for a forkless forecast, or without both figures.
-func forecastCheck(r *source.SaveReport) string {
-	fc, ok1 := r.ForecastCOW.Get()
-	actual, ok2 := r.COW.Get()
-	if !ok1 || !ok2 {
-		return ""
-	}
-	switch forecast.Basis(r.ForecastBasis) {
-	case forecast.Calibrated:
-		if e, ok := forecast.Error(fc, actual); ok {
-			return fmt.Sprintf("%+.0f%%", 100*e)
-		}
-	case forecast.Bound, forecast.Worst:
-		if actual <= fc {
-			return "within bound"
-		}
-		return "exceeded by " + text.Bytes(actual-fc)
-	}
-	return ""
-}
-
 // stuckLine is the badge of a save that looks stuck, and what to do.
 func stuckLine(st *style.Styles, v store.View) string {
 	out := st.Err.R("⚠ stuck? ") + st.Value.R(v.Stuck)
-	if canCancel(v) {
+	if words.CanCancel(v) {
 		out += st.Dim.R(" · x cancels it (BGSAVE CANCEL)")
 	}
 	return out
 }
 
-// canCancel says whether the server has BGSAVE CANCEL: Valkey 8.1 and
-// later. Redis answers it with a syntax error.
-func canCancel(v store.View) bool {
-	name, version := serverVersion(v)
-	if name != "valkey" {
-		return false
-	}
-	var major, minor int
-	if _, err := fmt.Sscanf(strings.TrimSpace(version), "%d.%d", &major, &minor); err != nil {
-		return false
-	}
-	return major > 8 || major == 8 && minor >= 1
-}
-
-// serverVersion is the server's name and version as it last said them.
-func serverVersion(v store.View) (name, version string) {
-	if v.Identity != nil {
-		name, version = v.Identity.ServerName, v.Identity.Version
-	}
-	if s := v.Latest; s != nil && s.Info.Version != "" {
-		name, version = s.Info.ServerName, s.Info.Version
-	}
-	return name, version
-}
-
-// serverOf is " (this is NAME VERSION)" where the server said them.
-func serverOf(v store.View) string {
-	name, version := serverVersion(v)
-	if version == "" {
-		return ""
-	}
-	if name == "" {
-		name = "redis" // Valkey says server_name; Redis does not
-	}
-	return " (this is " + strings.TrimSpace(name+" "+version) + ")" // inert already: every event is made inert as it comes in
-}
-
 // compactForecast is a report's forecast error in a few cells, for a
 // compact pane's last-save line: " fc +12%".
 func compactForecast(st *style.Styles, r *source.SaveReport) string {
-	if c := forecastCheck(r); c != "" {
+	if c := words.ForecastCheck(r); c != "" {
 		return st.Label.R(" fc ") + st.Value.R(c)
 	}
 	return ""
@@ -217,7 +122,7 @@ func (m *Model) stuckFooter(id source.NodeID) {
 	v := m.store.Live(id)
 	if v.Stuck != "" {
 		text := stuckPrefix + "the save on " + m.addrOf(id) + ": " + v.Stuck
-		if canCancel(v) {
+		if words.CanCancel(v) {
 			text += "; x cancels it (BGSAVE CANCEL)"
 		}
 		m.setFooter(footEntry{node: id, kind: footErr, text: text})
@@ -229,26 +134,6 @@ func (m *Model) stuckFooter(id source.NodeID) {
 			return
 		}
 	}
-}
-
-// shortBasis is a basis for a table cell.
-func shortBasis(b forecast.Basis) string {
-	if w, ok := basisWords[b]; ok {
-		return w[1]
-	}
-	return string(b)
-}
-
-// nextCell is the next save's forecast in a fleet row's save column: its
-// copy-on-write, basis and headroom, "next ~38.7 MiB bound ok". (Not a
-// metric-table column: those chart a field of each sample, and the
-// forecast is the store's, from the node's history.)
-func nextCell(st *style.Styles, v store.View) string {
-	fc, ok := v.Forecast.Get()
-	if !ok || fc.Basis == forecast.Forkless {
-		return ""
-	}
-	return st.Label.R("next ") + st.Value.R("~"+text.Bytes(fc.COW)) + st.Dim.R(" "+shortBasis(fc.Basis)) + " " + levelText(st, headroom(v, false))
 }
 
 // replBufText is the replica output buffer during a replica's full sync,

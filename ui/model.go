@@ -44,6 +44,7 @@ import (
 	"github.com/vkwatch/vkwatch/ui/plot"
 	"github.com/vkwatch/vkwatch/ui/style"
 	"github.com/vkwatch/vkwatch/ui/text"
+	"github.com/vkwatch/vkwatch/ui/words"
 )
 
 // Defaults for Config fields left zero.
@@ -812,7 +813,7 @@ func (m *Model) fork(all, confirmed bool, command string) tea.Cmd {
 	var warned []footEntry
 	for _, p := range m.targets(all) {
 		v := m.store.Live(p.id)
-		if text, ok := forkRisk(p.addr, v.Latest, v.Report, aof, v.Forecast); ok {
+		if text, ok := words.ForkRisk(p.addr, v.Latest, v.Report, aof, v.Forecast); ok {
 			warned = append(warned, footEntry{node: p.id, kind: footErr, text: text})
 		}
 	}
@@ -852,7 +853,7 @@ func (m *Model) cancelSave(confirmed bool) tea.Cmd {
 	if p, can := m.cancelTarget(); p != nil && !can && !m.cfg.ReadOnly {
 		// Redis, and Valkey before 8.1, answer BGSAVE CANCEL with a
 		// syntax error and save on: say so rather than send it.
-		m.setFooter(footEntry{node: p.id, kind: footErr, text: p.addr + " cannot cancel a save: BGSAVE CANCEL needs Valkey 8.1 or later" + serverOf(m.store.Live(p.id))})
+		m.setFooter(footEntry{node: p.id, kind: footErr, text: p.addr + " cannot cancel a save: BGSAVE CANCEL needs Valkey 8.1 or later" + words.ServerOf(m.store.Live(p.id))})
 		return nil
 	}
 	if confirmed || !m.canSend() {
@@ -883,7 +884,7 @@ func (m *Model) cancelTarget() (*pane, bool) {
 	if len(t) == 0 {
 		return nil, false
 	}
-	return t[0], canCancel(m.store.Live(t[0].id))
+	return t[0], words.CanCancel(m.store.Live(t[0].id))
 }
 
 // canSend reports whether a command may be sent at all, without saying why

@@ -17,6 +17,7 @@ import (
 	"github.com/vkwatch/vkwatch/ui/plot"
 	"github.com/vkwatch/vkwatch/ui/text"
 	"github.com/vkwatch/vkwatch/ui/uitest"
+	"github.com/vkwatch/vkwatch/ui/words"
 )
 
 // sendLog records the calls a model makes to Config.Send.
@@ -622,7 +623,7 @@ func TestSlotMigrationMarked(t *testing.T) {
 			t.Fatalf("%dx%d: the legend names no migration: %q", c[0], c[1], marks)
 		}
 		marks = marks[i+len(legend):]
-		if !strings.ContainsRune(marks, markMigration) || strings.ContainsRune(marks, '?') {
+		if !strings.ContainsRune(marks, words.MarkMigration) || strings.ContainsRune(marks, '?') {
 			t.Errorf("%dx%d: marker row should show the migration as M: %q", c[0], c[1], marks)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/vkwatch/vkwatch/ui/plot"
 	"github.com/vkwatch/vkwatch/ui/style"
 	"github.com/vkwatch/vkwatch/ui/text"
+	"github.com/vkwatch/vkwatch/ui/words"
 )
 
 // A pane is one server's box: what it is and how it is connected in the
@@ -194,7 +195,7 @@ func (p *pane) drawCharts(st *style.Styles, v store.View, now time.Duration, top
 		}
 	}
 	p.marks = drawMarks(st, now, 2*p.For().Sub, w, v.Spans, v.Gaps)
-	p.marksM = strings.ContainsRune(ansi.Strip(p.marks), markMigration)
+	p.marksM = strings.ContainsRune(ansi.Strip(p.marks), words.MarkMigration)
 }
 
 // scaled paints a chart's rows and puts its scale at their right: the
@@ -373,7 +374,6 @@ const (
 	markLegendM      = "F fork L forkless A aof M slot migration ×gap"
 	markLegendMMid   = "F fork L forkless A aof M migr. ×gap"
 	markLegendMShort = "saves F/L/A/M ×gap"
-	markMigration    = 'M'
 )
 
 // markLegendFor is the widest legend that fits labelW cells.
@@ -388,25 +388,6 @@ func markLegendFor(labelW int, migration bool) string {
 		}
 	}
 	return all[len(all)-1]
-}
-
-// kindNames are a save kind's mark on the marker row and its name in a
-// fleet row's few cells (shortKind; none for a slot migration's fork).
-var kindNames = map[source.SaveKind]struct {
-	mark  rune
-	short string
-}{
-	source.SaveFork:          {'F', "fork"},
-	source.SaveForkless:      {'L', "forkless"},
-	source.SaveAOF:           {'A', "aof"},
-	source.SaveSlotMigration: {markMigration, ""},
-}
-
-func kindMark(k source.SaveKind) rune {
-	if n, ok := kindNames[k]; ok {
-		return n.mark
-	}
-	return '?'
 }
 
 // drawMarks renders the marker row, w cells of dt each ending at now:
@@ -439,7 +420,7 @@ func drawMarks(st *style.Styles, now, dt time.Duration, w int, spans []store.Spa
 			row[b] = markEnd
 		}
 		if a >= 0 && a < w {
-			row[a] = kindMark(s.Kind)
+			row[a] = words.Mark(s.Kind)
 		}
 	}
 	// Style runs of the same class together: one paint per run.

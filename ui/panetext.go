@@ -3,7 +3,6 @@ package ui
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/charmbracelet/bubbles/progress"
 	"github.com/charmbracelet/lipgloss"
@@ -14,6 +13,7 @@ import (
 	"github.com/vkwatch/vkwatch/ui/plot"
 	"github.com/vkwatch/vkwatch/ui/style"
 	"github.com/vkwatch/vkwatch/ui/text"
+	"github.com/vkwatch/vkwatch/ui/words"
 )
 
 // The text lines of a pane: its state, the running save, the last save.
@@ -74,21 +74,6 @@ func saveMethod(st *style.Styles, s *source.Sample) string {
 	return out
 }
 
-// fmtTrigger says who started a save: "vkwatch", "replica 10.0.0.7:6380,
-// diskless", "schedule (save 60 10000)"; n/a when vkwatch cannot tell.
-func fmtTrigger(t source.Trigger) string {
-	switch {
-	case t.Kind == "":
-		return text.NA
-	case t.Detail == "" || t.Kind == source.TriggerUser:
-		// vkwatch's own command is the save's kind already.
-		return string(t.Kind)
-	case strings.HasPrefix(t.Detail, string(t.Kind)):
-		return t.Detail
-	}
-	return string(t.Kind) + " (" + t.Detail + ")"
-}
-
 // saveLine is the running save's facts. In a compact pane the progress
 // bar follows on the same line, in the width left.
 func saveLine(st *style.Styles, prog progress.Model, s *source.Sample, width int, compact bool) string {
@@ -105,7 +90,7 @@ func saveLine(st *style.Styles, prog progress.Model, s *source.Sample, width int
 		pct = "" // no total: keysText says so
 	}
 	kind := st.Warn.R("▶ "+string(sv.Kind)) + forcedFork(st, s)
-	head := kind + st.Label.R(" by ") + st.Value.R(fmtTrigger(sv.Trigger))
+	head := kind + st.Label.R(" by ") + st.Value.R(words.Trigger(sv.Trigger))
 	if compact {
 		// The bar between the percentage and the ETA, in the room the
 		// rest leaves; the key counts last, cut first.
@@ -235,23 +220,6 @@ func fmtPeakAt(r *source.SaveReport) string {
 	return ""
 }
 
-// reportStatus renders a report's status, readable without colour.
-func reportStatus(st *style.Styles, r *source.SaveReport) string {
-	switch r.Status {
-	case "":
-		if r.Kind == source.SaveForklessSync {
-			return st.Dim.R("a sync: no status")
-		}
-		return st.Value.R(text.NA)
-	case "ok":
-		return st.OK.R("ok")
-	case source.StatusCancelled:
-		// The user's own doing, not a failure of the server's.
-		return st.Warn.R(source.StatusCancelled)
-	}
-	return st.Err.R("✗ " + r.Status)
-}
-
 // reportLines are the three lines of what the last save cost.
 func reportLines(st *style.Styles, r *source.SaveReport) []string {
 	if r == nil {
@@ -259,12 +227,12 @@ func reportLines(st *style.Styles, r *source.SaveReport) []string {
 			st.Dim.R("  when a save ends: what it cost (cow, footprint, fork pause), ops/s and PING before → during"), ""}
 	}
 	sep := st.Dim.R(" · ")
-	l1 := st.Label.R("last save ") + st.Value.R(string(r.Kind)) + noteTag(st, r) + st.Label.R(" by ") + st.Value.R(fmtTrigger(r.Trigger)) +
-		sep + reportStatus(st, r) +
-		sep + st.Label.R("took ") + st.Value.R(fmtServerSecs(r.ServerSeconds)) + st.Label.R(" server, ") +
-		st.Value.R(fmtObserved(r)) + st.Label.R(" observed") +
-		sep + st.Label.R("fork pause ") + st.Value.R(reportPause(r))
-	l2 := st.Label.R("  cow ") + st.Value.R(reportCOW(r)) + peakCOW(st, r) +
+	l1 := st.Label.R("last save ") + st.Value.R(string(r.Kind)) + noteTag(st, r) + st.Label.R(" by ") + st.Value.R(words.Trigger(r.Trigger)) +
+		sep + words.Status(st, r) +
+		sep + st.Label.R("took ") + st.Value.R(words.ServerSecs(r.ServerSeconds)) + st.Label.R(" server, ") +
+		st.Value.R(words.Observed(r)) + st.Label.R(" observed") +
+		sep + st.Label.R("fork pause ") + st.Value.R(words.Pause(r))
+	l2 := st.Label.R("  cow ") + st.Value.R(words.COW(r)) + peakCOW(st, r) +
 		sep + st.Label.R("footprint ") + st.Value.R(text.OptDelta(r.PeakFootprintDelta)) + instrumentTag(st, r.PeakFootprintDelta.OK, r.PeakFootprintFrom) +
 		sep + st.Label.R("peak used ") + st.Value.R(text.OptDelta(r.PeakUsedDelta)) +
 		sep + st.Label.R("rss ") + st.Value.R(text.OptDelta(r.PeakRSSDelta))
@@ -298,10 +266,10 @@ func reportLine(st *style.Styles, r *source.SaveReport) string {
 		return st.Label.R("last save ") + st.Dim.R("none yet")
 	}
 	sep := st.Dim.R(" · ")
-	return st.Label.R("last ") + st.Value.R(string(r.Kind)) + st.Label.R(" by ") + st.Value.R(fmtTrigger(r.Trigger)) +
-		" " + reportStatus(st, r) +
-		sep + st.Label.R("cow ") + st.Value.R(reportCOW(r)) + compactPeak(st, r) + compactForecast(st, r) +
-		sep + st.Label.R("pause ") + st.Value.R(reportPause(r)) +
+	return st.Label.R("last ") + st.Value.R(string(r.Kind)) + st.Label.R(" by ") + st.Value.R(words.Trigger(r.Trigger)) +
+		" " + words.Status(st, r) +
+		sep + st.Label.R("cow ") + st.Value.R(words.COW(r)) + compactPeak(st, r) + compactForecast(st, r) +
+		sep + st.Label.R("pause ") + st.Value.R(words.Pause(r)) +
 		sep + st.Label.R("ping ") + st.Value.R(worstDuring(r))
 }
 
@@ -340,61 +308,12 @@ func instrumentTag(st *style.Styles, ok bool, from source.Instrument) string {
 	return st.Dim.R(" " + string(from))
 }
 
-// fmtServerSecs is rdb_last_bgsave_time_sec / aof_last_rewrite_time_sec:
-// whole seconds of the server's clock, so 0 is under a second.
-func fmtServerSecs(o source.Opt[int64]) string {
-	v, ok := o.Get()
-	switch {
-	case !ok:
-		return text.NA
-	case v == 0:
-		return "<1s"
-	}
-	return fmt.Sprintf("%ds", v)
-}
-
-// fmtObserved is how long the samples saw a save run: "≤0.2s" for one
-// no sample saw running (it ran between two of them).
-func fmtObserved(r *source.SaveReport) string {
-	if r.ObservedUpTo {
-		return "≤" + text.Elapsed(r.Observed)
-	}
-	return text.Elapsed(r.Observed)
-}
-
-// reportCOW is a save's copy-on-write by the server's account: none for a
-// forkless save or sync (no child: never rdb_last_cow_size, which is the
-// last fork save's), n/a where no figure is this save's (a fork save
-// that failed, was cancelled or aborted).
-func reportCOW(r *source.SaveReport) string {
-	if r.COWFrom == source.FromNoChild {
-		return "none (no child)"
-	}
-	return text.OptBytes(r.COW)
-}
-
-// reportPause is a save's fork pause: none for a forkless one.
-func reportPause(r *source.SaveReport) string {
-	if r.Kind.Method() == "forkless" {
-		return "none (no fork)"
-	}
-	return fmtOptPause(r.ForkPause)
-}
-
 // noteTag calls out a fork made under bgsave-default-method forkless.
 func noteTag(st *style.Styles, r *source.SaveReport) string {
 	if r.MethodNote != "" {
 		return st.Warn.R(" ⚠ forked, method forkless")
 	}
 	return ""
-}
-
-// fmtOptPause renders the fork pause; absent forkless (there is no fork).
-func fmtOptPause(o source.Opt[time.Duration]) string {
-	if !o.OK {
-		return text.NA
-	}
-	return text.Latency(o.V)
 }
 
 // frame puts lines in a border width x height cells, one space of padding

@@ -8,6 +8,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/roll"
 	"github.com/vkwatch/vkwatch/ui/style"
 	"github.com/vkwatch/vkwatch/ui/text"
+	"github.com/vkwatch/vkwatch/ui/words"
 )
 
 // Plain text for the headless save command (vkwatch save): the words the
@@ -48,7 +49,7 @@ func StepLine(i, total int, st roll.Step, n roll.NodeStatus) string {
 	case roll.StepDone:
 		if r := st.Report; r != nil {
 			// The report's duration, as the last-save lines below say it.
-			return head + "saved in " + fmtObserved(r)
+			return head + "saved in " + words.Observed(r)
 		}
 		return head + "saved in " + text.Elapsed(st.Ended-st.Sent)
 	case roll.StepFailed:

@@ -12,6 +12,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/forecast"
 	"github.com/vkwatch/vkwatch/ui/style"
 	"github.com/vkwatch/vkwatch/ui/text"
+	"github.com/vkwatch/vkwatch/ui/words"
 )
 
 // The reports table shows one row per save report, oldest first, so a
@@ -52,20 +53,20 @@ var reportColumns = []reportColumn{
 	{"server", 1, func(_ *style.Styles, r *source.SaveReport) string { return text.OrNA(r.Addr) }},
 	// The kind and who started it in a word each (fork, forkless, aof;
 	// vkwatch, schedule, replica): the pane and the cost view say more.
-	{"kind", 2, func(_ *style.Styles, r *source.SaveReport) string { return shortKind(r.Kind) }},
+	{"kind", 2, func(_ *style.Styles, r *source.SaveReport) string { return words.ShortKind(r.Kind) }},
 	{"by", 4, func(_ *style.Styles, r *source.SaveReport) string { return text.OrNA(string(r.Trigger.Kind)) }},
-	{"status", 3, func(st *style.Styles, r *source.SaveReport) string { return reportStatus(st, r) }},
-	{"took", 5, func(_ *style.Styles, r *source.SaveReport) string { return fmtServerSecs(r.ServerSeconds) }},
-	{"observed", 13, func(_ *style.Styles, r *source.SaveReport) string { return fmtObserved(r) }},
-	{"fork pause", 9, func(_ *style.Styles, r *source.SaveReport) string { return noneShort(reportPause(r)) }},
-	{"cow", 6, func(_ *style.Styles, r *source.SaveReport) string { return noneShort(reportCOW(r)) }},
+	{"status", 3, func(st *style.Styles, r *source.SaveReport) string { return words.Status(st, r) }},
+	{"took", 5, func(_ *style.Styles, r *source.SaveReport) string { return words.ServerSecs(r.ServerSeconds) }},
+	{"observed", 13, func(_ *style.Styles, r *source.SaveReport) string { return words.Observed(r) }},
+	{"fork pause", 9, func(_ *style.Styles, r *source.SaveReport) string { return noneShort(words.Pause(r)) }},
+	{"cow", 6, func(_ *style.Styles, r *source.SaveReport) string { return noneShort(words.COW(r)) }},
 	{"forecast", 22, func(_ *style.Styles, r *source.SaveReport) string {
 		if v, ok := r.ForecastCOW.Get(); ok {
-			return text.Bytes(v) + " " + shortBasis(forecast.Basis(r.ForecastBasis))
+			return text.Bytes(v) + " " + words.ShortBasis(forecast.Basis(r.ForecastBasis))
 		}
 		return text.NA
 	}},
-	{"fc error", 23, func(_ *style.Styles, r *source.SaveReport) string { return text.OrNA(forecastCheck(r)) }},
+	{"fc error", 23, func(_ *style.Styles, r *source.SaveReport) string { return text.OrNA(words.ForecastCheck(r)) }},
 	{"cow peak", 14, func(_ *style.Styles, r *source.SaveReport) string {
 		if r.COWFrom == source.FromNoChild {
 			return "none"
