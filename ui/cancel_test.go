@@ -27,15 +27,15 @@ func TestCancelSaveAsksFirst(t *testing.T) {
 	if !strings.Contains(foot, "cancel the BGSAVE fork running on "+uitest.AddrA) || !strings.Contains(foot, "% done)?") {
 		t.Errorf("footer %q does not say which save", foot)
 	}
-	if !strings.Contains(view(m), "x again: send BGSAVE CANCEL • any other key: keep it") {
-		t.Errorf("help line does not say how to confirm:\n%s", view(m))
+	if !strings.Contains(plainView(m), "x again: send BGSAVE CANCEL • any other key: keep it") {
+		t.Errorf("help line does not say how to confirm:\n%s", plainView(m))
 	}
 	m, cmd = press(m, "x")
 	if n := run(t, cmd); n != 1 || !slices.Equal(log.got(), []string{"0 BGSAVE CANCEL"}) {
 		t.Fatalf("second x: ran %d, sent %v", n, log.got())
 	}
-	if !strings.Contains(view(m), "sending BGSAVE CANCEL to "+uitest.AddrA) {
-		t.Errorf("no sending note:\n%s", view(m))
+	if !strings.Contains(plainView(m), "sending BGSAVE CANCEL to "+uitest.AddrA) {
+		t.Errorf("no sending note:\n%s", plainView(m))
 	}
 }
 
@@ -47,12 +47,12 @@ func TestCancelSaveOtherKeyKeeps(t *testing.T) {
 	m, _ = press(m, "x")
 	m, cmd := press(m, "z")
 	run(t, cmd)
-	if len(log.got()) != 0 || m.confirm.key.Enabled() || strings.Contains(view(m), "press x again") {
+	if len(log.got()) != 0 || m.confirm.key.Enabled() || strings.Contains(plainView(m), "press x again") {
 		t.Fatalf("z after x: sent %v, confirm %q", log.got(), m.confirm.key.Keys())
 	}
 	m, cmd = press(m, "x")
 	run(t, cmd)
-	if len(log.got()) != 0 || !strings.Contains(view(m), "press x again") {
+	if len(log.got()) != 0 || !strings.Contains(plainView(m), "press x again") {
 		t.Fatalf("x after a kept save should ask again, sent %v", log.got())
 	}
 	// b is not x: it drops the cancel and does what b does.
@@ -70,7 +70,7 @@ func TestCancelSaveNothingRunning(t *testing.T) {
 	m := setup(t, Config{Nodes: nodes(uitest.AddrA), Send: log.send}, 120, 40, valkeyScenario(1, 10*time.Second))
 	m, _ = press(m, "x")
 	if !strings.Contains(lineWith(t, m, "press x again"), "no RDB save is running on "+uitest.AddrA+" (a scheduled one would be cancelled); press x again") {
-		t.Errorf("footer:\n%s", view(m))
+		t.Errorf("footer:\n%s", plainView(m))
 	}
 }
 
@@ -86,8 +86,8 @@ func TestCancelSaveAnswers(t *testing.T) {
 	} {
 		m := setup(t, Config{Nodes: nodes(uitest.AddrA)}, 200, 50, uitest.Scenario(1, 28*time.Second))
 		m = feed(t, m, []source.Event{commandEvent(0, 28*time.Second, "BGSAVE CANCEL", c.reply, c.err)})
-		if !strings.Contains(view(m), c.want) {
-			t.Errorf("answer %q%q: footer lacks %q:\n%s", c.reply, c.err, c.want, view(m))
+		if !strings.Contains(plainView(m), c.want) {
+			t.Errorf("answer %q%q: footer lacks %q:\n%s", c.reply, c.err, c.want, plainView(m))
 		}
 	}
 }
@@ -98,8 +98,8 @@ func TestCancelSaveReadOnly(t *testing.T) {
 	m := setup(t, Config{Nodes: nodes(uitest.AddrA), Send: log.send, ReadOnly: true}, 120, 40, uitest.Scenario(1, 28*time.Second))
 	m, cmd := press(m, "x")
 	run(t, cmd)
-	if len(log.got()) != 0 || !strings.Contains(view(m), "read-only: BGSAVE CANCEL not sent") {
-		t.Fatalf("read-only x: sent %v\n%s", log.got(), view(m))
+	if len(log.got()) != 0 || !strings.Contains(plainView(m), "read-only: BGSAVE CANCEL not sent") {
+		t.Fatalf("read-only x: sent %v\n%s", log.got(), plainView(m))
 	}
 }
 
@@ -118,7 +118,7 @@ func TestCancelledReportReads(t *testing.T) {
 		t.Errorf("last save line %q", last)
 	}
 	m, _ = press(m, "r")
-	if v := view(m); !strings.Contains(v, "cancelled") || strings.Contains(v, "✗ cancelled") {
+	if v := plainView(m); !strings.Contains(v, "cancelled") || strings.Contains(v, "✗ cancelled") {
 		t.Errorf("table:\n%s", v)
 	}
 }
@@ -150,7 +150,7 @@ func TestCancelSaveNotOnRedis(t *testing.T) {
 		t.Errorf("footer %q", foot)
 	}
 	offers := func(m Model) bool {
-		for _, col := range append(m.keyHelp(true).full, m.keyHelp(false).short) {
+		for _, col := range append(m.keyHelp(true).Full, m.keyHelp(false).Short) {
 			for _, b := range col {
 				if slices.Contains(b.Keys(), "x") {
 					return true
@@ -160,10 +160,10 @@ func TestCancelSaveNotOnRedis(t *testing.T) {
 		return false
 	}
 	if offers(m) {
-		t.Errorf("the help offers x with Redis focused:\n%s", view(m))
+		t.Errorf("the help offers x with Redis focused:\n%s", plainView(m))
 	}
 	m, _ = press(m, "tab")
 	if !offers(m) {
-		t.Errorf("the help does not offer x with Valkey 9.2 focused:\n%s", view(m))
+		t.Errorf("the help does not offer x with Valkey 9.2 focused:\n%s", plainView(m))
 	}
 }

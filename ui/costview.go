@@ -15,6 +15,7 @@ import (
 	"github.com/vkwatch/vkwatch/ui/plot"
 	"github.com/vkwatch/vkwatch/ui/style"
 	"github.com/vkwatch/vkwatch/ui/text"
+	"github.com/vkwatch/vkwatch/ui/view"
 	"github.com/vkwatch/vkwatch/ui/words"
 )
 
@@ -53,7 +54,7 @@ type costView struct {
 }
 
 // newCostView returns the cost view's component.
-func newCostView(viewOpts) component {
+func newCostView(viewOpts) view.Component {
 	return &costView{
 		Cost:  key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "cost")),
 		CostY: key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "cow/footprint")),
@@ -64,16 +65,16 @@ func newCostView(viewOpts) component {
 // title line and the footer.
 func (c *costView) SetSize(w, h int) { c.width, c.height = w, h }
 
-// Toggle implements component.
+// Toggle implements view.Component.
 func (c *costView) Toggle() *key.Binding { return &c.Cost }
 
-// carry takes over the old model's figure on Y.
-func (c *costView) carry(from component) { c.y = from.(*costView).y }
+// Carry takes over the old model's figure on Y.
+func (c *costView) Carry(from view.Component) { c.y = from.(*costView).y }
 
-// SyncKeys implements component: y works while the view is open, and c
+// SyncKeys implements view.Component: y works while the view is open, and c
 // says it closes it.
-func (c *costView) SyncKeys(o openState) {
-	on := o.fills
+func (c *costView) SyncKeys(o view.Open) {
+	on := o.Fills
 	c.CostY.SetEnabled(on)
 	c.Cost.SetHelp("c", "cost")
 	if on {
@@ -81,8 +82,12 @@ func (c *costView) SyncKeys(o openState) {
 	}
 }
 
-// Update implements component: y plots the other figure.
-func (c *costView) Update(_ *viewCtx, k tea.KeyMsg) (bool, request) {
+// Update implements view.Component: y plots the other figure.
+func (c *costView) Update(_ *view.Context, msg tea.Msg) (bool, tea.Msg) {
+	k, ok := msg.(tea.KeyMsg)
+	if !ok {
+		return false, nil
+	}
 	if key.Matches(k, c.CostY) {
 		c.switchY()
 		return true, nil
@@ -90,24 +95,24 @@ func (c *costView) Update(_ *viewCtx, k tea.KeyMsg) (bool, request) {
 	return false, nil
 }
 
-// ShortHelp implements component: the view's keys first, the save keys
+// ShortHelp implements view.Component: the view's keys first, the save keys
 // after quit.
-func (c *costView) ShortHelp(h helpKeys) []key.Binding {
-	g := h.g
-	return []key.Binding{c.Cost, c.CostY, g.Pause, h.toggles[viewHelp], g.Quit, g.Save, g.Both, h.next}
+func (c *costView) ShortHelp(h view.HelpKeys) []key.Binding {
+	g := h.Keys
+	return []key.Binding{c.Cost, c.CostY, g.Pause, h.Toggles[view.Help], g.Quit, g.Save, g.Both, h.Next}
 }
 
-// FullHelp implements component.
+// FullHelp implements view.Component.
 func (c *costView) FullHelp() []key.Binding { return []key.Binding{c.Cost, c.CostY} }
 
-// View implements component: the last saves' curves of the nodes the
+// View implements view.Component: the last saves' curves of the nodes the
 // body speaks of: every node of a fleet, else the panes shown.
-func (c *costView) View(ctx *viewCtx) []string {
-	views := make([]store.View, len(ctx.nodes))
-	for i, id := range ctx.nodes {
-		views[i] = ctx.store.View(id)
+func (c *costView) View(ctx *view.Context) []string {
+	views := make([]store.View, len(ctx.Nodes))
+	for i, id := range ctx.Nodes {
+		views[i] = ctx.Store.View(id)
 	}
-	return c.view(ctx.st, views)
+	return c.view(ctx.Styles, views)
 }
 
 // switchY plots the other figure.

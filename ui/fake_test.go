@@ -8,6 +8,7 @@ import (
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/ui/uitest"
+	"github.com/vkwatch/vkwatch/ui/viewtest"
 )
 
 // TestMain pins the colour profile and background so goldens hold plain
@@ -35,19 +36,9 @@ func sized(m Model, w, h int) Model {
 	return nm.(Model)
 }
 
-// keyTypes are the keys press sends by name; any other string is typed.
-var keyTypes = map[string]tea.KeyType{
-	"tab": tea.KeyTab, "shift+tab": tea.KeyShiftTab, "ctrl+c": tea.KeyCtrlC, "esc": tea.KeyEsc,
-	"up": tea.KeyUp, "down": tea.KeyDown, "enter": tea.KeyEnter,
-}
-
 // press returns m after a key press, and the command it returned.
 func press(m Model, k string) (Model, tea.Cmd) {
-	msg := tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
-	if kt, ok := keyTypes[k]; ok {
-		msg = tea.KeyMsg{Type: kt}
-	}
-	nm, cmd := m.Update(msg)
+	nm, cmd := m.Update(viewtest.Key(k))
 	return nm.(Model), cmd
 }
 

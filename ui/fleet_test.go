@@ -71,7 +71,7 @@ func (l *fleetSends) got() []string {
 // shows them.
 func rowOrder(m Model) []string {
 	var out []string
-	for _, l := range strings.Split(view(m), "\n") {
+	for _, l := range strings.Split(plainView(m), "\n") {
 		for i := 1; i <= 6; i++ {
 			if strings.Contains(l, " "+uitest.FleetAddr(i)+" ") && !strings.Contains(l, "of "+uitest.FleetAddr(i)) {
 				out = append(out, uitest.FleetAddr(i))
@@ -110,22 +110,22 @@ func TestFleetViewOpensForAClusterOrThreeServers(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := setup(t, tc.cfg, 120, 40, nil)
-			got := strings.Contains(view(m), "  # node ")
+			got := strings.Contains(plainView(m), "  # node ")
 			if got != tc.fleet {
-				t.Fatalf("fleet view %v, want %v:\n%s", got, tc.fleet, view(m))
+				t.Fatalf("fleet view %v, want %v:\n%s", got, tc.fleet, plainView(m))
 			}
 		})
 	}
 	// A list of three is three shards of one, and says so.
 	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB, "127.0.0.1:7003")}, 120, 40, nil)
-	if !strings.Contains(view(m), "vkwatch · 3 servers, one shard each") || len(strings.Split(view(m), "\n")) != 40 {
-		t.Fatalf("list header:\n%s", view(m))
+	if !strings.Contains(plainView(m), "vkwatch · 3 servers, one shard each") || len(strings.Split(plainView(m), "\n")) != 40 {
+		t.Fatalf("list header:\n%s", plainView(m))
 	}
 }
 
 func TestFleetSixNodesFit80x24(t *testing.T) {
 	m := feed(t, newFleetModel(80, 24, nil), uitest.FleetScenario(60*time.Second))
-	v := view(m)
+	v := plainView(m)
 	if lines := strings.Split(v, "\n"); len(lines) != 24 {
 		t.Fatalf("%d lines, want 24", len(lines))
 	}
@@ -173,20 +173,20 @@ func TestFleetSelectSortMark(t *testing.T) {
 	// Sorting by memory: the largest footprint first; the selection
 	// stays on its node.
 	m, _ = press(m, "o")
-	if !strings.Contains(view(m), "sorted by memory (o: ops/s)") || !strings.Contains(view(m), "footprint▼") {
-		t.Fatalf("sort header:\n%s", view(m))
+	if !strings.Contains(plainView(m), "sorted by memory (o: ops/s)") || !strings.Contains(plainView(m), "footprint▼") {
+		t.Fatalf("sort header:\n%s", plainView(m))
 	}
 	want := []string{uitest.FleetAddr(6), uitest.FleetAddr(5), uitest.FleetAddr(4), uitest.FleetAddr(3), uitest.FleetAddr(2), uitest.FleetAddr(1)}
 	if got := rowOrder(m); !slices.Equal(got, want) {
-		t.Fatalf("by memory %v, want %v\n%s", got, want, view(m))
+		t.Fatalf("by memory %v, want %v\n%s", got, want, plainView(m))
 	}
 	if got := selected(t, m); got != uitest.FleetAddr(2) {
 		t.Fatalf("selection moved to %s when sorting", got)
 	}
 	for _, s := range []string{"ops/s", "latency", "last save cost", "copy-on-write", "shard"} {
 		m, _ = press(m, "o")
-		if !strings.Contains(view(m), "sorted by "+s+" ") {
-			t.Fatalf("after o, want sorted by %s:\n%s", s, view(m))
+		if !strings.Contains(plainView(m), "sorted by "+s+" ") {
+			t.Fatalf("after o, want sorted by %s:\n%s", s, plainView(m))
 		}
 		if s == "last save cost" && rowOrder(m)[0] != uitest.FleetAddr(5) {
 			t.Errorf("by last save cost, first %s, want %s (the only one that saved)", rowOrder(m)[0], uitest.FleetAddr(5))
@@ -195,11 +195,11 @@ func TestFleetSelectSortMark(t *testing.T) {
 	// space marks, and marks again unmark; m marks too (space is replay's).
 	m, _ = press(m, " ")
 	if !strings.Contains(lineWith(t, m, "▸"), "▸*") {
-		t.Fatalf("no mark on the selected row:\n%s", view(m))
+		t.Fatalf("no mark on the selected row:\n%s", plainView(m))
 	}
 	m, _ = press(m, "m")
-	if strings.Contains(view(m), "*") {
-		t.Fatalf("m did not unmark:\n%s", view(m))
+	if strings.Contains(plainView(m), "*") {
+		t.Fatalf("m did not unmark:\n%s", plainView(m))
 	}
 }
 
@@ -209,7 +209,7 @@ func TestFleetEnterOpensThePaneWithItsHistoryAndEscReturns(t *testing.T) {
 		m, _ = press(m, "down") // 127.0.0.1:30005, which saved from 10 s to 25 s
 	}
 	m, _ = press(m, "enter")
-	v := view(m)
+	v := plainView(m)
 	if strings.Contains(v, "  # node ") || !strings.Contains(v, uitest.FleetAddr(5)+" · redis 7.0.15") {
 		t.Fatalf("enter did not open %s's pane:\n%s", uitest.FleetAddr(5), v)
 	}
@@ -222,8 +222,8 @@ func TestFleetEnterOpensThePaneWithItsHistoryAndEscReturns(t *testing.T) {
 		t.Errorf("help does not say esc goes back:\n%s", v)
 	}
 	m, _ = press(m, "esc")
-	if !strings.Contains(view(m), "  # node ") || selected(t, m) != uitest.FleetAddr(5) {
-		t.Fatalf("esc did not return to the fleet view on the same node:\n%s", view(m))
+	if !strings.Contains(plainView(m), "  # node ") || selected(t, m) != uitest.FleetAddr(5) {
+		t.Fatalf("esc did not return to the fleet view on the same node:\n%s", plainView(m))
 	}
 	// Two marked: side by side, as today's two panes; b saves the focused.
 	var log fleetSends
@@ -233,7 +233,7 @@ func TestFleetEnterOpensThePaneWithItsHistoryAndEscReturns(t *testing.T) {
 	m, _ = press(m, "down")
 	m, _ = press(m, " ")
 	m, _ = press(m, "enter")
-	v = view(m)
+	v = plainView(m)
 	top := strings.Split(v, "\n")[1]
 	if !strings.Contains(top, uitest.FleetAddr(1)+" · redis") || !strings.Contains(top, uitest.FleetAddr(2)+" · redis") ||
 		strings.Index(top, uitest.FleetAddr(1)) > strings.Index(top, uitest.FleetAddr(2)) {
@@ -246,8 +246,8 @@ func TestFleetEnterOpensThePaneWithItsHistoryAndEscReturns(t *testing.T) {
 		t.Fatalf("b in the second pane sent %v", got)
 	}
 	m, _ = press(m, "esc")
-	if !strings.Contains(view(m), "  # node ") {
-		t.Fatalf("esc did not return:\n%s", view(m))
+	if !strings.Contains(plainView(m), "  # node ") {
+		t.Fatalf("esc did not return:\n%s", plainView(m))
 	}
 }
 
@@ -267,8 +267,8 @@ func TestFleetBSavesTheSelectedNodeWithTheMemoryCheck(t *testing.T) {
 	m, _ = press(m, "down")
 	m, _ = press(m, "down")
 	m, cmd = press(m, "b")
-	if cmd != nil || !strings.Contains(view(m), "b again: save anyway") {
-		t.Fatalf("no memory warning:\n%s", view(m))
+	if cmd != nil || !strings.Contains(plainView(m), "b again: save anyway") {
+		t.Fatalf("no memory warning:\n%s", plainView(m))
 	}
 	m, cmd = press(m, "b")
 	run(t, cmd)
@@ -277,8 +277,8 @@ func TestFleetBSavesTheSelectedNodeWithTheMemoryCheck(t *testing.T) {
 	}
 	// A is not offered for a fleet; it says so and sends nothing.
 	m, cmd = press(m, "A")
-	if cmd != nil || !strings.Contains(view(m), "a rolling AOF rewrite is not offered") {
-		t.Fatalf("A:\n%s", view(m))
+	if cmd != nil || !strings.Contains(plainView(m), "a rolling AOF rewrite is not offered") {
+		t.Fatalf("A:\n%s", plainView(m))
 	}
 }
 
@@ -368,7 +368,7 @@ func (r *rollSim) save(i int, d time.Duration) {
 func TestFleetRollingSaveConfirmProgressAndStop(t *testing.T) {
 	r := newRollSim(t, 80, 24)
 	r.key("B")
-	v := view(r.m)
+	v := plainView(r.m)
 	if len(r.log.got()) != 0 {
 		t.Fatalf("B sent %v before the confirmation", r.log.got())
 	}
@@ -381,13 +381,13 @@ func TestFleetRollingSaveConfirmProgressAndStop(t *testing.T) {
 	// headroom.
 	wide := newRollSim(t, 200, 50)
 	wide.key("B")
-	if v := view(wide.m); !strings.Contains(v, "1: 127.0.0.1:30004 ~150 MiB bound ok  2: 127.0.0.1:30005 ~175 MiB bound ok  3: 127.0.0.1:30006 ~200 MiB bound ok") {
+	if v := plainView(wide.m); !strings.Contains(v, "1: 127.0.0.1:30004 ~150 MiB bound ok  2: 127.0.0.1:30005 ~175 MiB bound ok  3: 127.0.0.1:30006 ~200 MiB bound ok") {
 		t.Errorf("200x50 confirmation without the forecasts:\n%s", v)
 	}
 	// Any other key cancels: nothing planned, nothing sent.
 	r.key("o")
-	if strings.Contains(view(r.m), "rolling BGSAVE") || len(r.log.got()) != 0 {
-		t.Fatalf("o did not cancel the plan:\n%s", view(r.m))
+	if strings.Contains(plainView(r.m), "rolling BGSAVE") || len(r.log.got()) != 0 {
+		t.Fatalf("o did not cancel the plan:\n%s", plainView(r.m))
 	}
 	r.key("o")
 	r.key("o")
@@ -398,7 +398,7 @@ func TestFleetRollingSaveConfirmProgressAndStop(t *testing.T) {
 	if got := r.log.got(); !slices.Equal(got, []string{uitest.FleetAddr(4) + " BGSAVE"}) {
 		t.Fatalf("B B sent %v, want the first replica's BGSAVE alone", got)
 	}
-	if v := view(r.m); !strings.Contains(v, "rolling save 0 of 3 saved · ETA after the first save") ||
+	if v := plainView(r.m); !strings.Contains(v, "rolling save 0 of 3 saved · ETA after the first save") ||
 		!strings.Contains(v, "roll 1/3 BGSAVE sent") || !strings.Contains(v, "roll 2/3 waiting") ||
 		!strings.Contains(v, "saving 127.0.0.1:30004 · next 127.0.0.1:30005") {
 		t.Fatalf("running:\n%s", v)
@@ -408,12 +408,12 @@ func TestFleetRollingSaveConfirmProgressAndStop(t *testing.T) {
 	if got := r.log.got(); !slices.Equal(got, []string{uitest.FleetAddr(4) + " BGSAVE", uitest.FleetAddr(5) + " BGSAVE"}) {
 		t.Fatalf("after the first save: sent %v", got)
 	}
-	if v := view(r.m); !strings.Contains(v, "rolling save 1 of 3 saved · ETA 4.") || !strings.Contains(v, "roll 1/3 saved") {
+	if v := plainView(r.m); !strings.Contains(v, "rolling save 1 of 3 saved · ETA 4.") || !strings.Contains(v, "roll 1/3 saved") {
 		t.Fatalf("one done:\n%s", v)
 	}
 	// The second node refuses: the roll stops there, with its words.
 	r.answer(5, "NOPERM this user has no permissions to run the 'bgsave' command")
-	v = view(r.m)
+	v = plainView(r.m)
 	if !strings.Contains(v, "✗ rolling save stopped at 1 of 3: BGSAVE on 127.0.0.1:30005: NOPERM") ||
 		!strings.Contains(v, "roll 3/3 not started") {
 		t.Fatalf("stop:\n%s", v)
@@ -423,8 +423,8 @@ func TestFleetRollingSaveConfirmProgressAndStop(t *testing.T) {
 		t.Fatalf("%d commands after the stop, want 2", n)
 	}
 	r.key("esc")
-	if strings.Contains(view(r.m), "rolling save stopped") {
-		t.Fatalf("esc did not clear the ended roll:\n%s", view(r.m))
+	if strings.Contains(plainView(r.m), "rolling save stopped") {
+		t.Fatalf("esc did not clear the ended roll:\n%s", plainView(r.m))
 	}
 }
 
@@ -441,7 +441,7 @@ func TestFleetRollingSaveWaitsEscCancelsAndHolds(t *testing.T) {
 	if got := r.log.got(); len(got) != 0 {
 		t.Fatalf("sent %v while a full sync runs", got)
 	}
-	v := view(r.m)
+	v := plainView(r.m)
 	if !strings.Contains(v, "waiting for a replica's full sync on 127.0.0.1:30001 (not vkwatch's)") ||
 		!strings.Contains(v, "▶ by replica 127.0.0.1:30004") {
 		t.Fatalf("not waiting for the full sync:\n%s", v)
@@ -454,12 +454,12 @@ func TestFleetRollingSaveWaitsEscCancelsAndHolds(t *testing.T) {
 	}
 	// esc cancels the nodes not started; the running save finishes.
 	r.key("esc")
-	if v := view(r.m); !strings.Contains(v, "rolling save cancelled at 0 of 3") {
+	if v := plainView(r.m); !strings.Contains(v, "rolling save cancelled at 0 of 3") {
 		t.Fatalf("esc:\n%s", v)
 	}
 	r.answer(4, "")
 	r.save(4, time.Second)
-	if v := view(r.m); !strings.Contains(v, "rolling save cancelled after 1 of 3 saved") || len(r.log.got()) != 1 {
+	if v := plainView(r.m); !strings.Contains(v, "rolling save cancelled after 1 of 3 saved") || len(r.log.got()) != 1 {
 		t.Fatalf("after the cancel: %v\n%s", r.log.got(), v)
 	}
 	r.key("esc")
@@ -468,7 +468,7 @@ func TestFleetRollingSaveWaitsEscCancelsAndHolds(t *testing.T) {
 	r.feed(riskySample(uitest.FleetID(4), r.at+time.Millisecond))
 	r.key("B")
 	r.key("B")
-	v = view(r.m)
+	v = plainView(r.m)
 	if len(r.log.got()) != 1 || !strings.Contains(v, "held by the memory check: 127.0.0.1:30004: a fork save may need") ||
 		!strings.Contains(v, "B: save it anyway • esc: cancel the rolling save") {
 		t.Fatalf("not held: %v\n%s", r.log.got(), v)
@@ -486,8 +486,8 @@ func TestFleetRollingSaveReadOnly(t *testing.T) {
 		uitest.FleetScenario(10*time.Second))
 	m, cmd := press(m, "B")
 	m, cmd2 := press(m, "B")
-	if cmd != nil || cmd2 != nil || !strings.Contains(view(m), "read-only: rolling save not started (--read-only)") {
-		t.Fatalf("read-only B:\n%s", view(m))
+	if cmd != nil || cmd2 != nil || !strings.Contains(plainView(m), "read-only: rolling save not started (--read-only)") {
+		t.Fatalf("read-only B:\n%s", plainView(m))
 	}
 }
 
@@ -502,7 +502,7 @@ func TestFleetNodesJoinAndLeave(t *testing.T) {
 	m = feed(t, m, []source.Event{{Kind: source.EventTopology, Offset: at, Topology: &top},
 		{Node: "n7", Kind: source.EventConnected, Offset: at, Identity: &source.Identity{Addr: "127.0.0.1:30007", Version: "7.0.15"}},
 		uitest.NewFleetNode(7).SampleEventFor("n7", at+uitest.Tick)})
-	v := view(m)
+	v := plainView(m)
 	if !strings.Contains(v, "127.0.0.1:30007") || !strings.Contains(v, "cluster: 6 nodes in 3 shards") {
 		t.Fatalf("no row for the node that joined:\n%s", v)
 	}
@@ -524,17 +524,17 @@ func TestFleetNodesJoinAndLeave(t *testing.T) {
 
 func TestFleetMoreRowsScroll(t *testing.T) {
 	m := feed(t, newFleetModel(80, 14, nil), uitest.FleetScenario(10*time.Second))
-	if !strings.Contains(view(m), "rows 1-3 of 6") {
-		t.Fatalf("no scroll mark at 80x14:\n%s", view(m))
+	if !strings.Contains(plainView(m), "rows 1-3 of 6") {
+		t.Fatalf("no scroll mark at 80x14:\n%s", plainView(m))
 	}
 	for range 5 {
 		m, _ = press(m, "down")
 	}
-	if got := selected(t, m); got != uitest.FleetAddr(6) || !strings.Contains(view(m), "rows 4-6 of 6") {
-		t.Fatalf("selection %s, view:\n%s", got, view(m))
+	if got := selected(t, m); got != uitest.FleetAddr(6) || !strings.Contains(plainView(m), "rows 4-6 of 6") {
+		t.Fatalf("selection %s, view:\n%s", got, plainView(m))
 	}
-	if strings.Contains(view(m), uitest.FleetAddr(1)+" ") {
-		t.Fatalf("the first row still shows:\n%s", view(m))
+	if strings.Contains(plainView(m), uitest.FleetAddr(1)+" ") {
+		t.Fatalf("the first row still shows:\n%s", plainView(m))
 	}
 }
 
@@ -568,15 +568,15 @@ func TestFleetRollingSaveDone(t *testing.T) {
 	if got := r.log.got(); !slices.Equal(got, want) {
 		t.Fatalf("sent %v, want %v", got, want)
 	}
-	v := view(r.m)
+	v := plainView(r.m)
 	if !strings.Contains(v, "rolling save done: 3 of 3 saved in 4.0s") || !strings.Contains(v, "roll 3/3 saved") {
 		t.Fatalf("done:\n%s", v)
 	}
 	// r: one report row per node saved.
 	r.key("r")
 	for _, i := range []int{4, 5, 6} {
-		if n := strings.Count(view(r.m), uitest.FleetAddr(i)); n != 1 {
-			t.Errorf("%s in %d report rows, want 1:\n%s", uitest.FleetAddr(i), n, view(r.m))
+		if n := strings.Count(plainView(r.m), uitest.FleetAddr(i)); n != 1 {
+			t.Errorf("%s in %d report rows, want 1:\n%s", uitest.FleetAddr(i), n, plainView(r.m))
 		}
 	}
 }
@@ -586,7 +586,7 @@ func TestKeysTypedTogetherAreKeysEach(t *testing.T) {
 	nm, _ := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("jj j")})
 	m = nm.(Model)
 	if got := selected(t, m); got != uitest.FleetAddr(5) || !strings.Contains(lineWith(t, m, uitest.FleetAddr(2)+" "), "*") {
-		t.Fatalf("jj j: selected %s, want %s with %s marked:\n%s", got, uitest.FleetAddr(5), uitest.FleetAddr(2), view(m))
+		t.Fatalf("jj j: selected %s, want %s with %s marked:\n%s", got, uitest.FleetAddr(5), uitest.FleetAddr(2), plainView(m))
 	}
 }
 

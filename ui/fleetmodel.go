@@ -11,6 +11,7 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/inert"
 	"github.com/vkwatch/vkwatch/source/roll"
+	"github.com/vkwatch/vkwatch/ui/view"
 	"github.com/vkwatch/vkwatch/ui/words"
 )
 
@@ -44,42 +45,44 @@ func newFleetKeys() fleetKeys {
 
 // newFleetComponent returns the fleet view of a fleet's model, and no
 // view otherwise.
-func newFleetComponent(o viewOpts) component {
+func newFleetComponent(o viewOpts) view.Component {
 	if o.fleet == nil {
 		return nil
 	}
 	return o.fleet
 }
 
-// Toggle implements component: the rows are a base (esc from a node's
+// Toggle implements view.Component: the rows are a base (esc from a node's
 // pane comes back to them).
 func (f *fleetView) Toggle() *key.Binding { return nil }
 
-// SyncKeys implements component: the rows' keys work while they fill
+// SyncKeys implements view.Component: the rows' keys work while they fill
 // the body.
-func (f *fleetView) SyncKeys(o openState) {
-	on := o.fills
+func (f *fleetView) SyncKeys(o view.Open) {
+	on := o.Fills
 	k := &f.keys
 	for _, b := range []*key.Binding{&k.SelUp, &k.SelDown, &k.Select, &k.Open, &k.Mark, &k.Sort, &k.Filter} {
 		b.SetEnabled(on)
 	}
 }
 
-// ShortHelp implements component.
-func (f *fleetView) ShortHelp(h helpKeys) []key.Binding {
-	g, k := h.g, &f.keys
-	return []key.Binding{k.Select, k.Open, g.SaveAll, h.toggles[viewHelp], g.Quit, g.Save, k.Filter, k.Mark, k.Sort,
-		h.toggles[viewCost], h.toggles[viewTable], g.Pause, g.Scale, g.Rewrite, g.Cancel}
+// ShortHelp implements view.Component.
+func (f *fleetView) ShortHelp(h view.HelpKeys) []key.Binding {
+	g, k := h.Keys, &f.keys
+	return []key.Binding{k.Select, k.Open, g.SaveAll, h.Toggles[view.Help], g.Quit, g.Save, k.Filter, k.Mark, k.Sort,
+		h.Toggles[view.Cost], h.Toggles[view.Reports], g.Pause, g.Scale, g.Rewrite, g.Cancel}
 }
 
-// FullHelp implements component.
+// FullHelp implements view.Component.
 func (f *fleetView) FullHelp() []key.Binding {
 	k := &f.keys
 	return []key.Binding{k.SelUp, k.SelDown, k.Open, k.Mark, k.Sort, k.Filter}
 }
 
-// View implements component.
-func (f *fleetView) View(c *viewCtx) []string { return f.view(c.st, c.prog, c.store, c.perPane) }
+// View implements view.Component.
+func (f *fleetView) View(c *view.Context) []string {
+	return f.view(c.Styles, c.Prog, c.Store, c.PerPane)
+}
 
 // isFleet reports whether cfg opens the fleet view: a cluster, whatever
 // its size, or three or more servers.
@@ -142,9 +145,9 @@ type openNodes struct {
 	note string
 }
 
-func (o openNodes) apply(m *Model) {
+func (m *Model) openNodes(o openNodes) {
 	if o.note != "" {
-		noteFor(o.note).apply(m)
+		m.setFooter(footEntry{kind: footNote, text: o.note})
 	}
 	var shown []*pane
 	for _, id := range o.ids {
@@ -173,8 +176,12 @@ func (f *fleetView) openSelected() openNodes {
 	return o
 }
 
-// Update implements component: the keys of the fleet view's rows.
-func (f *fleetView) Update(_ *viewCtx, k tea.KeyMsg) (bool, request) {
+// Update implements view.Component: the keys of the fleet view's rows.
+func (f *fleetView) Update(_ *view.Context, msg tea.Msg) (bool, tea.Msg) {
+	k, ok := msg.(tea.KeyMsg)
+	if !ok {
+		return false, nil
+	}
 	switch {
 	case key.Matches(k, f.keys.SelUp):
 		f.move(-1)
@@ -184,7 +191,7 @@ func (f *fleetView) Update(_ *viewCtx, k tea.KeyMsg) (bool, request) {
 		f.toggleMark()
 		if n := len(f.marked); n > 0 {
 			hint := map[bool]string{true: "enter shows the two side by side", false: "mark two and enter shows them side by side"}[n == 2]
-			return true, noteFor(fmt.Sprintf("%d marked: %s", n, hint))
+			return true, view.NoteMsg(fmt.Sprintf("%d marked: %s", n, hint))
 		}
 	case key.Matches(k, f.keys.Sort):
 		f.nextSort()
@@ -310,8 +317,8 @@ func (m *Model) sendCmds(acts []roll.Action) tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
-// carry takes over the old model's selection, order and marks.
-func (f *fleetView) carry(from component) {
+// Carry takes over the old model's selection, order and marks.
+func (f *fleetView) Carry(from view.Component) {
 	old := from.(*fleetView)
 	f.sel, f.sort, f.scroll = old.sel, old.sort, old.scroll
 	for id := range old.marked {

@@ -47,11 +47,11 @@ func stuckEvents(valkey bool, from, to, stillUntil time.Duration) []source.Event
 func TestStuckSaveBadgeShownAndGone(t *testing.T) {
 	for _, valkey := range []bool{false, true} {
 		m := setup(t, Config{Nodes: nodes(uitest.AddrA)}, 120, 40, stuckEvents(valkey, 0, 14*time.Second, 16*time.Second))
-		if strings.Contains(view(m), "stuck?") {
-			t.Fatalf("stuck after 4 s of standing still:\n%s", view(m))
+		if strings.Contains(plainView(m), "stuck?") {
+			t.Fatalf("stuck after 4 s of standing still:\n%s", plainView(m))
 		}
 		m = feed(t, m, stuckEvents(valkey, 14*time.Second, 16*time.Second, 16*time.Second))
-		v := view(m)
+		v := plainView(m)
 		badge := lineWith(t, m, "⚠ stuck? no progress for")
 		if !strings.Contains(badge, "at 5,000/100,000 keys") {
 			t.Errorf("badge %q", badge)
@@ -61,8 +61,8 @@ func TestStuckSaveBadgeShownAndGone(t *testing.T) {
 			t.Errorf("valkey %v: x offered %v:\n%s", valkey, !valkey, v)
 		}
 		m = feed(t, m, stuckEvents(valkey, 16*time.Second, 20*time.Second, 16*time.Second))
-		if strings.Contains(view(m), "stuck?") {
-			t.Errorf("still stuck after the save moved on:\n%s", view(m))
+		if strings.Contains(plainView(m), "stuck?") {
+			t.Errorf("still stuck after the save moved on:\n%s", plainView(m))
 		}
 		// Far past its forecast duration, a moving save is stuck too.
 		m = feed(t, m, stuckEvents(valkey, 20*time.Second, 40*time.Second, 16*time.Second))
@@ -98,11 +98,11 @@ func TestTHPWarningOnScreen(t *testing.T) {
 		if size[0] == 200 {
 			want = "⚠ huge pages (AnonHugePages 260 MiB): a write copies 2 MiB, not 4 KiB"
 		}
-		if v := view(m); !strings.Contains(v, want) {
+		if v := plainView(m); !strings.Contains(v, want) {
 			t.Errorf("%dx%d: no %q:\n%s", size[0], size[1], want, v)
 		}
 		m = feed(t, sized(newTestModel(uitest.AddrA), size[0], size[1]), events("thp-never"))
-		if v := view(m); strings.Contains(v, "THP") || strings.Contains(v, "huge pages") {
+		if v := plainView(m); strings.Contains(v, "THP") || strings.Contains(v, "huge pages") {
 			t.Errorf("%dx%d: warned with THP [never] and none in use:\n%s", size[0], size[1], v)
 		}
 	}

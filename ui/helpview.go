@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/vkwatch/vkwatch/ui/text"
+	"github.com/vkwatch/vkwatch/ui/view"
 )
 
 // The help: one line of keys at the bottom, or with ? the full help, the
@@ -29,66 +30,66 @@ type helpView struct {
 }
 
 // newHelpView returns the help's component.
-func newHelpView(viewOpts) component {
+func newHelpView(viewOpts) view.Component {
 	return &helpView{
 		Help:  key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "more")),
 		model: help.New(),
 	}
 }
 
-// SetSize implements component: the help's lines are cut to w.
+// SetSize implements view.Component: the help's lines are cut to w.
 func (h *helpView) SetSize(w, _ int) { h.model.Width = w }
 
-// Toggle implements component.
+// Toggle implements view.Component.
 func (h *helpView) Toggle() *key.Binding { return &h.Help }
 
-// SyncKeys implements component: ? says what pressing it does.
-func (h *helpView) SyncKeys(o openState) {
-	h.Help.SetHelp("?", map[bool]string{true: "less", false: "more"}[o.help])
+// SyncKeys implements view.Component: ? says what pressing it does.
+func (h *helpView) SyncKeys(o view.Open) {
+	h.Help.SetHelp("?", map[bool]string{true: "less", false: "more"}[o.Help])
 }
 
-// Update implements component: the help has no keys but its toggle.
-func (h *helpView) Update(*viewCtx, tea.KeyMsg) (bool, request) { return false, nil }
+// Update implements view.Component: the help has no keys but its toggle.
+func (h *helpView) Update(*view.Context, tea.Msg) (bool, tea.Msg) { return false, nil }
 
-// ShortHelp implements component; the help never fills the body.
-func (h *helpView) ShortHelp(helpKeys) []key.Binding { return nil }
+// ShortHelp implements view.Component; the help never fills the body.
+func (h *helpView) ShortHelp(view.HelpKeys) []key.Binding { return nil }
 
-// FullHelp implements component.
+// FullHelp implements view.Component.
 func (h *helpView) FullHelp() []key.Binding { return []key.Binding{h.Help} }
 
 // height is the lines the help of km takes, full or not.
-func (h *helpView) height(km keyHelp, full bool) int {
+func (h *helpView) height(km view.KeyHelp, full bool) int {
 	if !full {
 		return 1
 	}
 	return lipgloss.Height(h.model.FullHelpView(km.FullHelp()))
 }
 
-// View implements component: the help's lines, cached by what they show
+// View implements view.Component: the help's lines, cached by what they show
 // (the width, the keys and their labels, the prompt). While a command
 // waits for its key again, or a rolling save is held, the line says how
 // to answer instead: the warning in the footer may be cut short on a
 // narrow terminal.
-func (h *helpView) View(c *viewCtx) []string {
+func (h *helpView) View(c *view.Context) []string {
 	k := h.cacheKey(c)
 	if h.lines != nil && h.key == k {
 		return h.lines
 	}
-	st, w, p := c.st, h.model.Width, c.prompt
+	st, w, p := c.Styles, h.model.Width, c.Prompt
 	var out string
 	switch {
-	case p.held != "" && p.key == "" && !c.full:
+	case p.Held != "" && p.Key == "" && !c.Full:
 		// The roll waits for the user: say how to answer it, however
 		// narrow the terminal (its line may be cut).
 		out = text.FitLine(st.Warn.R("B: save it anyway")+st.Dim.R(" • esc: cancel the rolling save"), w)
-	case p.key != "":
-		out = text.FitLine(st.Warn.R(p.key+" again: "+p.what)+st.Dim.R(" • any other key: "+p.other), w)
+	case p.Key != "":
+		out = text.FitLine(st.Warn.R(p.Key+" again: "+p.What)+st.Dim.R(" • any other key: "+p.Other), w)
 	default:
 		hm := h.model
-		hm.ShowAll = c.full
+		hm.ShowAll = c.Full
 		// bubbles/help adds an entry that overflows when not even its
 		// "…" fits: cut every line to the terminal here.
-		out = strings.Join(text.FitLines(w, strings.Split(hm.View(c.help), "\n")...), "\n")
+		out = strings.Join(text.FitLines(w, strings.Split(hm.View(c.Help), "\n")...), "\n")
 	}
 	h.lines, h.key = strings.Split(out, "\n"), k
 	return h.lines
@@ -96,10 +97,10 @@ func (h *helpView) View(c *viewCtx) []string {
 
 // cacheKey is what the help's lines show: the width, the prompt, and
 // every binding's keys and label, in order.
-func (h *helpView) cacheKey(c *viewCtx) string {
+func (h *helpView) cacheKey(c *view.Context) string {
 	b := &h.b
 	b.Reset()
-	fmt.Fprintf(b, "%d %v %q %q %q %q|", h.model.Width, c.full, c.prompt.key, c.prompt.what, c.prompt.other, c.prompt.held)
+	fmt.Fprintf(b, "%d %v %q %q %q %q|", h.model.Width, c.Full, c.Prompt.Key, c.Prompt.What, c.Prompt.Other, c.Prompt.Held)
 	put := func(bs []key.Binding) {
 		for _, k := range bs {
 			if k.Enabled() {
@@ -108,8 +109,8 @@ func (h *helpView) cacheKey(c *viewCtx) string {
 		}
 		b.WriteByte('|')
 	}
-	put(c.help.short)
-	for _, col := range c.help.full {
+	put(c.Help.Short)
+	for _, col := range c.Help.Full {
 		put(col)
 	}
 	return b.String()

@@ -44,6 +44,7 @@ import (
 	"github.com/vkwatch/vkwatch/ui/plot"
 	"github.com/vkwatch/vkwatch/ui/style"
 	"github.com/vkwatch/vkwatch/ui/text"
+	"github.com/vkwatch/vkwatch/ui/view"
 	"github.com/vkwatch/vkwatch/ui/words"
 )
 
@@ -195,7 +196,7 @@ type Model struct {
 	// views are the views, by viewID (views.go), shared by copies like
 	// the panes; stack is which are open: the base, panes or the fleet's
 	// rows, and what was opened over it.
-	views []component
+	views []view.Component
 	stack viewStack
 
 	focus         int
@@ -587,7 +588,7 @@ func (m *Model) tooSmall() string {
 }
 
 // finish adds the footer and the help to the frame in b and keeps it.
-func (m *Model) finish(b *strings.Builder, c *viewCtx) {
+func (m *Model) finish(b *strings.Builder, c *view.Context) {
 	b.WriteByte('\n')
 	b.WriteString(m.footerLine())
 	for _, l := range m.helpView().View(c) {
@@ -606,6 +607,9 @@ func (m *Model) bodyHeight() int { return m.height - 2 - m.lay.helpH }
 // helpView is the help's component: the model sizes it and writes it
 // at the bottom of every frame.
 func (m *Model) helpView() *helpView { return m.views[viewHelp].(*helpView) }
+
+// panesView is the panes' component.
+func (m *Model) panesView() *panesView { return m.views[viewPanes].(*panesView) }
 
 // setStatus sets the status shown at the right of the title line.
 func (m *Model) setStatus(s string) {
@@ -773,8 +777,8 @@ func (m *Model) setStack(s viewStack) {
 	old := m.stack
 	m.stack = s
 	for _, id := range s {
-		if o, ok := m.views[id].(interface{ opened() }); ok && !old.has(id) {
-			o.opened()
+		if o, ok := m.views[id].(view.Opener); ok && !old.has(id) {
+			o.Opened()
 		}
 	}
 	m.syncKeys()

@@ -84,17 +84,17 @@ func run(t *testing.T, cmd tea.Cmd) int {
 	return n
 }
 
-func view(m Model) string { return ansi.Strip(m.View()) }
+func plainView(m Model) string { return ansi.Strip(m.View()) }
 
 // lineWith returns the first line of the view containing s.
 func lineWith(t *testing.T, m Model, s string) string {
 	t.Helper()
-	for _, l := range strings.Split(view(m), "\n") {
+	for _, l := range strings.Split(plainView(m), "\n") {
 		if strings.Contains(l, s) {
 			return l
 		}
 	}
-	t.Fatalf("no line with %q in view:\n%s", s, view(m))
+	t.Fatalf("no line with %q in view:\n%s", s, plainView(m))
 	return ""
 }
 
@@ -125,8 +125,8 @@ func TestAbsentFieldsShowNA(t *testing.T) {
 		"took n/a server", "cow n/a (peak n/a)", "peak used n/a", "rss n/a", "fork pause n/a",
 		"ops/s n/a before → n/a during", "worst ping n/a", "footprint n/a", "last save BGSAVE fork by n/a",
 	} {
-		if !strings.Contains(view(m), want) {
-			t.Errorf("view lacks %q:\n%s", want, view(m))
+		if !strings.Contains(plainView(m), want) {
+			t.Errorf("view lacks %q:\n%s", want, plainView(m))
 		}
 	}
 	// A group whose every metric is absent has no scale either.
@@ -145,7 +145,7 @@ func chartBlock(t *testing.T, m Model, i int, id string) []string {
 	t.Helper()
 	p := m.panes[i]
 	k := plot.Index(id)
-	lines := strings.Split(view(m), "\n")
+	lines := strings.Split(plainView(m), "\n")
 	head := text.PadRight(plot.Charts[k].Label, 9) + " "
 	for j, c := range p.form.charts {
 		if c != k {
@@ -157,7 +157,7 @@ func chartBlock(t *testing.T, m Model, i int, id string) []string {
 			}
 		}
 	}
-	t.Fatalf("no %s chart in view:\n%s", id, view(m))
+	t.Fatalf("no %s chart in view:\n%s", id, plainView(m))
 	return nil
 }
 
@@ -187,8 +187,8 @@ func TestFooterShowsRefusedCommandAndClearsOnKey(t *testing.T) {
 	var log sendLog
 	m := setup(t, Config{Nodes: nodes(uitest.AddrA), Send: log.send}, 120, 40, uitest.Scenario(1, 5*time.Second))
 	m, cmd := press(m, "b")
-	if !strings.Contains(view(m), "sending BGSAVE to "+uitest.AddrA+"…") {
-		t.Fatalf("no sending note:\n%s", view(m))
+	if !strings.Contains(plainView(m), "sending BGSAVE to "+uitest.AddrA+"…") {
+		t.Fatalf("no sending note:\n%s", plainView(m))
 	}
 	if n := run(t, cmd); n != 1 || !slices.Equal(log.got(), []string{"0 BGSAVE"}) {
 		t.Fatalf("ran %d commands, sent %v", n, log.got())
@@ -198,23 +198,23 @@ func TestFooterShowsRefusedCommandAndClearsOnKey(t *testing.T) {
 	if l := lineWith(t, m, refusal); !strings.Contains(l, "BGSAVE on "+uitest.AddrA+": "+refusal) {
 		t.Errorf("footer: %q", l)
 	}
-	if strings.Contains(view(m), "sending BGSAVE") {
+	if strings.Contains(plainView(m), "sending BGSAVE") {
 		t.Errorf("the answer should replace the sending note")
 	}
 	m, cmd = press(m, "z") // any key, even an unbound one
 	if cmd != nil {
 		t.Errorf("unbound key returned a command")
 	}
-	if strings.Contains(view(m), refusal) {
-		t.Errorf("footer not cleared by the next key:\n%s", view(m))
+	if strings.Contains(plainView(m), refusal) {
+		t.Errorf("footer not cleared by the next key:\n%s", plainView(m))
 	}
 }
 
 func TestFooterShowsSuccessReply(t *testing.T) {
 	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 200, 50, uitest.Scenario(2, 5*time.Second))
 	m = feed(t, m, []source.Event{commandEvent(1, 5*time.Second, "BGREWRITEAOF", "Background append only file rewriting started", "")})
-	if !strings.Contains(view(m), "BGREWRITEAOF on "+uitest.AddrB+": Background append only file rewriting started") {
-		t.Errorf("no success answer in footer:\n%s", view(m))
+	if !strings.Contains(plainView(m), "BGREWRITEAOF on "+uitest.AddrB+": Background append only file rewriting started") {
+		t.Errorf("no success answer in footer:\n%s", plainView(m))
 	}
 }
 
@@ -223,7 +223,7 @@ func TestTabMovesFocus(t *testing.T) {
 	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB), Send: log.send}, 200, 50, uitest.Scenario(2, 5*time.Second))
 	focusedAddr := func(m Model) string {
 		// The focused pane is the one with the double border.
-		lines := strings.Split(view(m), "\n")
+		lines := strings.Split(plainView(m), "\n")
 		top, hdr := []rune(lines[1]), lines[1]
 		half := len(top) / 2
 		switch {
@@ -232,7 +232,7 @@ func TestTabMovesFocus(t *testing.T) {
 		case top[0] == '╭' && top[half] == '╔':
 			return strings.Fields(string([]rune(hdr)[half:]))[1]
 		}
-		t.Fatalf("no single focused pane:\n%s", view(m))
+		t.Fatalf("no single focused pane:\n%s", plainView(m))
 		return ""
 	}
 	if got := focusedAddr(m); got != uitest.AddrA {
@@ -275,8 +275,8 @@ func TestUpperCaseSendsToBothAtOnce(t *testing.T) {
 				t.Errorf("sent %v, want %v", log.got(), want)
 			}
 			for _, a := range []string{uitest.AddrA, uitest.AddrB} {
-				if !strings.Contains(view(m), "sending "+tc.cmd+" to "+a) {
-					t.Errorf("no note for %s:\n%s", a, view(m))
+				if !strings.Contains(plainView(m), "sending "+tc.cmd+" to "+a) {
+					t.Errorf("no note for %s:\n%s", a, plainView(m))
 				}
 			}
 		})
@@ -303,9 +303,9 @@ func TestReadOnlyRefuses(t *testing.T) {
 
 func TestPauseFreezesViewButKeepsFolding(t *testing.T) {
 	m := setup(t, Config{Nodes: nodes(uitest.AddrA)}, 120, 40, uitest.Scenario(1, 10*time.Second))
-	before := view(m)
+	before := plainView(m)
 	m, _ = press(m, "p")
-	paused := view(m)
+	paused := plainView(m)
 	if !strings.Contains(paused, "PAUSED at 15:05:35") {
 		t.Fatalf("no paused mark with the pause time:\n%s", paused)
 	}
@@ -317,7 +317,7 @@ func TestPauseFreezesViewButKeepsFolding(t *testing.T) {
 	s.Run(a, 10*time.Second, 20*time.Second, nil)
 	s.Add(a.EndSave(20 * time.Second))
 	m = feed(t, m, s.Events)
-	if view(m) != paused {
+	if plainView(m) != paused {
 		t.Errorf("view changed while paused")
 	}
 	if len(m.Reports()) != 1 {
@@ -333,14 +333,14 @@ func TestPauseFreezesViewButKeepsFolding(t *testing.T) {
 		t.Errorf("pausing redrew the panes:\n%s\n%s", before, paused)
 	}
 	m, _ = press(m, "p")
-	if v := view(m); strings.Contains(v, "PAUSED") || !strings.Contains(v, "last save BGSAVE fork") {
+	if v := plainView(m); strings.Contains(v, "PAUSED") || !strings.Contains(v, "last save BGSAVE fork") {
 		t.Errorf("resume should show the events that came meanwhile:\n%s", v)
 	}
 }
 
 func TestTooSmallNamesTheSizeNeeded(t *testing.T) {
 	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 40, 10, uitest.Scenario(2, 5*time.Second))
-	v := view(m)
+	v := plainView(m)
 	w, h := minSize()
 	if !strings.Contains(v, fmt.Sprintf("needs at least %dx%d", w, h)) || !strings.Contains(v, "too small: 40x10") {
 		t.Fatalf("too-small message:\n%s", v)
@@ -352,7 +352,7 @@ func TestTooSmallNamesTheSizeNeeded(t *testing.T) {
 		small bool
 	}{{w, h, false}, {w - 1, h, true}, {w, h - 1, true}} {
 		m = sized(m, tc.w, tc.h)
-		v = view(m)
+		v = plainView(m)
 		if got := strings.Contains(v, "too small"); got != tc.small {
 			t.Errorf("%dx%d: too small=%v, want %v:\n%s", tc.w, tc.h, got, tc.small, v)
 		}
@@ -381,7 +381,7 @@ func TestLayoutFitsTerminal(t *testing.T) {
 				if full {
 					mm, _ = press(mm, "?")
 				}
-				v := view(mm)
+				v := plainView(mm)
 				if n := strings.Count(v, "\n") + 1; n > h {
 					t.Errorf("%dx%d full=%v: %d lines", w, h, full, n)
 				}
@@ -402,16 +402,16 @@ func TestSidePanesWhenWideStackedWhenTall(t *testing.T) {
 		t.Errorf("200x50: panes should be side by side: %q", l)
 	}
 	m = sized(m, 100, 50)
-	if l := lineWith(t, m, uitest.AddrA); strings.Contains(l, uitest.AddrB) || !strings.Contains(view(m), uitest.AddrB) {
-		t.Errorf("100x50: panes should be stacked:\n%s", view(m))
+	if l := lineWith(t, m, uitest.AddrA); strings.Contains(l, uitest.AddrB) || !strings.Contains(plainView(m), uitest.AddrB) {
+		t.Errorf("100x50: panes should be stacked:\n%s", plainView(m))
 	}
 	// 80x24: both panes, stacked; shorter still, the focused one alone.
 	m = sized(m, 80, 24)
-	if l := lineWith(t, m, uitest.AddrA); strings.Contains(l, uitest.AddrB) || !strings.Contains(view(m), uitest.AddrB) || strings.Contains(view(m), "pane 1/2") {
-		t.Errorf("80x24: both panes should show, stacked:\n%s", view(m))
+	if l := lineWith(t, m, uitest.AddrA); strings.Contains(l, uitest.AddrB) || !strings.Contains(plainView(m), uitest.AddrB) || strings.Contains(plainView(m), "pane 1/2") {
+		t.Errorf("80x24: both panes should show, stacked:\n%s", plainView(m))
 	}
 	m = sized(m, 80, 16)
-	if v := view(m); !strings.Contains(v, uitest.AddrA) || strings.Contains(v, uitest.AddrB) || !strings.Contains(v, "pane 1/2") {
+	if v := plainView(m); !strings.Contains(v, uitest.AddrA) || strings.Contains(v, uitest.AddrB) || !strings.Contains(v, "pane 1/2") {
 		t.Errorf("80x16: only the focused pane should show:\n%s", v)
 	}
 }
@@ -435,7 +435,7 @@ func TestQuitKeys(t *testing.T) {
 	}
 	m := setup(t, Config{Nodes: nodes(uitest.AddrA)}, 120, 40, nil)
 	helps := map[string]string{}
-	for _, col := range m.keyHelp(true).full {
+	for _, col := range m.keyHelp(true).Full {
 		for _, b := range col {
 			for _, k := range b.Keys() {
 				if k == "q" || k == "ctrl+c" {
@@ -451,15 +451,15 @@ func TestQuitKeys(t *testing.T) {
 
 func TestHelpToggles(t *testing.T) {
 	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 200, 50, nil)
-	if strings.Contains(view(m), "shift+tab") {
+	if strings.Contains(plainView(m), "shift+tab") {
 		t.Fatalf("short help should not list shift+tab")
 	}
 	m, _ = press(m, "?")
-	if !strings.Contains(view(m), "shift+tab") || !strings.Contains(view(m), "bgsave both") {
-		t.Fatalf("full help missing:\n%s", view(m))
+	if !strings.Contains(plainView(m), "shift+tab") || !strings.Contains(plainView(m), "bgsave both") {
+		t.Fatalf("full help missing:\n%s", plainView(m))
 	}
 	m, _ = press(m, "?")
-	if strings.Contains(view(m), "shift+tab") {
+	if strings.Contains(plainView(m), "shift+tab") {
 		t.Fatalf("? should close the full help")
 	}
 }
@@ -495,12 +495,12 @@ func TestDisconnectedPane(t *testing.T) {
 func TestSaveProgressAndReport(t *testing.T) {
 	m := setup(t, Config{Nodes: nodes(uitest.AddrA)}, 120, 40, uitest.Scenario(1, 28*time.Second))
 	for _, want := range []string{"BGSAVE fork by vkwatch", "keys 78,000/100,000", "78.0%", "elapsed 7.8s", "ETA 2.2s", "cow 10.4 MiB", "INFO 9.75 MiB"} {
-		if !strings.Contains(view(m), want) {
+		if !strings.Contains(plainView(m), want) {
 			t.Errorf("during save, view lacks %q", want)
 		}
 	}
-	if !strings.Contains(view(m), "████░░░") {
-		t.Errorf("no progress bar:\n%s", view(m))
+	if !strings.Contains(plainView(m), "████░░░") {
+		t.Errorf("no progress bar:\n%s", plainView(m))
 	}
 	m = setup(t, Config{Nodes: nodes(uitest.AddrA)}, 120, 40, uitest.Scenario(1, 60*time.Second))
 	for _, want := range []string{
@@ -508,8 +508,8 @@ func TestSaveProgressAndReport(t *testing.T) {
 		"cow 17.0 MiB (peak 18.0 MiB at 62% progress)", "footprint +20.0 MiB", "peak used +3.00 MiB", "rss +19.0 MiB",
 		"ops/s 51.2k before → 36.0k during", "worst ping 31.0ms", "save none running",
 	} {
-		if !strings.Contains(view(m), want) {
-			t.Errorf("after save, view lacks %q:\n%s", want, view(m))
+		if !strings.Contains(plainView(m), want) {
+			t.Errorf("after save, view lacks %q:\n%s", want, plainView(m))
 		}
 	}
 	marks := lineWith(t, m, markLegend)
@@ -541,10 +541,10 @@ func TestReportsInOrderAndCopied(t *testing.T) {
 
 func TestEventsForUnknownServersAreIgnored(t *testing.T) {
 	m := setup(t, Config{Nodes: nodes(uitest.AddrA)}, 120, 40, uitest.Scenario(1, 2*time.Second))
-	before := view(m)
+	before := plainView(m)
 	b := uitest.NewFake(1, true)
 	m = feed(t, m, []source.Event{b.Connected(time.Second), b.Disconnected(time.Second, "boom"), {Node: "nobody", Kind: source.EventSample}})
-	if strings.Contains(view(m), "boom") || view(m) != before {
+	if strings.Contains(plainView(m), "boom") || plainView(m) != before {
 		t.Errorf("an event for server 1 changed a one-server UI")
 	}
 }
@@ -598,11 +598,11 @@ func TestResizeWhilePausedShowsNothingNewer(t *testing.T) {
 	cut := len(evs) * 2 / 3
 	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 200, 50, evs[:cut])
 	m, _ = press(m, "p")
-	paused := view(m)
+	paused := plainView(m)
 	m = feed(t, m, evs[cut:])
 	m = sized(sized(m, 150, 50), 200, 50)
-	if view(m) != paused {
-		t.Errorf("resizing while paused changed the frame:\n%s\nwant:\n%s", view(m), paused)
+	if plainView(m) != paused {
+		t.Errorf("resizing while paused changed the frame:\n%s\nwant:\n%s", plainView(m), paused)
 	}
 }
 

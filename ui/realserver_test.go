@@ -83,7 +83,7 @@ func feedUntil(t *testing.T, ctx context.Context, m *Model, events <-chan source
 				return
 			}
 		case <-ctx.Done():
-			t.Fatalf("no %s:\n%s", what, view(*m))
+			t.Fatalf("no %s:\n%s", what, plainView(*m))
 		}
 	}
 }
@@ -205,7 +205,7 @@ func TestRealServerCostCurve(t *testing.T) {
 		until(fmt.Sprintf("end of save %d", i+1), func(ev source.Event) bool { return ev.Kind == source.EventSaveEnded })
 	}
 	m, _ = press(m, "c")
-	v := view(m)
+	v := plainView(m)
 	for i := range 2 {
 		re := regexp.MustCompile(fmt.Sprintf(`%d ━━ %s BGSAVE fork by vkwatch \d\d:\d\d:\d\d ok peak \S+`, i+1, regexp.QuoteMeta(ep.String())))
 		if !re.MatchString(v) {

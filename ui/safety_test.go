@@ -50,8 +50,8 @@ func TestForkWarningThenConfirm(t *testing.T) {
 	if l := lineWith(t, m, "a fork save may need"); strings.TrimSpace(l) != want {
 		t.Fatalf("footer\n got %q\nwant %q", l, want)
 	}
-	if !strings.Contains(view(m), "b again: save anyway • any other key: cancel") {
-		t.Errorf("help line should say how to confirm:\n%s", view(m))
+	if !strings.Contains(plainView(m), "b again: save anyway • any other key: cancel") {
+		t.Errorf("help line should say how to confirm:\n%s", plainView(m))
 	}
 	// Events in between are not keys: the confirmation still holds.
 	a := uitest.NewFake(0, false)
@@ -61,7 +61,7 @@ func TestForkWarningThenConfirm(t *testing.T) {
 	if n := run(t, cmd); n != 1 || !slices.Equal(log.got(), []string{"0 BGSAVE"}) {
 		t.Fatalf("confirmed b: ran %d, sent %v", n, log.got())
 	}
-	if v := view(m); strings.Contains(v, "a fork save may need") || !strings.Contains(v, "sending BGSAVE to "+uitest.AddrA) ||
+	if v := plainView(m); strings.Contains(v, "a fork save may need") || !strings.Contains(v, "sending BGSAVE to "+uitest.AddrA) ||
 		strings.Contains(v, "save anyway") {
 		t.Errorf("after confirming:\n%s", v)
 	}
@@ -77,21 +77,21 @@ func TestForkWarningThenOtherKeyCancels(t *testing.T) {
 	// Another key cancels and does its own job: tab moves the focus.
 	m, cmd := press(m, "tab")
 	run(t, cmd)
-	if v := view(m); strings.Contains(v, "a fork save may need") || strings.Contains(v, "save anyway") || m.focus != 1 {
+	if v := plainView(m); strings.Contains(v, "a fork save may need") || strings.Contains(v, "save anyway") || m.focus != 1 {
 		t.Fatalf("tab should cancel the pending save and move focus:\n%s", v)
 	}
 	m, _ = press(m, "shift+tab")
 	// b now is a new first press: it warns again, it does not send.
 	m, cmd = press(m, "b")
 	run(t, cmd)
-	if len(log.got()) != 0 || !strings.Contains(view(m), "press b again") {
-		t.Fatalf("b after a cancel should warn again, sent %v:\n%s", log.got(), view(m))
+	if len(log.got()) != 0 || !strings.Contains(plainView(m), "press b again") {
+		t.Fatalf("b after a cancel should warn again, sent %v:\n%s", log.got(), plainView(m))
 	}
 	// An unbound key cancels too.
 	m, _ = press(m, "z")
 	m, cmd = pressKey(m, tea.KeyEsc)
 	run(t, cmd)
-	if len(log.got()) != 0 || m.confirm.key.Enabled() || strings.Contains(view(m), "save anyway") {
+	if len(log.got()) != 0 || m.confirm.key.Enabled() || strings.Contains(plainView(m), "save anyway") {
 		t.Fatalf("z should cancel, sent %v", log.got())
 	}
 }
@@ -112,8 +112,8 @@ func TestForkWarningForBoth(t *testing.T) {
 	// b is not B: it cancels B and is checked on its own (A is focused).
 	m, cmd = press(m, "b")
 	run(t, cmd)
-	if len(log.got()) != 0 || !strings.Contains(view(m), "press b again") {
-		t.Fatalf("b after B: sent %v:\n%s", log.got(), view(m))
+	if len(log.got()) != 0 || !strings.Contains(plainView(m), "press b again") {
+		t.Fatalf("b after B: sent %v:\n%s", log.got(), plainView(m))
 	}
 	m, _ = press(m, "B")
 	m, cmd = press(m, "B")

@@ -59,8 +59,8 @@ func plotTop(t *testing.T, m Model, i int, id string) int {
 
 func TestOneScaleAcrossPanes(t *testing.T) {
 	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 200, 50, cowScenario())
-	if !strings.Contains(view(m), "scales shared") {
-		t.Fatalf("the screen should say the scales are shared:\n%s", view(m))
+	if !strings.Contains(plainView(m), "scales shared") {
+		t.Fatalf("the screen should say the scales are shared:\n%s", plainView(m))
 	}
 	idle, loaded := plotTop(t, m, 0, "cow"), plotTop(t, m, 1, "cow")
 	rows := m.panes[0].form.rows[chartPos(m, 0, "cow")]
@@ -80,8 +80,8 @@ func TestOneScaleAcrossPanes(t *testing.T) {
 	}
 
 	m, _ = press(m, "s")
-	if !strings.Contains(view(m), "scales per pane") {
-		t.Fatalf("the screen should say the scales are per pane:\n%s", view(m))
+	if !strings.Contains(plainView(m), "scales per pane") {
+		t.Fatalf("the screen should say the scales are per pane:\n%s", plainView(m))
 	}
 	idle2, loaded2 := plotTop(t, m, 0, "cow"), plotTop(t, m, 1, "cow")
 	if idle2 != rows-1 || loaded2 != loaded {
@@ -131,7 +131,7 @@ func emptyRows(v string, w int) int {
 func TestChartsFillTheTerminal(t *testing.T) {
 	evs := uitest.Scenario(2, 60*time.Second)
 	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 200, 50, evs)
-	v := view(m)
+	v := plainView(m)
 	if n := strings.Count(v, "\n") + 1; n != 50 {
 		t.Errorf("200x50: %d lines", n)
 	}
@@ -174,7 +174,7 @@ func TestChartsFillTheTerminal(t *testing.T) {
 
 func TestBothPanesAt80x24(t *testing.T) {
 	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 80, 24, uitest.Scenario(2, 60*time.Second))
-	v := view(m)
+	v := plainView(m)
 	if !strings.Contains(v, uitest.AddrA) || !strings.Contains(v, uitest.AddrB) || strings.Contains(v, "pane 1/2") {
 		t.Fatalf("80x24: both panes should show:\n%s", v)
 	}
@@ -200,15 +200,15 @@ func TestFeedingInBatchesDrawsTheSame(t *testing.T) {
 	nm, _ := one.Update(EventsMsg(evs))
 	one = nm.(Model)
 	many := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 200, 50, evs)
-	if view(one) != view(many) {
-		t.Errorf("batches of 10 drew\n%s\none batch drew\n%s", view(many), view(one))
+	if plainView(one) != plainView(many) {
+		t.Errorf("batches of 10 drew\n%s\none batch drew\n%s", plainView(many), plainView(one))
 	}
 }
 
 func TestCostCurveShowsEverySave(t *testing.T) {
 	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 200, 50, uitest.TwoSaves())
 	m, _ = press(m, "c")
-	v := view(m)
+	v := plainView(m)
 	if !strings.Contains(v, "save cost curves") || !strings.Contains(v, "Y: copy-on-write") {
 		t.Fatalf("c should open the cost view:\n%s", v)
 	}
@@ -248,16 +248,16 @@ func TestCostCurveShowsEverySave(t *testing.T) {
 	}
 
 	m, _ = press(m, "y")
-	if v := view(m); !strings.Contains(v, "Y: footprint above its level before the save") {
+	if v := plainView(m); !strings.Contains(v, "Y: footprint above its level before the save") {
 		t.Errorf("y should switch to the footprint:\n%s", v)
 	}
 	m, _ = press(m, "esc")
-	if v := view(m); strings.Contains(v, "save cost curves") || !strings.Contains(v, "scales shared") {
+	if v := plainView(m); strings.Contains(v, "save cost curves") || !strings.Contains(v, "scales shared") {
 		t.Errorf("esc should close the cost view:\n%s", v)
 	}
 	m, _ = press(m, "c")
 	m, _ = press(m, "c")
-	if strings.Contains(view(m), "save cost curves") {
+	if strings.Contains(plainView(m), "save cost curves") {
 		t.Errorf("c should close the cost view")
 	}
 }
@@ -265,7 +265,7 @@ func TestCostCurveShowsEverySave(t *testing.T) {
 func TestCostViewEmptyAndRunning(t *testing.T) {
 	m := setup(t, Config{Nodes: nodes(uitest.AddrA)}, 120, 40, uitest.Scenario(1, 10*time.Second))
 	m, _ = press(m, "c")
-	if v := view(m); !strings.Contains(v, "no save seen yet") {
+	if v := plainView(m); !strings.Contains(v, "no save seen yet") {
 		t.Errorf("cost view without saves:\n%s", v)
 	}
 	m = setup(t, Config{Nodes: nodes(uitest.AddrA)}, 120, 40, uitest.Scenario(1, 28*time.Second))
@@ -279,13 +279,13 @@ func TestNewKeysInHelp(t *testing.T) {
 	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 200, 50, nil)
 	m, _ = press(m, "?")
 	for _, want := range []string{"c cost", "scales"} {
-		if !strings.Contains(view(m), want) {
-			t.Errorf("full help lacks %q:\n%s", want, view(m))
+		if !strings.Contains(plainView(m), want) {
+			t.Errorf("full help lacks %q:\n%s", want, plainView(m))
 		}
 	}
 	m, _ = press(m, "?")
 	m, _ = press(m, "c")
-	if !strings.Contains(view(m), "y cow/footprint") || !strings.Contains(view(m), "c/esc close") {
-		t.Errorf("the cost view's help:\n%s", view(m))
+	if !strings.Contains(plainView(m), "y cow/footprint") || !strings.Contains(plainView(m), "c/esc close") {
+		t.Errorf("the cost view's help:\n%s", plainView(m))
 	}
 }

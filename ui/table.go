@@ -12,6 +12,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/forecast"
 	"github.com/vkwatch/vkwatch/ui/style"
 	"github.com/vkwatch/vkwatch/ui/text"
+	"github.com/vkwatch/vkwatch/ui/view"
 	"github.com/vkwatch/vkwatch/ui/words"
 )
 
@@ -169,7 +170,7 @@ type reportTable struct {
 }
 
 // newReportTable returns the reports view's component.
-func newReportTable(viewOpts) component {
+func newReportTable(viewOpts) view.Component {
 	return &reportTable{
 		Reports: key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "reports")),
 		Up:      key.NewBinding(key.WithKeys("up"), key.WithHelp("↑", "older report")),
@@ -178,26 +179,26 @@ func newReportTable(viewOpts) component {
 	}
 }
 
-// SetSize implements component.
+// SetSize implements view.Component.
 func (t *reportTable) SetSize(w, h int) { t.width, t.rows = w, tableRows(h) }
 
-// Toggle implements component.
+// Toggle implements view.Component.
 func (t *reportTable) Toggle() *key.Binding { return &t.Reports }
 
-// opened is told the table opened: it opens on the newest reports and
+// Opened is told the table opened: it opens on the newest reports and
 // follows them as more arrive.
-func (t *reportTable) opened() { t.follow = true }
+func (t *reportTable) Opened() { t.follow = true }
 
-// carry takes over where the old model's table was scrolled.
-func (t *reportTable) carry(from component) {
+// Carry takes over where the old model's table was scrolled.
+func (t *reportTable) Carry(from view.Component) {
 	old := from.(*reportTable)
 	t.top, t.follow = old.top, old.follow
 }
 
-// SyncKeys implements component: the arrows scroll while the table is
+// SyncKeys implements view.Component: the arrows scroll while the table is
 // open, and r says it closes it.
-func (t *reportTable) SyncKeys(o openState) {
-	on := o.fills
+func (t *reportTable) SyncKeys(o view.Open) {
+	on := o.Fills
 	t.Up.SetEnabled(on)
 	t.Down.SetEnabled(on)
 	t.Scroll.SetEnabled(on)
@@ -207,33 +208,37 @@ func (t *reportTable) SyncKeys(o openState) {
 	}
 }
 
-// Update implements component: the arrows scroll.
-func (t *reportTable) Update(c *viewCtx, k tea.KeyMsg) (bool, request) {
+// Update implements view.Component: the arrows scroll.
+func (t *reportTable) Update(c *view.Context, msg tea.Msg) (bool, tea.Msg) {
+	k, ok := msg.(tea.KeyMsg)
+	if !ok {
+		return false, nil
+	}
 	switch {
 	case key.Matches(k, t.Up):
-		t.scroll(-1, c.store.ShownReports(), t.rows)
+		t.scroll(-1, c.Store.ShownReports(), t.rows)
 	case key.Matches(k, t.Down):
-		t.scroll(1, c.store.ShownReports(), t.rows)
+		t.scroll(1, c.Store.ShownReports(), t.rows)
 	default:
 		return false, nil
 	}
 	return true, nil
 }
 
-// ShortHelp implements component: the table's keys first, the save keys
+// ShortHelp implements view.Component: the table's keys first, the save keys
 // after quit.
-func (t *reportTable) ShortHelp(h helpKeys) []key.Binding {
-	g := h.g
-	return []key.Binding{t.Reports, t.Scroll, g.Pause, h.toggles[viewHelp], g.Quit, g.Save, g.Rewrite, g.Both, h.next}
+func (t *reportTable) ShortHelp(h view.HelpKeys) []key.Binding {
+	g := h.Keys
+	return []key.Binding{t.Reports, t.Scroll, g.Pause, h.Toggles[view.Help], g.Quit, g.Save, g.Rewrite, g.Both, h.Next}
 }
 
-// FullHelp implements component.
+// FullHelp implements view.Component.
 func (t *reportTable) FullHelp() []key.Binding { return []key.Binding{t.Reports, t.Up, t.Down} }
 
-// View implements component: the reports that had arrived (a paused
+// View implements view.Component: the reports that had arrived (a paused
 // view shows fewer), the panes' place taken; they are not drawn meanwhile.
-func (t *reportTable) View(c *viewCtx) []string {
-	return t.view(c.st, c.store.Reports()[:c.store.ShownReports()], t.width, t.rows)
+func (t *reportTable) View(c *view.Context) []string {
+	return t.view(c.Styles, c.Store.Reports()[:c.Store.ShownReports()], t.width, t.rows)
 }
 
 // tableKey is what the cached drawing was drawn for.

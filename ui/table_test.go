@@ -23,7 +23,7 @@ const fullTableWidth = 180
 // tableLines returns the lines of the view between the title line and the
 // footer: the reports view when the table is open.
 func tableLines(m Model) []string {
-	l := strings.Split(view(m), "\n")
+	l := strings.Split(plainView(m), "\n")
 	return l[1 : len(l)-2]
 }
 
@@ -82,11 +82,11 @@ func cellsOf(t *testing.T, m Model, row string) map[string]string {
 
 func TestReportsTableOpensAndCloses(t *testing.T) {
 	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 200, 50, uitest.ReportsScenario(3))
-	if strings.Contains(view(m), "save reports") {
+	if strings.Contains(plainView(m), "save reports") {
 		t.Fatal("table shown before r")
 	}
 	m, _ = press(m, "r")
-	v := view(m)
+	v := plainView(m)
 	if !strings.Contains(v, "save reports · 1–4 of 4") || strings.Contains(v, "last save") {
 		t.Fatalf("r should replace the panes by the table:\n%s", v)
 	}
@@ -97,13 +97,13 @@ func TestReportsTableOpensAndCloses(t *testing.T) {
 		t.Errorf("help should say how to close the table:\n%s", v)
 	}
 	m, _ = press(m, "r")
-	if strings.Contains(view(m), "save reports") || !strings.Contains(view(m), "last save") {
-		t.Fatalf("r again should close the table:\n%s", view(m))
+	if strings.Contains(plainView(m), "save reports") || !strings.Contains(plainView(m), "last save") {
+		t.Fatalf("r again should close the table:\n%s", plainView(m))
 	}
 	m, _ = press(m, "r")
 	m, _ = pressKey(m, tea.KeyEsc)
-	if strings.Contains(view(m), "save reports") {
-		t.Fatalf("esc should close the table:\n%s", view(m))
+	if strings.Contains(plainView(m), "save reports") {
+		t.Fatalf("esc should close the table:\n%s", plainView(m))
 	}
 }
 
@@ -112,14 +112,14 @@ func TestReportsTableCells(t *testing.T) {
 	m, _ = press(m, "r")
 	rows := reportRows(m)
 	if len(rows) != 4 {
-		t.Fatalf("rows:\n%s", view(m))
+		t.Fatalf("rows:\n%s", plainView(m))
 	}
 	wantHead := []string{"started", "server", "kind", "by", "status", "took", "observed", "fork pause", "cow", "forecast", "fc error", "cow peak", "peak at",
 		"INFO peak", "footprint +", "used +", "rss +", "/proc rss +", "/proc peak", "ops/s", "writers/s", "ping p50", "ping p99", "ping max", "blocked"}
 	first := cellsOf(t, m, rows[0])
 	for _, h := range wantHead {
 		if _, ok := first[h]; !ok {
-			t.Fatalf("at %d columns every column should show: %s is not there:\n%s", fullTableWidth, h, view(m))
+			t.Fatalf("at %d columns every column should show: %s is not there:\n%s", fullTableWidth, h, plainView(m))
 		}
 	}
 	// The scenario's fork save of server A, 20-35 s (see endSave).
@@ -160,7 +160,7 @@ func TestReportsTableDropsColumnsToFit(t *testing.T) {
 	m, _ = press(m, "r")
 	for _, w := range []int{250, 200, fullTableWidth, 150, 120, 100, 80, 58} {
 		m = sized(m, w, 40)
-		v := view(m)
+		v := plainView(m)
 		for _, l := range strings.Split(v, "\n") {
 			if ansi.StringWidth(l) > w {
 				t.Errorf("%d columns: line of %d cells: %q", w, ansi.StringWidth(l), l)
@@ -191,46 +191,46 @@ func TestReportsTableScrolls(t *testing.T) {
 		t.Fatalf("%d reports fit 21 lines: two lines each", rows)
 	}
 	if got := len(reportRows(m)); got != rows {
-		t.Fatalf("%d rows shown at 24 lines, want %d:\n%s", got, rows, view(m))
+		t.Fatalf("%d rows shown at 24 lines, want %d:\n%s", got, rows, plainView(m))
 	}
-	if n := strings.Count(view(m), "\n") + 1; n > 24 {
+	if n := strings.Count(plainView(m), "\n") + 1; n > 24 {
 		t.Fatalf("view has %d lines", n)
 	}
 	// It opens on the newest: 31 reports, the last rows of them.
-	if !strings.Contains(view(m), fmt.Sprintf("%d–31 of 31 · ↑/↓ scroll", 31-rows+1)) {
-		t.Fatalf("title:\n%s", view(m))
+	if !strings.Contains(plainView(m), fmt.Sprintf("%d–31 of 31 · ↑/↓ scroll", 31-rows+1)) {
+		t.Fatalf("title:\n%s", plainView(m))
 	}
 	newest := reportRows(m)[rows-1]
 	m, _ = pressKey(m, tea.KeyUp)
 	m, _ = pressKey(m, tea.KeyUp)
-	if !strings.Contains(view(m), fmt.Sprintf("%d–29 of 31", 31-rows-1)) || reportRows(m)[rows-1] == newest {
-		t.Fatalf("up twice:\n%s", view(m))
+	if !strings.Contains(plainView(m), fmt.Sprintf("%d–29 of 31", 31-rows-1)) || reportRows(m)[rows-1] == newest {
+		t.Fatalf("up twice:\n%s", plainView(m))
 	}
 	// A report arriving while scrolled up leaves the view where it was.
 	b := uitest.NewFake(1, true)
 	b.StartSave(300*time.Second, source.SaveAOF)
 	m = feed(t, m, []source.Event{b.EndSave(302 * time.Second)})
-	if !strings.Contains(view(m), fmt.Sprintf("%d–29 of 32", 31-rows-1)) {
-		t.Fatalf("scrolled view moved with a new report:\n%s", view(m))
+	if !strings.Contains(plainView(m), fmt.Sprintf("%d–29 of 32", 31-rows-1)) {
+		t.Fatalf("scrolled view moved with a new report:\n%s", plainView(m))
 	}
 	// Down to the bottom follows the newest again.
 	for range 5 {
 		m, _ = pressKey(m, tea.KeyDown)
 	}
-	if !strings.Contains(view(m), fmt.Sprintf("%d–32 of 32", 32-rows+1)) {
-		t.Fatalf("down to the end:\n%s", view(m))
+	if !strings.Contains(plainView(m), fmt.Sprintf("%d–32 of 32", 32-rows+1)) {
+		t.Fatalf("down to the end:\n%s", plainView(m))
 	}
 	b.StartSave(302*time.Second, source.SaveAOF)
 	m = feed(t, m, []source.Event{b.EndSave(303 * time.Second)})
-	if !strings.Contains(view(m), fmt.Sprintf("%d–33 of 33", 33-rows+1)) {
-		t.Fatalf("at the bottom the table should follow new reports:\n%s", view(m))
+	if !strings.Contains(plainView(m), fmt.Sprintf("%d–33 of 33", 33-rows+1)) {
+		t.Fatalf("at the bottom the table should follow new reports:\n%s", plainView(m))
 	}
 	// Up past the top stops at the first report.
 	for range 50 {
 		m, _ = pressKey(m, tea.KeyUp)
 	}
-	if !strings.Contains(view(m), fmt.Sprintf("1–%d of 33", rows)) || !strings.Contains(reportRows(m)[0], "17.0 MiB") {
-		t.Fatalf("top:\n%s", view(m))
+	if !strings.Contains(plainView(m), fmt.Sprintf("1–%d of 33", rows)) || !strings.Contains(reportRows(m)[0], "17.0 MiB") {
+		t.Fatalf("top:\n%s", plainView(m))
 	}
 }
 
@@ -244,7 +244,7 @@ func TestReportsTableFitsTerminal(t *testing.T) {
 				if full {
 					mm, _ = press(mm, "?")
 				}
-				v := view(mm)
+				v := plainView(mm)
 				if strings.Contains(v, "too small") {
 					continue
 				}
@@ -268,15 +268,15 @@ func TestReportsTableFitsTerminal(t *testing.T) {
 func TestReportsTableEmpty(t *testing.T) {
 	m := setup(t, Config{Nodes: nodes(uitest.AddrA)}, 120, 40, uitest.Scenario(1, 10*time.Second))
 	m, _ = press(m, "r")
-	if !strings.Contains(view(m), "save reports · none yet") {
-		t.Fatalf("empty table:\n%s", view(m))
+	if !strings.Contains(plainView(m), "save reports · none yet") {
+		t.Fatalf("empty table:\n%s", plainView(m))
 	}
 	// The first report shows up while the table is open.
 	a := uitest.NewFake(0, false)
 	a.StartSave(10*time.Second, source.SaveFork)
 	m = feed(t, m, []source.Event{a.EndSave(12 * time.Second)})
 	if len(reportRows(m)) != 1 {
-		t.Fatalf("new report not in the open table:\n%s", view(m))
+		t.Fatalf("new report not in the open table:\n%s", plainView(m))
 	}
 }
 
@@ -287,19 +287,19 @@ func TestReportsTablePaused(t *testing.T) {
 	a := uitest.NewFake(0, false)
 	a.StartSave(100*time.Second, source.SaveFork)
 	m = feed(t, m, []source.Event{a.EndSave(101 * time.Second)})
-	if got := len(reportRows(m)); got != 3 || !strings.Contains(view(m), "PAUSED") {
-		t.Fatalf("paused table should keep its 3 rows, has %d:\n%s", got, view(m))
+	if got := len(reportRows(m)); got != 3 || !strings.Contains(plainView(m), "PAUSED") {
+		t.Fatalf("paused table should keep its 3 rows, has %d:\n%s", got, plainView(m))
 	}
 	m, _ = press(m, "p")
 	if got := len(reportRows(m)); got != 4 {
-		t.Fatalf("resumed table should show the report that came meanwhile, has %d rows:\n%s", got, view(m))
+		t.Fatalf("resumed table should show the report that came meanwhile, has %d rows:\n%s", got, plainView(m))
 	}
 }
 
 func TestEscClosesHelpAndTable(t *testing.T) {
 	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 200, 50, uitest.ReportsScenario(1))
-	isHelp := func(m Model) bool { return strings.Contains(view(m), "shift+tab") }
-	isTable := func(m Model) bool { return strings.Contains(view(m), "save reports") }
+	isHelp := func(m Model) bool { return strings.Contains(plainView(m), "shift+tab") }
+	isTable := func(m Model) bool { return strings.Contains(plainView(m), "save reports") }
 
 	m, _ = press(m, "?")
 	m, _ = pressKey(m, tea.KeyEsc)
@@ -310,28 +310,28 @@ func TestEscClosesHelpAndTable(t *testing.T) {
 	m, _ = press(m, "r")
 	m, _ = press(m, "?")
 	if !isHelp(m) || !isTable(m) {
-		t.Fatalf("table with full help:\n%s", view(m))
+		t.Fatalf("table with full help:\n%s", plainView(m))
 	}
 	m, _ = pressKey(m, tea.KeyEsc)
 	if isHelp(m) || !isTable(m) {
-		t.Fatalf("first esc should close the help only:\n%s", view(m))
+		t.Fatalf("first esc should close the help only:\n%s", plainView(m))
 	}
 	m, _ = pressKey(m, tea.KeyEsc)
 	if isTable(m) {
-		t.Fatalf("second esc should close the table:\n%s", view(m))
+		t.Fatalf("second esc should close the table:\n%s", plainView(m))
 	}
 	// Table opened over the help: esc closes the table first.
 	m, _ = press(m, "?")
 	m, _ = press(m, "r")
 	m, _ = pressKey(m, tea.KeyEsc)
 	if !isHelp(m) || isTable(m) {
-		t.Fatalf("esc should close the table, keep the help:\n%s", view(m))
+		t.Fatalf("esc should close the table, keep the help:\n%s", plainView(m))
 	}
 	// Nothing open: esc does nothing, and returns no command.
 	m, _ = pressKey(m, tea.KeyEsc)
-	before := view(m)
+	before := plainView(m)
 	m, cmd := pressKey(m, tea.KeyEsc)
-	if cmd != nil || view(m) != before {
+	if cmd != nil || plainView(m) != before {
 		t.Errorf("esc with nothing open changed the view or returned a command")
 	}
 }
@@ -405,8 +405,8 @@ func TestPanesAfterTableMatchPanesWithout(t *testing.T) {
 		tabled = feed(t, tabled, evs[2*cut:])
 		tabled, _ = press(tabled, "r")
 		plain, _ = press(plain, "z") // the same number of keys: the footer is cleared alike
-		if view(tabled) != view(plain) {
-			t.Errorf("pause=%v: after closing the table:\n%s\nwant:\n%s", pause, view(tabled), view(plain))
+		if plainView(tabled) != plainView(plain) {
+			t.Errorf("pause=%v: after closing the table:\n%s\nwant:\n%s", pause, plainView(tabled), plainView(plain))
 		}
 	}
 }
