@@ -74,15 +74,3 @@ func BenchmarkUpdateSampleTableOpen(b *testing.B) {
 		tm = nm.(Model)
 	}
 }
-
-// BenchmarkTableDraw measures drawing the reports table of 20 reports at
-// 200x50, what opening it, scrolling or a new report costs.
-func BenchmarkTableDraw(b *testing.B) {
-	m := sized(newTestModel(uitest.AddrA, uitest.AddrB), 200, 50)
-	m = feed(b, m, uitest.ReportsScenario(20))
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		_ = drawTable(m.st, m.store.Reports(), 200, 30, 0)
-	}
-}

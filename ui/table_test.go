@@ -12,6 +12,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/ui/tableview"
 	"github.com/vkwatch/vkwatch/ui/text"
 	"github.com/vkwatch/vkwatch/ui/uitest"
 )
@@ -186,8 +187,8 @@ func TestReportsTableDropsColumnsToFit(t *testing.T) {
 func TestReportsTableScrolls(t *testing.T) {
 	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 120, 24, uitest.ReportsScenario(30))
 	m, _ = press(m, "r")
-	rows := tableRows(24 - 3)
-	if rows != (24-3-tableChrome)/2 {
+	rows := tableview.Rows(24 - 3)
+	if rows != (24-3-tableview.Chrome)/2 {
 		t.Fatalf("%d reports fit 21 lines: two lines each", rows)
 	}
 	if got := len(reportRows(m)); got != rows {

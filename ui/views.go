@@ -8,6 +8,8 @@ import (
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/roll"
+	"github.com/vkwatch/vkwatch/ui/costview"
+	"github.com/vkwatch/vkwatch/ui/tableview"
 	"github.com/vkwatch/vkwatch/ui/view"
 )
 
@@ -60,8 +62,8 @@ var views = [...]struct {
 }{
 	viewFleet: {view.Fleet, kindBase, newFleetComponent},
 	viewPanes: {view.Panes, kindBase, newPanesView},
-	viewCost:  {view.Cost, kindBody, newCostView},
-	viewTable: {view.Reports, kindBody, newReportTable},
+	viewCost:  {view.Cost, kindBody, func(viewOpts) view.Component { return costview.New() }},
+	viewTable: {view.Reports, kindBody, func(viewOpts) view.Component { return tableview.New() }},
 	viewHelp:  {view.Help, kindFoot, newHelpView},
 }
 

@@ -56,41 +56,6 @@ func TestViewAlonePanes(t *testing.T) {
 	}
 }
 
-func TestViewAloneCost(t *testing.T) {
-	s := viewtest.Store(uitest.TwoSaves())
-	c := viewtest.Context(s, uitest.NodeOf(0), uitest.NodeOf(1))
-	v := newCostView(viewOpts{})
-	v.SetSize(120, 24)
-	v.SyncKeys(view.Open{Fills: true})
-	viewtest.Golden(t, v.View(c))
-	// y plots the footprint, through the view's own key.
-	if took, _ := v.Update(c, viewtest.Key("y")); !took || !strings.Contains(strings.Join(v.View(c), "\n"), "Y: footprint") {
-		t.Errorf("y should switch the view to the footprint")
-	}
-	v.SyncKeys(view.Open{})
-	if took, _ := v.Update(c, viewtest.Key("y")); took {
-		t.Errorf("y works only while the view is open")
-	}
-}
-
-func TestViewAloneTable(t *testing.T) {
-	s := viewtest.Store(uitest.ReportsScenario(12))
-	c := viewtest.Context(s)
-	v := newReportTable(viewOpts{})
-	v.SetSize(120, 14)
-	v.SyncKeys(view.Open{Fills: true})
-	v.(*reportTable).Opened()
-	before := strings.Join(v.View(c), "\n")
-	if took, _ := v.Update(c, viewtest.Key("up")); !took {
-		t.Fatal("up should scroll the table")
-	}
-	after := v.View(c)
-	if strings.Join(after, "\n") == before {
-		t.Errorf("up did not scroll:\n%s", before)
-	}
-	viewtest.Golden(t, after)
-}
-
 func TestViewAloneHelp(t *testing.T) {
 	g := newKeyMap(2, false)
 	v := newHelpView(viewOpts{})

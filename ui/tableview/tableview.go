@@ -1,4 +1,11 @@
-package ui
+// Package tableview is the reports table (key r): one row per save
+// report, oldest first, so a column reads down as one measure across
+// saves and servers: a fork save on one server and a forkless one on the
+// other compare cell by cell.
+// A row is two lines: the columns go in pairs, one above the other
+// (tableStacks), so that every figure of a save shows on a terminal of
+// 180 columns, where one line a save would need twice that.
+package tableview
 
 import (
 	"fmt"
@@ -16,17 +23,10 @@ import (
 	"github.com/vkwatch/vkwatch/ui/words"
 )
 
-// The reports table shows one row per save report, oldest first, so a
-// column reads down as one measure across saves and servers: a fork save
-// on one server and a forkless one on the other compare cell by cell.
-// A row is two lines: the columns go in pairs, one above the other
-// (tableStacks), so that every figure of a save shows on a terminal of
-// 180 columns, where one line a save would need twice that.
-
-// tableChrome is the lines of the reports view besides its rows: the
+// Chrome is the lines of the reports view besides its rows: the
 // title line, the legend, and the table's top border, two lines of heads,
 // the heads' rule and the bottom border.
-const tableChrome = 2 + 5
+const Chrome = 2 + 5
 
 // rowLines is the lines a report takes.
 const rowLines = 2
@@ -149,9 +149,9 @@ func pingPair(before, during source.Latency, f func(source.Latency) string) stri
 	return side(before) + " → " + side(during)
 }
 
-// reportTable is the reports view's component (r): its keys, where it
+// Model is the reports view's component (r): its keys, where it
 // is scrolled, and its drawing, cached like a pane's box.
-type reportTable struct {
+type Model struct {
 	Reports key.Binding // opens and closes the table
 	Up      key.Binding // an older report
 	Down    key.Binding
@@ -169,9 +169,9 @@ type reportTable struct {
 	ok    bool
 }
 
-// newReportTable returns the reports view's component.
-func newReportTable(viewOpts) view.Component {
-	return &reportTable{
+// New returns the reports view's component.
+func New() *Model {
+	return &Model{
 		Reports: key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "reports")),
 		Up:      key.NewBinding(key.WithKeys("up"), key.WithHelp("↑", "older report")),
 		Down:    key.NewBinding(key.WithKeys("down"), key.WithHelp("↓", "newer report")),
@@ -180,24 +180,24 @@ func newReportTable(viewOpts) view.Component {
 }
 
 // SetSize implements view.Component.
-func (t *reportTable) SetSize(w, h int) { t.width, t.rows = w, tableRows(h) }
+func (t *Model) SetSize(w, h int) { t.width, t.rows = w, Rows(h) }
 
 // Toggle implements view.Component.
-func (t *reportTable) Toggle() *key.Binding { return &t.Reports }
+func (t *Model) Toggle() *key.Binding { return &t.Reports }
 
 // Opened is told the table opened: it opens on the newest reports and
 // follows them as more arrive.
-func (t *reportTable) Opened() { t.follow = true }
+func (t *Model) Opened() { t.follow = true }
 
 // Carry takes over where the old model's table was scrolled.
-func (t *reportTable) Carry(from view.Component) {
-	old := from.(*reportTable)
+func (t *Model) Carry(from view.Component) {
+	old := from.(*Model)
 	t.top, t.follow = old.top, old.follow
 }
 
 // SyncKeys implements view.Component: the arrows scroll while the table is
 // open, and r says it closes it.
-func (t *reportTable) SyncKeys(o view.Open) {
+func (t *Model) SyncKeys(o view.Open) {
 	on := o.Fills
 	t.Up.SetEnabled(on)
 	t.Down.SetEnabled(on)
@@ -209,7 +209,7 @@ func (t *reportTable) SyncKeys(o view.Open) {
 }
 
 // Update implements view.Component: the arrows scroll.
-func (t *reportTable) Update(c *view.Context, msg tea.Msg) (bool, tea.Msg) {
+func (t *Model) Update(c *view.Context, msg tea.Msg) (bool, tea.Msg) {
 	k, ok := msg.(tea.KeyMsg)
 	if !ok {
 		return false, nil
@@ -227,17 +227,17 @@ func (t *reportTable) Update(c *view.Context, msg tea.Msg) (bool, tea.Msg) {
 
 // ShortHelp implements view.Component: the table's keys first, the save keys
 // after quit.
-func (t *reportTable) ShortHelp(h view.HelpKeys) []key.Binding {
+func (t *Model) ShortHelp(h view.HelpKeys) []key.Binding {
 	g := h.Keys
 	return []key.Binding{t.Reports, t.Scroll, g.Pause, h.Toggles[view.Help], g.Quit, g.Save, g.Rewrite, g.Both, h.Next}
 }
 
 // FullHelp implements view.Component.
-func (t *reportTable) FullHelp() []key.Binding { return []key.Binding{t.Reports, t.Up, t.Down} }
+func (t *Model) FullHelp() []key.Binding { return []key.Binding{t.Reports, t.Up, t.Down} }
 
 // View implements view.Component: the reports that had arrived (a paused
 // view shows fewer), the panes' place taken; they are not drawn meanwhile.
-func (t *reportTable) View(c *view.Context) []string {
+func (t *Model) View(c *view.Context) []string {
 	return t.view(c.Styles, c.Store.Reports()[:c.Store.ShownReports()], t.width, t.rows)
 }
 
@@ -246,11 +246,11 @@ type tableKey struct {
 	width, rows, reports, top int
 }
 
-// tableRows is how many reports fit in avail lines.
-func tableRows(avail int) int { return max((avail-tableChrome)/rowLines, 1) }
+// Rows is how many reports fit in avail lines.
+func Rows(avail int) int { return max((avail-Chrome)/rowLines, 1) }
 
 // scroll moves the first shown report by d, within [0, reports-rows].
-func (t *reportTable) scroll(d, reports, rows int) {
+func (t *Model) scroll(d, reports, rows int) {
 	last := max(reports-rows, 0)
 	t.top = min(max(t.top+d, 0), last)
 	t.follow = t.top == last
@@ -259,7 +259,7 @@ func (t *reportTable) scroll(d, reports, rows int) {
 // view returns the table's lines for reports (the first n of them are
 // shown; a paused view shows fewer than have arrived), width cells wide
 // and with room for rows reports, drawing only when something changed.
-func (t *reportTable) view(st *style.Styles, reports []source.SaveReport, width, rows int) []string {
+func (t *Model) view(st *style.Styles, reports []source.SaveReport, width, rows int) []string {
 	n := len(reports)
 	last := max(n-rows, 0)
 	if t.follow || t.top > last {

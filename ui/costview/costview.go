@@ -1,4 +1,11 @@
-package ui
+// Package costview is the cost view (key c), valkey PR #905's plot: what a
+// save costs in memory against how far it has got, copy-on-write or
+// footprint on Y and keys processed / keys total on X, for the running
+// save and the last saves of every server on one plot, so fork and
+// forkless, idle and loaded, or before and after a config change compare
+// at a glance. Each curve ends in its digit, which the legend explains:
+// the curves tell apart without colour.
+package costview
 
 import (
 	"fmt"
@@ -19,14 +26,6 @@ import (
 	"github.com/vkwatch/vkwatch/ui/words"
 )
 
-// The cost view (key c) is valkey PR #905's plot: what a save costs in
-// memory against how far it has got, copy-on-write or footprint on Y and
-// keys processed / keys total on X, for the running save and the last
-// saves of every server on one plot, so fork and forkless, idle and
-// loaded, or before and after a config change compare at a glance. Each
-// curve ends in its digit, which the legend explains: the curves tell
-// apart without colour.
-
 // costY says what the cost view plots on Y.
 type costY int
 
@@ -38,10 +37,10 @@ const (
 // maxCurves is how many curves the view overlays, digits 1 to 8.
 const maxCurves = 8
 
-// costView is the cost view's component: its keys, what it plots, and
+// Model is the cost view's component: its keys, what it plots, and
 // its cached drawing. Like a pane it is sized by SetSize and draws from
 // the store's views.
-type costView struct {
+type Model struct {
 	Cost  key.Binding // opens and closes the view
 	CostY key.Binding // copy-on-write or footprint on Y
 
@@ -53,9 +52,9 @@ type costView struct {
 	key   string // what lines were drawn for
 }
 
-// newCostView returns the cost view's component.
-func newCostView(viewOpts) view.Component {
-	return &costView{
+// New returns the cost view's component.
+func New() *Model {
+	return &Model{
 		Cost:  key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "cost")),
 		CostY: key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "cow/footprint")),
 	}
@@ -63,17 +62,17 @@ func newCostView(viewOpts) view.Component {
 
 // SetSize gives the view the terminal's width and the rows between the
 // title line and the footer.
-func (c *costView) SetSize(w, h int) { c.width, c.height = w, h }
+func (c *Model) SetSize(w, h int) { c.width, c.height = w, h }
 
 // Toggle implements view.Component.
-func (c *costView) Toggle() *key.Binding { return &c.Cost }
+func (c *Model) Toggle() *key.Binding { return &c.Cost }
 
 // Carry takes over the old model's figure on Y.
-func (c *costView) Carry(from view.Component) { c.y = from.(*costView).y }
+func (c *Model) Carry(from view.Component) { c.y = from.(*Model).y }
 
 // SyncKeys implements view.Component: y works while the view is open, and c
 // says it closes it.
-func (c *costView) SyncKeys(o view.Open) {
+func (c *Model) SyncKeys(o view.Open) {
 	on := o.Fills
 	c.CostY.SetEnabled(on)
 	c.Cost.SetHelp("c", "cost")
@@ -83,7 +82,7 @@ func (c *costView) SyncKeys(o view.Open) {
 }
 
 // Update implements view.Component: y plots the other figure.
-func (c *costView) Update(_ *view.Context, msg tea.Msg) (bool, tea.Msg) {
+func (c *Model) Update(_ *view.Context, msg tea.Msg) (bool, tea.Msg) {
 	k, ok := msg.(tea.KeyMsg)
 	if !ok {
 		return false, nil
@@ -97,17 +96,17 @@ func (c *costView) Update(_ *view.Context, msg tea.Msg) (bool, tea.Msg) {
 
 // ShortHelp implements view.Component: the view's keys first, the save keys
 // after quit.
-func (c *costView) ShortHelp(h view.HelpKeys) []key.Binding {
+func (c *Model) ShortHelp(h view.HelpKeys) []key.Binding {
 	g := h.Keys
 	return []key.Binding{c.Cost, c.CostY, g.Pause, h.Toggles[view.Help], g.Quit, g.Save, g.Both, h.Next}
 }
 
 // FullHelp implements view.Component.
-func (c *costView) FullHelp() []key.Binding { return []key.Binding{c.Cost, c.CostY} }
+func (c *Model) FullHelp() []key.Binding { return []key.Binding{c.Cost, c.CostY} }
 
 // View implements view.Component: the last saves' curves of the nodes the
 // body speaks of: every node of a fleet, else the panes shown.
-func (c *costView) View(ctx *view.Context) []string {
+func (c *Model) View(ctx *view.Context) []string {
 	views := make([]store.View, len(ctx.Nodes))
 	for i, id := range ctx.Nodes {
 		views[i] = ctx.Store.View(id)
@@ -116,7 +115,7 @@ func (c *costView) View(ctx *view.Context) []string {
 }
 
 // switchY plots the other figure.
-func (c *costView) switchY() {
+func (c *Model) switchY() {
 	c.y = 1 - c.y
 	c.key = ""
 }
@@ -145,7 +144,7 @@ func pickCurves(views []store.View) []store.Curve {
 
 // points turns a curve into plot points: progress in percent on X, the
 // chosen figure on Y in bytes. A point lacking the figure breaks the line.
-func (c *costView) points(cv store.Curve) []chart.Point {
+func (c *Model) points(cv store.Curve) []chart.Point {
 	base, baseOK := cv.BaseFootprint.Get()
 	out := make([]chart.Point, 0, len(cv.Points))
 	for _, p := range cv.Points {
@@ -163,7 +162,7 @@ func (c *costView) points(cv store.Curve) []chart.Point {
 
 // view returns the view's lines, drawing only when a curve, the size or
 // the figure changed.
-func (c *costView) view(st *style.Styles, views []store.View) []string {
+func (c *Model) view(st *style.Styles, views []store.View) []string {
 	width, height := c.width, c.height
 	var key strings.Builder
 	fmt.Fprintf(&key, "%d %d %d", width, height, c.y)
@@ -179,7 +178,7 @@ func (c *costView) view(st *style.Styles, views []store.View) []string {
 }
 
 // yName names the figure on Y, and the other one.
-func (c *costView) yName() (string, string) {
+func (c *Model) yName() (string, string) {
 	if c.y == costFootprint {
 		return "footprint above its level before the save", "copy-on-write"
 	}
@@ -187,7 +186,7 @@ func (c *costView) yName() (string, string) {
 }
 
 // draw draws the title, the legend and the plot.
-func (c *costView) draw(st *style.Styles, curves []store.Curve, width, height int) []string {
+func (c *Model) draw(st *style.Styles, curves []store.Curve, width, height int) []string {
 	yName, other := c.yName()
 	out := []string{st.Top.R("save cost curves") + st.Dim.R(" · Y: ") + st.Value.R(yName) +
 		st.Dim.R(" (y: "+other+") · X: save progress, keys processed / total · c or esc closes")}
@@ -245,7 +244,7 @@ func legendLine(st *style.Styles, i int, sc shownCurve) string {
 
 // plotLines draws the plot with its Y scale on the left and its X axis,
 // 0 to 100% progress, below.
-func (c *costView) plotLines(st *style.Styles, shown []shownCurve, width, rows int) []string {
+func (c *Model) plotLines(st *style.Styles, shown []shownCurve, width, rows int) []string {
 	const yw = 9 // "12.3 MiB" and the axis
 	pw := max(width-yw-1, 1)
 	if c.plot == nil {
