@@ -41,6 +41,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/inert"
 	"github.com/vkwatch/vkwatch/source/roll"
 	"github.com/vkwatch/vkwatch/source/store"
+	"github.com/vkwatch/vkwatch/ui/fleetview"
 	"github.com/vkwatch/vkwatch/ui/plot"
 	"github.com/vkwatch/vkwatch/ui/style"
 	"github.com/vkwatch/vkwatch/ui/text"
@@ -192,7 +193,7 @@ type Model struct {
 	// one or two servers; in a fleet, the node opened with enter, or the
 	// two marked ones, and none while the fleet's rows are the base.
 	shown []*pane
-	fleet *fleetView // nil unless a fleet
+	fleet *fleetview.Model // nil unless a fleet
 	// views are the views, by viewID (views.go), shared by copies like
 	// the panes; stack is which are open: the base, panes or the fleet's
 	// rows, and what was opened over it.
@@ -362,7 +363,7 @@ func (m *Model) fold(ev source.Event) []roll.Action {
 	if m.fleet == nil {
 		return nil
 	}
-	return m.fleet.observe(ev)
+	return m.fleet.Observe(ev)
 }
 
 // endFooter says, in the footer, how a save that did not end ok ended and
@@ -414,7 +415,7 @@ func (m *Model) keepFor() time.Duration {
 		widths = append(widths, p.form.plotW)
 	}
 	if m.fleet != nil {
-		widths = append(widths, m.fleet.geo.chartW)
+		widths = append(widths, m.fleet.ChartWidth())
 	}
 	for _, w := range widths {
 		if w > 0 {
@@ -437,7 +438,7 @@ func (m *Model) refresh() {
 	// closing it draws them.
 	covered := m.stack.covered()
 	if m.stack.base() == viewFleet && !covered {
-		m.fleet.refresh(m.st, m.store, now, m.cfg.History, m.cadence(), m.perPane)
+		m.fleet.Refresh(m.st, m.store, now, m.cfg.History, m.cadence(), m.perPane)
 	}
 	cols := make([]*plot.Columns, len(m.shown))
 	for i, p := range m.shown {
@@ -493,7 +494,7 @@ func (m *Model) pickLayout(fullHelp bool) layout {
 	if m.stack.base() == viewFleet {
 		// The rows need the width of a pane and room for one row.
 		lay.mode, lay.height = layoutFleet, avail
-		if len(m.fleet.rows) == 0 || m.width < minPaneW || avail < fleetHeadLines+2 {
+		if m.fleet.Len() == 0 || m.width < minPaneW || avail < fleetview.HeadLines+2 {
 			lay.mode = layoutTooSmall
 		}
 		return lay
@@ -571,7 +572,7 @@ func (m *Model) compose() {
 func (m *Model) tooSmall() string {
 	w, h := minSize()
 	msg := fmt.Sprintf("terminal too small: %dx%d\nvkwatch needs at least %dx%d\n\nq quits", m.width, m.height, w, h)
-	if len(m.panes) == 0 && (m.fleet == nil || len(m.fleet.rows) == 0) {
+	if len(m.panes) == 0 && (m.fleet == nil || m.fleet.Len() == 0) {
 		msg = "vkwatch: no servers to watch\n\nq quits"
 	}
 	// Cut each line to the terminal: Place cannot shrink what is wider.
@@ -624,7 +625,7 @@ func (m *Model) setStatus(s string) {
 func (m *Model) topLine() string {
 	left := m.st.Top.R("vkwatch")
 	if m.fleet != nil {
-		left += m.st.Dim.R(" · ") + m.st.Banner.R(m.fleet.title())
+		left += m.st.Dim.R(" · ") + m.st.Banner.R(m.fleet.Title())
 	}
 	if m.cfg.Banner != "" {
 		left += m.st.Dim.R(" · ") + m.st.Banner.R(m.cfg.Banner)
@@ -699,11 +700,11 @@ func (m Model) onKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	confirmed := key.Matches(k, m.confirm.key)
 	m.confirm = pending{}
 	if m.fleet != nil && !confirmed {
-		m.fleet.dropPlan() // any other key cancels a rolling save not started
+		m.fleet.DropPlan() // any other key cancels a rolling save not started
 	}
-	if m.fleet != nil && m.fleet.editing && m.stack.body() == viewFleet {
+	if m.fleet != nil && m.fleet.Editing() && m.stack.body() == viewFleet {
 		// Typing a filter: every key is text, q and b included.
-		m.fleet.editFilter(k)
+		m.fleet.EditFilter(k)
 		m.refresh()
 		return m, nil
 	}
@@ -747,7 +748,7 @@ func (m *Model) onViewKey(k tea.KeyMsg) {
 		case m.fleet != nil && top == viewPanes:
 			m.showFleet()
 		case m.fleet != nil:
-			m.fleet.escape()
+			m.fleet.Escape()
 		}
 	case m.viewKey(k):
 	case key.Matches(k, m.keys.Scale):
@@ -792,8 +793,9 @@ func (m *Model) setStack(s viewStack) {
 func (m *Model) targets(all bool) []*pane {
 	switch {
 	case m.stack.base() == viewFleet:
-		if r := m.fleet.row(m.fleet.sel); r != nil {
-			return []*pane{m.paneFor(r.id, r.addr())}
+		id := m.fleet.Selected()
+		if addr, ok := m.fleet.Addr(id); ok {
+			return []*pane{m.paneFor(id, addr)}
 		}
 		return nil
 	case all:

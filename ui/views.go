@@ -7,8 +7,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/vkwatch/vkwatch/source"
-	"github.com/vkwatch/vkwatch/source/roll"
 	"github.com/vkwatch/vkwatch/ui/costview"
+	"github.com/vkwatch/vkwatch/ui/fleetview"
 	"github.com/vkwatch/vkwatch/ui/tableview"
 	"github.com/vkwatch/vkwatch/ui/view"
 )
@@ -47,7 +47,7 @@ const (
 // fleet's view of its rows (nil outside a fleet).
 type viewOpts struct {
 	servers int
-	fleet   *fleetView
+	fleet   *fleetview.Model
 }
 
 // views is every view the model can show, by id, in the order the full
@@ -80,10 +80,7 @@ func (m *Model) makeViews() {
 func (m *Model) ctx() *view.Context {
 	c := &view.Context{Styles: m.st, Prog: m.prog, Store: m.store, PerPane: m.perPane, Full: m.lay.fullHelp, Prompt: m.prompt()}
 	if m.fleet != nil {
-		c.Nodes = make([]source.NodeID, len(m.fleet.rows))
-		for i, r := range m.fleet.rows {
-			c.Nodes[i] = r.id
-		}
+		c.Nodes = m.fleet.IDs()
 	} else {
 		c.Nodes = make([]source.NodeID, len(m.shown))
 		for i, p := range m.shown {
@@ -101,8 +98,8 @@ func (m *Model) prompt() view.Prompt {
 	if c := m.confirm; c.key.Enabled() {
 		p.Key, p.What, p.Other = c.key.Help().Key, c.what, c.other
 	}
-	if m.fleet != nil && m.fleet.roll() != nil && m.fleet.roll().State() == roll.Held {
-		p.Held = m.fleet.heldWarning()
+	if m.fleet != nil && m.fleet.Held() {
+		p.Held = m.fleet.HeldWarning()
 	}
 	return p
 }
@@ -139,7 +136,7 @@ func (m *Model) request(msg tea.Msg) {
 		m.focus = int(msg)
 	case view.NoteMsg:
 		m.setFooter(footEntry{kind: footNote, text: string(msg)})
-	case openNodes:
+	case fleetview.OpenMsg:
 		m.openNodes(msg)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 
 	"github.com/vkwatch/vkwatch/source"
-	"github.com/vkwatch/vkwatch/source/roll"
 	"github.com/vkwatch/vkwatch/ui/plot"
 	"github.com/vkwatch/vkwatch/ui/uitest"
 	"github.com/vkwatch/vkwatch/ui/view"
@@ -78,35 +77,5 @@ func TestViewAloneHelp(t *testing.T) {
 	c.Help.Full[1][2] = g.Pause
 	if again := v.View(c); !strings.Contains(strings.Join(again, "\n"), "resume") {
 		t.Errorf("the help kept a stale label:\n%s", strings.Join(again, "\n"))
-	}
-}
-
-func TestViewAloneFleet(t *testing.T) {
-	evs := uitest.FleetScenario(60 * time.Second)
-	s := viewtest.Store(evs)
-	f := newFleetView(uitest.FleetTopo(), roll.Config{MaxParallel: 1}, s)
-	for _, ev := range evs {
-		f.observe(ev)
-	}
-	f.SetSize(120, 30)
-	f.SyncKeys(view.Open{Fills: true, Base: true})
-	st := plot.Styles(false)
-	f.refresh(&st, s, s.Now(), defaultHistory, plot.Cadence{Interval: defaultInterval, Rest: defaultInterval}, false)
-	c := viewtest.Context(s)
-	c.Styles = &st
-	viewtest.Golden(t, f.View(c))
-
-	// Keys through its own bindings; what is the model's, it asks for.
-	f.Update(c, viewtest.Key("down"))
-	if _, ask := f.Update(c, viewtest.Key("m")); ask != view.NoteMsg("1 marked: mark two and enter shows them side by side") {
-		t.Errorf("m: asked %#v", ask)
-	}
-	took, ask := f.Update(c, viewtest.Key("enter"))
-	if o, ok := ask.(openNodes); !took || !ok || len(o.ids) != 1 || o.ids[0] != f.sel {
-		t.Errorf("enter: took %v, asked %#v; want the selected node %s opened", took, ask, f.sel)
-	}
-	f.SyncKeys(view.Open{Base: true, Covered: true})
-	if took, _ := f.Update(c, viewtest.Key("enter")); took {
-		t.Errorf("enter is the rows' only while they fill the body")
 	}
 }

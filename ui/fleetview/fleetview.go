@@ -1,4 +1,21 @@
-package ui
+// Package fleetview is the fleet view: three or more servers, or a
+// cluster of any size, as one row per node, grouped by shard (its primary
+// first, replicas under it), each with its memory, ops/s and PING p99 and
+// a small chart of each, and what its running or last save costs. It
+// reads the same history store as the panes, so enter opens a node's full
+// pane with its history (OpenMsg), and esc comes back to the rows with
+// theirs.
+//
+// It also drives the rolling save (B): a source/roll.Roll fed every event
+// after a source/roll.Status, whose Actions the root model sends as
+// tea.Cmds. It decides nothing itself: the planner does, and the view
+// shows it.
+//
+// Like a pane and the cost view it follows the views' contract
+// (view.Component): SetSize, then Refresh and View from the store; the
+// root routes its keys (select, mark, sort, open) to it. A column of the
+// rows is one entry of fleetCols (rows.go), its chart the chart table's.
+package fleetview
 
 import (
 	"cmp"
@@ -15,21 +32,6 @@ import (
 	"github.com/vkwatch/vkwatch/ui/plot"
 	"github.com/vkwatch/vkwatch/ui/text"
 )
-
-// The fleet view: three or more servers, or a cluster of any size, as one
-// row per node, grouped by shard (its primary first, replicas under it),
-// each with its memory, ops/s and PING p99 and a small chart of each, and
-// what its running or last save costs. It reads the same history store as
-// the panes, so enter opens a node's full pane with its history, and esc
-// comes back to the rows with theirs.
-//
-// It also drives the rolling save (B): a source/roll.Roll fed every event
-// after a source/roll.Status, whose Actions the model sends as tea.Cmds.
-// It decides nothing itself: the planner does, and the view shows it.
-//
-// Like a pane and the cost view it follows soft-serve's component
-// contract: SetSize, then refresh and view from the store; the model
-// routes its keys (select, mark, sort, open) to it.
 
 // sortKey is the rows' order.
 type sortKey int
@@ -59,8 +61,9 @@ type fleetRow struct {
 	key    rowKey
 }
 
-// fleetView is the state of the fleet view.
-type fleetView struct {
+// Model is the fleet view: its rows, their order and the selection, and
+// the rolling save it drives.
+type Model struct {
 	top source.Topology
 	// drive is the rolling save and the fleet's status it is planned
 	// from (source/roll's Driver, the one the save command runs headless):
@@ -84,17 +87,17 @@ type fleetView struct {
 
 	width, height int
 	geo           fleetGeo
-	keys          fleetKeys
+	keys          Keys
 	holds         plot.Holds // the rows' scale tops between frames
 }
 
-// newFleetView returns the fleet view of top. rollCfg is the rolling
+// New returns the fleet view of top. rollCfg is the rolling
 // save's configuration (its memory check, how many at once); the rolling
 // save reads each node's state from hist, the store the model feeds
 // before the view (one copy of it).
-func newFleetView(top source.Topology, rollCfg roll.Config, hist *store.Store) *fleetView {
-	f := &fleetView{drive: roll.NewDriverOf(top, rollCfg, hist),
-		byID: map[source.NodeID]*fleetRow{}, marked: map[source.NodeID]bool{}, keys: newFleetKeys(), holds: plot.Holds{}}
+func New(top source.Topology, rollCfg roll.Config, hist *store.Store) *Model {
+	f := &Model{drive: roll.NewDriverOf(top, rollCfg, hist),
+		byID: map[source.NodeID]*fleetRow{}, marked: map[source.NodeID]bool{}, keys: newKeys(), holds: plot.Holds{}}
 	f.setTopology()
 	if len(f.rows) > 0 {
 		f.sel = f.rows[0].id
@@ -102,21 +105,11 @@ func newFleetView(top source.Topology, rollCfg roll.Config, hist *store.Store) *
 	return f
 }
 
-// listTopology is the topology of servers given one by one: one shard
-// each, in order.
-func listTopology(nodes []Node) source.Topology {
-	top := source.Topology{Shards: make([]source.Shard, len(nodes))}
-	for i, n := range nodes {
-		top.Shards[i] = source.Shard{Nodes: []source.TopologyNode{{ID: n.ID, Addr: n.Addr}}}
-	}
-	return top
-}
-
 // observe folds one event in, after the store has it: the status first,
 // then the roll, as the planner wants; a topology adds rows for nodes that
 // joined and marks those that left. It returns the commands the roll
 // wants sent now.
-func (f *fleetView) observe(ev source.Event) []roll.Action {
+func (f *Model) Observe(ev source.Event) []roll.Action {
 	acts := f.drive.Observe(ev)
 	if ev.Kind == source.EventTopology && ev.Topology != nil {
 		f.setTopology()
@@ -125,13 +118,13 @@ func (f *fleetView) observe(ev source.Event) []roll.Action {
 }
 
 // roll is the rolling save planned, running or over; nil when none.
-func (f *fleetView) roll() *roll.Roll { return f.drive.Roll() }
+func (f *Model) Roll() *roll.Roll { return f.drive.Roll() }
 
 // setTopology takes the topology the fleet's status now knows: rows for
 // its nodes in its order (the status made them, in Status.setTopology:
 // the topology becomes rows once), the nodes that left kept and marked
 // gone.
-func (f *fleetView) setTopology() {
+func (f *Model) setTopology() {
 	status := f.drive.Status()
 	f.top = status.Topology()
 	seen := map[source.NodeID]bool{}
@@ -174,14 +167,14 @@ func (r *fleetRow) addr() string {
 }
 
 // row returns the row of a node, nil when it has none.
-func (f *fleetView) row(id source.NodeID) *fleetRow { return f.byID[id] }
+func (f *Model) row(id source.NodeID) *fleetRow { return f.byID[id] }
 
 // order sorts the rows for display by the sort key, from what the store
 // holds now; ties and absent values keep topology order (absent last).
 // The filter keeps the rows it matches, and every saving row whatever it
 // says; when the rows do not fit, the saving ones come first, so that a
 // save is never scrolled out of sight.
-func (f *fleetView) order(st *store.Store) {
+func (f *Model) order(st *store.Store) {
 	f.shown = f.shown[:0]
 	for _, r := range f.rows {
 		if f.filter == "" || saving(st.View(r.id)) || f.matches(r, st.View(r.id)) {
@@ -214,7 +207,7 @@ func saving(v store.View) bool { return v.Latest != nil && v.Latest.Save != nil 
 // savingFirst moves the saving rows to the front when the rows do not all
 // fit on screen; in shard order the shards with a saving node, whole, so
 // that a replica stays under its primary.
-func (f *fleetView) savingFirst(st *store.Store) {
+func (f *Model) savingFirst(st *store.Store) {
 	if len(f.shown) <= max(f.geo.rowsFit, 1) {
 		return
 	}
@@ -259,7 +252,7 @@ func rowState(r *fleetRow, v store.View) string {
 // does not matter) is part of the node's address or id, or is its role
 // (primary, replica), its state (up, down, saving, gone) or its shard
 // ("shard:3", counted from 1).
-func (f *fleetView) matches(r *fleetRow, v store.View) bool {
+func (f *Model) matches(r *fleetRow, v store.View) bool {
 	for _, w := range strings.Fields(strings.ToLower(f.filter)) {
 		switch {
 		case strings.Contains(strings.ToLower(r.node.Addr), w), strings.Contains(strings.ToLower(string(r.id)), w):
@@ -277,7 +270,7 @@ const maxFilter = 64
 
 // editFilter takes a key typed after /: text and backspace edit the
 // filter, enter keeps it, esc clears it.
-func (f *fleetView) editFilter(k tea.KeyMsg) {
+func (f *Model) EditFilter(k tea.KeyMsg) {
 	switch k.Type {
 	case tea.KeyEsc:
 		f.filter, f.editing = "", false
@@ -338,7 +331,7 @@ func sortValue(k sortKey, v store.View) (float64, bool) {
 
 // selIndex is the position of the selected row in display order (0 when
 // it is not there).
-func (f *fleetView) selIndex() int {
+func (f *Model) selIndex() int {
 	for i, r := range f.shown {
 		if r.id == f.sel {
 			return i
@@ -348,7 +341,7 @@ func (f *fleetView) selIndex() int {
 }
 
 // move moves the selection by d rows, within the rows.
-func (f *fleetView) move(d int) {
+func (f *Model) move(d int) {
 	if len(f.shown) == 0 {
 		return
 	}
@@ -358,7 +351,7 @@ func (f *fleetView) move(d int) {
 }
 
 // follow scrolls so that the selected row is on screen.
-func (f *fleetView) follow() {
+func (f *Model) follow() {
 	fit := max(f.geo.rowsFit, 1)
 	i := f.selIndex()
 	f.scroll = min(max(f.scroll, i-fit+1), i)
@@ -366,7 +359,7 @@ func (f *fleetView) follow() {
 }
 
 // toggleMark marks or unmarks the selected node.
-func (f *fleetView) toggleMark() {
+func (f *Model) toggleMark() {
 	if f.marked[f.sel] {
 		delete(f.marked, f.sel)
 	} else if f.byID[f.sel] != nil {
@@ -375,7 +368,7 @@ func (f *fleetView) toggleMark() {
 }
 
 // markedInOrder returns the marked nodes in display order.
-func (f *fleetView) markedInOrder() []source.NodeID {
+func (f *Model) markedInOrder() []source.NodeID {
 	var out []source.NodeID
 	for _, r := range f.shown {
 		if f.marked[r.id] {
@@ -386,47 +379,47 @@ func (f *fleetView) markedInOrder() []source.NodeID {
 }
 
 // nextSort cycles the sort key.
-func (f *fleetView) nextSort() {
+func (f *Model) nextSort() {
 	f.sort = (f.sort + 1) % sortKey(len(sortNames))
 	f.shown = nil
 }
 
 // plan plans a rolling save on what the status knows now, for the
 // confirmation line; nothing is sent until start.
-func (f *fleetView) plan() []roll.Step { return f.drive.Plan() }
+func (f *Model) Plan() []roll.Step { return f.drive.Plan() }
 
 // planned reports whether a roll waits for its confirmation.
-func (f *fleetView) planned() bool { return f.drive.Planned() }
+func (f *Model) Planned() bool { return f.drive.Planned() }
 
 // dropPlan forgets a roll that was planned and not confirmed.
-func (f *fleetView) dropPlan() {
-	if f.planned() {
+func (f *Model) DropPlan() {
+	if f.Planned() {
 		f.drive.Drop()
 	}
 }
 
 // start starts the planned roll and returns its first commands.
-func (f *fleetView) start() []roll.Action { return f.drive.Start() }
+func (f *Model) Start() []roll.Action { return f.drive.Start() }
 
 // rollActive reports whether a roll runs (or is held, or is finishing
 // after a cancel).
-func (f *fleetView) rollActive() bool { return f.drive.Active() }
+func (f *Model) RollActive() bool { return f.drive.Active() }
 
 // rollStep is where a node stands in the roll, for its row: "" when it
 // is not part of one.
-func (f *fleetView) rollStep(id source.NodeID) string {
-	if f.roll() == nil {
+func (f *Model) rollStep(id source.NodeID) string {
+	if f.Roll() == nil {
 		return ""
 	}
-	steps := f.roll().Steps()
-	p := f.roll().Progress()
+	steps := f.Roll().Steps()
+	p := f.Roll().Progress()
 	for i, st := range steps {
 		if st.Node.ID != id {
 			continue
 		}
 		n := fmt.Sprintf("roll %d/%d ", i+1, len(steps))
 		switch {
-		case f.roll().State() == roll.Planned:
+		case f.Roll().State() == roll.Planned:
 			return n + "planned"
 		case p.Held != nil && p.Held.Node.ID == st.Node.ID:
 			return n + "held: memory check"
@@ -441,7 +434,7 @@ func (f *fleetView) rollStep(id source.NodeID) string {
 
 // title says what the fleet is, for the title line: the cluster, its
 // shards and nodes and what told them, or the list of servers.
-func (f *fleetView) title() string {
+func (f *Model) Title() string {
 	nodes := len(f.top.Nodes())
 	if !f.top.Cluster {
 		return fmt.Sprintf("%d servers, one shard each", nodes)
@@ -457,7 +450,7 @@ func (f *fleetView) title() string {
 // the nodes probed finely because they save or are about to (attention
 // follows the save), and the interval of the rest; then how often INFO
 // samples them.
-func (f *fleetView) pingNote() string {
+func (f *Model) pingNote() string {
 	note := f.pings()
 	if f.top.SampleInterval > 0 {
 		note += "; " + text.SamplingNote(f.top.SampleInterval, f.top.AttentionSampleInterval, "in attention")
@@ -466,7 +459,7 @@ func (f *fleetView) pingNote() string {
 }
 
 // pings is pingNote's PING part.
-func (f *fleetView) pings() string {
+func (f *Model) pings() string {
 	if f.top.PingInterval <= 0 {
 		return "PING interval n/a"
 	}
@@ -486,4 +479,55 @@ func (f *fleetView) pings() string {
 	}
 	return fmt.Sprintf("PING every %s: %s; every %s: the other %d", att[0].Interval, hot,
 		f.top.PingInterval, max(len(f.top.Nodes())-len(att), 0))
+}
+
+// Len is how many rows there are, gone nodes included.
+func (f *Model) Len() int { return len(f.rows) }
+
+// IDs are the nodes, one a row, in topology order.
+func (f *Model) IDs() []source.NodeID {
+	out := make([]source.NodeID, len(f.rows))
+	for i, r := range f.rows {
+		out[i] = r.id
+	}
+	return out
+}
+
+// Addr is how node id is named on screen, and whether it has a row.
+func (f *Model) Addr(id source.NodeID) (string, bool) {
+	if r := f.row(id); r != nil {
+		return r.addr(), true
+	}
+	return "", false
+}
+
+// Selected is the node of the row with the cursor.
+func (f *Model) Selected() source.NodeID { return f.sel }
+
+// Editing reports whether a filter is being typed after /: every key is
+// text then, q and b included (EditFilter).
+func (f *Model) Editing() bool { return f.editing }
+
+// ChartWidth is the width of the rows' charts, for how far back the
+// store keeps points.
+func (f *Model) ChartWidth() int { return f.geo.chartW }
+
+// Held reports whether the memory check holds the rolling save.
+func (f *Model) Held() bool { return f.Roll() != nil && f.Roll().State() == roll.Held }
+
+// Drop forgets the rolling save, planned or over.
+func (f *Model) Drop() { f.drive.Drop() }
+
+// Expect returns the roll's next nodes (none once it is over or
+// cancelled) when they changed since it was last asked.
+func (f *Model) Expect() ([]source.NodeID, bool) {
+	var next []source.NodeID
+	if r := f.Roll(); r != nil {
+		next = r.Next()
+	}
+	if slices.Equal(next, f.expected) {
+		return nil, false
+	}
+	f.expected = next
+	return next, true
 }

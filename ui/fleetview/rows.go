@@ -1,4 +1,4 @@
-package ui
+package fleetview
 
 import (
 	"fmt"
@@ -82,7 +82,7 @@ var fleetCols = []fleetCol{
 
 // Fleet view geometry.
 const (
-	fleetHeadLines = 3 // the fleet's line, the summary and the column heads
+	HeadLines      = 3 // the fleet's line, the summary and the column heads
 	fleetRollLines = 2 // kept for the rolling save at the bottom, so rows do not jump when one starts
 	maxRowChartH   = 3
 	minRowChartW   = 4
@@ -146,14 +146,14 @@ func fleetGeoFor(w, h, rows, shards int) fleetGeo {
 		g.colW = append(g.colW, max(fleetCols[i].numW, g.chartW))
 	}
 	g.saveW += max(avail-need(g.chartW), 0)
-	area := h - fleetHeadLines - fleetRollLines
+	area := h - HeadLines - fleetRollLines
 	g.chartH = min(max(area/max(rows, 1)-1, 1), maxRowChartH)
 	g.rowsFit = max(area/(1+g.chartH), 1)
 	return g
 }
 
 // SetSize gives the view the terminal's width and the body's height.
-func (f *fleetView) SetSize(w, h int) {
+func (f *Model) SetSize(w, h int) {
 	if f.width == w && f.height == h && f.geo.gen != 0 && len(f.rows) == f.geo.rowsFor {
 		return
 	}
@@ -193,7 +193,7 @@ type rowKey struct {
 
 // refresh brings every row's columns up to date with the store, sorts
 // the rows and draws the charts of those on screen.
-func (f *fleetView) refresh(st *style.Styles, s *store.Store, now, window time.Duration, c plot.Cadence, perRow bool) {
+func (f *Model) Refresh(st *style.Styles, s *store.Store, now, window time.Duration, c plot.Cadence, perRow bool) {
 	if len(f.rows) != f.geo.rowsFor {
 		f.SetSize(f.width, f.height) // rows joined: the charts' height may change
 	}
@@ -209,7 +209,7 @@ func (f *fleetView) refresh(st *style.Styles, s *store.Store, now, window time.D
 }
 
 // visible returns the rows on screen, in display order.
-func (f *fleetView) visible() []*fleetRow {
+func (f *Model) visible() []*fleetRow {
 	end := min(f.scroll+f.geo.rowsFit, len(f.shown))
 	if f.scroll >= end {
 		return nil
@@ -221,7 +221,7 @@ func (f *fleetView) visible() []*fleetRow {
 // of the metric's scale group over every row and every column shown (the
 // same memory is drawn at the same height in every row), or over the row
 // alone (s). NaN where there is nothing to scale.
-func (f *fleetView) tops(perRow bool, now time.Duration) map[*fleetRow][]float64 {
+func (f *Model) tops(perRow bool, now time.Duration) map[*fleetRow][]float64 {
 	shown := make([]bool, len(plot.Charts))
 	for _, i := range f.geo.cols {
 		shown[fleetCols[i].metric] = true
@@ -266,7 +266,7 @@ func (r *fleetRow) drawCharts(st *style.Styles, g *fleetGeo, tops []float64) {
 
 // rowLines returns the row's lines, drawing them when anything they show
 // changed.
-func (f *fleetView) rowLines(st *style.Styles, prog progress.Model, s *store.Store, r *fleetRow, first bool) []string {
+func (f *Model) rowLines(st *style.Styles, prog progress.Model, s *store.Store, r *fleetRow, first bool) []string {
 	v := s.View(r.id)
 	k := rowKey{version: v.Version, gen: r.charts.gen, geo: f.geo.gen, sel: r.id == f.sel, mark: f.marked[r.id],
 		first: first, sort: f.sort, roll: f.rollStep(r.id), gone: r.gone, node: r.node, shard: r.shard}
@@ -285,7 +285,7 @@ func (f *fleetView) rowLines(st *style.Styles, prog progress.Model, s *store.Sto
 }
 
 // drawRow draws a row: its text line, then its chart lines.
-func (f *fleetView) drawRow(st *style.Styles, prog progress.Model, v store.View, r *fleetRow, k rowKey) []string {
+func (f *Model) drawRow(st *style.Styles, prog progress.Model, v store.View, r *fleetRow, k rowKey) []string {
 	g := &f.geo
 	s := v.Latest
 	var b strings.Builder
@@ -368,7 +368,7 @@ func roleText(role string, s *source.Sample, w int) string {
 // not answering, failed in the cluster's eyes or gone; else where it
 // stands in a rolling save, who started the save it runs, or what it is
 // (its slots, its primary, its version).
-func (f *fleetView) rowInfo(st *style.Styles, v store.View, r *fleetRow, k rowKey) string {
+func (f *Model) rowInfo(st *style.Styles, v store.View, r *fleetRow, k rowKey) string {
 	switch {
 	case r.gone:
 		return st.Dim.R("gone: no longer in the fleet")
@@ -463,7 +463,7 @@ func rowSave(st *style.Styles, prog progress.Model, v store.View, w int) (string
 
 // view returns the fleet view's lines: the fleet's line, the column
 // heads, the rows on screen, and the rolling save's lines at the bottom.
-func (f *fleetView) view(st *style.Styles, prog progress.Model, s *store.Store, perRow bool) []string {
+func (f *Model) view(st *style.Styles, prog progress.Model, s *store.Store, perRow bool) []string {
 	out := make([]string, 0, f.height)
 	out = append(out, text.FitCells(f.headLine(st, s, perRow), f.width), text.FitCells(f.summaryLine(st, s), f.width), f.colHeads(st))
 	for i, r := range f.visible() {
@@ -482,7 +482,7 @@ func (f *fleetView) view(st *style.Styles, prog progress.Model, s *store.Store, 
 // saving or gone, what the nodes up cost their hosts in all (footprint),
 // and the slowest PING p99 of the last 10 s (the sort by latency says
 // where).
-func (f *fleetView) summaryLine(st *style.Styles, s *store.Store) string {
+func (f *Model) summaryLine(st *style.Styles, s *store.Store) string {
 	var up, down, saving, gone int
 	var total int64
 	var worst time.Duration
@@ -526,7 +526,7 @@ func (f *fleetView) summaryLine(st *style.Styles, s *store.Store) string {
 
 // headLine is the fleet's line: the PING interval in force, the filter,
 // the sort, and which rows show.
-func (f *fleetView) headLine(st *style.Styles, s *store.Store, perRow bool) string {
+func (f *Model) headLine(st *style.Styles, s *store.Store, perRow bool) string {
 	sep := st.Dim.R(" · ")
 	// The parts in the order they read, each with a rank: where the line
 	// is short, the least needed go first (a default scale mark before
@@ -569,7 +569,7 @@ func (f *fleetView) headLine(st *style.Styles, s *store.Store, perRow bool) stri
 }
 
 // colHeads is the line of column heads; the sorted column is marked ▼.
-func (f *fleetView) colHeads(st *style.Styles) string {
+func (f *Model) colHeads(st *style.Styles) string {
 	g := &f.geo
 	sorted := map[sortKey]string{sortMemory: "footprint", sortOps: "ops/s", sortLatency: "p99", sortSave: "save"}[f.sort]
 	mark := func(h string) string {
@@ -589,12 +589,12 @@ func (f *fleetView) colHeads(st *style.Styles) string {
 
 // rollLines are the rolling save's lines: its plan waiting for B again,
 // its progress (n of m, ETA, what it does or waits for), or how it ended.
-func (f *fleetView) rollLines(st *style.Styles, s *store.Store) []string {
-	if f.roll() == nil {
+func (f *Model) rollLines(st *style.Styles, s *store.Store) []string {
+	if f.Roll() == nil {
 		return nil
 	}
-	p := f.roll().Progress()
-	steps := f.roll().Steps()
+	p := f.Roll().Progress()
+	steps := f.Roll().Steps()
 	var l1, l2 string
 	switch p.State {
 	case roll.Planned:
@@ -625,7 +625,7 @@ func (f *fleetView) rollLines(st *style.Styles, s *store.Store) []string {
 // headroom (the check the roll makes again before it starts the node)
 // where the width holds them all; else the nodes alone, which the rows'
 // save column gives the forecasts of.
-func (f *fleetView) rollPlanLine(st *style.Styles, s *store.Store, steps []roll.Step) string {
+func (f *Model) rollPlanLine(st *style.Styles, s *store.Store, steps []roll.Step) string {
 	names := make([]string, len(steps))
 	plain := make([]string, len(steps))
 	for i, step := range steps {
@@ -644,7 +644,7 @@ func (f *fleetView) rollPlanLine(st *style.Styles, s *store.Store, steps []roll.
 
 // rollRunningLine says what a running roll does: the nodes saving (or the
 // memory check holding it), what it waits for and the node next.
-func (f *fleetView) rollRunningLine(st *style.Styles, p roll.Progress, steps []roll.Step) string {
+func (f *Model) rollRunningLine(st *style.Styles, p roll.Progress, steps []roll.Step) string {
 	var now, next []string
 	for _, id := range p.Running {
 		now = append(now, f.nodeAddr(id))
@@ -657,7 +657,7 @@ func (f *fleetView) rollRunningLine(st *style.Styles, p roll.Progress, steps []r
 	var parts []string
 	switch {
 	case p.State == roll.Held:
-		parts = append(parts, st.Err.R("held by the memory check: "+f.heldWarning()+" · B: save it anyway, esc: cancel"))
+		parts = append(parts, st.Err.R("held by the memory check: "+f.HeldWarning()+" · B: save it anyway, esc: cancel"))
 	case len(now) > 0:
 		parts = append(parts, st.Label.R("saving ")+st.Value.R(strings.Join(now, ", ")))
 	}
@@ -673,7 +673,7 @@ func (f *fleetView) rollRunningLine(st *style.Styles, p roll.Progress, steps []r
 
 // nodeAddr is a node's address as its row shows it, else its ID made
 // inert.
-func (f *fleetView) nodeAddr(id source.NodeID) string {
+func (f *Model) nodeAddr(id source.NodeID) string {
 	if r := f.byID[id]; r != nil {
 		return r.addr()
 	}
@@ -681,7 +681,7 @@ func (f *fleetView) nodeAddr(id source.NodeID) string {
 }
 
 // rollDoneLine says a roll finished: how many saved, in how long.
-func (f *fleetView) rollDoneLine(st *style.Styles, p roll.Progress, steps []roll.Step) string {
+func (f *Model) rollDoneLine(st *style.Styles, p roll.Progress, steps []roll.Step) string {
 	l := st.OK.R(fmt.Sprintf("rolling save done: %d of %d saved", p.Done, p.Total))
 	var last time.Duration
 	for _, s := range steps {
