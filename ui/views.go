@@ -172,27 +172,6 @@ func (m *Model) syncKeys() {
 	}
 }
 
-// carryView takes over from old what the user chose to look at: the
-// views open, focus, the scales, a fleet's nodes opened, and what each
-// view keeps of its own (view.Carrier: where the table was scrolled, the
-// cost view's figure, the fleet's selection). Replay rebuilds the model
-// when it seeks back.
-func (m *Model) carryView(old *Model) {
-	m.focus, m.perPane = old.focus, old.perPane
-	if m.fleet != nil && old.stack.base() == viewPanes {
-		m.shown = nil
-		for _, p := range old.shown {
-			m.shown = append(m.shown, m.paneFor(p.id, p.addr))
-		}
-	}
-	m.setStack(old.stack)
-	for id, v := range m.views {
-		if c, ok := v.(view.Carrier); ok && old.views[id] != nil {
-			c.Carry(old.views[id])
-		}
-	}
-}
-
 // keyHelp is the help of what is open: the short line of the view that
 // fills the body; with full, the full help's columns: the model's
 // commands, the bases' keys, the keys of the views in their place, and

@@ -67,9 +67,6 @@ func (c *Model) SetSize(w, h int) { c.width, c.height = w, h }
 // Toggle implements view.Component.
 func (c *Model) Toggle() *key.Binding { return &c.Cost }
 
-// Carry takes over the old model's figure on Y.
-func (c *Model) Carry(from view.Component) { c.y = from.(*Model).y }
-
 // SyncKeys implements view.Component: y works while the view is open, and c
 // says it closes it.
 func (c *Model) SyncKeys(o view.Open) {

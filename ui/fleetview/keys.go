@@ -142,12 +142,3 @@ func (f *Model) Escape() {
 		f.drive.Drop()
 	}
 }
-
-// Carry takes over the old model's selection, order and marks.
-func (f *Model) Carry(from view.Component) {
-	old := from.(*Model)
-	f.sel, f.sort, f.scroll = old.sel, old.sort, old.scroll
-	for id := range old.marked {
-		f.marked[id] = true
-	}
-}

@@ -189,12 +189,6 @@ func (t *Model) Toggle() *key.Binding { return &t.Reports }
 // follows them as more arrive.
 func (t *Model) Opened() { t.follow = true }
 
-// Carry takes over where the old model's table was scrolled.
-func (t *Model) Carry(from view.Component) {
-	old := from.(*Model)
-	t.top, t.follow = old.top, old.follow
-}
-
 // SyncKeys implements view.Component: the arrows scroll while the table is
 // open, and r says it closes it.
 func (t *Model) SyncKeys(o view.Open) {

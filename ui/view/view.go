@@ -48,12 +48,6 @@ type Component interface {
 // Opener is a view told when it opens.
 type Opener interface{ Opened() }
 
-// Carrier is a view that takes over, from the same view of the model it
-// replaces, what the user chose to look at (where a table was scrolled,
-// which figure a plot shows): replay rebuilds the model when it seeks
-// back.
-type Carrier interface{ Carry(old Component) }
-
 // Context is what the views draw from, made by the root for each frame,
 // as gh-dash's ProgramContext: nothing in it reaches back into the root.
 type Context struct {
