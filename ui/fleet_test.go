@@ -9,7 +9,6 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/vkwatch/vkwatch/source"
@@ -535,24 +534,6 @@ func TestFleetMoreRowsScroll(t *testing.T) {
 	}
 	if strings.Contains(plainView(m), uitest.FleetAddr(1)+" ") {
 		t.Fatalf("the first row still shows:\n%s", plainView(m))
-	}
-}
-
-func TestFleetReplayShowsTheFleetView(t *testing.T) {
-	evs := uitest.FleetScenario(30 * time.Second)
-	top := *evs[0].Topology
-	r := NewReplay(Config{Nodes: fleetNodes(), Topology: &top, Now: uitest.FixedNow}, evs, 100)
-	nr, _ := r.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
-	r = nr.(Replay)
-	r, _ = ticks(t, r, r.Init(), 40)
-	v := ansi.Strip(r.View())
-	if !strings.Contains(v, "  # node ") || !strings.Contains(v, "cluster: 6 nodes in 3 shards") || !strings.Contains(v, "fork 15.0s pause") {
-		t.Fatalf("replay:\n%s", v)
-	}
-	// m marks in a replay (space plays and pauses there).
-	nr, _ = r.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("m")})
-	if !strings.Contains(ansi.Strip(nr.(Replay).View()), "▸*") {
-		t.Fatalf("m did not mark in a replay")
 	}
 }
 

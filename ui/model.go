@@ -28,6 +28,7 @@
 package ui
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -103,6 +104,9 @@ type Config struct {
 	Expect func(why string, nodes ...source.NodeID)
 	// ReadOnly refuses b/a/B/A with a footer note and never calls Send.
 	ReadOnly bool
+	// ReadOnlyWhy ends that note ("--read-only" when empty): a replay
+	// says a recording takes no commands.
+	ReadOnlyWhy string
 	// Banner is an optional one-line header above the panes.
 	Banner string
 	// MaxParallelSaves is --max-parallel-saves, for the fleet view's
@@ -220,7 +224,7 @@ type Model struct {
 	// readOnlyWhy ends the note refusing a command in a read-only model.
 	readOnlyWhy string
 
-	status string // set by Replay: the playback position, in the title line
+	status string // set by a replay (StatusMsg): the playback position, in the title line
 
 	view string // the frame View returns, rebuilt by Update
 }
@@ -257,7 +261,7 @@ func New(cfg Config) Model {
 			progress.WithColorProfile(lipgloss.ColorProfile())),
 		width:       80,
 		height:      24,
-		readOnlyWhy: "--read-only",
+		readOnlyWhy: cmp.Or(cfg.ReadOnlyWhy, "--read-only"),
 		stack:       viewStack{viewPanes},
 		holds:       plot.Holds{},
 	}
@@ -303,6 +307,10 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case shotMsg:
 		m.setFooter(shotNote(msg))
 		m.compose()
+	case StatusMsg:
+		m.setStatus(string(msg))
+	case ResetMsg:
+		m.resetHistory(time.Duration(msg))
 	case tea.KeyMsg:
 		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {
 			return m.onRunes(msg.Runes)

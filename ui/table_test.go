@@ -337,31 +337,6 @@ func TestEscClosesHelpAndTable(t *testing.T) {
 	}
 }
 
-func TestReportsTableInReplay(t *testing.T) {
-	r := replayOf(t, 10)
-	r, cmd := ticks(t, r, r.Init(), 40) // past the save's end at 35 s
-	if cmd == nil || len(r.Reports()) != 1 {
-		t.Fatalf("replay did not reach the report")
-	}
-	r, _ = rupdate(t, r, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("r")})
-	if v := ansi.Strip(r.View()); !strings.Contains(v, "save reports · 1–1 of 1") || !strings.Contains(v, "replay 0:40") {
-		t.Fatalf("r in a replay:\n%s", v)
-	}
-	// Seeking back resets the history: the table stays open, now empty.
-	r, _ = rpress(t, r, tea.KeyMsg{Type: tea.KeyLeft})
-	if v := ansi.Strip(r.View()); !strings.Contains(v, "save reports · none yet") {
-		t.Fatalf("after seeking back:\n%s", v)
-	}
-	r, _ = rpress(t, r, tea.KeyMsg{Type: tea.KeyRight})
-	if v := ansi.Strip(r.View()); !strings.Contains(v, "save reports · 1–1 of 1") {
-		t.Fatalf("after seeking forward:\n%s", v)
-	}
-	r, _ = rupdate(t, r, tea.KeyMsg{Type: tea.KeyEsc})
-	if v := ansi.Strip(r.View()); strings.Contains(v, "save reports") {
-		t.Fatalf("esc in a replay:\n%s", v)
-	}
-}
-
 func TestReportsTableColourAddsNoText(t *testing.T) {
 	evs := uitest.ReportsScenario(8)
 	open := func() string {

@@ -1,4 +1,13 @@
-package ui
+// Package replay plays a recording through the monitor (package ui's
+// Model) at a chosen speed: space pauses, left and right seek 10 s, home
+// and end jump, g types a time. Every other key goes to the monitor (tab,
+// ?, q...). It streams: a read ahead (a tea.Cmd) brings in a couple of
+// seconds past the cursor at a time, and a seek resets the monitor's
+// history (ui.ResetMsg) and feeds it the history window before the
+// target, read from the nearest seek point of the file. Commands cannot
+// reach a recording: the monitor is read-only. It tells the monitor where
+// playback stands with ui.StatusMsg, shown in the title line.
+package replay
 
 import (
 	"fmt"
@@ -10,6 +19,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/ui"
 )
 
 // replayStep is how often playback advances: ten frames a second is
@@ -23,26 +33,26 @@ const replaySeek = 10 * time.Second
 // in playback time: reads are few, and what is in memory stays small.
 const replayAhead = 2 * time.Second
 
-// ReplaySource is a recording as a replay reads it: streamed, from about
+// Source is a recording as a replay reads it: streamed, from about
 // any offset on, so only the history window around the cursor is ever in
 // memory. Its readers are used from tea.Cmds, one at a time.
-type ReplaySource interface {
+type Source interface {
 	// Span is the offsets of the first and the last event.
 	Span() (start, end time.Duration)
 	// From returns a reader of the events from at or a little before t
 	// (a recording's frames are its seek points), in about offset order.
-	From(t time.Duration) (ReplayReader, error)
+	From(t time.Duration) (Reader, error)
 	// Preamble is what a replay knows of the servers before it reads a
 	// byte at t: their identities, as connected events. Fed after a reset.
 	Preamble(t time.Duration) []source.Event
 }
 
-// ReplayReader reads events in order (record.WindowSource's readers are
+// Reader reads events in order (record.WindowSource's readers are
 // ones).
-type ReplayReader = source.EventReader
+type Reader = source.EventReader
 
-// ReplayOptions are a replay's settings besides the monitor's Config.
-type ReplayOptions struct {
+// Options are a replay's settings besides the monitor's Config.
+type Options struct {
 	Speed float64 // times real time; 1 when not positive
 	// Epoch is the recording clock's wall time at offset 0: the status
 	// line shows the wall time of the cursor. Zero: not shown.
@@ -50,14 +60,6 @@ type ReplayOptions struct {
 	// ParseTime reads a time typed after g (03:00, +90m) as an offset; nil
 	// disables g.
 	ParseTime func(string) (time.Duration, error)
-}
-
-// newReplayModel is the monitor inside a replay: read-only, and saying
-// why in words that fit a recording.
-func newReplayModel(cfg Config) Model {
-	m := New(cfg)
-	m.readOnlyWhy = "a recording takes no commands"
-	return m
 }
 
 // replayTick advances playback. gen ties it to the playback that asked for
@@ -68,7 +70,7 @@ type replayTick struct{ gen int }
 // replayRead is what a read ahead brought in.
 type replayRead struct {
 	gen int
-	rd  ReplayReader
+	rd  Reader
 	evs []source.Event
 	eof bool
 	err error
@@ -80,7 +82,7 @@ type replaySeeked struct {
 	gen    int
 	target time.Duration
 	from   time.Duration // the history window's start: reports before it stay
-	rd     ReplayReader
+	rd     Reader
 	next   *source.Event // read, and not taken yet: the next chunk's first
 	warm   []source.Event
 	ahead  []source.Event
@@ -90,26 +92,22 @@ type replaySeeked struct {
 	err    error
 }
 
-// replayKeys are the keys Replay handles before the monitor's own.
+// replayKeys are the keys Model handles before the monitor's own.
 type replayKeys struct {
 	Play, Back, Forward, Home, End, Goto key.Binding
+	// Interrupt is ctrl+c, which is never typed text: it quits at once
+	// (the monitor's), even while a time is being typed.
+	Interrupt key.Binding
 }
 
-// Replay plays a recording through the monitor's Model at a chosen speed:
-// space pauses, left and right seek 10 s, home and end jump, g types a
-// time. Every other key goes to the monitor (tab, ?, q...). It implements
-// tea.Model.
-//
-// It streams: a read ahead (a tea.Cmd) brings in a couple of seconds past
-// the cursor at a time, and a seek resets the store and feeds it the
-// history window before the target, read from the nearest seek point of
-// the file. Commands cannot reach a recording: the monitor is read-only.
-type Replay struct {
-	cfg   Config
-	opts  ReplayOptions
-	inner Model
-	src   ReplaySource
-	rd    ReplayReader   // nil until the first seek lands
+// Model is a replay: the monitor's Model inside, the recording, and where
+// playback stands. It implements tea.Model.
+type Model struct {
+	cfg   ui.Config
+	opts  Options
+	inner ui.Model
+	src   Source
+	rd    Reader         // nil until the first seek lands
 	buf   []source.Event // read, not fed yet, in offset order
 	eof   bool           // rd has nothing more
 	// reading: a read ahead (or seek) is in flight; its reader must not be
@@ -131,24 +129,24 @@ type Replay struct {
 	sized         bool
 }
 
-// NewReplay builds a replay of events held in memory (as read from a
+// NewOfEvents builds a replay of events held in memory (as read from a
 // recording) at speed times real time.
-func NewReplay(cfg Config, events []source.Event, speed float64) Replay {
-	return NewStreamReplay(cfg, MemorySource(events), ReplayOptions{Speed: speed})
+func NewOfEvents(cfg ui.Config, events []source.Event, speed float64) Model {
+	return New(cfg, MemorySource(events), Options{Speed: speed})
 }
 
-// NewStreamReplay builds a replay of src through a Model configured by
-// cfg. Init starts it at the recording's start.
-func NewStreamReplay(cfg Config, src ReplaySource, opts ReplayOptions) Replay {
-	cfg.ReadOnly = true
+// New builds a replay of src through a monitor configured by cfg (made
+// read-only). Init starts it at the recording's start.
+func New(cfg ui.Config, src Source, opts Options) Model {
+	cfg.ReadOnly, cfg.ReadOnlyWhy = true, "a recording takes no commands"
 	cfg.Send = nil
 	if opts.Speed <= 0 {
 		opts.Speed = 1
 	}
-	r := Replay{
+	r := Model{
 		cfg:   cfg,
 		opts:  opts,
-		inner: newReplayModel(cfg),
+		inner: ui.New(cfg),
 		src:   src,
 		keys: replayKeys{
 			Play:    key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "play/pause")),
@@ -157,6 +155,8 @@ func NewStreamReplay(cfg Config, src ReplaySource, opts ReplayOptions) Replay {
 			Home:    key.NewBinding(key.WithKeys("home"), key.WithHelp("home", "start")),
 			End:     key.NewBinding(key.WithKeys("end"), key.WithHelp("end", "end")),
 			Goto:    key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "go to a time")),
+			// Not in the help: the monitor's own ctrl+c is.
+			Interrupt: key.NewBinding(key.WithKeys("ctrl+c")),
 		},
 	}
 	r.start, r.end = src.Span()
@@ -167,10 +167,10 @@ func NewStreamReplay(cfg Config, src ReplaySource, opts ReplayOptions) Replay {
 }
 
 // Init implements tea.Model: the first seek, to the start.
-func (r Replay) Init() tea.Cmd { return r.seekCmd(r.start) }
+func (r Model) Init() tea.Cmd { return r.seekCmd(r.start) }
 
 // Update implements tea.Model.
-func (r Replay) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+func (r Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case replayTick:
 		if msg.gen != r.gen || r.paused || r.atEnd() || r.seeking {
@@ -204,7 +204,7 @@ func (r Replay) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		r.width, r.height, r.sized = msg.Width, msg.Height, true
 	case tea.KeyMsg:
-		if r.typing && !key.Matches(msg, r.inner.keys.Interrupt) {
+		if r.typing && !key.Matches(msg, r.keys.Interrupt) {
 			return r.typeKey(msg)
 		}
 		switch {
@@ -244,13 +244,13 @@ func (r Replay) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	}
 	m, cmd := r.inner.Update(msg)
-	r.inner = m.(Model)
+	r.inner = m.(ui.Model)
 	return r, cmd
 }
 
 // typeKey takes the keys of a time typed after g: enter goes there, esc
 // gives up.
-func (r Replay) typeKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+func (r Model) typeKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	switch msg.Type {
 	case tea.KeyEnter:
 		r.typing = false
@@ -278,39 +278,39 @@ func (r Replay) typeKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 }
 
 // View implements tea.Model.
-func (r Replay) View() string { return r.inner.View() }
+func (r Model) View() string { return r.inner.View() }
 
 // Reports returns the save reports replayed so far.
-func (r Replay) Reports() []source.SaveReport { return r.inner.Reports() }
+func (r Model) Reports() []source.SaveReport { return r.inner.Reports() }
 
-func (r Replay) tick() tea.Cmd { return replayTicker(r.gen) }
+func (r Model) tick() tea.Cmd { return replayTicker(r.gen) }
 
 // replayTicker schedules the next tick (a test delivers ticks itself).
 var replayTicker = func(gen int) tea.Cmd {
 	return tea.Tick(replayStep, func(time.Time) tea.Msg { return replayTick{gen: gen} })
 }
 
-func (r Replay) tickUnlessEnd() tea.Cmd {
+func (r Model) tickUnlessEnd() tea.Cmd {
 	if r.atEnd() {
 		return nil
 	}
 	return r.tick()
 }
 
-func (r *Replay) atEnd() bool {
+func (r *Model) atEnd() bool {
 	return !r.seeking && r.pos >= r.end && len(r.buf) == 0 && (r.eof || r.rd == nil)
 }
 
 // feed feeds the monitor the buffered events up to the cursor, as one batch.
-func (r *Replay) feed() {
+func (r *Model) feed() {
 	r.pos = min(max(r.pos, r.start), r.end)
 	k := 0
 	for k < len(r.buf) && r.buf[k].Offset <= r.pos {
 		k++
 	}
 	if k > 0 {
-		m, _ := r.inner.Update(EventsMsg(slices.Clone(r.buf[:k])))
-		r.inner = m.(Model)
+		m, _ := r.inner.Update(ui.EventsMsg(slices.Clone(r.buf[:k])))
+		r.inner = m.(ui.Model)
 		r.buf = r.buf[k:]
 	}
 	r.showStatus()
@@ -318,7 +318,7 @@ func (r *Replay) feed() {
 
 // readCmd reads ahead when the buffer runs short of replayAhead of
 // playback past the cursor and no read is in flight.
-func (r *Replay) readCmd() tea.Cmd {
+func (r *Model) readCmd() tea.Cmd {
 	if r.reading || r.seeking || r.eof || r.rd == nil {
 		return nil
 	}
@@ -347,7 +347,7 @@ func (r *Replay) readCmd() tea.Cmd {
 }
 
 // seekTo starts a seek to pos: playback holds until it lands.
-func (r *Replay) seekTo(pos time.Duration) tea.Cmd {
+func (r *Model) seekTo(pos time.Duration) tea.Cmd {
 	pos = min(max(pos, r.start), r.end)
 	r.gen++ // what is in flight belongs to the old position
 	if r.rd != nil && !r.reading {
@@ -368,8 +368,8 @@ const seekChunk = 2000
 // seekCmd starts reading the history window before target (the monitor's
 // history, from the nearest seek point before it) and a little past it: a
 // first chunk, which resets the monitor's history; seekMore reads the rest.
-func (r Replay) seekCmd(target time.Duration) tea.Cmd {
-	src, gen, keep := r.src, r.gen, r.inner.keepFor()
+func (r Model) seekCmd(target time.Duration) tea.Cmd {
+	src, gen, keep := r.src, r.gen, r.inner.Keep()
 	return func() tea.Msg {
 		from := target - keep
 		msg := replaySeeked{gen: gen, target: target, from: from, first: true}
@@ -407,7 +407,7 @@ func (r Replay) seekCmd(target time.Duration) tea.Cmd {
 }
 
 // seekMore reads the next chunk of the history window a seek feeds.
-func (r Replay) seekMore(prev replaySeeked) tea.Cmd {
+func (r Model) seekMore(prev replaySeeked) tea.Cmd {
 	return func() tea.Msg {
 		msg := replaySeeked{gen: prev.gen, target: prev.target, from: prev.from, rd: prev.rd, next: prev.next}
 		r.readWindow(&msg)
@@ -417,7 +417,7 @@ func (r Replay) seekMore(prev replaySeeked) tea.Cmd {
 
 // readWindow reads up to a chunk of the window into msg.warm; past the
 // target, it reads a little ahead (replayAhead) into msg.ahead and is done.
-func (r Replay) readWindow(msg *replaySeeked) {
+func (r Model) readWindow(msg *replaySeeked) {
 	until := msg.target + time.Duration(r.opts.Speed*float64(replayAhead))
 	for n := 0; ; n++ {
 		var ev source.Event
@@ -456,17 +456,18 @@ func (r Replay) readWindow(msg *replaySeeked) {
 // look at, stay), and asks for the next chunk until the target is reached;
 // then playback goes on from there (reading ahead, and ticking unless
 // paused or at the end).
-func (r *Replay) landSeek(msg replaySeeked) tea.Cmd {
+func (r *Model) landSeek(msg replaySeeked) tea.Cmd {
 	if msg.first {
-		r.inner.resetHistory(msg.from)
+		m, _ := r.inner.Update(ui.ResetMsg(msg.from))
+		r.inner = m.(ui.Model)
 		r.err = ""
 	}
 	if msg.err != nil {
 		r.err = msg.err.Error()
 	}
 	if len(msg.warm) > 0 {
-		m, _ := r.inner.Update(EventsMsg(msg.warm))
-		r.inner = m.(Model)
+		m, _ := r.inner.Update(ui.EventsMsg(msg.warm))
+		r.inner = m.(ui.Model)
 	}
 	if !msg.done {
 		return r.seekMore(msg)
@@ -497,7 +498,7 @@ func sortByOffset(evs []source.Event) {
 }
 
 // showStatus puts the playback position in the monitor's title line.
-func (r *Replay) showStatus() {
+func (r *Model) showStatus() {
 	state := fmt.Sprintf("▶ x%g", r.opts.Speed)
 	switch {
 	case r.seeking:
@@ -521,7 +522,8 @@ func (r *Replay) showStatus() {
 	case r.err != "":
 		hint = "✗ " + r.err
 	}
-	r.inner.setStatus(fmt.Sprintf("replay %s / %s%s  %s  %s", fmtClock(r.pos-r.start), fmtClock(r.end-r.start), wall, state, hint))
+	m, _ := r.inner.Update(ui.StatusMsg(fmt.Sprintf("replay %s / %s%s  %s  %s", fmtClock(r.pos-r.start), fmtClock(r.end-r.start), wall, state, hint)))
+	r.inner = m.(ui.Model)
 }
 
 // fmtClock renders a playback position as m:ss (h:mm:ss past an hour).
@@ -533,17 +535,8 @@ func fmtClock(d time.Duration) string {
 	return fmt.Sprintf("%d:%02d", d/time.Minute, (d%time.Minute)/time.Second)
 }
 
-// resetHistory empties what the monitor folded from events (the store,
-// the command answers in the footer) for a replay that feeds it again from
-// elsewhere; the views, focus and scales stay as the user left them.
-func (m *Model) resetHistory(from time.Duration) {
-	m.store.Reset(from)
-	m.footer = nil
-	m.refresh()
-}
-
-// MemorySource is a ReplaySource of events held in memory.
-func MemorySource(events []source.Event) ReplaySource {
+// MemorySource is a Source of events held in memory.
+func MemorySource(events []source.Event) Source {
 	evs := slices.Clone(events)
 	sortByOffset(evs)
 	return memSource(evs)
@@ -559,7 +552,7 @@ func (s memSource) Span() (time.Duration, time.Duration) {
 }
 
 // From reads from the start: the whole is in memory anyway.
-func (s memSource) From(time.Duration) (ReplayReader, error) { return &memReader{evs: s}, nil }
+func (s memSource) From(time.Duration) (Reader, error) { return &memReader{evs: s}, nil }
 
 func (s memSource) Preamble(time.Duration) []source.Event { return nil }
 

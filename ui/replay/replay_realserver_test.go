@@ -1,4 +1,4 @@
-package ui
+package replay
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 	"github.com/vkwatch/vkwatch/source/watch"
 	"github.com/vkwatch/vkwatch/source/watch/watchtest"
+	"github.com/vkwatch/vkwatch/ui"
 	"github.com/vkwatch/vkwatch/ui/plot"
 	"github.com/vkwatch/vkwatch/ui/uitest"
 )
@@ -39,10 +40,10 @@ func TestReplayOfARealRecordingSeeks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rf.Close()
-	r := NewStreamReplay(Config{Nodes: nodes(string(node)), Interval: 10 * time.Millisecond, Now: uitest.FixedNow},
-		&record.WindowSource{F: rf, Win: record.Window{From: rf.Start, To: rf.End}}, ReplayOptions{Speed: 1, Epoch: epoch, ParseTime: time.ParseDuration})
+	r := New(ui.Config{Nodes: nodes(string(node)), Interval: 10 * time.Millisecond, Now: uitest.FixedNow},
+		&record.WindowSource{F: rf, Win: record.Window{From: rf.Start, To: rf.End}}, Options{Speed: 1, Epoch: epoch, ParseTime: time.ParseDuration})
 	nm, _ := r.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
-	r, _ = settle(t, nm.(Replay), nm.(Replay).Init())
+	r, _ = settle(t, nm.(Model), nm.(Model).Init())
 	r, _ = rupdate(t, r, tea.KeyMsg{Type: tea.KeySpace}) // pause: only seeks move it
 
 	for _, target := range []time.Duration{4300 * time.Millisecond, 1700 * time.Millisecond, 5100 * time.Millisecond} {

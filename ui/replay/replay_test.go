@@ -1,40 +1,69 @@
-package ui
+package replay
 
 import (
+	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/ui"
 	"github.com/vkwatch/vkwatch/ui/uitest"
 )
 
+func TestMain(m *testing.M) {
+	uitest.Plain()
+	os.Exit(m.Run())
+}
+
+// nodes gives each address its own node id, as for servers that are not
+// cluster nodes.
+func nodes(addrs ...string) []ui.Node {
+	out := make([]ui.Node, len(addrs))
+	for i, a := range addrs {
+		out[i] = ui.Node{ID: source.NodeID(a), Addr: a}
+	}
+	return out
+}
+
+// fleetNodes are the fake cluster's nodes, as the monitor lists them.
+func fleetNodes() []ui.Node {
+	var out []ui.Node
+	for i := 1; i <= 6; i++ {
+		out = append(out, ui.Node{ID: uitest.FleetID(i), Addr: uitest.FleetAddr(i)})
+	}
+	return out
+}
+
 // replayOf builds a 120x40 replay of the one-server scenario (a fork save
 // from 20 s to 35 s, 60 s in all).
-func replayOf(t *testing.T, speed float64) Replay {
+func replayOf(t *testing.T, speed float64) Model {
 	t.Helper()
-	var log sendLog
-	r := NewReplay(Config{Nodes: nodes(uitest.AddrA), Now: uitest.FixedNow, Send: log.send}, uitest.Scenario(1, 60*time.Second), speed)
+	var sent atomic.Int32
+	send := func(source.NodeID, ...string) { sent.Add(1) }
+	r := NewOfEvents(ui.Config{Nodes: nodes(uitest.AddrA), Now: uitest.FixedNow, Send: send}, uitest.Scenario(1, 60*time.Second), speed)
 	nm, _ := r.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
-	if len(log.got()) != 0 {
+	if sent.Load() != 0 {
 		t.Fatalf("replay sent commands")
 	}
-	r, _ = settle(t, nm.(Replay), r.Init())
+	r, _ = settle(t, nm.(Model), r.Init())
 	return r
 }
 
-func rupdate(t *testing.T, r Replay, msg tea.Msg) (Replay, tea.Cmd) {
+func rupdate(t *testing.T, r Model, msg tea.Msg) (Model, tea.Cmd) {
 	t.Helper()
 	nm, cmd := r.Update(msg)
-	return nm.(Replay), cmd
+	return nm.(Model), cmd
 }
 
 // settle runs the commands a replay returned (its reads and seeks) and
 // delivers their messages, as the program would, and says whether a tick
 // is scheduled; ticks themselves are delivered by ticks.
-func settle(t *testing.T, r Replay, cmd tea.Cmd) (Replay, bool) {
+func settle(t *testing.T, r Model, cmd tea.Cmd) (Model, bool) {
 	t.Helper()
 	replayTicker = func(gen int) tea.Cmd { return func() tea.Msg { return replayTick{gen: gen} } }
 	ticking := false
@@ -63,7 +92,7 @@ func settle(t *testing.T, r Replay, cmd tea.Cmd) (Replay, bool) {
 // ticks delivers n playback ticks the way the program would: each tick
 // message comes from the command the previous one returned. The command
 // returned is non-nil while playback goes on.
-func ticks(t *testing.T, r Replay, cmd tea.Cmd, n int) (Replay, tea.Cmd) {
+func ticks(t *testing.T, r Model, cmd tea.Cmd, n int) (Model, tea.Cmd) {
 	t.Helper()
 	r, ticking := settle(t, r, cmd)
 	for range n {
@@ -81,7 +110,7 @@ func ticks(t *testing.T, r Replay, cmd tea.Cmd, n int) (Replay, tea.Cmd) {
 }
 
 // rpress types a key into a replay and lets what it starts (a seek) land.
-func rpress(t *testing.T, r Replay, k tea.KeyMsg) (Replay, bool) {
+func rpress(t *testing.T, r Model, k tea.KeyMsg) (Model, bool) {
 	t.Helper()
 	r, cmd := rupdate(t, r, k)
 	return settle(t, r, cmd)
@@ -138,7 +167,7 @@ func TestReplayPlaysPausesAndSeeks(t *testing.T) {
 func TestReplayIsReadOnlyAndPassesKeys(t *testing.T) {
 	r := replayOf(t, 1)
 	// The help offers no command a recording cannot take, short or full.
-	help := func(r Replay) string {
+	help := func(r Model) string {
 		v := ansi.Strip(r.View())
 		return v[strings.LastIndex(v, "\n")+1:]
 	}
@@ -174,7 +203,7 @@ func TestReplayEndsAndStopsTicking(t *testing.T) {
 // one, while a loaded machine reads the file) pauses once it lands; it used
 // to drop the seek's answer and leave the replay "seeking" for ever.
 func TestReplaySpaceWhileSeeking(t *testing.T) {
-	r := NewReplay(Config{Nodes: nodes(uitest.AddrA), Now: uitest.FixedNow}, uitest.Scenario(1, 60*time.Second), 10)
+	r := NewOfEvents(ui.Config{Nodes: nodes(uitest.AddrA), Now: uitest.FixedNow}, uitest.Scenario(1, 60*time.Second), 10)
 	r, _ = rupdate(t, r, tea.WindowSizeMsg{Width: 120, Height: 40})
 	seek := r.Init()
 	r, _ = rupdate(t, r, tea.KeyMsg{Type: tea.KeySpace})
@@ -192,8 +221,8 @@ func TestReplaySpaceWhileSeeking(t *testing.T) {
 // TestReplayCtrlCWhileTyping: ctrl+c ends a replay at once even while a
 // time is being typed after g (it is not taken for part of the time).
 func TestReplayCtrlCWhileTyping(t *testing.T) {
-	r := NewStreamReplay(Config{Nodes: nodes(uitest.AddrA), Now: uitest.FixedNow}, MemorySource(uitest.Scenario(1, 60*time.Second)),
-		ReplayOptions{Speed: 1, ParseTime: time.ParseDuration})
+	r := New(ui.Config{Nodes: nodes(uitest.AddrA), Now: uitest.FixedNow}, MemorySource(uitest.Scenario(1, 60*time.Second)),
+		Options{Speed: 1, ParseTime: time.ParseDuration})
 	r, _ = rupdate(t, r, tea.WindowSizeMsg{Width: 120, Height: 40})
 	r, _ = rupdate(t, r, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("g")})
 	if !r.typing {
@@ -205,5 +234,48 @@ func TestReplayCtrlCWhileTyping(t *testing.T) {
 	}
 	if got := cmd(); got != (tea.InterruptMsg{}) {
 		t.Errorf("ctrl+c while typing gives %T, want tea.InterruptMsg", got)
+	}
+}
+
+func TestReportsTableInReplay(t *testing.T) {
+	r := replayOf(t, 10)
+	r, cmd := ticks(t, r, r.Init(), 40) // past the save's end at 35 s
+	if cmd == nil || len(r.Reports()) != 1 {
+		t.Fatalf("replay did not reach the report")
+	}
+	r, _ = rupdate(t, r, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("r")})
+	if v := ansi.Strip(r.View()); !strings.Contains(v, "save reports · 1–1 of 1") || !strings.Contains(v, "replay 0:40") {
+		t.Fatalf("r in a replay:\n%s", v)
+	}
+	// Seeking back resets the history: the table stays open, now empty.
+	r, _ = rpress(t, r, tea.KeyMsg{Type: tea.KeyLeft})
+	if v := ansi.Strip(r.View()); !strings.Contains(v, "save reports · none yet") {
+		t.Fatalf("after seeking back:\n%s", v)
+	}
+	r, _ = rpress(t, r, tea.KeyMsg{Type: tea.KeyRight})
+	if v := ansi.Strip(r.View()); !strings.Contains(v, "save reports · 1–1 of 1") {
+		t.Fatalf("after seeking forward:\n%s", v)
+	}
+	r, _ = rupdate(t, r, tea.KeyMsg{Type: tea.KeyEsc})
+	if v := ansi.Strip(r.View()); strings.Contains(v, "save reports") {
+		t.Fatalf("esc in a replay:\n%s", v)
+	}
+}
+
+func TestFleetReplayShowsTheFleetView(t *testing.T) {
+	evs := uitest.FleetScenario(30 * time.Second)
+	top := *evs[0].Topology
+	r := NewOfEvents(ui.Config{Nodes: fleetNodes(), Topology: &top, Now: uitest.FixedNow}, evs, 100)
+	nr, _ := r.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	r = nr.(Model)
+	r, _ = ticks(t, r, r.Init(), 40)
+	v := ansi.Strip(r.View())
+	if !strings.Contains(v, "  # node ") || !strings.Contains(v, "cluster: 6 nodes in 3 shards") || !strings.Contains(v, "fork 15.0s pause") {
+		t.Fatalf("replay:\n%s", v)
+	}
+	// m marks in a replay (space plays and pauses there).
+	nr, _ = r.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("m")})
+	if !strings.Contains(ansi.Strip(nr.(Model).View()), "▸*") {
+		t.Fatalf("m did not mark in a replay")
 	}
 }
