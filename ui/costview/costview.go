@@ -69,14 +69,7 @@ func (c *Model) Toggle() *key.Binding { return &c.Cost }
 
 // SyncKeys implements view.Component: y works while the view is open, and c
 // says it closes it.
-func (c *Model) SyncKeys(o view.Open) {
-	on := o.Fills
-	c.CostY.SetEnabled(on)
-	c.Cost.SetHelp("c", "cost")
-	if on {
-		c.Cost.SetHelp("c/esc", "close")
-	}
-}
+func (c *Model) SyncKeys(o view.Open) { view.SyncToggle(o, &c.Cost, "cost", &c.CostY) }
 
 // Update implements view.Component: y plots the other figure.
 func (c *Model) Update(_ *view.Context, msg tea.Msg) (bool, tea.Msg) {

@@ -1,7 +1,6 @@
 package costview
 
 import (
-	"os"
 	"strings"
 	"testing"
 
@@ -9,11 +8,6 @@ import (
 	"github.com/vkwatch/vkwatch/ui/view"
 	"github.com/vkwatch/vkwatch/ui/viewtest"
 )
-
-func TestMain(m *testing.M) {
-	uitest.Plain()
-	os.Exit(m.Run())
-}
 
 func TestViewAloneCost(t *testing.T) {
 	s := viewtest.Store(uitest.TwoSaves())

@@ -1,7 +1,6 @@
 package fleetview
 
 import (
-	"os"
 	"testing"
 	"time"
 
@@ -11,11 +10,6 @@ import (
 	"github.com/vkwatch/vkwatch/ui/view"
 	"github.com/vkwatch/vkwatch/ui/viewtest"
 )
-
-func TestMain(m *testing.M) {
-	uitest.Plain()
-	os.Exit(m.Run())
-}
 
 // interval is the sampling interval the root model defaults to.
 const interval = 200 * time.Millisecond
@@ -29,10 +23,8 @@ func TestViewAloneFleet(t *testing.T) {
 	}
 	f.SetSize(120, 30)
 	f.SyncKeys(view.Open{Fills: true, Base: true})
-	st := plot.Styles(false)
-	f.Refresh(&st, s, s.Now(), viewtest.History, plot.Cadence{Interval: interval, Rest: interval}, false)
 	c := viewtest.Context(s)
-	c.Styles = &st
+	f.Refresh(c.Styles, s, s.Now(), viewtest.History, plot.Cadence{Interval: interval, Rest: interval}, false)
 	viewtest.Golden(t, f.View(c))
 
 	// Keys through its own bindings; what is the model's, it asks for.

@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,11 +13,6 @@ import (
 	"github.com/vkwatch/vkwatch/ui"
 	"github.com/vkwatch/vkwatch/ui/uitest"
 )
-
-func TestMain(m *testing.M) {
-	uitest.Plain()
-	os.Exit(m.Run())
-}
 
 // nodes gives each address its own node id, as for servers that are not
 // cluster nodes.

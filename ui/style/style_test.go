@@ -1,21 +1,13 @@
 package style
 
 import (
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/muesli/termenv"
-
-	"github.com/vkwatch/vkwatch/ui/uitest"
 )
-
-func TestMain(m *testing.M) {
-	uitest.Plain()
-	os.Exit(m.Run())
-}
 
 // TestSixteenColourMeanings: on a 16-colour terminal (termenv's ANSI profile)
 // every meaning a colour carries keeps a colour of its own, on a dark

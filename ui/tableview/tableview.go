@@ -192,14 +192,7 @@ func (t *Model) Opened() { t.follow = true }
 // SyncKeys implements view.Component: the arrows scroll while the table is
 // open, and r says it closes it.
 func (t *Model) SyncKeys(o view.Open) {
-	on := o.Fills
-	t.Up.SetEnabled(on)
-	t.Down.SetEnabled(on)
-	t.Scroll.SetEnabled(on)
-	t.Reports.SetHelp("r", "reports")
-	if on {
-		t.Reports.SetHelp("r/esc", "close")
-	}
+	view.SyncToggle(o, &t.Reports, "reports", &t.Up, &t.Down, &t.Scroll)
 }
 
 // Update implements view.Component: the arrows scroll.

@@ -1,20 +1,13 @@
 package tableview
 
 import (
-	"os"
 	"strings"
 	"testing"
 
-	"github.com/vkwatch/vkwatch/ui/plot"
 	"github.com/vkwatch/vkwatch/ui/uitest"
 	"github.com/vkwatch/vkwatch/ui/view"
 	"github.com/vkwatch/vkwatch/ui/viewtest"
 )
-
-func TestMain(m *testing.M) {
-	uitest.Plain()
-	os.Exit(m.Run())
-}
 
 func TestViewAloneTable(t *testing.T) {
 	s := viewtest.Store(uitest.ReportsScenario(12))
@@ -37,11 +30,11 @@ func TestViewAloneTable(t *testing.T) {
 // BenchmarkTableDraw measures drawing the reports table of 20 reports at
 // 200x50, what opening it, scrolling or a new report costs.
 func BenchmarkTableDraw(b *testing.B) {
-	reports := viewtest.Store(uitest.ReportsScenario(20)).Reports()
-	st := plot.Styles(false)
+	s := viewtest.Store(uitest.ReportsScenario(20))
+	st, reports := viewtest.Context(s).Styles, s.Reports()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		_ = drawTable(&st, reports, 200, 30, 0)
+		_ = drawTable(st, reports, 200, 30, 0)
 	}
 }

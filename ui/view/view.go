@@ -139,6 +139,20 @@ func (k KeyHelp) ShortHelp() []key.Binding { return k.Short }
 // FullHelp implements help.KeyMap.
 func (k KeyHelp) FullHelp() [][]key.Binding { return k.Full }
 
+// SyncToggle makes the toggle of a view in the base's place say what
+// pressing it does: open the view (label) while it is closed, close it (as
+// esc does) while it fills the body; the view's own keys work only then.
+func SyncToggle(o Open, toggle *key.Binding, label string, keys ...*key.Binding) {
+	k := toggle.Keys()[0]
+	toggle.SetHelp(k, label)
+	if o.Fills {
+		toggle.SetHelp(k+"/esc", "close")
+	}
+	for _, b := range keys {
+		b.SetEnabled(o.Fills)
+	}
+}
+
 // FocusMsg asks the root to move the focus to pane n.
 type FocusMsg int
 

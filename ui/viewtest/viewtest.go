@@ -16,6 +16,7 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/store"
 	"github.com/vkwatch/vkwatch/ui/plot"
+	"github.com/vkwatch/vkwatch/ui/uitest"
 	"github.com/vkwatch/vkwatch/ui/view"
 )
 
@@ -34,8 +35,11 @@ func Store(evs []source.Event) *store.Store {
 	return s
 }
 
-// Context is a context over s for the given nodes.
+// Context is a context over s for the given nodes. It pins the colour
+// profile first (uitest.Plain), so that the lines it draws are plain text
+// and a golden file holds them whatever terminal the tests run under.
 func Context(s *store.Store, ids ...source.NodeID) *view.Context {
+	uitest.Plain()
 	st := plot.Styles(false)
 	return &view.Context{Styles: &st, Prog: progress.New(progress.WithDefaultGradient(), progress.WithoutPercentage()),
 		Store: s, Nodes: ids}
