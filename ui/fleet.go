@@ -10,20 +10,10 @@ import (
 	"github.com/vkwatch/vkwatch/source/inert"
 	"github.com/vkwatch/vkwatch/source/roll"
 	"github.com/vkwatch/vkwatch/ui/fleetview"
-	"github.com/vkwatch/vkwatch/ui/view"
 )
 
 // The model's side of the fleet view (ui/fleetview): when it opens, the
 // panes of the nodes it opens, and the rolling save's commands.
-
-// newFleetComponent returns the fleet view of a fleet's model, and no
-// view otherwise.
-func newFleetComponent(o viewOpts) view.Component {
-	if o.fleet == nil {
-		return nil
-	}
-	return o.fleet
-}
 
 // isFleet reports whether cfg opens the fleet view: a cluster, whatever
 // its size, or three or more servers.
