@@ -682,6 +682,38 @@ func (m *Model) topLine() string {
 		// The fleet view says it in its PING line, from the topology.
 		note = m.st.dim.r(" · " + samplingNote(m.cfg.IdleInterval, m.cfg.Interval, "while saving"))
 	}
+	// The marks on the right say what the panes mean (paused, which pane,
+	// playback): cut the banner before them. Short of room, the sampling
+	// note goes first, then the banner is cut; the hint stays.
+	fit := func(r string) string {
+		left := head + banner + hint + note
+		if room := m.width - lipgloss.Width(r) - 1; room >= 10 && lipgloss.Width(left) > room {
+			left = head + banner + hint
+			if lipgloss.Width(left) > room {
+				keep := room - lipgloss.Width(head+hint)
+				left = head + fitLine(banner, max(keep, 0)) + hint
+			}
+			left = fitLine(left, room)
+		}
+		return left
+	}
+	r := m.topMarks(false)
+	left := fit(r)
+	if short := m.topMarks(true); short != r {
+		// Without the scales' key (the help has it), if the left says
+		// more then.
+		if l := fit(short); lipgloss.Width(l) > lipgloss.Width(left) {
+			left, r = l, short
+		}
+	}
+	gap := max(m.width-lipgloss.Width(left)-lipgloss.Width(r), 1)
+	return fitLine(left+strings.Repeat(" ", gap)+r, m.width)
+}
+
+// topMarks are the title line's marks on the right: the playback's
+// position, which pane of two shows, the scales, PAUSED; short leaves out
+// the key that switches the scales.
+func (m *Model) topMarks(short bool) string {
 	var right []string
 	if m.status != "" {
 		right = append(right, m.st.banner.r(m.status))
@@ -691,35 +723,26 @@ func (m *Model) topLine() string {
 			right = append(right, m.st.dim.r(fmt.Sprintf("pane %d/%d, tab switches", m.focus+1, len(m.shown))))
 		}
 		if m.stack.base() == viewPanes {
-			right = append(right, m.scaleMark()) // the fleet view says it in its own line
+			right = append(right, m.scaleMark(short)) // the fleet view says it in its own line
 		}
 	}
 	if m.paused {
 		right = append(right, m.st.paused.r(" PAUSED at "+m.pausedAt.Format("15:04:05")+" · p resumes "))
 	}
-	r := strings.Join(right, "  ")
-	rw := lipgloss.Width(r)
-	// The marks on the right say what the panes mean (paused, which pane,
-	// playback): cut the banner before them.
-	left := head + banner + hint + note
-	if room := m.width - rw - 1; room >= 10 && lipgloss.Width(left) > room {
-		left = head + banner + hint
-		if lipgloss.Width(left) > room {
-			keep := room - lipgloss.Width(head+hint)
-			left = head + fitLine(banner, max(keep, 0)) + hint
-		}
-		left = fitLine(left, room)
-	}
-	gap := max(m.width-lipgloss.Width(left)-rw, 1)
-	return fitLine(left+strings.Repeat(" ", gap)+r, m.width)
+	return strings.Join(right, "  ")
 }
 
-// scaleMark says which scales are in force.
-func (m *Model) scaleMark() string {
+// scaleMark says which scales are in force, and unless short, the key
+// that switches them.
+func (m *Model) scaleMark(short bool) string {
+	mark, key := m.st.value.r("scales shared"), m.st.dim.r(" (s: per pane)")
 	if m.perPane {
-		return m.st.warn.r("scales per pane") + m.st.dim.r(" (s: shared)")
+		mark, key = m.st.warn.r("scales per pane"), m.st.dim.r(" (s: shared)")
 	}
-	return m.st.value.r("scales shared") + m.st.dim.r(" (s: per pane)")
+	if short {
+		return mark
+	}
+	return mark + key
 }
 
 // footerLine renders the latest command answers and notes on one line.
