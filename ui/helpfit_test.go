@@ -45,10 +45,17 @@ func TestFullHelpFits80x24(t *testing.T) {
 func TestTitleKeepsItsHint(t *testing.T) {
 	cfg := Config{Nodes: nodes(addrA, addrB), Banner: "demo: redis-server 7.0.15 has no forkless save: left idle, right under 8 writers",
 		Hint: "press B to save both"}
-	for _, w := range []int{80, 100, 200} {
+	for _, c := range []struct {
+		w    int
+		keys []string
+	}{{80, nil}, {100, nil}, {200, nil}, {80, []string{"?"}}} {
+		w := c.w
 		m := setup(t, cfg, w, 24, scenario(2, 10e9))
+		for _, k := range c.keys {
+			m, _ = press(m, k) // the full help: one pane shows, and says so
+		}
 		top := strings.Split(view(m), "\n")[0]
-		if !strings.Contains(top, "vkwatch · demo: ") || !strings.Contains(top, " — press B to save both") || !strings.Contains(top, "scales shared") {
+		if !strings.Contains(top, "vkwatch · demo") || !strings.Contains(top, " — press B to save both") || !strings.Contains(top, "scales shared") {
 			t.Errorf("%d columns: the title line %q", w, top)
 		}
 		if ansi.StringWidth(top) > w {

@@ -51,7 +51,7 @@ func runCLI(t *testing.T, env []string, args ...string) (int, string, string) {
 func oneDuration(t *testing.T, out string) {
 	t.Helper()
 	saved := regexp.MustCompile(`saved in (\S+)\n`).FindStringSubmatch(out)
-	observed := regexp.MustCompile(`observed +(\S+)`).FindStringSubmatch(out)
+	observed := regexp.MustCompile(`observed +([≤\d]\S*)`).FindStringSubmatch(out)
 	if saved == nil || observed == nil || saved[1] != observed[1] {
 		t.Errorf("saved in %v, observed %v: two durations for one save\n%s", saved, observed, out)
 	}
