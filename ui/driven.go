@@ -24,6 +24,6 @@ func (m Model) Keep() time.Duration { return m.keepFor() }
 // resetHistory empties the history from from on (ResetMsg).
 func (m *Model) resetHistory(from time.Duration) {
 	m.store.Reset(from)
-	m.footer = nil
+	m.footer, m.clock = nil, 0
 	m.refresh()
 }

@@ -4,61 +4,66 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/vkwatch/vkwatch/ui/style"
+	"github.com/vkwatch/vkwatch/ui/text"
+	"github.com/vkwatch/vkwatch/ui/words"
+
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/forecast"
 	"github.com/vkwatch/vkwatch/source/risk"
 	"github.com/vkwatch/vkwatch/source/store"
-	"github.com/vkwatch/vkwatch/ui/style"
-	"github.com/vkwatch/vkwatch/ui/text"
-	"github.com/vkwatch/vkwatch/ui/words"
 )
 
 // The forecast's sentences: the numbers and the rules are source/forecast's
 // and source/risk's; this file only says them.
 
-// forecastLine is the next save's forecast, for the line under a pane's
-// save line while no save runs: its copy-on-write and basis, the rate
-// and duration it assumed, the footprint, and the headroom against the
-// decisive limit.
-func forecastLine(st *style.Styles, v store.View, compact bool) string {
+// nextBlock is the next save's forecast, while no save runs: its
+// copy-on-write and basis, the headroom against the decisive limit, the
+// footprint, and what the forecast assumed.
+func nextBlock(st *style.Styles, v store.View) block {
+	b := block{title: st.Label.R("next save"), short: st.Label.R("next save"), gutter: true}
 	fc, ok := v.Forecast.Get()
 	if !ok {
-		return st.Label.R("next save ") + st.Dim.R("forecast n/a: no used_memory yet")
+		b.note = st.Dim.R("forecast n/a: no used_memory yet")
+		b.short += " " + b.note
+		return b
 	}
-	sep := st.Dim.R(" · ")
 	if fc.Basis == forecast.Forkless {
-		return st.Label.R("next save ") + st.Value.R("forkless") + st.Dim.R(" (if no module forces a fork): no child, no copy-on-write")
+		b.title += st.Value.R(" forkless") + st.Dim.R(" (if no module forces a fork): no child, no copy-on-write")
+		b.short = b.title
+		return b
 	}
-	basis, thp := words.Basis(fc.Basis), thpTag(st, v.Latest, compact)
-	if compact && thp != "" {
-		basis = words.ShortBasis(fc.Basis) // room for the warning, not at the headroom's cost
-	}
-	out := st.Label.R("next save cow ") + st.Value.R("~"+text.Bytes(fc.COW)) + st.Dim.R(" "+basis) + thp
+	val := st.Value.R
+	cow := val("~"+text.Bytes(fc.COW)) + st.Dim.R(" "+words.Basis(fc.Basis)) + thpTag(st, v.Latest)
 	if r := v.Report; r != nil && r.MethodNote != "" {
 		// Forecast as a fork: the last save forked though the method
 		// is forkless (rdb_current_bgsave_type is the truth).
-		out += st.Warn.R(" ⚠ the last save forked (method forkless)")
-	}
-	if fp, ok := fc.Footprint.Get(); ok {
-		out += sep + st.Label.R("footprint ") + st.Value.R(text.Bytes(fp))
+		cow += st.Warn.R(" ⚠ the last save forked")
 	}
 	h := words.Headroom(v, false)
-	out += sep + st.Label.R("headroom ") + words.Level(st, h)
-	if c, ok := h.Decisive(); ok && !compact {
-		out += st.Dim.R(fmt.Sprintf(" (%s of %s %s)", text.Bytes(c.Need), text.Bytes(c.Cap.Bytes), limitName(c)))
+	room := words.Level(st, h)
+	if c, ok := h.Decisive(); ok {
+		room += st.Dim.R(fmt.Sprintf(" (%s of %s %s)", text.Bytes(c.Need), text.Bytes(c.Cap.Bytes), limitName(c)))
 	}
-	if compact {
-		return out
+	b.fields = []field{fieldOf(prioCOW, "cow", cow).or(val("~"+text.Bytes(fc.COW)) + st.Dim.R(" "+words.ShortBasis(fc.Basis)) + thpTag(st, v.Latest)),
+		fieldOf(prioHeadroom, "headroom", room).or(words.Level(st, h))}
+	if fp, ok := fc.Footprint.Get(); ok {
+		b.fields = append(b.fields, fieldOf(prioMore, "footprint", val(text.Bytes(fp))))
 	}
-	// What the forecast assumed, last: the first thing cut.
-	if r, ok := fc.Rate.Get(); ok {
-		out += sep + st.Dim.R(fmt.Sprintf("%s/s for %s (%s)", text.Rate(r), text.Elapsed(fc.Duration), fc.DurationFrom))
-	}
+	// What the forecast assumed, last: the first to go.
 	if fc.Bound.OK && fc.Basis == forecast.Calibrated {
-		out += st.Label.R(" bound ") + st.Value.R(text.Bytes(fc.Bound.V))
+		b.fields = append(b.fields, fieldOf(prioMore, "bound", val(text.Bytes(fc.Bound.V))))
 	}
-	out += sep + st.Label.R("worst ") + st.Value.R(text.Bytes(fc.Worst))
-	return out
+	b.fields = append(b.fields, fieldOf(prioMore, "worst", val(text.Bytes(fc.Worst))))
+	if r, ok := fc.Rate.Get(); ok {
+		b.fields = append(b.fields, fieldOf(prioMore, "writes", val(text.Rate(r)+"/s")))
+	}
+	b.fields = append(b.fields, fieldOf(prioMore, "lasting", val(text.Elapsed(fc.Duration))+st.Dim.R(" ("+fc.DurationFrom+")")).
+		or(val(text.Elapsed(fc.Duration))))
+	if cause, ok := thpCause(v.Latest); ok {
+		b.fields = append(b.fields, fieldOf(prioMore, "huge pages", st.Warn.R(cause+": a write copies 2 MiB, not 4 KiB")))
+	}
+	return b
 }
 
 // limitName names a limit briefly; the remote ones say they are weaker.
@@ -76,40 +81,28 @@ func limitName(c risk.Check) string {
 	return string(c.Limit)
 }
 
-// forecastVsActual is a report's forecast beside its actual copy-on-write,
-// with the error, after sep; empty when no forecast was made before the
-// save.
-func forecastVsActual(st *style.Styles, r *source.SaveReport, sep string) string {
+// forecastFields are a report's forecast and how the actual
+// copy-on-write compares with it; none when no forecast was made before
+// the save.
+func forecastFields(st *style.Styles, r *source.SaveReport) []field {
 	fc, ok := r.ForecastCOW.Get()
 	if !ok {
-		return ""
+		return nil
 	}
-	out := sep + st.Label.R("forecast cow ") + st.Value.R(text.Bytes(fc)) + st.Dim.R(" "+words.Basis(forecast.Basis(r.ForecastBasis)))
-	if r.COW.OK {
-		out += st.Label.R(" vs ") + st.Value.R(words.COW(r))
-		if c := words.ForecastCheck(r); c != "" {
-			out += st.Label.R(" ") + st.Value.R(c)
-		}
+	out := []field{fieldOf(prioForecast, "forecast", st.Value.R(text.Bytes(fc))+st.Dim.R(" "+words.Basis(forecast.Basis(r.ForecastBasis))))}
+	if c := words.ForecastCheck(r); c != "" {
+		out = append(out, fieldOf(prioForecast, "vs actual", st.Value.R(c)))
 	}
 	return out
 }
 
-// stuckLine is the badge of a save that looks stuck, and what to do.
-func stuckLine(st *style.Styles, v store.View) string {
+// stuckText is the badge of a save that looks stuck, and what to do.
+func stuckText(st *style.Styles, v store.View) string {
 	out := st.Err.R("⚠ stuck? ") + st.Value.R(v.Stuck)
 	if words.CanCancel(v) {
 		out += st.Dim.R(" · x cancels it (BGSAVE CANCEL)")
 	}
 	return out
-}
-
-// compactForecast is a report's forecast error in a few cells, for a
-// compact pane's last-save line: " fc +12%".
-func compactForecast(st *style.Styles, r *source.SaveReport) string {
-	if c := words.ForecastCheck(r); c != "" {
-		return st.Label.R(" fc ") + st.Value.R(c)
-	}
-	return ""
 }
 
 // stuckPrefix starts the footer line of a stuck save.
@@ -125,7 +118,13 @@ func (m *Model) stuckFooter(id source.NodeID) {
 		if words.CanCancel(v) {
 			text += "; x cancels it (BGSAVE CANCEL)"
 		}
-		m.setFooter(footEntry{node: id, kind: footErr, text: text})
+		e := footEntry{node: id, kind: footErr, text: text}
+		for _, old := range m.footer {
+			if old.node == id && strings.HasPrefix(old.text, stuckPrefix) {
+				e.wall = old.wall // since when it looks stuck
+			}
+		}
+		m.setFooter(e)
 		return
 	}
 	for i, e := range m.footer {
@@ -136,47 +135,43 @@ func (m *Model) stuckFooter(id source.NodeID) {
 	}
 }
 
-// replBufText is the replica output buffer during a replica's full sync,
-// for beside the save's copy-on-write: "repl buf 3.1 MiB of 256 MiB
-// (mem_clients_slaves)"; empty when no full sync runs or the server does
-// not say. The compact form drops the instrument.
-func replBufText(st *style.Styles, s *source.Sample, compact bool) string {
+// replBufFields are the replica output buffer during a replica's full
+// sync, beside the save's copy-on-write (the host pays it too): "repl buf
+// 3.1 MiB of 256 MiB mem_clients_slaves", and its soft limit; none when
+// no full sync runs or the server does not say.
+func replBufFields(st *style.Styles, s *source.Sample) []field {
 	b, ok := forecast.FullSyncBuffer(s)
 	if !ok {
-		return ""
+		return nil
 	}
-	out := st.Label.R("repl buf ") + st.Value.R(text.Bytes(b.Used))
-	lim, limOK := b.Limit()
-	if compact {
-		if limOK {
-			out += st.Dim.R("/") + st.Value.R(text.Bytes(lim))
-		}
-		return out
-	}
-	if limOK {
-		out += st.Label.R(" of ") + st.Value.R(text.Bytes(lim))
-	}
-	if soft, ok := b.Soft.Get(); ok && soft > 0 && b.Hard.V > 0 {
-		out += st.Dim.R(fmt.Sprintf(" (soft %s for %ds)", text.Bytes(soft), b.SoftSecs.V))
+	v := st.Value.R(text.Bytes(b.Used))
+	if lim, ok := b.Limit(); ok {
+		v += st.Label.R(" of ") + st.Value.R(text.Bytes(lim))
 	} else if !b.Hard.OK {
-		out += st.Dim.R(" (limit n/a)")
+		v += st.Dim.R(" (limit n/a)")
 	}
-	return out + st.Dim.R(" mem_clients_slaves")
+	out := []field{fieldOf(prioCOW, "repl buf", v+st.Dim.R(" mem_clients_slaves"))}
+	if soft, ok := b.Soft.Get(); ok && soft > 0 && b.Hard.V > 0 {
+		out = append(out, fieldOf(prioMore, "soft limit", st.Value.R(text.Bytes(soft))+st.Label.R(" for ")+st.Value.R(fmt.Sprintf("%ds", b.SoftSecs.V))))
+	}
+	return out
 }
 
 // thpTag warns, beside a forecast copy-on-write counted in 4 KiB pages,
 // where transparent huge pages can back the server's heap: one write then
-// copies 2 MiB. Empty where they cannot, or /proc and /sys were not read.
-func thpTag(st *style.Styles, s *source.Sample, compact bool) string {
-	if s == nil {
-		return ""
-	}
-	cause, ok := forecast.THPOf(s).Cause(s.Config.DisableTHP)
-	if !ok {
-		return ""
-	}
-	if compact {
+// copies 2 MiB (thpCause says why, in a field of its own). Empty where
+// they cannot, or /proc and /sys were not read.
+func thpTag(st *style.Styles, s *source.Sample) string {
+	if _, ok := thpCause(s); ok {
 		return st.Warn.R(" ⚠ 2 MiB pages")
 	}
-	return st.Warn.R(" ⚠ huge pages (" + cause + "): a write copies 2 MiB, not 4 KiB")
+	return ""
+}
+
+// thpCause is why transparent huge pages can back the server's heap.
+func thpCause(s *source.Sample) (string, bool) {
+	if s == nil {
+		return "", false
+	}
+	return forecast.THPOf(s).Cause(s.Config.DisableTHP)
 }

@@ -4,16 +4,16 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/progress"
-	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/x/ansi"
-
-	"github.com/vkwatch/vkwatch/source"
-	"github.com/vkwatch/vkwatch/source/store"
 	"github.com/vkwatch/vkwatch/ui/plot"
 	"github.com/vkwatch/vkwatch/ui/style"
 	"github.com/vkwatch/vkwatch/ui/text"
 	"github.com/vkwatch/vkwatch/ui/words"
+
+	"github.com/charmbracelet/bubbles/progress"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/store"
 )
 
 // The text lines of a pane: its state, the running save, the last save.
@@ -74,79 +74,84 @@ func saveMethod(st *style.Styles, s *source.Sample) string {
 	return out
 }
 
-// saveLine is the running save's facts. In a compact pane the progress
-// bar follows on the same line, in the width left.
-func saveLine(st *style.Styles, prog progress.Model, s *source.Sample, width int, compact bool) string {
-	if s == nil || s.Save == nil {
-		return st.Label.R("save ") + st.Dim.R("none running")
-	}
+// saveBlock is the running save: what runs and who started it, its
+// progress bar after the title, and its fields. The keys processed /
+// total come right after the progress: they are what the bar measures.
+func saveBlock(st *style.Styles, prog progress.Model, v store.View) block {
+	s := v.Latest
 	sv := s.Save
+	kind := st.Warn.R("▶ "+string(sv.Kind)) + forcedFork(st, s)
+	b := block{
+		title: kind + st.Label.R(" by ") + st.Value.R(words.Trigger(sv.Trigger)),
+		short: kind,
+	}
 	frac, fok := sv.Fraction().Get()
-	pct := text.NA
 	switch {
 	case fok:
-		pct = fmt.Sprintf("%.1f%%", frac*100)
-	case sv.Kind == source.SaveForklessSync:
-		pct = "" // no total: keysText says so
+		b.fields = append(b.fields, fieldOf(prioProgress, "progress", st.Value.R(fmt.Sprintf("%.1f%%", frac*100))))
+	case sv.Kind != source.SaveForklessSync: // a sync has no total: its keys say so
+		b.fields = append(b.fields, fieldOf(prioProgress, "progress", st.Value.R(text.NA)))
 	}
-	kind := st.Warn.R("▶ "+string(sv.Kind)) + forcedFork(st, s)
-	head := kind + st.Label.R(" by ") + st.Value.R(words.Trigger(sv.Trigger))
-	if compact {
-		// The bar between the percentage and the ETA, in the room the
-		// rest leaves; the key counts last, cut first.
-		eta := " " + etaText(st, sv)
-		keys := st.Label.R(" keys ") + st.Value.R(keysText(sv))
-		// A full sync's output buffer before the keys: the host pays
-		// it, the keys only say how far. Room for it comes from the
-		// trigger's detail (which replica: the full pane says) and the
-		// bar (the percentage stays).
-		rb := replBufText(st, s, true)
-		if rb != "" {
-			eta += st.Label.R(" ") + rb
-			head = kind + st.Label.R(" by ") + st.Value.R(string(sv.Trigger.Kind))
-		}
-		left := head + st.Label.R(" ") + st.Value.R(pct)
-		if lipgloss.Width(left+eta) > width {
-			// No room for the trigger's detail: the full pane says it.
-			left = st.Warn.R("▶ "+string(sv.Kind)) + st.Label.R(" by ") + st.Value.R(string(sv.Trigger.Kind)) +
-				st.Label.R(" ") + st.Value.R(pct)
-		}
-		if room := width - lipgloss.Width(left+eta) - 1; fok && room >= 6 && rb == "" {
-			prog.Width = min(room, 30)
-			left += " " + prog.ViewAs(frac)
-		}
-		if lipgloss.Width(left+eta+keys) <= width {
-			return left + eta + keys
-		}
-		return left + eta
+	b.fields = append(b.fields, fieldOf(prioKeys, "keys", st.Value.R(keysText(sv))), etaField(st, sv))
+	// A forkless save's cost is the writers it holds up, not its
+	// copy-on-write (none): they come first.
+	blocked, bok := blockedNow(st, s)
+	if bok && blocked.prio == prioCOW {
+		b.fields = append(b.fields, blocked)
 	}
-	// What does not fit goes: the keys, then the elapsed time, the full
-	// sync's buffer, the blocked clients, the waiting AOF rewrite, the
-	// trigger's detail; the percentage, the ETA (or the phase) and the
-	// copy-on-write stay.
-	eta := etaText(st, sv)
-	cow := st.Label.R("cow ") + st.Value.R(liveCOW(s))
-	if lipgloss.Width(head+st.Value.R(pct)+eta+cow)+6 > width {
-		head = kind + st.Label.R(" by ") + st.Value.R(string(sv.Trigger.Kind))
+	b.fields = append(b.fields, cowNowField(st, s))
+	b.fields = append(b.fields, replBufFields(st, s)...)
+	b.fields = append(b.fields, fieldOf(prioMore, "elapsed", st.Value.R(text.Elapsed(sv.Elapsed))))
+	if bok && blocked.prio != prioCOW {
+		b.fields = append(b.fields, blocked)
 	}
-	return text.FitParts(width, "  ", text.Part{Text: head},
-		text.Part{Text: st.Label.R("keys ") + st.Value.R(keysText(sv)), Rank: 5},
-		text.Part{Text: st.Value.R(pct)}, text.Part{Text: st.Label.R("elapsed ") + st.Value.R(text.Elapsed(sv.Elapsed)), Rank: 4},
-		text.Part{Text: eta}, text.Part{Text: cow, Rank: 1}, text.Part{Text: blockedNow(st, s), Rank: 2}, text.Part{Text: aofWaiting(st, s), Rank: 2},
-		text.Part{Text: replBufText(st, s, false), Rank: 3})
+	if s.Info.AOFRewriteScheduled.V == 1 && sv.Kind != source.SaveAOF {
+		// aof_rewrite_scheduled: the rewrite runs when the save ends.
+		b.fields = append(b.fields, fieldOf(prioMore, "AOF rewrite", st.Warn.R("waiting")))
+	}
+	if v.Stuck != "" {
+		b.short = st.Err.R("⚠ stuck? ") + kind
+		b.extra, b.extraInline = func(int) string { return stuckText(st, v) }, true
+		return b
+	}
+	b.extraInline = true
+	b.extra = func(room int) string {
+		switch {
+		case fok && room >= minBar:
+			prog.Width = room
+			return prog.ViewAs(frac)
+		case fok:
+			return ""
+		case sv.Kind == source.SaveForklessSync:
+			return st.Dim.R("a replica's full sync without a fork: keys sent, no total")
+		}
+		return st.Dim.R("progress n/a: the server reports no key counts")
+	}
+	return b
 }
 
-// etaText is a running save's ETA, or the phase it is in where it has
+// etaField is a running save's ETA, or the phase it is in where it has
 // none (starting, writing its file, stopping after a cancel): never an
 // ETA below zero, nor a missing one without saying why.
-func etaText(st *style.Styles, sv *source.SaveProgress) string {
+func etaField(st *style.Styles, sv *source.SaveProgress) field {
 	switch {
 	case sv.Phase != "":
-		return st.Warn.R(sv.Phase)
+		return fieldOf(prioETA, "phase", st.Warn.R(sv.Phase))
 	case sv.Kind == source.SaveForklessSync:
-		return st.Dim.R("no ETA (a sync has no total)")
+		return fieldOf(prioETA, "ETA", st.Dim.R("none (a sync has no total)"))
 	}
-	return st.Label.R("ETA ") + st.Value.R(text.OptElapsed(sv.ETA))
+	return fieldOf(prioETA, "ETA", st.Value.R(text.OptElapsed(sv.ETA)))
+}
+
+// cowNowField is the running save's copy-on-write now and its
+// instrument.
+func cowNowField(st *style.Styles, s *source.Sample) field {
+	v := st.Value.R(liveCOW(s))
+	if s.Save.Kind.Method() != "forkless" && s.COW.OK {
+		tag, _ := plot.Charts[plot.COWChart].From(s)
+		v += instrumentTag(st, tag != "", source.Instrument(tag))
+	}
+	return fieldOf(prioCOW, "cow", v).or(st.Value.R(words.NoneShort(liveCOW(s))))
 }
 
 // keysText is a save's keys processed of its total; a sync has no total.
@@ -175,128 +180,110 @@ func forcedFork(st *style.Styles, s *source.Sample) string {
 }
 
 // blockedNow is blocked_clients during a save: the writers a forkless
-// save holds up (and any BLPOP); nothing where it was not read.
-func blockedNow(st *style.Styles, s *source.Sample) string {
-	if v, ok := s.Info.BlockedClients.Get(); ok {
-		return st.Label.R("blocked clients ") + st.Value.R(fmt.Sprint(v))
+// save holds up (and any BLPOP), ranked with the copy-on-write a fork
+// save costs instead. A fork save blocks no writer: its field shows only
+// where some client is blocked, never "0".
+func blockedNow(st *style.Styles, s *source.Sample) (field, bool) {
+	v, ok := s.Info.BlockedClients.Get()
+	forkless := s.Save.Kind.Method() == "forkless"
+	if !ok || v == 0 && !forkless {
+		return field{}, false
 	}
-	return ""
+	return fieldOf(blockedPrio(forkless), "blocked clients", st.Value.R(fmt.Sprint(v))), true
 }
 
-// aofWaiting says an AOF rewrite waits for the running save
-// (aof_rewrite_scheduled): it runs when the save ends.
-func aofWaiting(st *style.Styles, s *source.Sample) string {
-	if s.Info.AOFRewriteScheduled.V == 1 && s.Save != nil && s.Save.Kind != source.SaveAOF {
-		return st.Warn.R("AOF rewrite waiting")
+// blockedPrio is where writers held up rank: with the copy-on-write for
+// a forkless save (its cost), with the fork pause otherwise.
+func blockedPrio(forkless bool) prio {
+	if forkless {
+		return prioCOW
 	}
-	return ""
+	return prioPause
 }
 
-// saveBar is the running save's progress bar, or, while none runs, how to
-// start one.
-func saveBar(st *style.Styles, prog progress.Model, s *source.Sample, width int, inFleet bool) string {
-	if s == nil || s.Save == nil {
-		if inFleet {
-			return st.Dim.R("  b saves this server; B in the fleet view (esc) saves the fleet node by node; c shows the saves' cost curves")
-		}
-		return st.Dim.R("  b saves this server, B every server; c shows the saves' cost curves")
-	}
-	frac, ok := s.Save.Fraction().Get()
-	switch {
-	case !ok && s.Save.Kind == source.SaveForklessSync:
-		return st.Dim.R("a replica's full sync without a fork: keys sent, no total to measure them against")
-	case !ok:
-		return st.Dim.R("progress n/a: the server reports no key counts")
-	}
-	prog.Width = width
-	return prog.ViewAs(frac)
-}
-
-// fmtPeakAt renders "at 62% progress", or nothing when unknown.
+// fmtPeakAt renders " at 62%", or nothing where the peak's progress is
+// not known (source.SaveReport.PeakProgress).
 func fmtPeakAt(r *source.SaveReport) string {
-	if f, ok := r.PeakAtProgress.Get(); ok {
-		return fmt.Sprintf(" at %.0f%% progress", f*100)
+	if f, ok := r.PeakProgress().Get(); ok {
+		return fmt.Sprintf(" at %.0f%%", f*100)
 	}
 	return ""
 }
 
-// reportLines are the three lines of what the last save cost.
-func reportLines(st *style.Styles, r *source.SaveReport) []string {
+// beforeDuring is the legend of the fields that read "a → b".
+const beforeDuring = "a → b: before → during"
+
+// reportBlock is what the last save cost: its kind, trigger and how it
+// ended in the title, its figures as fields.
+func reportBlock(st *style.Styles, r *source.SaveReport) block {
 	if r == nil {
-		return []string{st.Label.R("last save ") + st.Dim.R("none yet"),
-			st.Dim.R("  when a save ends: what it cost (cow, footprint, fork pause), ops/s and PING before → during"), ""}
+		return block{title: st.Label.R("last save ") + st.Dim.R("none yet"), short: st.Label.R("last save ") + st.Dim.R("none yet"),
+			note: st.Dim.R("when a save ends: its cost, ops/s and PING before → during")}
 	}
-	sep := st.Dim.R(" · ")
-	l1 := st.Label.R("last save ") + st.Value.R(string(r.Kind)) + noteTag(st, r) + st.Label.R(" by ") + st.Value.R(words.Trigger(r.Trigger)) +
-		sep + words.Status(st, r) +
-		sep + st.Label.R("took ") + st.Value.R(words.ServerSecs(r.ServerSeconds)) + st.Label.R(" server, ") +
-		st.Value.R(words.Observed(r)) + st.Label.R(" observed") +
-		sep + st.Label.R("fork pause ") + st.Value.R(words.Pause(r))
-	l2 := st.Label.R("  cow ") + st.Value.R(words.COW(r)) + peakCOW(st, r) +
-		sep + st.Label.R("footprint ") + st.Value.R(text.OptDelta(r.PeakFootprintDelta)) + instrumentTag(st, r.PeakFootprintDelta.OK, r.PeakFootprintFrom) +
-		sep + st.Label.R("peak used ") + st.Value.R(text.OptDelta(r.PeakUsedDelta)) +
-		sep + st.Label.R("rss ") + st.Value.R(text.OptDelta(r.PeakRSSDelta))
+	kind := st.Value.R(string(r.Kind)) + noteTag(st, r)
+	b := block{
+		title: st.Label.R("last save ") + kind + st.Label.R(" by ") + st.Value.R(words.Trigger(r.Trigger)) +
+			st.Dim.R(" · ") + words.Status(st, r),
+		short: st.Label.R("last ") + kind + " " + words.Status(st, r),
+		extra: func(room int) string {
+			if room >= len(beforeDuring) {
+				return st.Dim.R(beforeDuring)
+			}
+			return ""
+		},
+	}
+	b.fields = reportFields(st, r)
+	return b
+}
+
+// reportFields are a save report's figures, in reading order.
+func reportFields(st *style.Styles, r *source.SaveReport) []field {
+	val := st.Value.R
+	var fs []field
+	// What a forkless save costs in place of copy-on-write: the writers
+	// it held up, first. A fork save blocks none: its 0 is shown only if
+	// not 0, after the fork pause.
+	forkless := r.Kind.Method() == "forkless"
+	b, bok := r.BlockedWriters().Get()
+	blocked := fieldOf(blockedPrio(forkless), "blocked writers", val(fmt.Sprint(b)))
+	bok = bok && (b > 0 || forkless)
+	if bok && forkless {
+		fs = append(fs, blocked)
+	}
+	fs = append(fs,
+		fieldOf(prioCOW, "cow", val(words.COW(r))).or(val(words.NoneShort(words.COW(r)))),
+		fieldOf(prioDuration, "took", val(words.ServerSecs(r.ServerSeconds))+st.Dim.R(" server")).or(val(words.ServerSecs(r.ServerSeconds))),
+		fieldOf(prioDuration, "observed", val(words.Observed(r))),
+		fieldOf(prioPause, "fork pause", val(words.Pause(r))).or(val(words.NoneShort(words.Pause(r)))))
+	if bok && !forkless {
+		fs = append(fs, blocked)
+	}
+	worst := func(l source.Latency) string {
+		if l.Count > 0 {
+			return text.Latency(l.Max)
+		}
+		return text.NA
+	}
+	fs = append(fs, fieldOf(prioPing, "ping max", val(worst(r.PingBefore))+st.Label.R(" → ")+val(worst(r.PingDuring))),
+		fieldOf(prioOps, "ops/s", val(text.OptRate(r.OpsBefore))+st.Label.R(" → ")+val(text.OptRate(r.OpsDuring))))
+	if r.WriterOpsBefore.OK || r.WriterOpsDuring.OK {
+		fs = append(fs, fieldOf(prioOps, "writers/s", val(text.OptRate(r.WriterOpsBefore))+st.Label.R(" → ")+val(text.OptRate(r.WriterOpsDuring))))
+	}
+	fs = append(fs, forecastFields(st, r)...)
+	if r.COWFrom != source.FromNoChild {
+		// The charted instrument's peak and the save's progress then;
+		// nothing for a forkless save (no child: it reads 0 throughout).
+		fs = append(fs, fieldOf(prioMore, "cow peak", val(text.OptBytes(r.PeakCOW))+instrumentTag(st, r.PeakCOW.OK, r.PeakCOWFrom)+st.Label.R(fmtPeakAt(r))))
+	}
+	fs = append(fs, fieldOf(prioMore, "footprint", val(text.OptDelta(r.PeakFootprintDelta))+instrumentTag(st, r.PeakFootprintDelta.OK, r.PeakFootprintFrom)),
+		fieldOf(prioMore, "peak used", val(text.OptDelta(r.PeakUsedDelta))),
+		fieldOf(prioMore, "rss", val(text.OptDelta(r.PeakRSSDelta))))
 	// What /proc saw, only where it could look (a local server): for a
 	// remote one these would be n/a on every report.
 	if r.PeakChildPrivateDirty.OK {
-		l2 += sep + st.Label.R("child dirty ") + st.Value.R(text.Bytes(r.PeakChildPrivateDirty.V))
+		fs = append(fs, fieldOf(prioMore, "child dirty", val(text.Bytes(r.PeakChildPrivateDirty.V))))
 	}
-	l3 := st.Label.R("  ops/s ") + st.Value.R(text.OptRate(r.OpsBefore)) +
-		st.Label.R(" before → ") + st.Value.R(text.OptRate(r.OpsDuring)) + st.Label.R(" during")
-	if r.WriterOpsBefore.OK || r.WriterOpsDuring.OK {
-		l3 += sep + st.Label.R("writers ") + st.Value.R(text.OptRate(r.WriterOpsBefore)) +
-			st.Label.R(" → ") + st.Value.R(text.OptRate(r.WriterOpsDuring))
-	}
-	l3 += sep + st.Label.R("worst ping ") + st.Value.R(worstDuring(r))
-	if r.PingBefore.Count > 0 {
-		l3 += st.Label.R(" (before ") + st.Value.R(text.Latency(r.PingBefore.Max)) + st.Label.R(")")
-	}
-	// What a forkless save costs beside its memory: the writers it held
-	// up. A fork save blocks none: its 0 is shown only if not 0.
-	if b, ok := r.BlockedWriters().Get(); ok && (b > 0 || r.Kind.Method() == "forkless") {
-		l3 += sep + st.Label.R("blocked writers ") + st.Value.R(fmt.Sprint(b))
-	}
-	l3 += forecastVsActual(st, r, sep)
-	return []string{l1, l2, l3}
-}
-
-// reportLine is the last save's cost in one line, for a compact pane.
-func reportLine(st *style.Styles, r *source.SaveReport) string {
-	if r == nil {
-		return st.Label.R("last save ") + st.Dim.R("none yet")
-	}
-	sep := st.Dim.R(" · ")
-	return st.Label.R("last ") + st.Value.R(string(r.Kind)) + st.Label.R(" by ") + st.Value.R(words.Trigger(r.Trigger)) +
-		" " + words.Status(st, r) +
-		sep + st.Label.R("cow ") + st.Value.R(words.COW(r)) + compactPeak(st, r) + compactForecast(st, r) +
-		sep + st.Label.R("pause ") + st.Value.R(words.Pause(r)) +
-		sep + st.Label.R("ping ") + st.Value.R(worstDuring(r))
-}
-
-// worstDuring is the worst PING during a save, n/a without PINGs.
-func worstDuring(r *source.SaveReport) string {
-	if r.PingDuring.Count > 0 {
-		return text.Latency(r.PingDuring.Max)
-	}
-	return text.NA
-}
-
-// compactPeak is peakCOW in a compact pane's last-save line.
-func compactPeak(st *style.Styles, r *source.SaveReport) string {
-	if r.COWFrom == source.FromNoChild {
-		return ""
-	}
-	return st.Label.R(" peak ") + st.Value.R(text.OptBytes(r.PeakCOW)) + st.Label.R(fmtPeakAt(r))
-}
-
-// peakCOW is the charted instrument's peak copy-on-write during a save
-// and its progress then; nothing for a forkless save (no child: the
-// instrument reads 0 throughout).
-func peakCOW(st *style.Styles, r *source.SaveReport) string {
-	if r.COWFrom == source.FromNoChild {
-		return ""
-	}
-	return st.Label.R(" (peak ") + st.Value.R(text.OptBytes(r.PeakCOW)) + instrumentTag(st, r.PeakCOW.OK, r.PeakCOWFrom) + st.Label.R(fmtPeakAt(r)+")")
+	return fs
 }
 
 // instrumentTag names the instrument of a figure that has one: " proc",

@@ -3,20 +3,30 @@ package ui
 import (
 	"fmt"
 
-	"github.com/vkwatch/vkwatch/source"
-	"github.com/vkwatch/vkwatch/source/risk"
-	"github.com/vkwatch/vkwatch/source/roll"
 	"github.com/vkwatch/vkwatch/ui/style"
 	"github.com/vkwatch/vkwatch/ui/text"
 	"github.com/vkwatch/vkwatch/ui/words"
+
+	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/risk"
+	"github.com/vkwatch/vkwatch/source/roll"
 )
 
 // Plain text for the headless save command (vkwatch save): the words the
 // screen uses for the same facts, without colour, so that a script's log
 // and the UI say one thing one way.
 
-// ReportLines is what a save cost, in the three lines a pane shows.
-func ReportLines(r *source.SaveReport) []string { return reportLines(&style.Styles{}, r) }
+// ReportLines is what a save cost, as a pane shows it given the room: its
+// title, then its fields in aligned columns, the copy-on-write first.
+func ReportLines(r *source.SaveReport) []string {
+	b := reportBlock(&style.Styles{}, r)
+	lines, _ := b.lines(&style.Styles{}, plainWidth, 1+len(b.fields))
+	return lines
+}
+
+// plainWidth is the width ReportLines lays a report out in: a pane's at
+// 200x50 with two servers.
+const plainWidth = 100 - paneChrome
 
 // ForkVerdict says how a fork stands against the memory it has: the
 // level, the projected need against the limit that decides and the

@@ -59,8 +59,8 @@ var reportColumns = []reportColumn{
 	{"status", 3, func(st *style.Styles, r *source.SaveReport) string { return words.Status(st, r) }},
 	{"took", 5, func(_ *style.Styles, r *source.SaveReport) string { return words.ServerSecs(r.ServerSeconds) }},
 	{"observed", 13, func(_ *style.Styles, r *source.SaveReport) string { return words.Observed(r) }},
-	{"fork pause", 9, func(_ *style.Styles, r *source.SaveReport) string { return noneShort(words.Pause(r)) }},
-	{"cow", 6, func(_ *style.Styles, r *source.SaveReport) string { return noneShort(words.COW(r)) }},
+	{"fork pause", 9, func(_ *style.Styles, r *source.SaveReport) string { return words.NoneShort(words.Pause(r)) }},
+	{"cow", 6, func(_ *style.Styles, r *source.SaveReport) string { return words.NoneShort(words.COW(r)) }},
 	{"forecast", 22, func(_ *style.Styles, r *source.SaveReport) string {
 		if v, ok := r.ForecastCOW.Get(); ok {
 			return text.Bytes(v) + " " + words.ShortBasis(forecast.Basis(r.ForecastBasis))
@@ -75,7 +75,7 @@ var reportColumns = []reportColumn{
 		return text.OptBytes(r.PeakCOW)
 	}},
 	{"peak at", 7, func(_ *style.Styles, r *source.SaveReport) string {
-		if f, ok := r.PeakAtProgress.Get(); ok && r.COWFrom != source.FromNoChild {
+		if f, ok := r.PeakProgress().Get(); ok {
 			return fmt.Sprintf("%.0f%%", f*100)
 		}
 		return text.NA
@@ -117,14 +117,6 @@ const tableLegend = "took: as the server says (rdb_last_bgsave_time_sec) · fork
 	"/proc peak: the child's copied pages · +: highest above the level before the save · a → b: before → during · " +
 	"forecast: made before the save · none: forkless, no fork and no child · " +
 	"blocked: writers the save held up (blocked_clients, above its level outside the save)"
-
-// noneShort is "none" for a cell: the legend says why.
-func noneShort(s string) string {
-	if strings.HasPrefix(s, "none") {
-		return "none"
-	}
-	return s
-}
 
 // ratePair renders "before → during", or one n/a when neither is known.
 func ratePair(before, during source.Opt[float64]) string {

@@ -313,3 +313,12 @@ func optPause(o source.Opt[time.Duration]) string {
 	}
 	return text.Latency(o.V)
 }
+
+// NoneShort is "none" where a figure says "none (why)" and the room is
+// short: a table cell (its legend says why), a pane's field cut short.
+func NoneShort(s string) string {
+	if strings.HasPrefix(s, "none") {
+		return "none"
+	}
+	return s
+}
