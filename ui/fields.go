@@ -4,10 +4,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/vkwatch/vkwatch/ui/style"
 	"github.com/vkwatch/vkwatch/ui/text"
-
-	"github.com/charmbracelet/x/ansi"
 )
 
 // A pane's status blocks (the save running now, or the next save's

@@ -5,9 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vkwatch/vkwatch/ui/uitest"
-
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/ui/uitest"
 )
 
 // eventsBetween are the events of evs from from (inclusive) to to

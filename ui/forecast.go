@@ -4,14 +4,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/vkwatch/vkwatch/ui/style"
-	"github.com/vkwatch/vkwatch/ui/text"
-	"github.com/vkwatch/vkwatch/ui/words"
-
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/forecast"
 	"github.com/vkwatch/vkwatch/source/risk"
 	"github.com/vkwatch/vkwatch/source/store"
+	"github.com/vkwatch/vkwatch/ui/style"
+	"github.com/vkwatch/vkwatch/ui/text"
+	"github.com/vkwatch/vkwatch/ui/words"
 )
 
 // The forecast's sentences: the numbers and the rules are source/forecast's

@@ -7,10 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vkwatch/vkwatch/ui/uitest"
-
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/forecast"
+	"github.com/vkwatch/vkwatch/ui/uitest"
 )
 
 // stuckEvents is one server whose save's keys processed stand at 5,000

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vkwatch/vkwatch/ui/uitest"
-
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/vkwatch/vkwatch/ui/uitest"
 )
 
 // TestFullHelpFits80x24: ? at 80x24 lists every key, each whole, none

@@ -44,6 +44,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/roll"
 	"github.com/vkwatch/vkwatch/source/store"
 	"github.com/vkwatch/vkwatch/ui/fleetview"
+	"github.com/vkwatch/vkwatch/ui/helpview"
 	"github.com/vkwatch/vkwatch/ui/plot"
 	"github.com/vkwatch/vkwatch/ui/style"
 	"github.com/vkwatch/vkwatch/ui/text"
@@ -547,7 +548,7 @@ func (m *Model) relayout() {
 // charts grow with it.
 func (m *Model) pickLayout(fullHelp bool) layout {
 	n := len(m.shown)
-	helpH := m.helpView().height(m.keyHelp(fullHelp), fullHelp)
+	helpH := m.helpView().Height(m.keyHelp(fullHelp), fullHelp)
 	avail := m.height - 2 - helpH // title line, footer line, help
 	lay := layout{fullHelp: fullHelp, helpH: helpH, widths: make([]int, n)}
 	if m.stack.base() == viewFleet {
@@ -666,7 +667,7 @@ func (m *Model) bodyHeight() int { return m.height - 2 - m.lay.helpH }
 
 // helpView is the help's component: the model sizes it and writes it
 // at the bottom of every frame.
-func (m *Model) helpView() *helpView { return m.views[viewHelp].(*helpView) }
+func (m *Model) helpView() *helpview.Model { return m.views[viewHelp].(*helpview.Model) }
 
 // panesView is the panes' component.
 func (m *Model) panesView() *panesView { return m.views[viewPanes].(*panesView) }

@@ -1,10 +1,6 @@
 package ui
 
 import (
-	"github.com/vkwatch/vkwatch/ui/text"
-	"github.com/vkwatch/vkwatch/ui/plot"
-	"github.com/vkwatch/vkwatch/ui/words"
-	"github.com/vkwatch/vkwatch/ui/uitest"
 	"fmt"
 	"slices"
 	"strings"
@@ -18,6 +14,10 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/ui/plot"
+	"github.com/vkwatch/vkwatch/ui/text"
+	"github.com/vkwatch/vkwatch/ui/uitest"
+	"github.com/vkwatch/vkwatch/ui/words"
 )
 
 // sendLog records the calls a model makes to Config.Send.

@@ -5,17 +5,16 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vkwatch/vkwatch/ui/plot"
-	"github.com/vkwatch/vkwatch/ui/style"
-	"github.com/vkwatch/vkwatch/ui/text"
-	"github.com/vkwatch/vkwatch/ui/words"
-
 	"github.com/charmbracelet/bubbles/progress"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/store"
 	"github.com/vkwatch/vkwatch/ui/chart"
+	"github.com/vkwatch/vkwatch/ui/plot"
+	"github.com/vkwatch/vkwatch/ui/style"
+	"github.com/vkwatch/vkwatch/ui/text"
+	"github.com/vkwatch/vkwatch/ui/words"
 )
 
 // A pane is one server's box: what it is and how it is connected in the

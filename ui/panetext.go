@@ -4,16 +4,15 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/vkwatch/vkwatch/ui/plot"
-	"github.com/vkwatch/vkwatch/ui/style"
-	"github.com/vkwatch/vkwatch/ui/text"
-	"github.com/vkwatch/vkwatch/ui/words"
-
 	"github.com/charmbracelet/bubbles/progress"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/store"
+	"github.com/vkwatch/vkwatch/ui/plot"
+	"github.com/vkwatch/vkwatch/ui/style"
+	"github.com/vkwatch/vkwatch/ui/text"
+	"github.com/vkwatch/vkwatch/ui/words"
 )
 
 // The text lines of a pane: its state, the running save, the last save.

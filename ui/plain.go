@@ -3,13 +3,12 @@ package ui
 import (
 	"fmt"
 
-	"github.com/vkwatch/vkwatch/ui/style"
-	"github.com/vkwatch/vkwatch/ui/text"
-	"github.com/vkwatch/vkwatch/ui/words"
-
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/risk"
 	"github.com/vkwatch/vkwatch/source/roll"
+	"github.com/vkwatch/vkwatch/ui/style"
+	"github.com/vkwatch/vkwatch/ui/text"
+	"github.com/vkwatch/vkwatch/ui/words"
 )
 
 // Plain text for the headless save command (vkwatch save): the words the

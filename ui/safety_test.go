@@ -6,13 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vkwatch/vkwatch/ui/text"
-	"github.com/vkwatch/vkwatch/ui/uitest"
-
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/ui/text"
+	"github.com/vkwatch/vkwatch/ui/uitest"
 )
 
 // riskyScenario is the two-server scenario to 40 s (server A's fork save,

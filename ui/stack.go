@@ -5,6 +5,7 @@ import (
 
 	"github.com/vkwatch/vkwatch/ui/costview"
 	"github.com/vkwatch/vkwatch/ui/fleetview"
+	"github.com/vkwatch/vkwatch/ui/helpview"
 	"github.com/vkwatch/vkwatch/ui/tableview"
 	"github.com/vkwatch/vkwatch/ui/view"
 )
@@ -60,7 +61,7 @@ var views = [...]struct {
 	viewPanes: {view.Panes, kindBase, newPanesView},
 	viewCost:  {view.Cost, kindBody, func(viewOpts) view.Component { return costview.New() }},
 	viewTable: {view.Reports, kindBody, func(viewOpts) view.Component { return tableview.New() }},
-	viewHelp:  {view.Help, kindFoot, newHelpView},
+	viewHelp:  {view.Help, kindFoot, func(viewOpts) view.Component { return helpview.New() }},
 }
 
 // newFleetComponent returns the fleet view of a fleet's model, and no

@@ -10,11 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vkwatch/vkwatch/ui/style"
-	"github.com/vkwatch/vkwatch/ui/text"
-	"github.com/vkwatch/vkwatch/ui/uitest"
-	"github.com/vkwatch/vkwatch/ui/words"
-
 	"github.com/charmbracelet/bubbles/progress"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
@@ -23,6 +18,10 @@ import (
 	"github.com/vkwatch/vkwatch/source/forecast"
 	"github.com/vkwatch/vkwatch/source/record"
 	"github.com/vkwatch/vkwatch/source/store"
+	"github.com/vkwatch/vkwatch/ui/style"
+	"github.com/vkwatch/vkwatch/ui/text"
+	"github.com/vkwatch/vkwatch/ui/uitest"
+	"github.com/vkwatch/vkwatch/ui/words"
 )
 
 // The pane's status blocks (fields.go) on real saves: a fork save of two

@@ -105,6 +105,25 @@ type Keys struct {
 	Interrupt key.Binding
 }
 
+// NewKeys returns the root's bindings for two servers or more, not a
+// fleet: the root changes the help of B and A for one server or a fleet.
+func NewKeys() Keys {
+	return Keys{
+		Save:       key.NewBinding(key.WithKeys("b"), key.WithHelp("b", "bgsave")),
+		Rewrite:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "bgrewriteaof")),
+		SaveAll:    key.NewBinding(key.WithKeys("B"), key.WithHelp("B", "bgsave both")),
+		RewriteAll: key.NewBinding(key.WithKeys("A"), key.WithHelp("A", "bgrewriteaof both")),
+		Cancel:     key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "cancel save")),
+		Both:       key.NewBinding(key.WithKeys("B", "A"), key.WithHelp("B/A", "both")),
+		Scale:      key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "scales")),
+		Close:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close")),
+		Pause:      key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause")),
+		Shot:       key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "screen to SVG")),
+		Quit:       key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
+		Interrupt:  key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit now, exit 130")),
+	}
+}
+
 // Name names a view in the root's table, for the help lines of others.
 type Name string
 

@@ -1,4 +1,8 @@
-package ui
+// Package helpview is the help: one line of keys at the bottom, or with ? the full help, the
+// keys of what is open by kind (openHelp makes both from the views'
+// bindings). While a command waits for confirmation its line says how to
+// give it instead.
+package helpview
 
 import (
 	"fmt"
@@ -14,14 +18,9 @@ import (
 	"github.com/vkwatch/vkwatch/ui/view"
 )
 
-// The help: one line of keys at the bottom, or with ? the full help, the
-// keys of what is open by kind (openHelp makes both from the views'
-// bindings). While a command waits for confirmation its line says how to
-// give it instead.
-
-// helpView is the help's component: bubbles/help, its key, and its
+// Model is the help's component: bubbles/help, its key, and its
 // drawing, cached by what it draws.
-type helpView struct {
+type Model struct {
 	Help  key.Binding
 	model help.Model
 
@@ -30,36 +29,36 @@ type helpView struct {
 	b     strings.Builder
 }
 
-// newHelpView returns the help's component.
-func newHelpView(viewOpts) view.Component {
-	return &helpView{
+// New returns the help's component.
+func New() *Model {
+	return &Model{
 		Help:  key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "more")),
 		model: help.New(),
 	}
 }
 
 // SetSize implements view.Component: the help's lines are cut to w.
-func (h *helpView) SetSize(w, _ int) { h.model.Width = w }
+func (h *Model) SetSize(w, _ int) { h.model.Width = w }
 
 // Toggle implements view.Component.
-func (h *helpView) Toggle() *key.Binding { return &h.Help }
+func (h *Model) Toggle() *key.Binding { return &h.Help }
 
 // SyncKeys implements view.Component: ? says what pressing it does.
-func (h *helpView) SyncKeys(o view.Open) {
+func (h *Model) SyncKeys(o view.Open) {
 	h.Help.SetHelp("?", map[bool]string{true: "less", false: "more"}[o.Help])
 }
 
 // Update implements view.Component: the help has no keys but its toggle.
-func (h *helpView) Update(*view.Context, tea.Msg) (bool, tea.Msg) { return false, nil }
+func (h *Model) Update(*view.Context, tea.Msg) (bool, tea.Msg) { return false, nil }
 
 // ShortHelp implements view.Component; the help never fills the body.
-func (h *helpView) ShortHelp(view.HelpKeys) []key.Binding { return nil }
+func (h *Model) ShortHelp(view.HelpKeys) []key.Binding { return nil }
 
 // FullHelp implements view.Component.
-func (h *helpView) FullHelp() []key.Binding { return []key.Binding{h.Help} }
+func (h *Model) FullHelp() []key.Binding { return []key.Binding{h.Help} }
 
-// height is the lines the help of km takes, full or not.
-func (h *helpView) height(km view.KeyHelp, full bool) int {
+// Height is the lines the help of km takes, full or not.
+func (h *Model) Height(km view.KeyHelp, full bool) int {
 	if !full {
 		return 1
 	}
@@ -70,7 +69,7 @@ func (h *helpView) height(km view.KeyHelp, full bool) int {
 // side where they fit, else neighbouring columns stacked into one, as
 // few lines as that takes. bubbles/help cuts the columns that do not
 // fit: the keys they list would be missing.
-func (h *helpView) fullView(groups [][]key.Binding) string {
+func (h *Model) fullView(groups [][]key.Binding) string {
 	var gs [][]key.Binding
 	for _, g := range groups {
 		if slices.ContainsFunc(g, key.Binding.Enabled) {
@@ -111,7 +110,7 @@ func (h *helpView) fullView(groups [][]key.Binding) string {
 // waits for its key again, or a rolling save is held, the line says how
 // to answer instead: the warning in the footer may be cut short on a
 // narrow terminal.
-func (h *helpView) View(c *view.Context) []string {
+func (h *Model) View(c *view.Context) []string {
 	k := h.cacheKey(c)
 	if h.lines != nil && h.key == k {
 		return h.lines
@@ -140,7 +139,7 @@ func (h *helpView) View(c *view.Context) []string {
 
 // cacheKey is what the help's lines show: the width, the prompt, and
 // every binding's keys and label, in order.
-func (h *helpView) cacheKey(c *view.Context) string {
+func (h *Model) cacheKey(c *view.Context) string {
 	b := &h.b
 	b.Reset()
 	fmt.Fprintf(b, "%d %v %q %q %q %q|", h.model.Width, c.Full, c.Prompt.Key, c.Prompt.What, c.Prompt.Other, c.Prompt.Held)
