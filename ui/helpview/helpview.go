@@ -1,7 +1,7 @@
-// Package helpview is the help: one line of keys at the bottom, or with ? the full help, the
-// keys of what is open by kind (openHelp makes both from the views'
-// bindings). While a command waits for confirmation its line says how to
-// give it instead.
+// Package helpview is the help: one line of keys at the bottom, or with ?
+// the full help, the keys of what is open by kind (the root makes both from
+// the views' bindings, view.KeyHelp). While a command waits for
+// confirmation its line says how to give it instead.
 package helpview
 
 import (
