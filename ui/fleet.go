@@ -36,23 +36,10 @@ func (m *Model) startFleet() {
 	m.stack = viewStack{viewFleet}
 }
 
-// paneFor returns the pane of a node, making it on first use: a fleet's
-// panes are made when a node is opened, and draw its history from the
-// store at once.
-func (m *Model) paneFor(id source.NodeID, addr string) *pane {
-	if p := m.byID[id]; p != nil {
-		return p
-	}
-	p := newPane(len(m.panes), id, inert.Text(addr))
-	m.panes = append(m.panes, p)
-	m.byID[id] = p
-	return p
-}
-
 // addrOf is how a node is named in the footer.
 func (m *Model) addrOf(id source.NodeID) string {
-	if p := m.byID[id]; p != nil {
-		return p.addr
+	if addr, ok := m.panes.Addr(id); ok {
+		return addr
 	}
 	if m.fleet != nil {
 		if addr, ok := m.fleet.Addr(id); ok {
@@ -64,7 +51,7 @@ func (m *Model) addrOf(id source.NodeID) string {
 
 // showFleet goes back from a node's pane (or two) to the fleet view.
 func (m *Model) showFleet() {
-	m.shown, m.focus = nil, 0
+	m.panes.Show()
 	m.setStack(m.stack.withBase(viewFleet))
 }
 
@@ -72,16 +59,17 @@ func (m *Model) openNodes(o fleetview.OpenMsg) {
 	if o.Note != "" {
 		m.setFooter(footEntry{kind: footNote, text: o.Note})
 	}
-	var shown []*pane
+	var shown []source.NodeID
 	for _, id := range o.IDs {
 		if addr, ok := m.fleet.Addr(id); ok {
-			shown = append(shown, m.paneFor(id, addr))
+			m.panes.Add(id, addr)
+			shown = append(shown, id)
 		}
 	}
 	if len(shown) == 0 {
 		return
 	}
-	m.shown, m.focus = shown, 0
+	m.panes.Show(shown...)
 	m.setStack(m.stack.withBase(viewPanes))
 }
 

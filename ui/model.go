@@ -1,22 +1,27 @@
 // Package ui is vkwatch's terminal interface: a bubbletea model that folds
-// source.Event values into a history store (source/store) and draws one
-// pane per server from it, or the reports table (r) or the save cost
-// curves (c) in the panes' place.
+// source.Event values into a history store (source/store) and routes what
+// the user sees to its views: one pane per server, a fleet's rows, or the
+// reports table (r) or the save cost curves (c) in their place, and the
+// help.
 //
-// Its parts: the metric table (metrics.go: one entry per chart), the pane
-// (pane.go, panetext.go: SetSize, then sync and drawCharts from a
-// store.View, then box), the views, and the drawing of charts as rows of
-// runes (ui/chart).
+// The root (this package) keeps the store, the footer, the title line, the
+// commands sent to servers and which views are open (stack.go: one stack,
+// the base at its bottom). Each view is a package with its model, keys,
+// view, tests and goldens, speaking to the root through view.Component
+// (ui/view) and messages: ui/panesview (the panes: their layout, focus and
+// boxes), ui/fleetview (a fleet's rows and its rolling save), ui/costview,
+// ui/tableview, ui/helpview, and ui/replay around the whole model. What
+// they share they import, never the root: ui/status (a pane's status
+// blocks, as fields), ui/plot (the chart table, scales, chart columns),
+// ui/chart (charts as rows of runes), ui/words (a save's facts in words),
+// ui/text (figures as text), ui/style.
 //
-// Each view is a component (views.go) in its own file, with its own key
-// bindings: the panes (panesview.go), a fleet's rows (fleetmodel.go, drawn
-// by fleetview.go and fleetrows.go, from the same store and metric table
-// as the panes), the cost curves (costview.go), the reports table
-// (table.go) and the help (helpview.go). Which are open is one stack, and
-// the help is made from the bindings of what is open. Adding a view is a
-// file with its component and one line in views.go's table: its key opens
-// and closes it, esc closes it, the help lists its keys, and the charts
-// wait behind it.
+// To add a view: a package with a type implementing view.Component (copy
+// ui/costview), one line in stack.go's views table and a view.Name; it
+// gets its key, esc, the help and the charts waiting behind it for free.
+// To add a pane field: one Field in its block's list in ui/status
+// (status.go, next.go) with its Prio; to add a chart: one entry in
+// ui/plot's Charts.
 //
 // It never opens a connection. Commands the user asks for (BGSAVE,
 // BGREWRITEAOF) leave through Config.Send, called only inside a tea.Cmd, and
@@ -45,6 +50,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/store"
 	"github.com/vkwatch/vkwatch/ui/fleetview"
 	"github.com/vkwatch/vkwatch/ui/helpview"
+	"github.com/vkwatch/vkwatch/ui/panesview"
 	"github.com/vkwatch/vkwatch/ui/plot"
 	"github.com/vkwatch/vkwatch/ui/style"
 	"github.com/vkwatch/vkwatch/ui/text"
@@ -171,28 +177,12 @@ type pending struct {
 	what, other string
 }
 
-// layoutMode says how the panes share the terminal.
-type layoutMode int
-
-const (
-	layoutSide     layoutMode = iota // panes side by side
-	layoutStacked                    // panes one above the other
-	layoutSingle                     // only the focused pane (two do not fit)
-	layoutTooSmall                   // not even one pane fits
-	layoutFleet                      // the fleet view's rows
-)
-
-// sideWidth is the narrowest pane that goes side by side while stacking
-// would also fit: below it, stacked panes get wider charts.
-const sideWidth = 80
-
-// layout is the geometry computed from the terminal size.
+// layout is how the terminal is shared: the body (laid out by the view
+// in it: the panes share it as panesview.Fit says), the help's lines.
 type layout struct {
-	mode     layoutMode
-	widths   []int // pane widths, by pane index
-	height   int   // every pane's height: panes of one screen line up
-	fullHelp bool  // full help shown (it may not fit even when asked for)
-	helpH    int   // lines the help takes
+	tooSmall bool // not even one pane (or a fleet's row) fits
+	fullHelp bool // full help shown (it may not fit even when asked for)
+	helpH    int  // lines the help takes
 }
 
 // Model is the vkwatch UI. It implements tea.Model.
@@ -206,20 +196,16 @@ type Model struct {
 	keys  keyMap // the model's own keys; each view has its own
 	prog  progress.Model
 	store *store.Store // every node's history: what panes and views draw
-	panes []*pane      // every pane made so far (a fleet makes them as nodes are opened)
-	byID  map[source.NodeID]*pane
-	// shown are the panes on screen, focus indexes them: every pane for
-	// one or two servers; in a fleet, the node opened with enter, or the
-	// two marked ones, and none while the fleet's rows are the base.
-	shown []*pane
+	// panes is the panes view (ui/panesview): every pane made so far,
+	// those on screen and the focus among them.
+	panes *panesview.Model
 	fleet *fleetview.Model // nil unless a fleet
-	// views are the views, by viewID (views.go), shared by copies like
+	// views are the views, by viewID (stack.go), shared by copies like
 	// the panes; stack is which are open: the base, panes or the fleet's
 	// rows, and what was opened over it.
 	views []view.Component
 	stack viewStack
 
-	focus         int
 	width, height int
 	paused        bool
 	pausedAt      time.Time
@@ -228,8 +214,6 @@ type Model struct {
 	// perPane draws each pane's charts on its own scales (s); by default
 	// a metric has one scale across panes, so idle and loaded compare.
 	perPane bool
-	// holds keep the panes' scale tops between frames (scale.go).
-	holds plot.Holds
 
 	// confirm is the key (b, B, a, A) whose fork was held back by a
 	// memory warning, x for a save cancel waiting to be confirmed, or B
@@ -282,17 +266,16 @@ func New(cfg Config) Model {
 		height:      24,
 		readOnlyWhy: cmp.Or(cfg.ReadOnlyWhy, "--read-only"),
 		stack:       viewStack{viewPanes},
-		holds:       plot.Holds{},
+		panes:       panesview.New(len(cfg.Nodes), isFleet(cfg)),
 	}
 	m.store = store.New(store.Config{Keep: cfg.History, Columns: plot.StoreColumns()})
-	m.byID = make(map[source.NodeID]*pane, len(cfg.Nodes))
 	for _, n := range cfg.Nodes {
-		m.paneFor(n.ID, n.Addr)
+		m.panes.Add(n.ID, n.Addr)
 	}
 	if isFleet(cfg) {
 		m.startFleet()
 	} else {
-		m.shown = m.panes
+		m.panes.ShowAll()
 	}
 	m.makeViews()
 	m.syncKeys()
@@ -369,7 +352,7 @@ func (m *Model) fold(ev source.Event) []roll.Action {
 	// per event, before any part of the UI keeps or draws it (node ids
 	// stay keys; they are shown through inert.Text).
 	ev = ev.Inert()
-	if m.fleet == nil && m.byID[ev.Node] == nil {
+	if m.fleet == nil && !m.panes.Has(ev.Node) {
 		return nil // an event for a server this UI was not told about
 	}
 	m.clock = max(m.clock, ev.Offset)
@@ -412,6 +395,36 @@ func (m *Model) endFooter(node source.NodeID, r *source.SaveReport, at time.Time
 	}
 	e.text = fmt.Sprintf("the %s on %s ended %s: %s", r.Kind, m.addrOf(node), r.Status, r.Evidence)
 	m.setFooter(e)
+}
+
+// stuckPrefix starts the footer line of a stuck save.
+const stuckPrefix = "⚠ stuck? "
+
+// stuckFooter keeps a node's footer line about a stuck save in step with
+// its view: shown (and its seconds updated) while the save looks stuck,
+// gone when it moves again or ends. Other footer lines are left alone.
+func (m *Model) stuckFooter(id source.NodeID) {
+	v := m.store.Live(id)
+	if v.Stuck != "" {
+		text := stuckPrefix + "the save on " + m.addrOf(id) + ": " + v.Stuck
+		if words.CanCancel(v) {
+			text += "; x cancels it (BGSAVE CANCEL)"
+		}
+		e := footEntry{node: id, kind: footErr, text: text}
+		for _, old := range m.footer {
+			if old.node == id && strings.HasPrefix(old.text, stuckPrefix) {
+				e.wall = old.wall // since when it looks stuck
+			}
+		}
+		m.setFooter(e)
+		return
+	}
+	for i, e := range m.footer {
+		if e.node == id && strings.HasPrefix(e.text, stuckPrefix) {
+			m.footer = append(m.footer[:i], m.footer[i+1:]...)
+			return
+		}
+	}
 }
 
 // answer puts a command's answer in the footer, in place of the note or
@@ -470,10 +483,7 @@ func (m *Model) ageFooter() {
 // terminal's columns at one sample each span longer.
 func (m *Model) keepFor() time.Duration {
 	keep := m.cfg.History
-	widths := []int{}
-	for _, p := range m.shown {
-		widths = append(widths, p.form.plotW)
-	}
+	widths := m.panes.ChartWidths()
 	if m.fleet != nil {
 		widths = append(widths, m.fleet.ChartWidth())
 	}
@@ -493,29 +503,14 @@ func (m *Model) keepFor() time.Duration {
 // from the store, which kept its history meanwhile.
 func (m *Model) refresh() {
 	now := m.store.Now()
-	views := make([]store.View, len(m.shown))
 	// Charts hidden behind the reports table or the cost view wait:
 	// closing it draws them.
 	covered := m.stack.covered()
+	c := plot.Cadence{Interval: m.cfg.Interval, Rest: m.cfg.IdleInterval}
 	if m.stack.base() == viewFleet && !covered {
-		m.fleet.Refresh(m.st, m.store, now, m.cfg.History, m.cadence(), m.perPane)
+		m.fleet.Refresh(m.st, m.store, now, m.cfg.History, c, m.perPane)
 	}
-	cols := make([]*plot.Columns, len(m.shown))
-	for i, p := range m.shown {
-		views[i] = m.store.View(p.id)
-		p.sync(views[i], now, m.cfg.History, m.cadence())
-		cols[i] = &p.Columns
-	}
-	if !covered {
-		// Each pane's scale tops, shared by the panes unless per pane:
-		// the same memory draws at the same height in every pane.
-		tops := plot.ScaleTops(cols, nil, m.perPane, m.holds, now)
-		for i, p := range m.shown {
-			if m.lay.mode != layoutSingle || i == m.focus {
-				p.drawCharts(m.st, views[i], now, tops[i])
-			}
-		}
-	}
+	m.panes.Refresh(m.st, m.store, now, m.cfg.History, c, m.perPane, covered)
 	m.compose()
 }
 
@@ -523,17 +518,12 @@ func (m *Model) refresh() {
 func (m *Model) relayout() {
 	m.helpView().SetSize(m.width, 0)
 	m.lay = m.pickLayout(m.stack.has(viewHelp))
-	if m.lay.mode == layoutTooSmall && m.lay.fullHelp {
+	if m.lay.tooSmall && m.lay.fullHelp {
 		// Full help is a courtesy: drop it before dropping the panes.
 		m.lay = m.pickLayout(false)
 	}
-	for i, p := range m.shown {
-		w := minPaneW
-		if i < len(m.lay.widths) {
-			w = m.lay.widths[i]
-		}
-		p.SetSize(w, max(m.lay.height, minPaneH))
-	}
+	// Each view lays itself out in the body: the panes share it
+	// (panesview.Fit).
 	for id, v := range m.views {
 		if v != nil && views[id].kind != kindFoot {
 			v.SetSize(m.width, m.bodyHeight())
@@ -542,73 +532,28 @@ func (m *Model) relayout() {
 	m.store.SetKeep(m.keepFor())
 }
 
-// pickLayout prefers panes side by side when each is wide enough for its
-// charts, else stacked, else side by side however narrow, else the
-// focused pane alone. Panes take the whole height they are given: their
-// charts grow with it.
+// pickLayout sizes the help, and says whether what the base shows fits
+// in the rest: the fleet's rows need the width of a pane and room for a
+// row; the panes, room for one (panesview.Fit).
 func (m *Model) pickLayout(fullHelp bool) layout {
-	n := len(m.shown)
 	helpH := m.helpView().Height(m.keyHelp(fullHelp), fullHelp)
 	avail := m.height - 2 - helpH // title line, footer line, help
-	lay := layout{fullHelp: fullHelp, helpH: helpH, widths: make([]int, n)}
+	lay := layout{fullHelp: fullHelp, helpH: helpH}
 	if m.stack.base() == viewFleet {
-		// The rows need the width of a pane and room for one row.
-		lay.mode, lay.height = layoutFleet, avail
-		if m.fleet.Len() == 0 || m.width < minPaneW || avail < fleetview.HeadLines+2 {
-			lay.mode = layoutTooSmall
-		}
+		lay.tooSmall = m.fleet.Len() == 0 || m.width < panesview.MinWidth || avail < fleetview.HeadLines+2
 		return lay
 	}
-	if n == 0 {
-		lay.mode = layoutTooSmall
-		return lay
-	}
-	type try struct {
-		mode  layoutMode
-		ok    bool
-		share bool // the panes share the width
-	}
-	// Panes side by side or stacked compare one or two servers (more are
-	// the fleet view's rows).
-	tries := []try{
-		{layoutSide, m.width/n >= sideWidth && avail >= minPaneH, true},
-		{layoutStacked, m.width >= minPaneW && avail >= n*minPaneH, false},
-		{layoutSide, m.width/n >= minPaneW && avail >= minPaneH, true},
-		{layoutSingle, m.width >= minPaneW && avail >= minPaneH, false},
-	}
-	for _, t := range tries {
-		if !t.ok {
-			continue
-		}
-		lay.mode, lay.height = t.mode, avail
-		if t.mode == layoutStacked {
-			lay.height = avail / n // equal heights: the charts of both line up
-		}
-		for i := range lay.widths {
-			lay.widths[i] = m.width
-			if t.share {
-				lay.widths[i] = m.width / n
-				if i == n-1 {
-					lay.widths[i] = m.width - (n-1)*(m.width/n)
-				}
-			}
-		}
-		return lay
-	}
-	lay.mode, lay.height = layoutTooSmall, minPaneH
-	for i := range lay.widths {
-		lay.widths[i] = minPaneW
-	}
+	lay.tooSmall = panesview.Fit(len(m.panes.Shown()), m.width, avail).Mode == panesview.TooSmall
 	return lay
 }
 
 // minSize is the smallest terminal that shows one pane with short help.
-func minSize() (int, int) { return minPaneW, minPaneH + 3 }
+func minSize() (int, int) { return panesview.MinWidth, panesview.MinHeight + 3 }
 
 // compose builds the frame from the cached drawings: the title line, the
 // lines of the view that fills the body, the footer and the help.
 func (m *Model) compose() {
-	if m.lay.mode == layoutTooSmall {
+	if m.lay.tooSmall {
 		m.view = m.tooSmall()
 		return
 	}
@@ -632,7 +577,7 @@ func (m *Model) compose() {
 func (m *Model) tooSmall() string {
 	w, h := minSize()
 	msg := fmt.Sprintf("terminal too small: %dx%d\nvkwatch needs at least %dx%d\n\nq quits", m.width, m.height, w, h)
-	if len(m.panes) == 0 && (m.fleet == nil || m.fleet.Len() == 0) {
+	if m.panes.Len() == 0 && (m.fleet == nil || m.fleet.Len() == 0) {
 		msg = "vkwatch: no servers to watch\n\nq quits"
 	}
 	// Cut each line to the terminal: Place cannot shrink what is wider.
@@ -668,9 +613,6 @@ func (m *Model) bodyHeight() int { return m.height - 2 - m.lay.helpH }
 // helpView is the help's component: the model sizes it and writes it
 // at the bottom of every frame.
 func (m *Model) helpView() *helpview.Model { return m.views[viewHelp].(*helpview.Model) }
-
-// panesView is the panes' component.
-func (m *Model) panesView() *panesView { return m.views[viewPanes].(*panesView) }
 
 // setStatus sets the status shown at the right of the title line.
 func (m *Model) setStatus(s string) {
@@ -737,8 +679,8 @@ func (m *Model) topMarks(short bool) string {
 		right = append(right, m.st.Banner.R(m.status))
 	}
 	if !m.stack.covered() {
-		if m.lay.mode == layoutSingle && len(m.shown) > 1 {
-			right = append(right, m.st.Dim.R(fmt.Sprintf("pane %d/%d, tab switches", m.focus+1, len(m.shown))))
+		if n := len(m.panes.Shown()); m.panes.Mode() == panesview.Single && n > 1 {
+			right = append(right, m.st.Dim.R(fmt.Sprintf("pane %d/%d, tab switches", m.panes.Focus()+1, n)))
 		}
 		if m.stack.base() == viewPanes {
 			right = append(right, m.scaleMark(short)) // the fleet view says it in its own line
@@ -892,20 +834,35 @@ func (m *Model) setStack(s viewStack) {
 	}
 }
 
+// target is a server a command goes to, and how the footer names it.
+type target struct {
+	id   source.NodeID
+	addr string
+}
+
 // targets are the servers a command goes to: the focused one (in the
 // fleet view, the selected row's), or every one shown.
-func (m *Model) targets(all bool) []*pane {
+func (m *Model) targets(all bool) []target {
 	switch {
 	case m.stack.base() == viewFleet:
 		id := m.fleet.Selected()
 		if addr, ok := m.fleet.Addr(id); ok {
-			return []*pane{m.paneFor(id, addr)}
+			m.panes.Add(id, addr) // its pane, for when it is opened
+			addr, _ = m.panes.Addr(id)
+			return []target{{id, addr}}
 		}
 		return nil
 	case all:
-		return m.shown
-	case m.focus < len(m.shown):
-		return []*pane{m.shown[m.focus]}
+		ids := m.panes.Shown()
+		out := make([]target, len(ids))
+		for i, id := range ids {
+			out[i].id = id
+			out[i].addr, _ = m.panes.Addr(id)
+		}
+		return out
+	}
+	if id, addr, ok := m.panes.Focused(); ok {
+		return []target{{id, addr}}
 	}
 	return nil
 }
@@ -989,12 +946,12 @@ func (m *Model) cancelSave(confirmed bool) tea.Cmd {
 
 // cancelTarget is the server x would cancel a save on (nil for none), and
 // whether it has BGSAVE CANCEL.
-func (m *Model) cancelTarget() (*pane, bool) {
+func (m *Model) cancelTarget() (*target, bool) {
 	t := m.targets(false)
 	if len(t) == 0 {
 		return nil, false
 	}
-	return t[0], words.CanCancel(m.store.Live(t[0].id))
+	return &t[0], words.CanCancel(m.store.Live(t[0].id))
 }
 
 // canSend reports whether a command may be sent at all, without saying why

@@ -14,6 +14,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/ui/panesview"
 	"github.com/vkwatch/vkwatch/ui/plot"
 	"github.com/vkwatch/vkwatch/ui/text"
 	"github.com/vkwatch/vkwatch/ui/uitest"
@@ -141,17 +142,13 @@ func TestAbsentFieldsShowNA(t *testing.T) {
 // view, as the user sees them.
 func chartBlock(t *testing.T, m Model, i int, id string) []string {
 	t.Helper()
-	p := m.panes[i]
 	k := plot.Index(id)
 	lines := strings.Split(plainView(m), "\n")
 	head := text.PadRight(plot.Charts[k].Label, 9) + " "
-	for j, c := range p.form.charts {
-		if c != k {
-			continue
-		}
+	if n := len(m.panes.ChartRows(i, id)); n > 0 {
 		for y, l := range lines {
 			if strings.Contains(l, "│ "+head) || strings.Contains(l, "║ "+head) {
-				return lines[y : y+p.form.rows[j]]
+				return lines[y : y+n]
 			}
 		}
 	}
@@ -468,7 +465,7 @@ func TestDisconnectedPane(t *testing.T) {
 	if l := lineWith(t, m, "disconnected"); !strings.Contains(l, "disconnected: dial tcp 127.0.0.1:7001: connect: connection refused, retrying") {
 		t.Errorf("state line: %q", l)
 	}
-	marks := lineWith(t, m, markLegend)
+	marks := lineWith(t, m, panesview.MarkLegend)
 	if strings.Count(marks, "×") < 2 {
 		t.Errorf("marker row should show the gaps: %q", marks)
 	}
@@ -486,7 +483,7 @@ func TestDisconnectedPane(t *testing.T) {
 	if l := lineWith(t, m, "connected"); strings.Contains(l, "disconnected") {
 		t.Errorf("after reconnect: %q", l)
 	}
-	if !strings.Contains(lineWith(t, m, markLegend), "×") {
+	if !strings.Contains(lineWith(t, m, panesview.MarkLegend), "×") {
 		t.Errorf("reconnecting erased the gap marks")
 	}
 }
@@ -509,11 +506,11 @@ func TestSaveProgressAndReport(t *testing.T) {
 	wantFields(t, "after save", plainView(m), "took", "15s server", "observed", "15.0s", "fork pause", "1.20ms",
 		"cow", "17.0 MiB", "cow peak", "18.0 MiB at 62%", "footprint", "+20.0 MiB", "peak used", "+3.00 MiB", "rss", "+19.0 MiB",
 		"ops/s", "51.2k → 36.0k", "ping max", "900µs → 31.0ms")
-	marks := lineWith(t, m, markLegend)
-	marks = marks[strings.Index(marks, markLegend)+len(markLegend):]
-	fi, ei := strings.IndexRune(marks, 'F'), strings.IndexRune(marks, markEnd)
-	if fi < 0 || ei <= fi || strings.Trim(marks[fi+1:ei], string(markRun)) != "" {
-		t.Errorf("marker row should show the save as F───%c: %q", markEnd, marks)
+	marks := lineWith(t, m, panesview.MarkLegend)
+	marks = marks[strings.Index(marks, panesview.MarkLegend)+len(panesview.MarkLegend):]
+	fi, ei := strings.IndexRune(marks, 'F'), strings.IndexRune(marks, panesview.MarkEnd)
+	if fi < 0 || ei <= fi || strings.Trim(marks[fi+1:ei], string(panesview.MarkRun)) != "" {
+		t.Errorf("marker row should show the save as F───%c: %q", panesview.MarkEnd, marks)
 	}
 	if got := m.Reports(); len(got) != 1 || got[0].Kind != source.SaveFork || got[0].Observed != 15*time.Second {
 		t.Errorf("Reports() = %+v", got)
@@ -611,9 +608,9 @@ func TestSlotMigrationMarked(t *testing.T) {
 	for _, c := range [][2]int{{200, 50}, {120, 40}, {80, 24}} {
 		m := setup(t, Config{Nodes: nodes(uitest.AddrA)}, c[0], c[1], evs)
 		marks := lineWith(t, m, "×gap")
-		legend := markLegendFor(999, true)
+		legend := panesview.MarkLegendFor(999, true)
 		if !strings.Contains(marks, legend) {
-			legend = markLegendMShort
+			legend = panesview.MarkLegendMShort
 		}
 		i := strings.Index(marks, legend)
 		if i < 0 {

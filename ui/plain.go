@@ -6,6 +6,8 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/risk"
 	"github.com/vkwatch/vkwatch/source/roll"
+	"github.com/vkwatch/vkwatch/ui/panesview"
+	"github.com/vkwatch/vkwatch/ui/status"
 	"github.com/vkwatch/vkwatch/ui/style"
 	"github.com/vkwatch/vkwatch/ui/text"
 	"github.com/vkwatch/vkwatch/ui/words"
@@ -18,14 +20,14 @@ import (
 // ReportLines is what a save cost, as a pane shows it given the room: its
 // title, then its fields in aligned columns, the copy-on-write first.
 func ReportLines(r *source.SaveReport) []string {
-	b := reportBlock(&style.Styles{}, r)
-	lines, _ := b.lines(&style.Styles{}, plainWidth, 1+len(b.fields))
+	b := status.Report(&style.Styles{}, r)
+	lines, _ := b.Lines(&style.Styles{}, plainWidth, 1+len(b.Fields))
 	return lines
 }
 
 // plainWidth is the width ReportLines lays a report out in: a pane's at
 // 200x50 with two servers.
-const plainWidth = 100 - paneChrome
+const plainWidth = 100 - panesview.Chrome
 
 // ForkVerdict says how a fork stands against the memory it has: the
 // level, the projected need against the limit that decides and the

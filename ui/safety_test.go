@@ -77,7 +77,7 @@ func TestForkWarningThenOtherKeyCancels(t *testing.T) {
 	// Another key cancels and does its own job: tab moves the focus.
 	m, cmd := press(m, "tab")
 	run(t, cmd)
-	if v := plainView(m); strings.Contains(v, "a fork save may need") || strings.Contains(v, "save anyway") || m.focus != 1 {
+	if v := plainView(m); strings.Contains(v, "a fork save may need") || strings.Contains(v, "save anyway") || m.panes.Focus() != 1 {
 		t.Fatalf("tab should cancel the pending save and move focus:\n%s", v)
 	}
 	m, _ = press(m, "shift+tab")

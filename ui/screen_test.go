@@ -39,13 +39,7 @@ func cowScenario() []source.Event {
 // nothing.
 func plotTop(t *testing.T, m Model, i int, id string) int {
 	t.Helper()
-	p := m.panes[i]
-	var rows []string
-	for j, k := range p.form.charts {
-		if plot.Charts[k].ID == id {
-			rows = p.plots[k][:p.form.rows[j]]
-		}
-	}
+	rows := m.panes.ChartRows(i, id)
 	if rows == nil {
 		t.Fatalf("pane %d shows no %s chart", i, id)
 	}
@@ -63,7 +57,7 @@ func TestOneScaleAcrossPanes(t *testing.T) {
 		t.Fatalf("the screen should say the scales are shared:\n%s", plainView(m))
 	}
 	idle, loaded := plotTop(t, m, 0, "cow"), plotTop(t, m, 1, "cow")
-	rows := m.panes[0].form.rows[chartPos(m, 0, "cow")]
+	rows := len(m.panes.ChartRows(0, "cow"))
 	if rows < 4 {
 		t.Fatalf("cow chart of %d rows at 200x50: too short to compare", rows)
 	}
@@ -94,16 +88,6 @@ func TestOneScaleAcrossPanes(t *testing.T) {
 	if got := plotTop(t, m, 0, "cow"); got != 0 {
 		t.Errorf("s again: shared once more, idle at %d", got)
 	}
-}
-
-// chartPos is the position of metric id among pane i's charts.
-func chartPos(m Model, i int, id string) int {
-	for j, k := range m.panes[i].form.charts {
-		if plot.Charts[k].ID == id {
-			return j
-		}
-	}
-	return -1
 }
 
 // emptyRows counts the rows of a frame of panes side by side, each w
@@ -162,8 +146,8 @@ func TestChartsFillTheTerminal(t *testing.T) {
 	rowsAt := func(h int) int {
 		mm := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 200, h, evs)
 		total := 0
-		for _, r := range mm.panes[0].form.rows {
-			total += r
+		for _, c := range plot.Charts {
+			total += len(mm.panes.ChartRows(0, c.ID))
 		}
 		return total
 	}
@@ -180,7 +164,7 @@ func TestBothPanesAt80x24(t *testing.T) {
 	}
 	for i := range 2 {
 		for _, id := range []string{"footprint", "cow", "ops", "ping"} {
-			if chartPos(m, i, id) < 0 {
+			if m.panes.ChartRows(i, id) == nil {
 				t.Errorf("80x24: pane %d lacks the %s chart", i, id)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"github.com/vkwatch/vkwatch/ui/costview"
 	"github.com/vkwatch/vkwatch/ui/fleetview"
 	"github.com/vkwatch/vkwatch/ui/helpview"
+	"github.com/vkwatch/vkwatch/ui/panesview"
 	"github.com/vkwatch/vkwatch/ui/tableview"
 	"github.com/vkwatch/vkwatch/ui/view"
 )
@@ -40,11 +41,11 @@ const (
 	kindFoot                 // in the help line's place
 )
 
-// viewOpts is what the views are made for: how many servers, and a
-// fleet's view of its rows (nil outside a fleet).
+// viewOpts is what the views are made for: the panes, and a fleet's view
+// of its rows (nil outside a fleet), which the model also keeps.
 type viewOpts struct {
-	servers int
-	fleet   *fleetview.Model
+	panes *panesview.Model
+	fleet *fleetview.Model
 }
 
 // views is every view the model can show, by id, in the order the full
@@ -58,7 +59,7 @@ var views = [...]struct {
 	make func(o viewOpts) view.Component
 }{
 	viewFleet: {view.Fleet, kindBase, newFleetComponent},
-	viewPanes: {view.Panes, kindBase, newPanesView},
+	viewPanes: {view.Panes, kindBase, func(o viewOpts) view.Component { return o.panes }},
 	viewCost:  {view.Cost, kindBody, func(viewOpts) view.Component { return costview.New() }},
 	viewTable: {view.Reports, kindBody, func(viewOpts) view.Component { return tableview.New() }},
 	viewHelp:  {view.Help, kindFoot, func(viewOpts) view.Component { return helpview.New() }},

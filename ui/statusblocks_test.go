@@ -18,6 +18,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/forecast"
 	"github.com/vkwatch/vkwatch/source/record"
 	"github.com/vkwatch/vkwatch/source/store"
+	"github.com/vkwatch/vkwatch/ui/status"
 	"github.com/vkwatch/vkwatch/ui/style"
 	"github.com/vkwatch/vkwatch/ui/text"
 	"github.com/vkwatch/vkwatch/ui/uitest"
@@ -138,11 +139,11 @@ func (r *statusRun) frames(t *testing.T, got func(name string, m Model)) {
 	}
 }
 
-// blockLines are pane p's status rows as drawn: the state line and the
-// two blocks, without the border.
-func blockLines(p *pane) []string {
+// blockLines are node id's status rows as its pane drew them: the state
+// line and the two blocks, without the border.
+func blockLines(m Model, id source.NodeID) []string {
 	var out []string
-	for _, l := range p.boxLines[1 : 2+p.form.now+p.form.last] {
+	for _, l := range m.panes.StatusRows(id) {
 		r := []rune(ansi.Strip(l))
 		out = append(out, strings.TrimRight(string(r[2:len(r)-2]), " "))
 	}
@@ -157,18 +158,19 @@ func blockLines(p *pane) []string {
 // shows).
 func checkStatus(t *testing.T, what string, m Model, all bool) {
 	t.Helper()
-	for _, p := range m.shown {
-		lines := blockLines(p)
+	for _, id := range m.panes.Shown() {
+		addr, _ := m.panes.Addr(id)
+		lines := blockLines(m, id)
 		text := strings.Join(lines, "\n")
 		for _, l := range lines {
 			if strings.HasSuffix(l, "…") {
-				t.Errorf("%s: a status line of %s cut with …: %q\n%s", what, p.addr, l, text)
+				t.Errorf("%s: a status line of %s cut with …: %q\n%s", what, addr, l, text)
 			}
 		}
-		v := m.store.View(p.id)
+		v := m.store.View(id)
 		if s := v.Latest; s != nil && s.Save != nil {
-			if !hasField(text, "keys", keysText(s.Save)) {
-				t.Errorf("%s: the keys processed / total of %s's save not shown:\n%s", what, p.addr, text)
+			if !hasField(text, "keys", status.KeysText(s.Save)) {
+				t.Errorf("%s: the keys processed / total of %s's save not shown:\n%s", what, addr, text)
 			}
 			if s.Save.Kind.Method() == "fork" && strings.Contains(text, "blocked clients 0") {
 				t.Errorf("%s: a fork save shows blocked clients 0:\n%s", what, text)
@@ -177,7 +179,7 @@ func checkStatus(t *testing.T, what string, m Model, all bool) {
 		if all {
 			for _, f := range wantMeasured(v) {
 				if !hasField(text, f[0], f[1]) {
-					t.Errorf("%s: %s's %q (%s) not shown:\n%s", what, p.addr, f[0], f[1], text)
+					t.Errorf("%s: %s's %q (%s) not shown:\n%s", what, addr, f[0], f[1], text)
 				}
 			}
 		}
@@ -190,20 +192,20 @@ func checkStatus(t *testing.T, what string, m Model, all bool) {
 func checkPriority(t *testing.T, what, text string, v store.View) {
 	t.Helper()
 	st := &style.Styles{}
-	b := nextBlock(st, v)
+	b := status.Next(st, v)
 	if s := v.Latest; s != nil && s.Save != nil {
-		b = saveBlock(st, progressForTest(), v)
+		b = status.Save(st, progressForTest(), v)
 	}
-	for _, blk := range []block{b, reportBlock(st, v.Report)} {
-		fs := byPrio(blk.fields)
+	for _, blk := range []status.Block{b, status.Report(st, v.Report)} {
+		fs := status.ByPrio(blk.Fields)
 		missing := ""
 		for _, f := range fs {
-			shown := hasField(text, f.label, f.value) || f.short != "" && hasField(text, f.label, f.short)
+			shown := hasField(text, f.Label, f.Value) || f.Short != "" && hasField(text, f.Label, f.Short)
 			switch {
 			case !shown && missing == "":
-				missing = f.label
-			case shown && missing != "" && prioOf(fs, missing) < f.prio:
-				t.Errorf("%s: %q left out while the less important %q shows:\n%s", what, missing, f.label, text)
+				missing = f.Label
+			case shown && missing != "" && prioOf(fs, missing) < f.Prio:
+				t.Errorf("%s: %q left out while the less important %q shows:\n%s", what, missing, f.Label, text)
 			}
 		}
 	}
@@ -215,13 +217,13 @@ func progressForTest() progress.Model {
 }
 
 // prioOf is the priority of the field labelled label in fs.
-func prioOf(fs []field, label string) prio {
+func prioOf(fs []status.Field, label string) status.Prio {
 	for _, f := range fs {
-		if f.label == label {
-			return f.prio
+		if f.Label == label {
+			return f.Prio
 		}
 	}
-	return prioMore
+	return status.PrioMore
 }
 
 // wantMeasured are the fields a pane must show for view v (label,
@@ -237,7 +239,7 @@ func wantMeasured(v store.View) [][2]string {
 		if f, ok := sv.Fraction().Get(); ok {
 			add("progress", fmt.Sprintf("%.1f%%", f*100))
 		}
-		add("keys", keysText(sv))
+		add("keys", status.KeysText(sv))
 		if eta, ok := sv.ETA.Get(); ok && sv.Phase == "" {
 			add("ETA", text.Elapsed(eta))
 		}
@@ -322,7 +324,7 @@ var reportMeasured = []reportFigure{
 		return "cow peak", text.OptBytes(r.PeakCOW), r.PeakCOW.OK && r.COWFrom != source.FromNoChild
 	}},
 	{[]string{"PeakAtProgress"}, func(r *source.SaveReport) (string, string, bool) {
-		at, v := fmtPeakAt(r), text.OptBytes(r.PeakCOW)
+		at, v := status.PeakAt(r), text.OptBytes(r.PeakCOW)
 		if r.PeakCOWFrom != "" {
 			v += " " + string(r.PeakCOWFrom)
 		}

@@ -4,14 +4,13 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/ui/fleetview"
 	"github.com/vkwatch/vkwatch/ui/view"
 )
 
 // makeViews makes the model's views.
 func (m *Model) makeViews() {
-	o := viewOpts{servers: len(m.cfg.Nodes), fleet: m.fleet}
+	o := viewOpts{panes: m.panes, fleet: m.fleet}
 	m.views = make([]view.Component, len(views))
 	for id, v := range views {
 		m.views[id] = v.make(o)
@@ -24,13 +23,9 @@ func (m *Model) ctx() *view.Context {
 	if m.fleet != nil {
 		c.Nodes = m.fleet.IDs()
 	} else {
-		c.Nodes = make([]source.NodeID, len(m.shown))
-		for i, p := range m.shown {
-			c.Nodes[i] = p.id
-		}
+		c.Nodes = m.panes.Shown()
 	}
 	c.Help = m.keyHelp(c.Full)
-	m.panesView().show(m.shown, m.lay.mode, m.focus)
 	return c
 }
 
@@ -71,11 +66,9 @@ func (m *Model) viewKey(k tea.KeyMsg) bool {
 }
 
 // request does what a view asked for (nil: nothing): the model's own
-// state (the focus, the panes shown, the footer) changes only here.
+// state (the panes shown, the footer) changes only here.
 func (m *Model) request(msg tea.Msg) {
 	switch msg := msg.(type) {
-	case view.FocusMsg:
-		m.focus = int(msg)
 	case view.NoteMsg:
 		m.setFooter(footEntry{kind: footNote, text: string(msg)})
 	case fleetview.OpenMsg:
@@ -93,7 +86,7 @@ func toggleOf(v view.Component) *key.Binding {
 
 // helpKeys are the bindings the views' help lines take from the model.
 func (m *Model) helpKeys() view.HelpKeys {
-	h := view.HelpKeys{Keys: m.keys.Keys, Toggles: map[view.Name]key.Binding{}, Next: m.panesView().Next}
+	h := view.HelpKeys{Keys: m.keys.Keys, Toggles: map[view.Name]key.Binding{}, Next: m.panes.Next}
 	for id, v := range m.views {
 		if t := toggleOf(v); t != nil {
 			h.Toggles[views[id].name] = *t
@@ -109,7 +102,7 @@ func (m *Model) syncKeys() {
 	for id, v := range m.views {
 		if v != nil {
 			v.SyncKeys(view.Open{Fills: viewID(id) == body, Base: viewID(id) == m.stack.base(),
-				Covered: m.stack.covered(), Help: m.stack.has(viewHelp), Shown: len(m.shown)})
+				Covered: m.stack.covered(), Help: m.stack.has(viewHelp), Shown: len(m.panes.Shown())})
 		}
 	}
 }

@@ -4,8 +4,8 @@
 // bindings, from which the help is made. A view never sees the root: it
 // draws from a Context (the styles, the store, the nodes it speaks of, what
 // the user pressed), and what it wants of the root it says in a message
-// (FocusMsg, NoteMsg, or one of its own package's), which the root handles
-// in the same Update, in order with the keys that follow.
+// (NoteMsg, or one of its own package's, as fleetview.OpenMsg), which the
+// root handles in the same Update, in order with the keys that follow.
 //
 // Each view is a package (ui/costview, ui/tableview, ...) and one line in
 // the root's table of views.
@@ -171,9 +171,6 @@ func SyncToggle(o Open, toggle *key.Binding, label string, keys ...*key.Binding)
 		b.SetEnabled(o.Fills)
 	}
 }
-
-// FocusMsg asks the root to move the focus to pane n.
-type FocusMsg int
 
 // NoteMsg asks the root to put a note in the footer.
 type NoteMsg string

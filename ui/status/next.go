@@ -1,8 +1,7 @@
-package ui
+package status
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/forecast"
@@ -16,20 +15,20 @@ import (
 // The forecast's sentences: the numbers and the rules are source/forecast's
 // and source/risk's; this file only says them.
 
-// nextBlock is the next save's forecast, while no save runs: its
+// Next is the next save's forecast, while no save runs: its
 // copy-on-write and basis, the headroom against the decisive limit, the
 // footprint, and what the forecast assumed.
-func nextBlock(st *style.Styles, v store.View) block {
-	b := block{title: st.Label.R("next save"), short: st.Label.R("next save"), gutter: true}
+func Next(st *style.Styles, v store.View) Block {
+	b := Block{Title: st.Label.R("next save"), Short: st.Label.R("next save"), gutter: true}
 	fc, ok := v.Forecast.Get()
 	if !ok {
 		b.note = st.Dim.R("forecast n/a: no used_memory yet")
-		b.short += " " + b.note
+		b.Short += " " + b.note
 		return b
 	}
 	if fc.Basis == forecast.Forkless {
-		b.title += st.Value.R(" forkless") + st.Dim.R(" (if no module forces a fork): no child, no copy-on-write")
-		b.short = b.title
+		b.Title += st.Value.R(" forkless") + st.Dim.R(" (if no module forces a fork): no child, no copy-on-write")
+		b.Short = b.Title
 		return b
 	}
 	val := st.Value.R
@@ -44,23 +43,23 @@ func nextBlock(st *style.Styles, v store.View) block {
 	if c, ok := h.Decisive(); ok {
 		room += st.Dim.R(fmt.Sprintf(" (%s of %s %s)", text.Bytes(c.Need), text.Bytes(c.Cap.Bytes), limitName(c)))
 	}
-	b.fields = []field{fieldOf(prioCOW, "cow", cow).or(val("~"+text.Bytes(fc.COW)) + st.Dim.R(" "+words.ShortBasis(fc.Basis)) + thpTag(st, v.Latest)),
-		fieldOf(prioHeadroom, "headroom", room).or(words.Level(st, h))}
+	b.Fields = []Field{fieldOf(PrioCOW, "cow", cow).or(val("~"+text.Bytes(fc.COW)) + st.Dim.R(" "+words.ShortBasis(fc.Basis)) + thpTag(st, v.Latest)),
+		fieldOf(PrioHeadroom, "headroom", room).or(words.Level(st, h))}
 	if fp, ok := fc.Footprint.Get(); ok {
-		b.fields = append(b.fields, fieldOf(prioMore, "footprint", val(text.Bytes(fp))))
+		b.Fields = append(b.Fields, fieldOf(PrioMore, "footprint", val(text.Bytes(fp))))
 	}
 	// What the forecast assumed, last: the first to go.
 	if fc.Bound.OK && fc.Basis == forecast.Calibrated {
-		b.fields = append(b.fields, fieldOf(prioMore, "bound", val(text.Bytes(fc.Bound.V))))
+		b.Fields = append(b.Fields, fieldOf(PrioMore, "bound", val(text.Bytes(fc.Bound.V))))
 	}
-	b.fields = append(b.fields, fieldOf(prioMore, "worst", val(text.Bytes(fc.Worst))))
+	b.Fields = append(b.Fields, fieldOf(PrioMore, "worst", val(text.Bytes(fc.Worst))))
 	if r, ok := fc.Rate.Get(); ok {
-		b.fields = append(b.fields, fieldOf(prioMore, "writes", val(text.Rate(r)+"/s")))
+		b.Fields = append(b.Fields, fieldOf(PrioMore, "writes", val(text.Rate(r)+"/s")))
 	}
-	b.fields = append(b.fields, fieldOf(prioMore, "lasting", val(text.Elapsed(fc.Duration))+st.Dim.R(" ("+fc.DurationFrom+")")).
+	b.Fields = append(b.Fields, fieldOf(PrioMore, "lasting", val(text.Elapsed(fc.Duration))+st.Dim.R(" ("+fc.DurationFrom+")")).
 		or(val(text.Elapsed(fc.Duration))))
 	if cause, ok := thpCause(v.Latest); ok {
-		b.fields = append(b.fields, fieldOf(prioMore, "huge pages", st.Warn.R(cause+": a write copies 2 MiB, not 4 KiB")))
+		b.Fields = append(b.Fields, fieldOf(PrioMore, "huge pages", st.Warn.R(cause+": a write copies 2 MiB, not 4 KiB")))
 	}
 	return b
 }
@@ -83,14 +82,14 @@ func limitName(c risk.Check) string {
 // forecastFields are a report's forecast and how the actual
 // copy-on-write compares with it; none when no forecast was made before
 // the save.
-func forecastFields(st *style.Styles, r *source.SaveReport) []field {
+func forecastFields(st *style.Styles, r *source.SaveReport) []Field {
 	fc, ok := r.ForecastCOW.Get()
 	if !ok {
 		return nil
 	}
-	out := []field{fieldOf(prioForecast, "forecast", st.Value.R(text.Bytes(fc))+st.Dim.R(" "+words.Basis(forecast.Basis(r.ForecastBasis))))}
+	out := []Field{fieldOf(PrioForecast, "forecast", st.Value.R(text.Bytes(fc))+st.Dim.R(" "+words.Basis(forecast.Basis(r.ForecastBasis))))}
 	if c := words.ForecastCheck(r); c != "" {
-		out = append(out, fieldOf(prioForecast, "vs actual", st.Value.R(c)))
+		out = append(out, fieldOf(PrioForecast, "vs actual", st.Value.R(c)))
 	}
 	return out
 }
@@ -104,41 +103,11 @@ func stuckText(st *style.Styles, v store.View) string {
 	return out
 }
 
-// stuckPrefix starts the footer line of a stuck save.
-const stuckPrefix = "⚠ stuck? "
-
-// stuckFooter keeps a node's footer line about a stuck save in step with
-// its view: shown (and its seconds updated) while the save looks stuck,
-// gone when it moves again or ends. Other footer lines are left alone.
-func (m *Model) stuckFooter(id source.NodeID) {
-	v := m.store.Live(id)
-	if v.Stuck != "" {
-		text := stuckPrefix + "the save on " + m.addrOf(id) + ": " + v.Stuck
-		if words.CanCancel(v) {
-			text += "; x cancels it (BGSAVE CANCEL)"
-		}
-		e := footEntry{node: id, kind: footErr, text: text}
-		for _, old := range m.footer {
-			if old.node == id && strings.HasPrefix(old.text, stuckPrefix) {
-				e.wall = old.wall // since when it looks stuck
-			}
-		}
-		m.setFooter(e)
-		return
-	}
-	for i, e := range m.footer {
-		if e.node == id && strings.HasPrefix(e.text, stuckPrefix) {
-			m.footer = append(m.footer[:i], m.footer[i+1:]...)
-			return
-		}
-	}
-}
-
 // replBufFields are the replica output buffer during a replica's full
 // sync, beside the save's copy-on-write (the host pays it too): "repl buf
 // 3.1 MiB of 256 MiB mem_clients_slaves", and its soft limit; none when
 // no full sync runs or the server does not say.
-func replBufFields(st *style.Styles, s *source.Sample) []field {
+func replBufFields(st *style.Styles, s *source.Sample) []Field {
 	b, ok := forecast.FullSyncBuffer(s)
 	if !ok {
 		return nil
@@ -149,9 +118,9 @@ func replBufFields(st *style.Styles, s *source.Sample) []field {
 	} else if !b.Hard.OK {
 		v += st.Dim.R(" (limit n/a)")
 	}
-	out := []field{fieldOf(prioCOW, "repl buf", v+st.Dim.R(" mem_clients_slaves"))}
+	out := []Field{fieldOf(PrioCOW, "repl buf", v+st.Dim.R(" mem_clients_slaves"))}
 	if soft, ok := b.Soft.Get(); ok && soft > 0 && b.Hard.V > 0 {
-		out = append(out, fieldOf(prioMore, "soft limit", st.Value.R(text.Bytes(soft))+st.Label.R(" for ")+st.Value.R(fmt.Sprintf("%ds", b.SoftSecs.V))))
+		out = append(out, fieldOf(PrioMore, "soft limit", st.Value.R(text.Bytes(soft))+st.Label.R(" for ")+st.Value.R(fmt.Sprintf("%ds", b.SoftSecs.V))))
 	}
 	return out
 }

@@ -1,11 +1,9 @@
-package ui
+package status
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/charmbracelet/bubbles/progress"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/store"
@@ -15,12 +13,10 @@ import (
 	"github.com/vkwatch/vkwatch/ui/words"
 )
 
-// The text lines of a pane: its state, the running save, the last save.
-
-// stateLine says how the server is connected, how its PINGs went over the
+// StateLine says how the server is connected, how its PINGs went over the
 // last 10 s and how it saves, in width cells: the PING's p50, then how it
 // saves, then its max go first where they do not fit.
-func stateLine(st *style.Styles, v store.View, width int) string {
+func StateLine(st *style.Styles, v store.View, width int) string {
 	var conn string
 	switch v.State {
 	case store.Connecting:
@@ -73,43 +69,43 @@ func saveMethod(st *style.Styles, s *source.Sample) string {
 	return out
 }
 
-// saveBlock is the running save: what runs and who started it, its
+// Save is the running save: what runs and who started it, its
 // progress bar after the title, and its fields. The keys processed /
 // total come right after the progress: they are what the bar measures.
-func saveBlock(st *style.Styles, prog progress.Model, v store.View) block {
+func Save(st *style.Styles, prog progress.Model, v store.View) Block {
 	s := v.Latest
 	sv := s.Save
 	kind := st.Warn.R("▶ "+string(sv.Kind)) + forcedFork(st, s)
-	b := block{
-		title: kind + st.Label.R(" by ") + st.Value.R(words.Trigger(sv.Trigger)),
-		short: kind,
+	b := Block{
+		Title: kind + st.Label.R(" by ") + st.Value.R(words.Trigger(sv.Trigger)),
+		Short: kind,
 	}
 	frac, fok := sv.Fraction().Get()
 	switch {
 	case fok:
-		b.fields = append(b.fields, fieldOf(prioProgress, "progress", st.Value.R(fmt.Sprintf("%.1f%%", frac*100))))
+		b.Fields = append(b.Fields, fieldOf(PrioProgress, "progress", st.Value.R(fmt.Sprintf("%.1f%%", frac*100))))
 	case sv.Kind != source.SaveForklessSync: // a sync has no total: its keys say so
-		b.fields = append(b.fields, fieldOf(prioProgress, "progress", st.Value.R(text.NA)))
+		b.Fields = append(b.Fields, fieldOf(PrioProgress, "progress", st.Value.R(text.NA)))
 	}
-	b.fields = append(b.fields, fieldOf(prioKeys, "keys", st.Value.R(keysText(sv))), etaField(st, sv))
+	b.Fields = append(b.Fields, fieldOf(PrioKeys, "keys", st.Value.R(KeysText(sv))), etaField(st, sv))
 	// A forkless save's cost is the writers it holds up, not its
 	// copy-on-write (none): they come first.
 	blocked, bok := blockedNow(st, s)
-	if bok && blocked.prio == prioCOW {
-		b.fields = append(b.fields, blocked)
+	if bok && blocked.Prio == PrioCOW {
+		b.Fields = append(b.Fields, blocked)
 	}
-	b.fields = append(b.fields, cowNowField(st, s))
-	b.fields = append(b.fields, replBufFields(st, s)...)
-	b.fields = append(b.fields, fieldOf(prioMore, "elapsed", st.Value.R(text.Elapsed(sv.Elapsed))))
-	if bok && blocked.prio != prioCOW {
-		b.fields = append(b.fields, blocked)
+	b.Fields = append(b.Fields, cowNowField(st, s))
+	b.Fields = append(b.Fields, replBufFields(st, s)...)
+	b.Fields = append(b.Fields, fieldOf(PrioMore, "elapsed", st.Value.R(text.Elapsed(sv.Elapsed))))
+	if bok && blocked.Prio != PrioCOW {
+		b.Fields = append(b.Fields, blocked)
 	}
 	if s.Info.AOFRewriteScheduled.V == 1 && sv.Kind != source.SaveAOF {
 		// aof_rewrite_scheduled: the rewrite runs when the save ends.
-		b.fields = append(b.fields, fieldOf(prioMore, "AOF rewrite", st.Warn.R("waiting")))
+		b.Fields = append(b.Fields, fieldOf(PrioMore, "AOF rewrite", st.Warn.R("waiting")))
 	}
 	if v.Stuck != "" {
-		b.short = st.Err.R("⚠ stuck? ") + kind
+		b.Short = st.Err.R("⚠ stuck? ") + kind
 		b.extra, b.extraInline = func(int) string { return stuckText(st, v) }, true
 		return b
 	}
@@ -132,29 +128,29 @@ func saveBlock(st *style.Styles, prog progress.Model, v store.View) block {
 // etaField is a running save's ETA, or the phase it is in where it has
 // none (starting, writing its file, stopping after a cancel): never an
 // ETA below zero, nor a missing one without saying why.
-func etaField(st *style.Styles, sv *source.SaveProgress) field {
+func etaField(st *style.Styles, sv *source.SaveProgress) Field {
 	switch {
 	case sv.Phase != "":
-		return fieldOf(prioETA, "phase", st.Warn.R(sv.Phase))
+		return fieldOf(PrioETA, "phase", st.Warn.R(sv.Phase))
 	case sv.Kind == source.SaveForklessSync:
-		return fieldOf(prioETA, "ETA", st.Dim.R("none (a sync has no total)"))
+		return fieldOf(PrioETA, "ETA", st.Dim.R("none (a sync has no total)"))
 	}
-	return fieldOf(prioETA, "ETA", st.Value.R(text.OptElapsed(sv.ETA)))
+	return fieldOf(PrioETA, "ETA", st.Value.R(text.OptElapsed(sv.ETA)))
 }
 
 // cowNowField is the running save's copy-on-write now and its
 // instrument.
-func cowNowField(st *style.Styles, s *source.Sample) field {
+func cowNowField(st *style.Styles, s *source.Sample) Field {
 	v := st.Value.R(liveCOW(s))
 	if s.Save.Kind.Method() != "forkless" && s.COW.OK {
 		tag, _ := plot.Charts[plot.COWChart].From(s)
 		v += instrumentTag(st, tag != "", source.Instrument(tag))
 	}
-	return fieldOf(prioCOW, "cow", v).or(st.Value.R(words.NoneShort(liveCOW(s))))
+	return fieldOf(PrioCOW, "cow", v).or(st.Value.R(words.NoneShort(liveCOW(s))))
 }
 
-// keysText is a save's keys processed of its total; a sync has no total.
-func keysText(sv *source.SaveProgress) string {
+// KeysText is a save's keys processed of its total; a sync has no total.
+func KeysText(sv *source.SaveProgress) string {
 	if sv.Kind == source.SaveForklessSync {
 		return text.OptCount(sv.Processed) + " (a sync: no total)"
 	}
@@ -182,27 +178,27 @@ func forcedFork(st *style.Styles, s *source.Sample) string {
 // save holds up (and any BLPOP), ranked with the copy-on-write a fork
 // save costs instead. A fork save blocks no writer: its field shows only
 // where some client is blocked, never "0".
-func blockedNow(st *style.Styles, s *source.Sample) (field, bool) {
+func blockedNow(st *style.Styles, s *source.Sample) (Field, bool) {
 	v, ok := s.Info.BlockedClients.Get()
 	forkless := s.Save.Kind.Method() == "forkless"
 	if !ok || v == 0 && !forkless {
-		return field{}, false
+		return Field{}, false
 	}
 	return fieldOf(blockedPrio(forkless), "blocked clients", st.Value.R(fmt.Sprint(v))), true
 }
 
 // blockedPrio is where writers held up rank: with the copy-on-write for
 // a forkless save (its cost), with the fork pause otherwise.
-func blockedPrio(forkless bool) prio {
+func blockedPrio(forkless bool) Prio {
 	if forkless {
-		return prioCOW
+		return PrioCOW
 	}
-	return prioPause
+	return PrioPause
 }
 
-// fmtPeakAt renders " at 62%", or nothing where the peak's progress is
+// PeakAt renders " at 62%", or nothing where the peak's progress is
 // not known (source.SaveReport.PeakProgress).
-func fmtPeakAt(r *source.SaveReport) string {
+func PeakAt(r *source.SaveReport) string {
 	if f, ok := r.PeakProgress().Get(); ok {
 		return fmt.Sprintf(" at %.0f%%", f*100)
 	}
@@ -212,18 +208,18 @@ func fmtPeakAt(r *source.SaveReport) string {
 // beforeDuring is the legend of the fields that read "a → b".
 const beforeDuring = "a → b: before → during"
 
-// reportBlock is what the last save cost: its kind, trigger and how it
+// Report is what the last save cost: its kind, trigger and how it
 // ended in the title, its figures as fields.
-func reportBlock(st *style.Styles, r *source.SaveReport) block {
+func Report(st *style.Styles, r *source.SaveReport) Block {
 	if r == nil {
-		return block{title: st.Label.R("last save ") + st.Dim.R("none yet"), short: st.Label.R("last save ") + st.Dim.R("none yet"),
+		return Block{Title: st.Label.R("last save ") + st.Dim.R("none yet"), Short: st.Label.R("last save ") + st.Dim.R("none yet"),
 			note: st.Dim.R("when a save ends: its cost, ops/s and PING before → during")}
 	}
 	kind := st.Value.R(string(r.Kind)) + noteTag(st, r)
-	b := block{
-		title: st.Label.R("last save ") + kind + st.Label.R(" by ") + st.Value.R(words.Trigger(r.Trigger)) +
+	b := Block{
+		Title: st.Label.R("last save ") + kind + st.Label.R(" by ") + st.Value.R(words.Trigger(r.Trigger)) +
 			st.Dim.R(" · ") + words.Status(st, r),
-		short: st.Label.R("last ") + kind + " " + words.Status(st, r),
+		Short: st.Label.R("last ") + kind + " " + words.Status(st, r),
 		extra: func(room int) string {
 			if room >= len(beforeDuring) {
 				return st.Dim.R(beforeDuring)
@@ -231,14 +227,14 @@ func reportBlock(st *style.Styles, r *source.SaveReport) block {
 			return ""
 		},
 	}
-	b.fields = reportFields(st, r)
+	b.Fields = reportFields(st, r)
 	return b
 }
 
 // reportFields are a save report's figures, in reading order.
-func reportFields(st *style.Styles, r *source.SaveReport) []field {
+func reportFields(st *style.Styles, r *source.SaveReport) []Field {
 	val := st.Value.R
-	var fs []field
+	var fs []Field
 	// What a forkless save costs in place of copy-on-write: the writers
 	// it held up, first. A fork save blocks none: its 0 is shown only if
 	// not 0, after the fork pause.
@@ -250,10 +246,10 @@ func reportFields(st *style.Styles, r *source.SaveReport) []field {
 		fs = append(fs, blocked)
 	}
 	fs = append(fs,
-		fieldOf(prioCOW, "cow", val(words.COW(r))).or(val(words.NoneShort(words.COW(r)))),
-		fieldOf(prioDuration, "took", val(words.ServerSecs(r.ServerSeconds))+st.Dim.R(" server")).or(val(words.ServerSecs(r.ServerSeconds))),
-		fieldOf(prioDuration, "observed", val(words.Observed(r))),
-		fieldOf(prioPause, "fork pause", val(words.Pause(r))).or(val(words.NoneShort(words.Pause(r)))))
+		fieldOf(PrioCOW, "cow", val(words.COW(r))).or(val(words.NoneShort(words.COW(r)))),
+		fieldOf(PrioDuration, "took", val(words.ServerSecs(r.ServerSeconds))+st.Dim.R(" server")).or(val(words.ServerSecs(r.ServerSeconds))),
+		fieldOf(PrioDuration, "observed", val(words.Observed(r))),
+		fieldOf(PrioPause, "fork pause", val(words.Pause(r))).or(val(words.NoneShort(words.Pause(r)))))
 	if bok && !forkless {
 		fs = append(fs, blocked)
 	}
@@ -263,24 +259,24 @@ func reportFields(st *style.Styles, r *source.SaveReport) []field {
 		}
 		return text.NA
 	}
-	fs = append(fs, fieldOf(prioPing, "ping max", val(worst(r.PingBefore))+st.Label.R(" → ")+val(worst(r.PingDuring))),
-		fieldOf(prioOps, "ops/s", val(text.OptRate(r.OpsBefore))+st.Label.R(" → ")+val(text.OptRate(r.OpsDuring))))
+	fs = append(fs, fieldOf(PrioPing, "ping max", val(worst(r.PingBefore))+st.Label.R(" → ")+val(worst(r.PingDuring))),
+		fieldOf(PrioOps, "ops/s", val(text.OptRate(r.OpsBefore))+st.Label.R(" → ")+val(text.OptRate(r.OpsDuring))))
 	if r.WriterOpsBefore.OK || r.WriterOpsDuring.OK {
-		fs = append(fs, fieldOf(prioOps, "writers/s", val(text.OptRate(r.WriterOpsBefore))+st.Label.R(" → ")+val(text.OptRate(r.WriterOpsDuring))))
+		fs = append(fs, fieldOf(PrioOps, "writers/s", val(text.OptRate(r.WriterOpsBefore))+st.Label.R(" → ")+val(text.OptRate(r.WriterOpsDuring))))
 	}
 	fs = append(fs, forecastFields(st, r)...)
 	if r.COWFrom != source.FromNoChild {
 		// The charted instrument's peak and the save's progress then;
 		// nothing for a forkless save (no child: it reads 0 throughout).
-		fs = append(fs, fieldOf(prioMore, "cow peak", val(text.OptBytes(r.PeakCOW))+instrumentTag(st, r.PeakCOW.OK, r.PeakCOWFrom)+st.Label.R(fmtPeakAt(r))))
+		fs = append(fs, fieldOf(PrioMore, "cow peak", val(text.OptBytes(r.PeakCOW))+instrumentTag(st, r.PeakCOW.OK, r.PeakCOWFrom)+st.Label.R(PeakAt(r))))
 	}
-	fs = append(fs, fieldOf(prioMore, "footprint", val(text.OptDelta(r.PeakFootprintDelta))+instrumentTag(st, r.PeakFootprintDelta.OK, r.PeakFootprintFrom)),
-		fieldOf(prioMore, "peak used", val(text.OptDelta(r.PeakUsedDelta))),
-		fieldOf(prioMore, "rss", val(text.OptDelta(r.PeakRSSDelta))))
+	fs = append(fs, fieldOf(PrioMore, "footprint", val(text.OptDelta(r.PeakFootprintDelta))+instrumentTag(st, r.PeakFootprintDelta.OK, r.PeakFootprintFrom)),
+		fieldOf(PrioMore, "peak used", val(text.OptDelta(r.PeakUsedDelta))),
+		fieldOf(PrioMore, "rss", val(text.OptDelta(r.PeakRSSDelta))))
 	// What /proc saw, only where it could look (a local server): for a
 	// remote one these would be n/a on every report.
 	if r.PeakChildPrivateDirty.OK {
-		fs = append(fs, fieldOf(prioMore, "child dirty", val(text.Bytes(r.PeakChildPrivateDirty.V))))
+		fs = append(fs, fieldOf(PrioMore, "child dirty", val(text.Bytes(r.PeakChildPrivateDirty.V))))
 	}
 	return fs
 }
@@ -300,60 +296,4 @@ func noteTag(st *style.Styles, r *source.SaveReport) string {
 		return st.Warn.R(" ⚠ forked, method forkless")
 	}
 	return ""
-}
-
-// frame puts lines in a border width x height cells, one space of padding
-// on each side, cutting or padding each line to the inner width, then the
-// fixed lines, which are the inner width exactly, and blank lines to the
-// height. The top border carries title; the
-// bottom one carries axis from column axisAt of the inner width on, so
-// that it runs under the plots. Done by hand rather than with a lipgloss
-// border: this runs on every redraw and knows its lines are single-line.
-func frame(st *style.Styles, lines, fixed []string, width, height int, focused bool, title string, axisAt int, axis string) []string {
-	edge, paint := st.Edge, st.Border
-	if focused {
-		edge, paint = st.EdgeFocus, st.BorderFocus
-	}
-	iw := max(width-paneChrome, 1)
-	left, right := paint.R(edge.Left)+" ", " "+paint.R(edge.Right)
-	out := make([]string, 0, height)
-	title = text.FitLine(title, max(iw-2, 1))
-	tw := ansi.StringWidth(title)
-	out = append(out, paint.R(edge.TopLeft+edge.Top)+" "+title+" "+
-		paint.R(strings.Repeat(edge.Top, max(iw-tw-1, 0))+edge.TopRight))
-	for _, l := range lines[:min(len(lines), max(height-2, 0))] {
-		out = append(out, left+text.FitCells(l, iw)+right)
-	}
-	// The chart lines are iw cells wide by construction: measuring each
-	// (braille runes, through a grapheme iterator) would cost more than
-	// drawing it.
-	for _, l := range fixed[:min(len(fixed), max(height-1-len(out), 0))] {
-		out = append(out, left+l+right)
-	}
-	for len(out) < height-1 {
-		out = append(out, left+strings.Repeat(" ", iw)+right)
-	}
-	aw := ansi.StringWidth(axis)
-	if axisAt+aw > iw {
-		axis, aw = "", 0
-	}
-	// The axis's labels in the label colour, its rule as the border.
-	var b strings.Builder
-	b.WriteString(paint.R(edge.BottomLeft + strings.Repeat(edge.Bottom, 1+axisAt)))
-	rule := []rune(axis)
-	for i := 0; i < len(rule); {
-		j := i
-		isRule := rule[i] == '─'
-		for j < len(rule) && (rule[j] == '─') == isRule {
-			j++
-		}
-		if isRule {
-			b.WriteString(paint.R(strings.Repeat(edge.Bottom, j-i)))
-		} else {
-			b.WriteString(st.Label.R(string(rule[i:j])))
-		}
-		i = j
-	}
-	b.WriteString(paint.R(strings.Repeat(edge.Bottom, iw-axisAt-aw+1) + edge.BottomRight))
-	return append(out, b.String())
 }

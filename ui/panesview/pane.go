@@ -1,4 +1,4 @@
-package ui
+package panesview
 
 import (
 	"math"
@@ -12,19 +12,11 @@ import (
 	"github.com/vkwatch/vkwatch/source/store"
 	"github.com/vkwatch/vkwatch/ui/chart"
 	"github.com/vkwatch/vkwatch/ui/plot"
+	"github.com/vkwatch/vkwatch/ui/status"
 	"github.com/vkwatch/vkwatch/ui/style"
 	"github.com/vkwatch/vkwatch/ui/text"
 	"github.com/vkwatch/vkwatch/ui/words"
 )
-
-// A pane is one server's box: what it is and how it is connected in the
-// top border, its state, the running save and the last save's cost, then
-// its charts, one per entry of the metric table that fits, the marker row
-// of saves and gaps, and the time axis in the bottom border. It draws from
-// the store's view of its node, so its history is the store's, not its own.
-//
-// A pane follows soft-serve's component contract as far as it has one:
-// SetSize, then drawing (sync, drawCharts, box); it takes no keys.
 
 // Pane geometry.
 const (
@@ -192,10 +184,6 @@ func (p *pane) sync(v store.View, now, window time.Duration, c plot.Cadence) {
 	p.Fill(v, now, window, c, p.form.plotW)
 }
 
-func (m *Model) cadence() plot.Cadence {
-	return plot.Cadence{Interval: m.cfg.Interval, Rest: m.cfg.IdleInterval}
-}
-
 // drawCharts draws the shown charts with their scales (tops per metric)
 // and the marker row, when anything they show changed.
 func (p *pane) drawCharts(st *style.Styles, v store.View, now time.Duration, tops []float64) {
@@ -277,17 +265,17 @@ func (p *pane) render(st *style.Styles, prog progress.Model, v store.View, focus
 	iw := p.width - paneChrome
 	s := v.Latest
 	lines := make([]string, 0, p.height)
-	lines = append(lines, stateLine(st, v, iw))
-	now := nextBlock(st, v)
+	lines = append(lines, status.StateLine(st, v, iw))
+	now := status.Next(st, v)
 	if s != nil && s.Save != nil {
-		now = saveBlock(st, prog, v)
+		now = status.Save(st, prog, v)
 	}
-	last := reportBlock(st, v.Report)
+	last := status.Report(st, v.Report)
 	for _, b := range []struct {
-		b    *block
+		b    *status.Block
 		rows int
 	}{{&now, f.now}, {&last, f.last}} {
-		bl, _ := b.b.lines(st, iw, b.rows)
+		bl, _ := b.b.Lines(st, iw, b.rows)
 		lines = append(lines, bl...)
 		// Blank rows to the block's own: the charts below stay where
 		// they are whatever the block shows.
@@ -302,7 +290,7 @@ func (p *pane) render(st *style.Styles, prog progress.Model, v store.View, focus
 			fixed = append(fixed, labels[y]+row)
 		}
 	}
-	legend := markLegendFor(f.labelW, p.marksM)
+	legend := MarkLegendFor(f.labelW, p.marksM)
 	fixed = append(fixed, text.PadRight(st.Dim.R(legend), f.labelW)+p.marks+strings.Repeat(" ", scaleW))
 	top := title(st, p.addr, v)
 	axis := chart.AxisLine(f.plotW, chart.TimeTicks(f.plotW, 2*p.For().Sub), '─')
@@ -371,100 +359,4 @@ func chartLabels(st *style.Styles, i int, s *source.Sample, rows, width int, pea
 		out[y] = text.FitCells(l, width-1) + " "
 	}
 	return out
-}
-
-// Marker row glyphs. Letters rather than colours tell the kinds apart, so
-// the row reads the same under NO_COLOR.
-const (
-	markRun  = '─' // a save running in this column
-	markEnd  = '┤' // the save ended in this column
-	markGap  = '×' // disconnected: no samples
-	markNone = ' '
-)
-
-// markLegend is the marker row's label; markLegendShort where it does not fit.
-// A slot migration's fork (Valkey 9.0's atomic slot migration) is rare, so
-// its letter joins the legend only while one is in the row.
-const (
-	markLegend       = "F fork L forkless A aof ×gap"
-	markLegendShort  = "saves F/L/A ×gap"
-	markLegendM      = "F fork L forkless A aof M slot migration ×gap"
-	markLegendMMid   = "F fork L forkless A aof M migr. ×gap"
-	markLegendMShort = "saves F/L/A/M ×gap"
-)
-
-// markLegendFor is the widest legend that fits labelW cells.
-func markLegendFor(labelW int, migration bool) string {
-	all := []string{markLegend, markLegendShort}
-	if migration {
-		all = []string{markLegendM, markLegendMShort}
-	}
-	for _, l := range all[:len(all)-1] {
-		if labelW >= len(l)+1 { // bytes, as the legend was always measured
-			return l
-		}
-	}
-	return all[len(all)-1]
-}
-
-// drawMarks renders the marker row, w cells of dt each ending at now:
-// where saves ran and where the server was unreachable.
-func drawMarks(st *style.Styles, now, dt time.Duration, w int, spans []store.Span, gaps []store.Gap) string {
-	if dt <= 0 || w <= 0 {
-		return ""
-	}
-	col := func(t time.Duration) int { return plot.Column(t, now, dt, w) }
-	row := make([]rune, w)
-	for i := range row {
-		row[i] = markNone
-	}
-	fill := func(from, to int, r rune) {
-		for k := max(from, 0); k <= to && k < w; k++ {
-			row[k] = r
-		}
-	}
-	for _, g := range gaps {
-		to := g.To
-		if g.Open {
-			to = now
-		}
-		fill(col(g.From), col(to), markGap)
-	}
-	for _, s := range spans {
-		a, b := col(s.Start), col(s.End)
-		fill(a, b, markRun)
-		if s.Ended && b >= 0 && b < w && b != a {
-			row[b] = markEnd
-		}
-		if a >= 0 && a < w {
-			row[a] = words.Mark(s.Kind)
-		}
-	}
-	// Style runs of the same class together: one paint per run.
-	class := func(r rune) int {
-		switch r {
-		case markNone:
-			return 0
-		case markGap:
-			return 1
-		}
-		return 2
-	}
-	var out strings.Builder
-	start := 0
-	for k := 1; k <= w; k++ {
-		if k < w && class(row[k]) == class(row[start]) {
-			continue
-		}
-		seg := string(row[start:k])
-		switch class(row[start]) {
-		case 1:
-			seg = st.Gap.R(seg)
-		case 2:
-			seg = st.Markers.R(seg)
-		}
-		out.WriteString(seg)
-		start = k
-	}
-	return out.String()
 }

@@ -1,4 +1,13 @@
-package ui
+// Package status is what a pane says above its charts: the state line
+// (connection, PING, how the server saves), the block of the save now
+// (the running one, or the next one's forecast) and the last save's block.
+// A block's figures are fields, a label and a value each, in aligned
+// columns, as the reports table's are: laid out for the width and the
+// rows a block gets, never a sentence cut short. What does not fit on one
+// row goes to the next; where the rows run out, the least important
+// fields go first, by the written priority (Prio). A new figure of a
+// block is one field in its list (status.go, next.go), with its priority.
+package status
 
 import (
 	"slices"
@@ -10,60 +19,53 @@ import (
 	"github.com/vkwatch/vkwatch/ui/text"
 )
 
-// A pane's status blocks (the save running now, or the next save's
-// forecast, and the last save) are fields, a label and a value each, in
-// aligned columns, as the reports table's are: laid out for the width and
-// the rows a block gets, never a sentence cut short. What does not fit on
-// one row goes to the next; where the rows run out, the least important
-// fields go first, by the written priority below.
-
-// prio is a field's place in the written priority (issue 38): when a
+// Prio is a field's place in the written priority (issue 38): when a
 // block has too few rows, fields go from the end of this list first.
 // A block lists its fields in the order it reads; they are laid out
 // sorted by priority, that order kept within each.
-type prio int
+type Prio int
 
 const (
-	prioProgress prio = iota // a running save's progress
-	prioKeys                 // its keys processed / total: always shown while a save runs
-	prioETA                  // its ETA, or the phase it is in
-	prioCOW                  // copy-on-write: now, the last save's, the next's forecast
-	prioDuration             // how long the last save took
-	prioPause                // its fork pause (a forkless save: the writers it blocked)
-	prioPing                 // PING during it
-	prioOps                  // ops/s before → during
-	prioForecast             // the forecast against what it cost
-	prioHeadroom             // the next save's headroom
-	prioMore                 // every other field
+	PrioProgress Prio = iota // a running save's progress
+	PrioKeys                 // its keys processed / total: always shown while a save runs
+	PrioETA                  // its ETA, or the phase it is in
+	PrioCOW                  // copy-on-write: now, the last save's, the next's forecast
+	PrioDuration             // how long the last save took
+	PrioPause                // its fork pause (a forkless save: the writers it blocked)
+	PrioPing                 // PING during it
+	PrioOps                  // ops/s before → during
+	PrioForecast             // the forecast against what it cost
+	PrioHeadroom             // the next save's headroom
+	PrioMore                 // every other field
 )
 
-// field is one figure of a block.
-type field struct {
-	label string // plain: drawn in the label style
-	value string // styled
-	prio  prio
+// Field is one figure of a block.
+type Field struct {
+	Label string // plain: drawn in the label style
+	Value string // styled
+	Prio  Prio
 	vw    int // the value's width in cells
-	// short is the value in fewer cells (its figure without the words
+	// Short is the value in fewer cells (its figure without the words
 	// around it), or "": where the rows are short, a field says less
 	// before it goes.
-	short string
+	Short string
 }
 
 // fieldOf makes a field, measuring its value once.
-func fieldOf(p prio, label, value string) field {
-	return field{label: label, value: value, prio: p, vw: ansi.StringWidth(value)}
+func fieldOf(p Prio, label, value string) Field {
+	return Field{Label: label, Value: value, Prio: p, vw: ansi.StringWidth(value)}
 }
 
-// or gives f a shorter value (see field.short).
-func (f field) or(short string) field {
-	f.short = short
+// or gives f a shorter value (see Field.Short).
+func (f Field) or(short string) Field {
+	f.Short = short
 	return f
 }
 
 // shorten is fs with field i's short value in place of its value.
-func shorten(fs []field, i int) []field {
+func shorten(fs []Field, i int) []Field {
 	out := slices.Clone(fs)
-	out[i].value, out[i].vw, out[i].short = fs[i].short, ansi.StringWidth(fs[i].short), ""
+	out[i].Value, out[i].vw, out[i].Short = fs[i].Short, ansi.StringWidth(fs[i].Short), ""
 	return out
 }
 
@@ -73,10 +75,10 @@ const (
 	labelGap = 1
 )
 
-// byPrio sorts fields by priority, keeping the given order within one.
-func byPrio(fs []field) []field {
+// ByPrio sorts fields by priority, keeping the given order within one.
+func ByPrio(fs []Field) []Field {
 	out := slices.Clone(fs)
-	slices.SortStableFunc(out, func(a, b field) int { return int(a.prio) - int(b.prio) })
+	slices.SortStableFunc(out, func(a, b Field) int { return int(a.Prio) - int(b.Prio) })
 	return out
 }
 
@@ -84,11 +86,11 @@ func byPrio(fs []field) []field {
 // columns is, its widest label and its widest value, and how wide the
 // whole grid is. The last field sets no column's value width: nothing
 // follows it, so it may run on over the columns after its own.
-func gridCols(fs []field, c int) (lw, vw []int, total int) {
+func gridCols(fs []Field, c int) (lw, vw []int, total int) {
 	lw, vw = make([]int, c), make([]int, c)
 	for i, f := range fs {
 		j := i % c
-		lw[j] = max(lw[j], len(f.label)) // labels are ASCII words
+		lw[j] = max(lw[j], len(f.Label)) // labels are ASCII words
 		if i < len(fs)-1 {
 			vw[j] = max(vw[j], f.vw)
 		}
@@ -110,7 +112,7 @@ func gridCols(fs []field, c int) (lw, vw []int, total int) {
 // important first, in as many columns as fit beside each other. It
 // returns the rows (each at most width cells) and how many fields it left
 // out. A field wider than the row alone is cut between words.
-func grid(st *style.Styles, fs []field, width, rows int) ([]string, int) {
+func grid(st *style.Styles, fs []Field, width, rows int) ([]string, int) {
 	if rows <= 0 || len(fs) == 0 {
 		return nil, len(fs)
 	}
@@ -131,14 +133,14 @@ func grid(st *style.Styles, fs []field, width, rows int) ([]string, int) {
 	k := min(rows, len(fs))
 	out := make([]string, k)
 	for i, f := range fs[:k] {
-		out[i] = text.FitLine(st.Label.R(f.label)+strings.Repeat(" ", labelGap)+f.value, width)
+		out[i] = text.FitLine(st.Label.R(f.Label)+strings.Repeat(" ", labelGap)+f.Value, width)
 	}
 	return out, len(fs) - k
 }
 
 // drawGrid draws fs in c columns of the widths given: labels and values
 // each aligned in their column, nothing after a row's last value.
-func drawGrid(st *style.Styles, fs []field, c int, lw, vw []int) []string {
+func drawGrid(st *style.Styles, fs []Field, c int, lw, vw []int) []string {
 	var out []string
 	var b strings.Builder
 	for i, f := range fs {
@@ -146,9 +148,9 @@ func drawGrid(st *style.Styles, fs []field, c int, lw, vw []int) []string {
 		if j > 0 {
 			b.WriteString(strings.Repeat(" ", colGap))
 		}
-		b.WriteString(st.Label.R(f.label))
-		b.WriteString(strings.Repeat(" ", lw[j]-len(f.label)+labelGap))
-		b.WriteString(f.value)
+		b.WriteString(st.Label.R(f.Label))
+		b.WriteString(strings.Repeat(" ", lw[j]-len(f.Label)+labelGap))
+		b.WriteString(f.Value)
 		if j < c-1 && i < len(fs)-1 {
 			b.WriteString(strings.Repeat(" ", vw[j]-f.vw))
 		}
@@ -163,12 +165,12 @@ func drawGrid(st *style.Styles, fs []field, c int, lw, vw []int) []string {
 // inline lays fs out on one row after head, a single space between a
 // label and its value, colGap between fields: as many as fit, the most
 // important first. It returns the row and how many fields it left out.
-func inline(st *style.Styles, head string, fs []field, width int) (string, int) {
+func inline(st *style.Styles, head string, fs []Field, width int) (string, int) {
 	var b strings.Builder
 	b.WriteString(head)
 	w := ansi.StringWidth(head)
 	for i, f := range fs {
-		fw := len(f.label) + labelGap + f.vw
+		fw := len(f.Label) + labelGap + f.vw
 		if w > 0 {
 			fw += colGap
 		}
@@ -178,7 +180,7 @@ func inline(st *style.Styles, head string, fs []field, width int) (string, int) 
 		if w > 0 {
 			b.WriteString(strings.Repeat(" ", colGap))
 		}
-		b.WriteString(st.Label.R(f.label) + strings.Repeat(" ", labelGap) + f.value)
+		b.WriteString(st.Label.R(f.Label) + strings.Repeat(" ", labelGap) + f.Value)
 		w += fw
 	}
 	return b.String(), 0
@@ -187,13 +189,13 @@ func inline(st *style.Styles, head string, fs []field, width int) (string, int) 
 // minBar is the narrowest progress bar drawn.
 const minBar = 5
 
-// block is a status block: its title (what it is: kind, trigger,
+// Block is a status block: its title (what it is: kind, trigger,
 // status), a shorter title for a block of one row, and its fields in
 // reading order; extra, when set, fills the title row's room after the
 // title (the progress bar), given the cells left.
-type block struct {
-	title, short string
-	fields       []field
+type Block struct {
+	Title, Short string
+	Fields       []Field
 	extra        func(room int) string
 	extraInline  bool // extra follows the fields of a one-row block too
 	// gutter puts a short title left of the fields rather than above
@@ -204,17 +206,17 @@ type block struct {
 	note string
 }
 
-// lines lays the block out in rows rows of width cells: its title on the
+// Lines lays the block out in rows rows of width cells: its title on the
 // first row and its fields in a grid below it (or right of it, in its
 // gutter), or, in one row, its short title with as many fields as fit
 // after it. It returns the rows and how many fields were left out.
-func (b *block) lines(st *style.Styles, width, rows int) ([]string, int) {
-	fs := byPrio(b.fields)
+func (b *Block) Lines(st *style.Styles, width, rows int) ([]string, int) {
+	fs := ByPrio(b.Fields)
 	out, left := b.layout(st, fs, width, rows)
 	// Fields go short, the least important first, until none is left
 	// out (fs is in priority order: from its end).
 	for i := len(fs) - 1; i >= 0 && left > 0; i-- {
-		if fs[i].short == "" {
+		if fs[i].Short == "" {
 			continue
 		}
 		fs = shorten(fs, i)
@@ -225,13 +227,13 @@ func (b *block) lines(st *style.Styles, width, rows int) ([]string, int) {
 	return out, left
 }
 
-// layout is lines with the fields fs.
-func (b *block) layout(st *style.Styles, fs []field, width, rows int) ([]string, int) {
+// layout is Lines with the fields fs.
+func (b *Block) layout(st *style.Styles, fs []Field, width, rows int) ([]string, int) {
 	switch {
 	case rows <= 0:
 		return nil, len(fs)
 	case rows == 1:
-		row, left := inline(st, b.short, fs, width)
+		row, left := inline(st, b.Short, fs, width)
 		if b.extra != nil && b.extraInline {
 			// The bar in the room the fields leave, where it reads.
 			if room := width - ansi.StringWidth(row) - colGap; room >= minBar {
@@ -242,24 +244,24 @@ func (b *block) layout(st *style.Styles, fs []field, width, rows int) ([]string,
 		}
 		return []string{text.FitLine(row, width)}, left
 	case b.gutter && b.note != "":
-		return []string{text.FitLine(b.title+strings.Repeat(" ", colGap)+b.note, width)}, len(fs)
+		return []string{text.FitLine(b.Title+strings.Repeat(" ", colGap)+b.note, width)}, len(fs)
 	case b.gutter:
-		indent := ansi.StringWidth(b.title) + colGap
+		indent := ansi.StringWidth(b.Title) + colGap
 		g, left := grid(st, fs, width-indent, rows)
 		out := make([]string, 0, len(g))
 		for i, l := range g {
 			head := strings.Repeat(" ", indent)
 			if i == 0 {
-				head = b.title + strings.Repeat(" ", colGap)
+				head = b.Title + strings.Repeat(" ", colGap)
 			}
 			out = append(out, head+l)
 		}
 		if len(out) == 0 {
-			out = append(out, b.title)
+			out = append(out, b.Title)
 		}
 		return out, left
 	}
-	head := text.FitLine(b.title, width)
+	head := text.FitLine(b.Title, width)
 	if b.extra != nil {
 		if room := width - ansi.StringWidth(head) - 2; room > 0 {
 			if x := b.extra(room); x != "" {
