@@ -29,4 +29,3 @@ func TestTableAbsentIsNA(t *testing.T) {
 		t.Errorf("size: %q", got)
 	}
 }
-
