@@ -122,7 +122,7 @@ func (a *app) runBench(ctx context.Context, cf *connFlags, bf *benchFlags, args 
 		for i, t := range targets {
 			servers[i] = record.ServerInfo{Node: t.Node, Addr: t.Save.String()}
 		}
-		rec, err := openRecording(bf.record, "jsonl", cfg.Clock.Epoch(), settings, servers)
+		rec, err := openRecording(bf.record, record.JSONL, cfg.Clock.Epoch(), settings, servers)
 		if err != nil {
 			return err
 		}

@@ -305,6 +305,7 @@ func TestExitStatusTable(t *testing.T) {
 	}{
 		{[]string{"--help"}, exitOK}, {[]string{"--version"}, exitOK}, {[]string{"report", "-h"}, exitOK},
 		{[]string{"--bogus"}, exitUsage}, {[]string{"reprot", rec}, exitUsage}, {[]string{"-h"}, exitUsage},
+		{[]string{"--record-format", "json", free}, exitUsage},
 		{[]string{"--headless", "--record", filepath.Join(dir, "x.jsonl"), free}, exitConnect}, {[]string{free}, exitNoTTY},
 		{[]string{"demo", "-p", "1"}, exitUsage}, {[]string{"demo", "extra"}, exitUsage}, {[]string{"demo"}, exitNoTTY},
 		{[]string{"load"}, exitUsage}, {[]string{"load", free}, exitConnect},

@@ -38,7 +38,7 @@ type monitorFlags struct {
 	keys             int
 	valueSize        int
 	record           string
-	recordFormat     string
+	recordFormat     record.Format
 	report           string
 	readOnly         bool
 	cluster          string
@@ -60,7 +60,7 @@ func (f *monitorFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.keys, "keys", 1_000_000, "keyspace the writers overwrite (vkwatch:0 .. vkwatch:N-1; it must exist: see vkwatch load)")
 	fs.IntVar(&f.valueSize, "value-size", 300, "bytes per value the writers SET")
 	fs.StringVar(&f.record, "record", "", "record every sample and event to FILE (JSON Lines; see --record-format; FILE.zst or FILE.gz is compressed)")
-	fs.StringVar(&f.recordFormat, "record-format", "jsonl", "recording format: jsonl or csv")
+	fs.TextVar(&f.recordFormat, "record-format", record.JSONL, "recording `format`: jsonl or csv")
 	fs.StringVar(&f.report, "report", "", "write the save reports to FILE as JSON at exit")
 	fs.BoolVar(&f.readOnly, "read-only", false, "send nothing that changes a server: b, a, B, A and --writers are disabled")
 	fs.StringVar(&f.cluster, "cluster", "", "watch every node of the cluster ADDR is a node of (found by CLUSTER SHARDS, followed live)")
@@ -84,8 +84,6 @@ func (f *monitorFlags) validate() error {
 		return usageErr("--connect-timeout must be positive")
 	case f.writers < 0 || f.keys < 1 || f.valueSize < 1:
 		return usageErr("--writers, --keys and --value-size must be positive")
-	case f.recordFormat != "jsonl" && f.recordFormat != "csv":
-		return usageErr("--record-format %q: want jsonl or csv", f.recordFormat)
 	case f.readOnly && f.writers > 0:
 		return usageErr("--read-only and --writers contradict each other")
 	case f.maxParallelSaves < 1:

@@ -116,14 +116,16 @@ func replayHead(rf *record.File) (*record.Recording, error) {
 	}
 	defer sc.Close()
 	head := &record.Recording{Header: rf.Header}
-	for len(head.Events) < 10000 && sc.Next() {
-		ev := sc.Event()
-		if ev.Offset > rf.Start+10*time.Second {
+	for ev, err := range sc.Events() {
+		if err != nil {
+			return head, err
+		}
+		if len(head.Events) == 10000 || ev.Offset > rf.Start+10*time.Second {
 			break
 		}
 		head.Events = append(head.Events, ev)
 	}
-	return head, sc.Err()
+	return head, nil
 }
 
 // replayNodes are the servers of a recording: those of its header, in

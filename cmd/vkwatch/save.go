@@ -186,7 +186,7 @@ func (s *saveRun) openRecording(ep source.Endpoint) error {
 	if s.sf.cluster != "" {
 		settings["cluster"] = ep.String()
 	}
-	rec, err := openRecording(s.sf.record, "jsonl", s.clock.Epoch(), settings, servers)
+	rec, err := openRecording(s.sf.record, record.JSONL, s.clock.Epoch(), settings, servers)
 	if err != nil {
 		return err
 	}

@@ -34,10 +34,10 @@ func TestLoadRealSave(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rw, err := record.NewCompressedWriter(f, "jsonl", record.Zstd, record.Header{
+	rw, err := record.NewWriter(f, record.Header{
 		VKWatch: "test", Epoch: s.Clock.Epoch(), Settings: map[string]string{"interval": "100ms"},
 		Servers: []record.ServerInfo{{Node: w.Node(), Addr: w.Endpoint().String(), Identity: &s.Identity}},
-	})
+	}, record.Options{Compression: record.Zstd})
 	if err != nil {
 		t.Fatal(err)
 	}

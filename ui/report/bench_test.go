@@ -35,7 +35,7 @@ func hourRecording(tb testing.TB) string {
 		h.Servers = append(h.Servers, record.ServerInfo{Node: n, Addr: string(n),
 			Identity: &source.Identity{Addr: string(n), ServerName: "valkey", Version: "9.0.0", Role: "master", Local: true}})
 	}
-	w, err := record.NewWriter(f, "jsonl", h)
+	w, err := record.NewWriter(f, h, record.Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}
