@@ -3,6 +3,7 @@ package result
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -62,6 +63,32 @@ func TestReadJSONRejects(t *testing.T) {
 		}
 		if tt.want != "cut short" && !errors.Is(err, ErrNotBenchJSON) {
 			t.Errorf("ReadJSON(%q) = %v, want ErrNotBenchJSON", tt.in, err)
+		}
+	}
+}
+
+// TestReadJSONMethods: a bench of one server saved both ways reads back
+// whole: each column's method, each run's number, the method asked and
+// the memory limits its verdict rests on.
+func TestReadJSONMethods(t *testing.T) {
+	in := seedMethods(2)
+	var b bytes.Buffer
+	if err := WriteJSON(&b, in); err != nil {
+		t.Fatal(err)
+	}
+	out, err := ReadJSON(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range in {
+		if out[i].Method != in[i].Method {
+			t.Errorf("column %d: method %q, want %q", i, out[i].Method, in[i].Method)
+		}
+		for j, w := range in[i].Runs {
+			g := out[i].Runs[j]
+			if g.N != w.N || g.Asked != w.Asked || !slices.Equal(g.Limits, w.Limits) {
+				t.Errorf("column %d run %d: %d %q %+v, want %d %q %+v", i, j, g.N, g.Asked, g.Limits, w.N, w.Asked, w.Limits)
+			}
 		}
 	}
 }
