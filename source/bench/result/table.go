@@ -262,7 +262,7 @@ func statCell(st Stat, runs int, f func(float64) string) string {
 	}
 	c := f(st.Mean) + " / " + f(st.Min) + " / " + f(st.Max)
 	if st.N != runs {
-		c += fmt.Sprintf(" (%d runs)", st.N)
+		c += fmt.Sprintf(" (%d of %d runs)", st.N, runs)
 	}
 	return c
 }

@@ -51,7 +51,7 @@ func TestTableFits120(t *testing.T) {
 	if err := WriteTable(&b, s); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"fork*", "exceeded by", "aborted", "1,234,567", "(7 runs)"} {
+	for _, want := range []string{"fork*", "exceeded by", "aborted", "1,234,567", "(7 of 8 runs)"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("the table lacks %q", want)
 		}

@@ -453,7 +453,7 @@ func (v *Verdict) compareServers() {
 		parts = append(parts, b.what+" "+strings.Join(at, " and "))
 	}
 	if len(parts) > 0 {
-		v.Why = strings.Join(parts, "; ") + ". " + v.Why
+		v.Why = strings.Join(parts, "; ") + ". " + upperFirst(v.Why)
 	}
 }
 
@@ -479,4 +479,12 @@ func (v Verdict) inert() Verdict {
 	}
 	v.Sides = sides
 	return v
+}
+
+// upperFirst starts s with a capital, for a sentence after another.
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }

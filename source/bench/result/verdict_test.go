@@ -209,7 +209,7 @@ func TestVerdictServers(t *testing.T) {
 		t.Fatalf("verdict %+v", v)
 	}
 	for _, want := range []string{"least memory b:2", "shortest save a:1 and b:2", "most writes/s a:1", "lowest worst PING a:1 and b:2",
-		"only fork was measured: no choice of method"} {
+		"Only fork was measured: no choice of method"} {
 		if !strings.Contains(v.Why, want) {
 			t.Errorf("why %q lacks %q", v.Why, want)
 		}
