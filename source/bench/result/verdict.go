@@ -233,8 +233,11 @@ func memoryLine(sd Side, k VerdictKind) string {
 }
 
 func pctText(v float64) string {
-	if math.IsInf(v, 1) {
+	switch {
+	case math.IsInf(v, 1):
 		return "all"
+	case v > 0 && v < 0.005:
+		return "under 1%"
 	}
 	return fmt.Sprintf("%.0f%%", 100*v)
 }
@@ -421,36 +424,27 @@ func (v *Verdict) compareServers() {
 	}
 	best := []struct {
 		what string
-		get  func(Side) (float64, bool)
+		get  func(Side) Stat
 		low  bool
 	}{
-		{"least memory", func(s Side) (float64, bool) { return float64(s.Peak.V), s.Peak.OK }, true},
-		{"shortest save", func(s Side) (float64, bool) { return s.Save.Mean, s.Save.N > 0 }, true},
-		{"most writes/s", func(s Side) (float64, bool) { return s.WriterOps.Mean, s.WriterOps.N > 0 }, false},
-		{"lowest worst PING", func(s Side) (float64, bool) { return s.WorstPing.Mean, s.WorstPing.N > 0 }, true},
+		{"least memory", memoryStat, true},
+		{"shortest save", func(s Side) Stat { return s.Save }, true},
+		{"most writes/s", func(s Side) Stat { return s.WriterOps }, false},
+		{"lowest worst PING", func(s Side) Stat { return s.WorstPing }, true},
 	}
 	var parts []string
 	for _, b := range best {
-		var at []string // the servers at the best value: ties are named together
-		n := 0
-		var val float64
+		var stats []Stat
 		for _, sd := range v.Sides {
-			x, ok := b.get(sd)
-			switch {
-			case !ok:
-				continue
-			case len(at) == 0 || b.low && x < val || !b.low && x > val:
-				at, val = []string{sd.Addr}, x
-			case x == val:
-				at = append(at, sd.Addr)
+			if st := b.get(sd); st.N > 0 {
+				stats = append(stats, st)
 			}
-			n++
 		}
-		if n < 2 {
+		if len(stats) < 2 {
 			v.Missing = append(v.Missing, b.what+": fewer than two servers measured it")
 			continue
 		}
-		parts = append(parts, b.what+" "+strings.Join(at, " and "))
+		parts = append(parts, b.what+": "+bestOf(v.Sides, b.get, b.low))
 	}
 	if len(parts) > 0 {
 		v.Why = strings.Join(parts, "; ") + ". " + upperFirst(v.Why)
@@ -487,4 +481,40 @@ func upperFirst(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// memoryStat is what a side's saves cost in memory, run by run: the
+// memory delta where it was measured, else the copy-on-write.
+func memoryStat(s Side) Stat {
+	if s.MemDelta.N > 0 {
+		return s.MemDelta
+	}
+	return s.COW
+}
+
+// bestOf names the side whose runs all did better than every other
+// side's (lower, or higher without low): a range that overlaps another is
+// no measured difference, and none is named then.
+func bestOf(sides []Side, get func(Side) Stat, low bool) string {
+	for i, sd := range sides {
+		a := get(sd)
+		if a.N == 0 {
+			continue
+		}
+		beats := true
+		for j, o := range sides {
+			b := get(o)
+			if j == i || b.N == 0 {
+				continue
+			}
+			if low && a.Max >= b.Min || !low && a.Min <= b.Max {
+				beats = false
+				break
+			}
+		}
+		if beats {
+			return sd.Addr
+		}
+	}
+	return "alike within the runs' spread"
 }

@@ -190,8 +190,9 @@ func TestVerdictForcedFork(t *testing.T) {
 	}
 }
 
-// TestVerdictServers: servers compared, each measure's best named (ties
-// together), and no method chosen: one method, or two on two servers.
+// TestVerdictServers: servers compared, each measure's best named where
+// its runs all beat the other's, and no method chosen: one method, or two
+// on two servers.
 func TestVerdictServers(t *testing.T) {
 	s := seedMethods(64)
 	a, b := s[0], s[0]
@@ -208,7 +209,8 @@ func TestVerdictServers(t *testing.T) {
 	if v.Kind != Servers || v.Choice != "" || v.Flips != "" {
 		t.Fatalf("verdict %+v", v)
 	}
-	for _, want := range []string{"least memory b:2", "shortest save a:1 and b:2", "most writes/s a:1", "lowest worst PING a:1 and b:2",
+	for _, want := range []string{"least memory: b:2", "shortest save: alike within the runs' spread", "most writes/s: a:1",
+		"lowest worst PING: alike within the runs' spread",
 		"Only fork was measured: no choice of method"} {
 		if !strings.Contains(v.Why, want) {
 			t.Errorf("why %q lacks %q", v.Why, want)
@@ -266,5 +268,32 @@ func TestVerdictInJSONAndTable(t *testing.T) {
 	}
 	if w := Decide(got); w.Choice != v.Choice || !slices.Equal(w.Trade, v.Trade) || !slices.Equal(w.Memory, v.Memory) || w.Flips != v.Flips {
 		t.Errorf("verdict of the JSON read back\n %+v\nwant\n %+v", w, v)
+	}
+}
+
+// TestBestOf: a server is named best only where every run of it beats
+// every run of each other server; ranges that touch are alike.
+func TestBestOf(t *testing.T) {
+	sides := func(ranges ...[2]float64) []Side {
+		var out []Side
+		for i, r := range ranges {
+			out = append(out, Side{Addr: string(rune('a' + i)), Save: Stat{Min: r[0], Max: r[1], Mean: (r[0] + r[1]) / 2, N: 2}})
+		}
+		return out
+	}
+	save := func(s Side) Stat { return s.Save }
+	for _, tt := range []struct {
+		sides []Side
+		low   bool
+		want  string
+	}{
+		{sides([2]float64{1, 2}, [2]float64{2.5, 3}, [2]float64{4, 5}), true, "a"},
+		{sides([2]float64{1, 2}, [2]float64{2, 3}), true, "alike within the runs' spread"},
+		{sides([2]float64{1, 2}, [2]float64{2.5, 3}, [2]float64{0, 1.5}), true, "alike within the runs' spread"},
+		{sides([2]float64{1, 2}, [2]float64{2.5, 3}), false, "b"},
+	} {
+		if got := bestOf(tt.sides, save, tt.low); got != tt.want {
+			t.Errorf("bestOf(%+v, low %v) = %q, want %q", tt.sides, tt.low, got, tt.want)
+		}
 	}
 }
