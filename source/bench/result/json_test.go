@@ -24,14 +24,7 @@ func TestReadJSONRoundTrip(t *testing.T) {
 	}
 	in := []Summary{{Server: 0, Addr: "127.0.0.1:7001", Runs: runs}}
 	in[0].Summarise()
-	var b bytes.Buffer
-	if err := WriteJSON(&b, in); err != nil {
-		t.Fatal(err)
-	}
-	out, err := ReadJSON(&b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := roundTrip(t, in)
 	if len(out) != 1 || len(out[0].Runs) != 2 {
 		t.Fatalf("read %+v", out)
 	}
@@ -72,14 +65,7 @@ func TestReadJSONRejects(t *testing.T) {
 // the memory limits its verdict rests on.
 func TestReadJSONMethods(t *testing.T) {
 	in := seedMethods(2)
-	var b bytes.Buffer
-	if err := WriteJSON(&b, in); err != nil {
-		t.Fatal(err)
-	}
-	out, err := ReadJSON(&b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := roundTrip(t, in)
 	for i := range in {
 		if out[i].Method != in[i].Method {
 			t.Errorf("column %d: method %q, want %q", i, out[i].Method, in[i].Method)
@@ -91,4 +77,18 @@ func TestReadJSONMethods(t *testing.T) {
 			}
 		}
 	}
+}
+
+// roundTrip is what ReadJSON reads of what WriteJSON wrote of in.
+func roundTrip(t *testing.T, in []Summary) []Summary {
+	t.Helper()
+	var b bytes.Buffer
+	if err := WriteJSON(&b, in); err != nil {
+		t.Fatal(err)
+	}
+	out, err := ReadJSON(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
