@@ -138,6 +138,7 @@ func TestReportOfRealBench(t *testing.T) {
 
 	checkBenchSaves(t, res, bj)
 	checkBenchSummary(t, res, bj)
+	checkBenchVerdict(t, stdout, page)
 }
 
 // checkBenchSaves checks the table of every save against bench --json:

@@ -604,32 +604,6 @@ func checkPage(t *testing.T, rec, dir string) {
 	}
 }
 
-// driveSaves moves each save the stand-in runs (bench's BGSAVEs) on: a
-// quarter of its keys for every two samples vkwatch takes, then its file
-// written. It ends when ctx does.
-func driveSaves(ctx context.Context, s *standin.Server) error {
-	for {
-		v, err := s.Await(ctx, func(v standin.View) bool { return v.Saving })
-		if err != nil {
-			return nil
-		}
-		for s.View().Written < v.Keys {
-			from := s.View().Samples
-			if _, err := s.Await(ctx, func(w standin.View) bool { return w.Samples >= from+2 }); err != nil {
-				return err
-			}
-			s.Step(v.Keys / 4)
-			s.Advance(time.Second)
-		}
-		from := s.View().Samples
-		if _, err := s.Await(ctx, func(w standin.View) bool { return w.Samples >= from+2 }); err != nil {
-			return err
-		}
-		s.Advance(time.Second)
-		s.Finish()
-	}
-}
-
 // checkStandInBenchJSON checks bench --json of a fork server and a
 // forkless one: the seed's figures for both, none of the fork's
 // copy-on-write for the forkless run, its blocked writers; it returns
@@ -702,7 +676,7 @@ func TestStandInBench(t *testing.T) {
 	dctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 2)
 	for _, s := range []*standin.Server{fork, forkless} {
-		go func() { done <- driveSaves(dctx, s) }()
+		go func() { done <- s.DriveSaves(dctx) }()
 	}
 	code, stdout, stderr := runVKWatch(t, 3*time.Minute, "bench", fork.Addr, forkless.Addr, "--keys", strconv.Itoa(keys), "--value-size", "600",
 		"--runs", "1", "--window", "3s", "--trigger-at", "1s", "--writers", "2", "--interval", "100ms", "--json")
