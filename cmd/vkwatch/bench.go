@@ -119,7 +119,13 @@ func (a *app) runBench(ctx context.Context, cf *connFlags, bf *benchFlags, args 
 		}
 		servers := make([]record.ServerInfo, len(targets))
 		for i, t := range targets {
-			servers[i] = record.ServerInfo{Node: t.Node, Addr: t.Save.String()}
+			// The node id the events will carry: bench gives a target
+			// without one its address's (bench.Target.Node).
+			node := t.Node
+			if node == "" {
+				node = t.Save.Node()
+			}
+			servers[i] = record.ServerInfo{Node: node, Addr: t.Save.String()}
 		}
 		rec, err := openRecording(bf.record, "jsonl", cfg.Clock.Epoch(), settings, servers)
 		if err != nil {

@@ -133,9 +133,15 @@ func replayNodes(rec *record.Recording) []ui.Node {
 	var nodes []ui.Node
 	seen := map[source.NodeID]bool{}
 	for _, s := range rec.Header.Servers {
-		if !seen[s.Node] {
-			seen[s.Node] = true
-			nodes = append(nodes, ui.Node{ID: s.Node, Addr: s.Addr})
+		id := s.Node
+		if id == "" {
+			// A bench recording named its servers without their node id
+			// until now: their events carry the address as the id.
+			id = source.NodeID(s.Addr)
+		}
+		if !seen[id] {
+			seen[id] = true
+			nodes = append(nodes, ui.Node{ID: id, Addr: s.Addr})
 		}
 	}
 	add := func(id source.NodeID, addr string) {
