@@ -91,6 +91,9 @@ type app struct {
 	getenv func(string) string
 	// isTTY reports whether stdout is a terminal.
 	isTTY func() bool
+	// errTTY reports whether stderr is a terminal: progress redrawn in
+	// place (a bar, \r) goes only there.
+	errTTY func() bool
 	// readPassword shows prompt and reads a password from the terminal
 	// without echo (--askpass); it returns at once when ctx ends (ctrl+c).
 	readPassword func(ctx context.Context, prompt string) ([]byte, error)
@@ -103,6 +106,7 @@ func newApp() *app {
 		stderr: os.Stderr,
 		getenv: os.Getenv,
 		isTTY:  func() bool { return term.IsTerminal(int(os.Stdout.Fd())) },
+		errTTY: func() bool { return term.IsTerminal(int(os.Stderr.Fd())) },
 		readPassword: func(ctx context.Context, prompt string) ([]byte, error) {
 			return askPassword(ctx, os.Stdin, os.Stderr, prompt)
 		},
