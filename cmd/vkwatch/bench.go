@@ -162,7 +162,7 @@ func (a *app) benchTargets(ctx context.Context, cf *connFlags, bf *benchFlags, a
 		if err != nil {
 			return nil, err
 		}
-		if err := reach(ctx, eps); err != nil {
+		if err := a.reach(ctx, eps); err != nil {
 			return nil, err
 		}
 		targets := make([]bench.Target, len(eps))

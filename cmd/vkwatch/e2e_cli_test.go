@@ -75,12 +75,14 @@ func notDialled(t *testing.T, ln *net.TCPListener) {
 func TestAskpassCtrlC(t *testing.T) {
 	ln := listener(t)
 	s := startSession(t, childEnv(), "--askpass", ln.Addr().String())
-	s.waitStderr(10*time.Second, "Please input password: ")
+	// The prompt names the user and the server the password is for.
+	prompt := "Password for default@" + ln.Addr().String() + ": "
+	s.waitStderr(10*time.Second, prompt)
 	s.press("\x03")
 	if code := s.wait(exitMargin); code != exitInterrupted {
 		t.Errorf("exit status %d after ctrl+c at the prompt, want %d; stderr %q", code, exitInterrupted, s.stderr.String())
 	}
-	if lines := s.stderrLines(); len(lines) != 1 || lines[0] != "Please input password: " {
+	if lines := s.stderrLines(); len(lines) != 1 || lines[0] != prompt {
 		t.Errorf("stderr %q, want the prompt alone", lines)
 	}
 	notDialled(t, ln)

@@ -72,6 +72,7 @@ func (a *app) runLoad(ctx context.Context, cf *connFlags, lf *loadFlags, addrs [
 		if err := a.preloadShown(ctx, eps[0], opts, cfg); err != nil {
 			return err
 		}
+		a.warnNoPassword(ctx, eps) // the server answered the preload
 	}
 	if lf.writers == 0 {
 		return nil
@@ -84,6 +85,7 @@ func (a *app) runLoad(ctx context.Context, cf *connFlags, lf *loadFlags, addrs [
 		if err := k.Check(eps[0].String()); err != nil {
 			return keyspaceRefusal(err, "load")
 		}
+		a.warnNoPassword(ctx, eps) // the server answered the check
 	}
 	w, err := load.StartWriters(ctx, opts, cfg)
 	if err != nil {

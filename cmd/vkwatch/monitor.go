@@ -265,7 +265,26 @@ func (s *monitorSession) connect() error {
 	s.onExit(s.fleet.Close)
 	var err error
 	s.top, s.conns, err = connectFleet(s.ctx, s.fleet)
-	return err
+	if err != nil {
+		return err
+	}
+	s.a.warnNoPassword(s.ctx, s.answered())
+	return nil
+}
+
+// answered are the servers given that answered: a cluster's seed (its
+// nodes share its credentials), or each address that connected.
+func (s *monitorSession) answered() []source.Endpoint {
+	if s.run.cluster {
+		return s.run.endpoints
+	}
+	var eps []source.Endpoint
+	for _, c := range s.conns {
+		if c.Err == nil {
+			eps = append(eps, c.Member.Endpoint)
+		}
+	}
+	return eps
 }
 
 // checkSeed reaches the node a cluster is found from the way a watcher

@@ -168,8 +168,11 @@ func (s *saveRun) connect(ctx context.Context, ep source.Endpoint) error {
 		s.fleet = fleet.NewList([]fleet.Member{{ID: ep.Node(), Endpoint: ep}}, cfg)
 	}
 	var err error
-	s.top, s.conns, err = connectFleet(ctx, s.fleet)
-	return err
+	if s.top, s.conns, err = connectFleet(ctx, s.fleet); err != nil {
+		return err
+	}
+	s.a.warnNoPassword(ctx, []source.Endpoint{ep})
+	return nil
 }
 
 // openRecording starts --record: display addresses only, never a password.
