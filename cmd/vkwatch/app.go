@@ -246,6 +246,7 @@ o sorts, B rolling save (B again starts it, esc cancels the rest).`,
 	root.SetVersionTemplate("vkwatch {{.Version}}\n")
 	cf = connFlagsOf(root)
 	mf.register(root.Flags())
+	mf.registerServers(root.Flags())
 	root.AddCommand(a.loadCommand(), a.demoCommand(), a.replayCommand(), a.recordingCommand(), a.benchCommand(), a.reportCommand(), a.saveCommand())
 	root.AddCommand(a.metricsCommand())
 	finishTree(root)

@@ -66,7 +66,9 @@ func (f *connFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.user, "user", "", "ACL user name (env VALKEYCLI_USER)")
 	fs.BoolVar(&f.askpass, "askpass", false, "read the password from the terminal, without echo")
 	fs.BoolVar(&f.noAuthWarning, "no-auth-warning", false, "no warning for a password given with -a or in the URI")
-	fs.IntVarP(&f.db, "db", "n", -1, "database number")
+	// Not given, the URI's database stands (redis://host/3), else 0: a
+	// default of -1 meaning "not given" showed in --help as "(default -1)".
+	fs.IntVarP(&f.db, "db", "n", 0, "database number, as in valkey-cli (default: the URI's /db, else 0)")
 	fs.BoolVar(&f.tls, "tls", false, "connect with TLS")
 	fs.StringVar(&f.sni, "sni", "", "server name for TLS (SNI)")
 	fs.StringVar(&f.cacert, "cacert", "", "CA certificate file to verify the server with")
@@ -318,20 +320,17 @@ func (c *credentials) fill(ep *source.Endpoint) error {
 	case a.getenv("REDISCLI_AUTH") != "":
 		ep.Password = a.getenv("REDISCLI_AUTH")
 	}
-	switch {
-	case f.user != "":
-		ep.Username = f.user
-	case ep.Username != "":
-	case a.getenv("VALKEYCLI_USER") != "":
-		ep.Username = a.getenv("VALKEYCLI_USER")
-	}
+	ep.Username = c.user(*ep)
 	return nil
 }
 
 // apply sets on ep what the flags say of every server: the database and
 // TLS (on when asked, or when a certificate is given or the URL is rediss).
 func (f *connFlags) apply(ep *source.Endpoint) error {
-	if f.db >= 0 {
+	if f.given("db") {
+		if f.db < 0 {
+			return usageErr("-n %d: a database number is 0 or more", f.db)
+		}
 		ep.DB = f.db
 	}
 	if f.tls {

@@ -35,8 +35,11 @@ in the recording), an offset from its start (+90m), or RFC 3339.`,
 		Example: `  vkwatch recording night.jsonl.zst
   vkwatch recording night.jsonl.zst --save 3 -o save3.jsonl.zst
   vkwatch recording night.jsonl.zst --from 03:00 --to 03:20 -o 0300.jsonl.zst`,
-		Args: cobra.ExactArgs(1),
+		Args: oneFile("recording", "a recording made with --record"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("margin") && save == 0 {
+				return usageErr("--margin goes with --save N: --from and --to cut the window as given")
+			}
 			if save != 0 && (from != "" || to != "") {
 				return usageErr("--save N cuts one save: give it or --from/--to, not both")
 			}
@@ -55,6 +58,16 @@ in the recording), an offset from its start (+90m), or RFC 3339.`,
 	cmd.Flags().DurationVar(&margin, "margin", 30*time.Second, "with --save: how much before and after the save to keep (at least 6s keeps its report's before figures)")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "the recording to write (FILE.zst or FILE.gz compressed)")
 	return cmd
+}
+
+// oneFile is the argument check of a command that reads one file, what.
+func oneFile(cmd, what string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) != 1 {
+			return usageErr("%s reads one file, %s (got %d; see vkwatch %s --help)", cmd, what, len(args), cmd)
+		}
+		return nil
+	}
 }
 
 func (a *app) runRecording(path, from, to string, save int, margin time.Duration, out string) error {

@@ -27,7 +27,7 @@ func (a *app) replayCommand() *cobra.Command {
 left/right seek 10 s, --speed sets the pace. --from and --to replay only a
 window (03:00 is a clock time, +90m an offset from the start). A recording
 cut short by a crash replays up to its last whole line.`,
-		Args: cobra.ExactArgs(1),
+		Args: oneFile("replay", "a recording made with --record"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if speed <= 0 {
 				return usageErr("--speed must be positive")
