@@ -138,6 +138,27 @@ func TestReportOfRealBench(t *testing.T) {
 
 	checkBenchSaves(t, res, bj)
 	checkBenchSummary(t, res, bj)
+
+	// At 1,400 px with a scroll bar, nothing is wider than the window
+	// and the figures go two abreast; so too with names as long as a
+	// cloud's hosts, which wrap where the tables run out of room.
+	checkFits(t, page)
+	long := strings.NewReplacer(addrs[0], "valkey-cache-primary-0001.a1b2c3.use1.cache.example.com:6379",
+		addrs[1], "valkey-cache-primary-0002.a1b2c3.use1.cache.example.com:6379")
+	for _, p := range []string{rec, benchOut} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p+".long", []byte(long.Replace(string(b))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	longPage := filepath.Join(dir, "long.html")
+	if code, _, stderr := runVKWatch(t, time.Minute, "report", rec+".long", benchOut+".long", "-o", longPage); code != 0 {
+		t.Fatalf("report with long names: exit %d\n%s", code, stderr)
+	}
+	checkFits(t, longPage)
 }
 
 // checkBenchSaves checks the table of every save against bench --json:
@@ -211,6 +232,11 @@ func checkBenchSummary(t *testing.T, res chromiumResult, bj benchJSON) {
 	}
 	if !strings.Contains(res.story, "against") || len(res.stories) != 2 {
 		t.Errorf("the summary's sentences (%d paragraphs) do not compare the two servers: %q", len(res.stories), res.story)
+	}
+	// The recording's summary names each server once (bench's recording
+	// named its servers without their node ids: a third, empty, showed).
+	if n := len(res.tables["summary"]); n != len(bj.Servers) {
+		t.Errorf("the recording's summary has %d rows for %d servers", n, len(bj.Servers))
 	}
 }
 
@@ -418,7 +444,7 @@ func TestReportBadInput(t *testing.T) {
 	}
 	cut := bytes.LastIndexByte(good[:len(good)-1], '\n') + 20
 	files := []struct{ name, path, says string }{
-		{"not a recording", write("notes.txt", []byte("hello, this is a shopping list\n")), "notes.txt: neither a vkwatch recording nor bench --json output: first line is not a JSON header"},
+		{"not a recording", write("notes.txt", []byte("hello, this is a shopping list\n")), "notes.txt: neither a vkwatch recording (--record), save reports (--report) nor bench --json output: first line is not a JSON header"},
 		{"empty", write("empty.jsonl", nil), "empty file"},
 		{"recording cut short", write("cut.jsonl", good[:cut]), "recording cut short"},
 		{"bench cut short", write("cut.json", []byte(`{"servers": [{"server": 0, "addr": "127.0.0.1:1", "runs": [`)), "bench output cut short"},
