@@ -224,12 +224,12 @@ path, or a URL redis:// rediss:// valkey:// valkeys:// (user, password and db
 honoured). With none of them, vkwatch watches 127.0.0.1:6379. -h is the host:
 help is --help (on the commands that connect to nothing, -h is help too).
 
-Keys: b BGSAVE, a BGREWRITEAOF (focused server), B / A on both at once (one or two),
-x BGSAVE CANCEL (Valkey 8.1+; asks first), tab focus, p pause drawing, r save reports,
-c cost curves, s scales, S screen to SVG, ? help, q quit, ctrl+c quit at once (exit 130),
-ctrl+z suspend. In the fleet view: up/down (j/k)
-select, enter opens a node (two marked with space: side by side), esc returns,
-o sorts, B rolling save (B again starts it, esc cancels the rest).`,
+Keys: b BGSAVE, a BGREWRITEAOF (focused server), B / A on both at once (one or
+two), x BGSAVE CANCEL (Valkey 8.1+; asks first), tab focus, p pause drawing,
+r save reports, c cost curves, s scales, S screen to SVG, ? help, q quit,
+ctrl+c quit at once (exit 130), ctrl+z suspend. In the fleet view: up/down
+(j/k) select, enter opens a node (two marked with space: side by side), esc
+returns, o sorts, B rolling save (B again starts it, esc cancels the rest).`,
 		Example: `  vkwatch demo                       # two local servers, side by side, under load
   vkwatch -h 10.0.0.5 -p 6380        # valkey-cli's flags
   vkwatch 127.0.0.1:6379 127.0.0.1:6380

@@ -409,7 +409,7 @@ func TestCompletion(t *testing.T) {
 		{[]string{"load", "--keys", ""}, nil, noFile},
 		{[]string{"--cacert", ""}, nil, files},
 		{[]string{"--cacertdir", ""}, nil, dirs},
-		{[]string{"rep"}, []string{"replay\tReplay a recording in the monitor (space pause, arrows seek)", "report\tTurn recordings and bench --json results into one self-contained HTML page"}, noFile},
+		{[]string{"rep"}, []string{"replay\tReplay a recording in the monitor (space pause, arrows seek)", "report\tTurn recordings, save reports and bench --json results into one self-contained HTML page"}, noFile},
 	} {
 		got, dir := complete(t, tt.args...)
 		if !slices.Equal(got, tt.want) || dir != tt.dir {

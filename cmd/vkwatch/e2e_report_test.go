@@ -107,7 +107,9 @@ func TestReportOfRealBench(t *testing.T) {
 	}
 	page := filepath.Join(dir, "report.html")
 	figs := filepath.Join(dir, "figs")
-	code, _, stderr = runVKWatch(t, time.Minute, "report", rec, benchOut, "-o", page, "--figures", figs)
+	// Each figure as PNG too: minutes of CPU for a -race binary on a
+	// machine at load 40 (seen: still encoding PNGs after a minute).
+	code, _, stderr = runVKWatch(t, 4*time.Minute, "report", rec, benchOut, "-o", page, "--figures", figs)
 	if code != 0 {
 		t.Fatalf("report: exit %d\n%s", code, stderr)
 	}
@@ -155,7 +157,7 @@ func TestReportOfRealBench(t *testing.T) {
 		}
 	}
 	longPage := filepath.Join(dir, "long.html")
-	if code, _, stderr := runVKWatch(t, time.Minute, "report", rec+".long", benchOut+".long", "-o", longPage); code != 0 {
+	if code, _, stderr := runVKWatch(t, 2*time.Minute, "report", rec+".long", benchOut+".long", "-o", longPage); code != 0 {
 		t.Fatalf("report with long names: exit %d\n%s", code, stderr)
 	}
 	checkFits(t, longPage)
@@ -319,15 +321,6 @@ const readPage = `(() => {
 func openInChromium(t *testing.T, page string) chromiumResult {
 	t.Helper()
 	res := chromiumResult{url: "file://" + page}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath("chromium"),
-		chromedp.NoSandbox, // tests run as root, where Chromium's sandbox will not start
-		chromedp.DisableGPU,
-		chromedp.WindowSize(1400, 2000),
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelA()
 	var mu sync.Mutex
 	// The listener is there from the tab's first message, before the page
 	// loads: chromedp enables the runtime, log and network domains itself.
@@ -345,15 +338,8 @@ func openInChromium(t *testing.T, page string) chromiumResult {
 			res.messages = append(res.messages, fmt.Sprintf("log %s %s: %s %s", e.Entry.Level, e.Entry.Source, e.Entry.Text, e.Entry.URL))
 		}
 	}
-	ctx, cancel := chromedp.NewContext(actx, chromedp.WithListener(listen))
-	defer cancel()
-	// The first Run starts the browser; its context must outlive the test's
-	// steps, which the timeout bounds.
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("chromium: %v", err)
-	}
-	tctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
-	defer cancelT()
+	tctx, stop := newChromium(t, 1400, 2000, chromedp.WithListener(listen))
+	defer stop()
 	if err := chromedp.Do(tctx, chromedp.Navigate(res.url), chromedp.WaitReady("body")); err != nil {
 		t.Fatalf("chromium: %v", err)
 	}
@@ -375,6 +361,35 @@ func openInChromium(t *testing.T, page string) chromiumResult {
 	res.requests = append([]string(nil), res.requests...)
 	res.messages = append([]string(nil), res.messages...)
 	return res
+}
+
+// newChromium starts a headless Chromium with a window w x h pixels and
+// returns a tab's context, which ends within a minute, and stop, which
+// ends the browser. Its scroll bars are hidden unless extra shows them.
+func newChromium(t *testing.T, w, h int, tab chromedp.ContextOption, extra ...chromedp.ExecAllocatorOption) (ctx context.Context, stop func()) {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath("chromium"),
+		chromedp.NoSandbox, // tests run as root, where Chromium's sandbox will not start
+		chromedp.DisableGPU,
+		chromedp.WindowSize(w, h),
+		chromedp.UserDataDir(t.TempDir()),
+	)
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), append(opts, extra...)...)
+	var tabs []chromedp.ContextOption
+	if tab != nil {
+		tabs = append(tabs, tab)
+	}
+	bctx, cancel := chromedp.NewContext(actx, tabs...)
+	// The first Run starts the browser; its context must outlive the test's
+	// steps, which the timeout bounds.
+	if err := chromedp.Do(bctx); err != nil {
+		cancel()
+		cancelA()
+		t.Fatalf("chromium: %v", err)
+	}
+	ctx, cancelT := context.WithTimeout(bctx, 60*time.Second)
+	return ctx, func() { cancelT(); cancel(); cancelA() }
 }
 
 // tablesOf turns the rows readPage returns into tableRows.

@@ -122,7 +122,7 @@ func (a *app) runReport(paths []string, out, figures string, allowTruncated, rep
 		fmt.Fprintf(a.stderr, "vkwatch: wrote %d figure files into %s\n", len(written), inert.Text(figures))
 	}
 	if st, err := os.Stat(out); err == nil {
-		fmt.Fprintf(a.stderr, "vkwatch: wrote %s (%d KiB, %d saves)\n", inert.Text(out), (st.Size()+1023)/1024, len(r.Saves))
+		fmt.Fprintf(a.stderr, "vkwatch: wrote %s (%d KiB, %d save%s)\n", inert.Text(out), (st.Size()+1023)/1024, len(r.Saves), plural(len(r.Saves)))
 	}
 	return nil
 }
