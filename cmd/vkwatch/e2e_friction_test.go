@@ -123,14 +123,18 @@ func TestReportOfSaveReports(t *testing.T) {
 	if _, err := exec.LookPath("chromium"); err != nil {
 		t.Fatal("this test needs Debian's chromium (.ci/run installs it): ", err)
 	}
-	srv, c := servertest.StartSlowSave(t, 20000, 200, 50)
+	// Few keys, each of a slow save a millisecond: about 2 s. The count
+	// of the save's sleeps decides how long a loaded machine takes, not
+	// their length (20,000 keys at 50 µs did not end in 2 minutes at load 40).
+	const keys = 2000
+	srv, c := servertest.StartSlowSave(t, keys, 3000, 1000)
 	dir := t.TempDir()
 	rep, rec := filepath.Join(dir, "rep.json"), filepath.Join(dir, "rep.jsonl")
 	h := startHeadless(t, "--headless", "--record", rec, "--report", rep, "--interval", "100ms", srv.Addr)
 	waitEvents(t, rec, "a sample", func(ev source.Event) bool { return ev.Kind == source.EventSample })
 	stop := make(chan struct{})
 	wrote := make(chan int)
-	go func() { wrote <- overwrite(c, 20000, stop) }()
+	go func() { wrote <- overwrite(c, keys, stop) }()
 	if err := c.BgSave(context.Background()).Err(); err != nil {
 		t.Fatal(err)
 	}
