@@ -401,7 +401,7 @@ func keepRun(t *testing.T, r *statusRun) {
 	for _, n := range r.nodes {
 		h.Servers = append(h.Servers, record.ServerInfo{Node: n.ID, Addr: n.Addr})
 	}
-	w, err := record.NewCompressedWriter(f, "jsonl", record.Zstd, h)
+	w, err := record.NewWriter(f, h, record.Options{Compression: record.Zstd})
 	if err != nil {
 		t.Fatal(err)
 	}

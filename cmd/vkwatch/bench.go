@@ -146,7 +146,13 @@ func (a *app) runBench(ctx context.Context, cf *connFlags, bf *benchFlags, args 
 		}
 		servers := make([]record.ServerInfo, len(targets))
 		for i, t := range targets {
-			servers[i] = record.ServerInfo{Node: t.Node, Addr: t.Save.String()}
+			// The node id the events will carry: bench gives a target
+			// without one its address's (bench.Target.Node).
+			node := t.Node
+			if node == "" {
+				node = t.Save.Node()
+			}
+			servers[i] = record.ServerInfo{Node: node, Addr: t.Save.String()}
 		}
 		rec, err := openRecording(bf.record, record.JSONL, cfg.Clock.Epoch(), settings, servers)
 		if err != nil {
@@ -205,7 +211,7 @@ func (a *app) benchTargets(ctx context.Context, cf *connFlags, bf *benchFlags, a
 		if len(bf.methods) > 0 && len(eps) != 1 {
 			return nil, usageErr("--methods saves one server both ways: give one server, not %d", len(eps))
 		}
-		if err := reach(ctx, eps); err != nil {
+		if err := a.reach(ctx, eps); err != nil {
 			return nil, err
 		}
 		targets := make([]bench.Target, len(eps))
