@@ -16,8 +16,9 @@ type Topology struct {
 	// Cluster says the nodes were discovered from a cluster; false for a
 	// list of addresses.
 	Cluster bool `json:"cluster,omitzero"`
-	// Via names what told: "CLUSTER SHARDS" or "CLUSTER NODES" (empty for
-	// a list), and From the address of the node that answered.
+	// Via names what told: "CLUSTER SHARDS" or "CLUSTER NODES", "nodes
+	// file" for a list read from a file (empty for a list on the command
+	// line), and From the address of the node that answered, or the file.
 	Via  string `json:"via,omitzero"`
 	From string `json:"from,omitzero"`
 	// Shards are ordered by their first slot (shards without slots last);
@@ -36,6 +37,17 @@ type Topology struct {
 	// fleet samples nodes at rest less often: --idle-interval).
 	SampleInterval          time.Duration `json:"sample_interval_ns,omitzero,format:nano"`
 	AttentionSampleInterval time.Duration `json:"attention_sample_interval_ns,omitzero,format:nano"`
+	// PingBudget and SampleBudget are what the fleet's intervals are set
+	// to keep within, a second and in all: PINGs (the nodes in attention
+	// included), and INFO samples of the nodes at rest (the nodes in
+	// attention add theirs, every AttentionSampleInterval). Zero when no
+	// budget sets them (a --ping-interval holds as given).
+	PingBudget   int `json:"ping_budget,omitzero"`
+	SampleBudget int `json:"sample_budget,omitzero"`
+	// Share is this process's share of a fleet split between several
+	// (--shard I/N: the nodes whose address hashes to I of N), empty when
+	// it watches every node.
+	Share string `json:"share,omitzero"`
 	// Changes are what changed since the fleet's previous topology; empty
 	// in the first.
 	Changes []TopologyChange `json:"changes,omitzero"`

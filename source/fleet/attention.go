@@ -178,15 +178,23 @@ func (f *Fleet) sending(node source.NodeID, args []string) {
 func (f *Fleet) fixedInterval() bool { return f.cfg.Watch.PingInterval > 0 }
 
 // restSampling is the INFO sampling interval of the nodes at rest.
-func (f *Fleet) restSampling() time.Duration {
+func (f *Fleet) restSampling() time.Duration { return time.Duration(f.restIvl.Load()) }
+
+// restSamplingFor is the INFO sampling interval of the nodes at rest in a
+// fleet of n: --idle-interval (or --interval), longer where the sample
+// budget calls for it.
+func (f *Fleet) restSamplingFor(n int) time.Duration {
+	least := f.cfg.Watch.Interval
 	if f.cfg.IdleInterval > 0 {
-		return f.cfg.IdleInterval
+		least = f.cfg.IdleInterval
 	}
-	return f.cfg.Watch.Interval
+	return SampleInterval(n, f.cfg.SampleBudget, least)
 }
 
 // attentive: attention moves some interval, the PINGs' or the samples'.
-func (f *Fleet) attentive() bool { return !f.fixedInterval() || f.cfg.IdleInterval > 0 }
+func (f *Fleet) attentive() bool {
+	return !f.fixedInterval() || f.restSampling() > f.cfg.Watch.Interval
+}
 
 // samplingOfLocked is the INFO sampling interval id's attention calls for.
 func (f *Fleet) samplingOfLocked(id source.NodeID) time.Duration {
