@@ -116,6 +116,21 @@ func (f *connFlags) clusterAlone(seed string, addrs []string) error {
 	return usageErr("--cluster %s finds the nodes itself: give no other address, -h, -p, -s or -u (got %s)", seed, strings.Join(got, " "))
 }
 
+// aloneWith refuses any other server beside what names the fleet (--nodes
+// FILE): an ADDR, -h, -p, -s or -u would name a server the run ignores.
+func (f *connFlags) aloneWith(what string, addrs []string) error {
+	got := slices.Clone(addrs)
+	for _, name := range []string{"host", "port", "socket", "uri"} {
+		if f.given(name) {
+			got = append(got, "--"+name)
+		}
+	}
+	if len(got) == 0 {
+		return nil
+	}
+	return usageErr("%s names every server: give no other address, -h, -p, -s or -u (got %s)", what, strings.Join(got, " "))
+}
+
 // first is the server that -h, -p, -s or -u name, as the user wrote it
 // (for errors); ok is false when none of them was given.
 func (f *connFlags) first() (ep source.Endpoint, as string, ok bool, err error) {

@@ -20,6 +20,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/inert"
 	"github.com/vkwatch/vkwatch/source/load"
 	"github.com/vkwatch/vkwatch/source/metrics"
+	"github.com/vkwatch/vkwatch/source/nodefile"
 	"github.com/vkwatch/vkwatch/source/procmem"
 	"github.com/vkwatch/vkwatch/source/record"
 	"github.com/vkwatch/vkwatch/source/watch"
@@ -46,6 +47,7 @@ type monitorFlags struct {
 	metrics          string
 	headless         bool
 	ascii            asciiFlag
+	fleet            fleetFlags // --nodes, --shard, --max-observer-cost (the monitor's own, not the demo's)
 }
 
 func (f *monitorFlags) register(fs *pflag.FlagSet) {
@@ -102,7 +104,18 @@ func (a *app) runMonitor(ctx context.Context, cf *connFlags, mf *monitorFlags, a
 	if err := mf.validate(); err != nil {
 		return err
 	}
+	if err := mf.fleet.validate(cf, mf.cluster, addrs); err != nil {
+		return err
+	}
 	run := monitorRun{flags: mf}
+	if path := mf.fleet.nodes; path != "" {
+		l, parse, err := a.readNodes(ctx, cf, path)
+		if err != nil {
+			return err
+		}
+		run.endpoints, run.nodes = l.Endpoints, &nodesRun{path: path, parse: parse, list: l}
+		return a.monitor(ctx, run)
+	}
 	if mf.cluster != "" {
 		if err := cf.clusterAlone(mf.cluster, addrs); err != nil {
 			return err
@@ -139,6 +152,16 @@ type monitorRun struct {
 	// writers already running (the demo's), by endpoint; nil entries mean
 	// none. When nil, --writers decides.
 	writers []*load.Writers
+	// nodes, when set, is the --nodes file the endpoints were read from,
+	// followed while the monitor runs.
+	nodes *nodesRun
+}
+
+// nodesRun is a --nodes file as read at start, and how to read it again.
+type nodesRun struct {
+	path  string
+	parse nodefile.Parse
+	list  nodefile.List
 }
 
 // monitor connects, runs the UI (or a headless recording without a
@@ -244,9 +267,15 @@ func (s *monitorSession) connect() error {
 			PingInterval:   s.mf.pingInterval,
 			ConnectTimeout: s.mf.connectTimeout,
 		},
-		IdleInterval: s.mf.idleInterval,
-		Configure:    s.configure,
-		Clock:        s.clock,
+		IdleInterval:     s.mf.idleInterval,
+		Configure:        s.configure,
+		Clock:            s.clock,
+		Share:            s.mf.fleet.share,
+		MaxObserverShare: s.mf.fleet.maxObserver,
+	}
+	if n := s.run.nodes; n != nil {
+		cfg.Via, cfg.From = "nodes file", n.path
+		cfg.Follow = followNodes(n.path, n.parse, n.list)
 	}
 	if s.run.cluster {
 		seed := s.run.endpoints[0]
@@ -265,6 +294,9 @@ func (s *monitorSession) connect() error {
 	s.onExit(s.fleet.Close)
 	var err error
 	s.top, s.conns, err = connectFleet(s.ctx, s.fleet)
+	if err == nil && len(s.conns) == 0 {
+		return withCode(exitConnect, fmt.Errorf("--shard %s keeps none of the fleet's nodes: nothing to watch", s.mf.fleet.share))
+	}
 	return err
 }
 

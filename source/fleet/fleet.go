@@ -99,6 +99,10 @@ type Config struct {
 	// Via and From name, for a list, what told its members (a nodes
 	// file: "nodes file" and its path); see source.Topology.
 	Via, From string
+	// MaxObserverShare, when above 0, is the most of a node's main
+	// thread its watching may take (Sample.Observer's share): a node over
+	// it has its intervals at rest lengthened (see throttle).
+	MaxObserverShare float64
 	// IdleInterval, when longer than Watch.Interval, is how often a node
 	// at rest is sampled: attention follows the save for INFO too, and a
 	// node that saves, or is about to, is sampled every Watch.Interval.
@@ -653,7 +657,8 @@ func (f *Fleet) updateList(ctx context.Context, members []Member, err error) {
 	}
 	if err != nil {
 		top := old
-		top.Changes, top.Err = nil, err.Error()
+		top.Changes = nil
+		top.Err = fmt.Sprintf("%v; keeping the %d nodes watched", err, len(old.Nodes()))
 		f.topo = top
 		f.mu.Unlock()
 		f.emitTopology(top)

@@ -9,8 +9,8 @@
 //
 // which is exact when vkwatch is the only client sending c, and an
 // average-cost estimate otherwise (another client's INFO all costs more a
-// call than vkwatch's INFO of four sections). Between readings the cost
-// goes on at the last window's price per call.
+// call than vkwatch's INFO of four sections). The cost is known at each
+// reading, for the window before it.
 //
 // Reading commandstats costs too (its INFO is counted under info like any
 // other): the watcher reads it rarely, and counts it among its own calls.
@@ -160,18 +160,10 @@ func clone(c Counts) Counts {
 // unknown (absent, not zero).
 func (m *Meter) Ready() bool { return m.have }
 
-// Seconds is the server time of vkwatch's commands up to own counts now:
-// the total at the latest reading, and the calls since at the latest
-// window's price.
-func (m *Meter) Seconds(own Counts) float64 {
-	t := m.total
-	for c, n := range own {
-		if n > m.prevOwn[c] {
-			t += float64(n-m.prevOwn[c]) * m.perCall[c]
-		}
-	}
-	return t
-}
+// Seconds is the server time of vkwatch's commands up to the latest
+// reading. It moves only at readings, by what the window between them
+// cost: never back (a counter), and never a guess at a price to come.
+func (m *Meter) Seconds() float64 { return m.total }
 
 // Share is the server time of vkwatch's commands per second over the
 // latest window between two readings (a share of one core), and how long

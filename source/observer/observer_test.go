@@ -38,7 +38,7 @@ func TestMeterAlone(t *testing.T) {
 	own := Counts{"ping": 1000, "info": 10, "config get": 90}
 	m.Observe(ParseCommandStats(stats0), own, time.Second, false)
 	// First reading: the averages since the counters began.
-	if got := m.Seconds(own); !near(got, (2000+500+900)/1e6) {
+	if got := m.Seconds(); !near(got, (2000+500+900)/1e6) {
 		t.Errorf("first reading: %v s", got)
 	}
 	if _, _, ok := m.Share(); ok {
@@ -49,16 +49,18 @@ func TestMeterAlone(t *testing.T) {
 	own = Counts{"ping": 6000, "info": 20, "config get": 135}
 	m.Observe(st, own, 11*time.Second, false)
 	wantWindow := (15000 + 800 + 450) / 1e6
-	if got := m.Seconds(own); !near(got, 3400/1e6+wantWindow) {
+	if got := m.Seconds(); !near(got, 3400/1e6+wantWindow) {
 		t.Errorf("after the window: %v s", got)
 	}
 	if s, w, ok := m.Share(); !ok || w != 10*time.Second || !near(s, wantWindow/10) {
 		t.Errorf("share %v over %v (%v), want %v over 10s", s, w, ok, wantWindow/10)
 	}
-	// Between readings: the window's prices.
-	own["ping"] += 500
-	if got := m.Seconds(own); !near(got, 3400/1e6+wantWindow+500*3e-6) {
+	// Between readings the figure stands: no guess.
+	if got := m.Seconds(); !near(got, 3400/1e6+wantWindow) {
 		t.Errorf("between readings: %v s", got)
+	}
+	if m.PerCall("ping") != 3e-6 {
+		t.Errorf("a PING's price %v, want 3 µs", m.PerCall("ping"))
 	}
 }
 
@@ -67,7 +69,7 @@ func TestMeterShared(t *testing.T) {
 	var m Meter
 	m.Observe(Stats{"ping": {0, 0}}, Counts{"ping": 0}, 0, false)
 	m.Observe(Stats{"ping": {2000, 4000}}, Counts{"ping": 1000}, time.Second, false)
-	if got := m.Seconds(Counts{"ping": 1000}); !near(got, 2000/1e6) {
+	if got := m.Seconds(); !near(got, 2000/1e6) {
 		t.Errorf("got %v s, want 0.002", got)
 	}
 }
@@ -76,17 +78,17 @@ func TestMeterOldServerAndReset(t *testing.T) {
 	// Before 7.0 a command and its subcommands are one line.
 	var m Meter
 	m.Observe(Stats{"config": {10, 100}}, Counts{"config get": 10}, 0, false)
-	if got := m.Seconds(Counts{"config get": 10}); !near(got, 100/1e6) {
+	if got := m.Seconds(); !near(got, 100/1e6) {
 		t.Errorf("config on an old server: %v", got)
 	}
 	// The counters began again (CONFIG RESETSTAT): no negative window.
 	m.Observe(Stats{"config": {4, 80}}, Counts{"config get": 14}, time.Second, false)
-	if got := m.Seconds(Counts{"config get": 14}); !near(got, 100/1e6+4*20/1e6) {
+	if got := m.Seconds(); !near(got, 100/1e6+4*20/1e6) {
 		t.Errorf("after a reset: %v", got)
 	}
 	// A command the server does not list costs nothing known: not counted.
 	m.Observe(Stats{}, Counts{"hello": 3}, 2*time.Second, true)
-	if got := m.Seconds(Counts{"hello": 3}); got < 0 {
+	if got := m.Seconds(); got < 0 {
 		t.Errorf("negative: %v", got)
 	}
 }
