@@ -32,6 +32,10 @@ type Topology struct {
 	// because they save or are about to (source/fleet: attention follows
 	// the save), by node id; empty when none is.
 	Attention []Attended `json:"attention,omitzero"`
+	// Throttled are the nodes whose watching cost them more than
+	// --max-observer-cost: they are PINGed (Interval) and sampled less
+	// often at rest than the rest; Reason says what it cost.
+	Throttled []Attended `json:"throttled,omitzero"`
 	// SampleInterval is how often INFO samples the nodes at rest, and
 	// AttentionSampleInterval the nodes in Attention (the same unless the
 	// fleet samples nodes at rest less often: --idle-interval).

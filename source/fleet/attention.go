@@ -201,7 +201,7 @@ func (f *Fleet) samplingOfLocked(id source.NodeID) time.Duration {
 	if f.att.reason(id) != "" {
 		return f.cfg.Watch.Interval
 	}
-	return f.restSampling()
+	return f.restSampling() * time.Duration(f.slowOfLocked(id))
 }
 
 // retimeUnlock retimes the watchers (retimeLocked), releases f.mu, which
@@ -221,7 +221,7 @@ func (f *Fleet) retimeUnlock() {
 // (PING and INFO) and puts them in the topology; it reports whether the
 // topology changed.
 func (f *Fleet) retimeLocked() bool {
-	if !f.attentive() {
+	if !f.attentive() && len(f.slow) == 0 {
 		return false
 	}
 	var hot []source.Attended
@@ -236,7 +236,7 @@ func (f *Fleet) retimeLocked() bool {
 		cold, fine = coldInterval(len(f.watchers), len(hot), f.cfg.PingBudget), MinPingInterval
 	}
 	for id, r := range f.watchers {
-		ping := cold
+		ping := cold * time.Duration(f.slowOfLocked(id))
 		if f.att.reason(id) != "" {
 			ping = fine
 		}
@@ -249,8 +249,9 @@ func (f *Fleet) retimeLocked() bool {
 	for i := range hot {
 		hot[i].Interval = fine
 	}
-	changed := cold != f.topo.PingInterval || !slices.Equal(hot, f.topo.Attention)
-	f.topo.PingInterval, f.topo.Attention = cold, hot
+	slow := f.throttledLocked(cold)
+	changed := cold != f.topo.PingInterval || !slices.Equal(hot, f.topo.Attention) || !slices.Equal(slow, f.topo.Throttled)
+	f.topo.PingInterval, f.topo.Attention, f.topo.Throttled = cold, hot, slow
 	return changed
 }
 

@@ -138,6 +138,9 @@ type Fleet struct {
 	closed   bool
 
 	att attention // guarded by mu
+	// slow is how many times its intervals at rest each throttled node's
+	// are (see throttle); guarded by mu.
+	slow map[source.NodeID]slowNode
 	// restIvl is the INFO interval of the nodes at rest (ns), set with
 	// the members under mu (the sample budget lengthens it with the
 	// fleet's size); read without it.
@@ -215,6 +218,7 @@ func newFleet(cfg Config) *Fleet {
 		roles:    map[source.NodeID]string{},
 		eps:      map[source.NodeID]source.Endpoint{},
 		att:      newAttention(),
+		slow:     map[source.NodeID]slowNode{},
 	}
 	f.restIvl.Store(int64(f.restSamplingFor(0)))
 	return f
@@ -542,6 +546,7 @@ func (f *Fleet) observe(ev source.Event) {
 	// After the event: the topology that says a node is now probed
 	// finely comes after the sample that showed its save.
 	f.attend(ev)
+	f.throttle(ev)
 	if changed {
 		if f.disc != nil {
 			f.disc.Poke()
