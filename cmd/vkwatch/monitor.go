@@ -225,6 +225,9 @@ type monitorSession struct {
 	reports     reportLog
 	batch       *batcher
 	crash       crashBox
+	// topoErr is the topology's error said last without the UI.
+	topoErrMu sync.Mutex
+	topoErr   string
 
 	cleanups []func() error
 }
@@ -442,7 +445,26 @@ func (s *monitorSession) emit(ev source.Event) {
 	s.reports.observe(ev)
 	if s.batch != nil {
 		s.batch.add(ev)
+	} else if ev.Kind == source.EventTopology && ev.Topology != nil {
+		s.sayTopologyErr(ev.Topology.Err)
 	}
+}
+
+// sayTopologyErr tells stderr, without the UI, when the fleet's source
+// fails (a --nodes file that does not read, a rediscovery that fails) and
+// when it works again: once each.
+func (s *monitorSession) sayTopologyErr(e string) {
+	s.topoErrMu.Lock()
+	defer s.topoErrMu.Unlock()
+	switch {
+	case e == s.topoErr:
+		return
+	case e == "":
+		fmt.Fprintln(s.a.stderr, "vkwatch: the fleet's source reads well again")
+	default:
+		fmt.Fprintln(s.a.stderr, "vkwatch:", inert.Text(e))
+	}
+	s.topoErr = e
 }
 
 // startWatchers runs the fleet. A node that could not be reached at start

@@ -663,7 +663,7 @@ func (f *Fleet) updateList(ctx context.Context, members []Member, err error) {
 	if err != nil {
 		top := old
 		top.Changes = nil
-		top.Err = fmt.Sprintf("%v; keeping the %d nodes watched", err, len(old.Nodes()))
+		top.Err = fmt.Sprintf("%v; keeping the fleet as it was (%d nodes)", err, len(old.Nodes()))
 		f.topo = top
 		f.mu.Unlock()
 		f.emitTopology(top)
