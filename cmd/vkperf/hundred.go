@@ -23,7 +23,7 @@ func hundredBounds(nodes int) (cpuRate float64, rss int64) {
 }
 
 const (
-	hundredKeys       = 1000
+	hundredKeys = 1000
 	// A save of hundredKeys stretched by rdb-key-save-delay (µs per key)
 	// to about 5 s, long enough to count its PINGs over saveWatch.
 	hundredSaveDelay = 5000
