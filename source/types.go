@@ -770,6 +770,23 @@ type EventReader interface {
 	Close()
 }
 
+// PeakProgress is the save's progress when the samples saw its
+// copy-on-write peak (PeakAtProgress), where that says something: absent
+// for a save without a child (nothing to peak), and where the peak was
+// seen before the server had reported any key written. The server
+// refreshes current_save_keys_processed about once a second, so a short
+// save's samples read 0 keys while its child already copies pages: that 0
+// is no reading of progress ("at 0%" would say the peak came before the
+// first key), so it is absent, not zero. The pane, the reports table and
+// the report's page all show this figure.
+func (r *SaveReport) PeakProgress() Opt[float64] {
+	f, ok := r.PeakAtProgress.Get()
+	if !ok || f <= 0 || r.COWFrom == FromNoChild {
+		return Opt[float64]{}
+	}
+	return Some(f)
+}
+
 // BlockedWriters is how many clients the save held up at its worst: the
 // peak of blocked_clients during it above the level outside it (before
 // the save where that was read, else after it), never below 0. Absent

@@ -12,8 +12,17 @@ import (
 // screen uses for the same facts, without colour, so that a script's log
 // and the UI say one thing one way.
 
-// ReportLines is what a save cost, in the three lines a pane shows.
-func ReportLines(r *source.SaveReport) []string { return reportLines(&styles{}, r) }
+// ReportLines is what a save cost, as a pane shows it given the room: its
+// title, then its fields in aligned columns, the copy-on-write first.
+func ReportLines(r *source.SaveReport) []string {
+	b := reportBlock(&styles{}, r)
+	lines, _ := b.lines(&styles{}, plainWidth, 1+len(b.fields))
+	return lines
+}
+
+// plainWidth is the width ReportLines lays a report out in: a pane's at
+// 200x50 with two servers.
+const plainWidth = 100 - paneChrome
 
 // ForkVerdict says how a fork stands against the memory it has: the
 // level, the projected need against the limit that decides and the

@@ -101,7 +101,8 @@ func (a *app) runDemo(ctx context.Context, df *demoFlags, mf *monitorFlags) (err
 	return a.monitor(ctx, monitorRun{
 		endpoints: eps,
 		flags:     mf,
-		banner:    "demo: " + d.Why + " — press B to save both",
+		banner:    "demo: " + d.Why,
+		hint:      "press B to save both",
 		writers:   []*load.Writers{d.Writers[0], d.Writers[1]},
 	})
 }

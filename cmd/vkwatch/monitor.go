@@ -149,6 +149,7 @@ type monitorRun struct {
 	cluster   bool
 	flags     *monitorFlags
 	banner    string
+	hint      string // what to press, kept whole on the title line
 	// writers already running (the demo's), by endpoint; nil entries mean
 	// none. When nil, --writers decides.
 	writers []*load.Writers
@@ -540,6 +541,7 @@ func (s *monitorSession) runUI() error {
 		IdleInterval:     s.mf.idleInterval,
 		ReadOnly:         s.mf.readOnly,
 		Banner:           s.banner(),
+		Hint:             s.run.hint,
 		MaxParallelSaves: s.mf.maxParallelSaves,
 		ASCII:            s.mf.ascii.screen(s.a.getenv),
 		Send: func(node source.NodeID, args ...string) {
