@@ -761,7 +761,9 @@ type Event struct {
 }
 
 // EventReader reads events in order: a recording streamed to a replay
-// (record.WindowSource's readers; ui.ReplayReader is this interface).
+// (record.Scanner and record.WindowSource's readers; ui.ReplayReader is
+// this interface). A caller that reads all in one loop ranges over
+// record.Scanner.Events instead.
 type EventReader interface {
 	// Next returns the next event; false at the end (or on an error, which
 	// Err returns).

@@ -72,3 +72,25 @@ func TestFooterKeepsAPendingQuestion(t *testing.T) {
 		t.Errorf("the warning of a pending b went after 30 s:\n%s", view(m))
 	}
 }
+
+// TestStuckFooterGoesWithTheSave: a save that looked stuck ends; a
+// sample of it folded late (older than the one that saw it end) does not
+// bring its "stuck?" back: that is about a save no longer running.
+func TestStuckFooterGoesWithTheSave(t *testing.T) {
+	evs := stuckEvents(false, 0, 40*time.Second, 16*time.Second) // running far past its forecast
+	m := setup(t, Config{Nodes: nodes(addrA)}, 120, 40, evs)
+	if !strings.Contains(view(m), "⚠ stuck? the save on "+addrA) {
+		t.Fatalf("not stuck:\n%s", view(m))
+	}
+	f := newFake(0, false)
+	f.seq = 50000
+	after := f.sampleEvent(40 * time.Second)
+	after.Sample.Save = nil
+	last := evs[len(evs)-1]
+	late := *last.Sample
+	late.Seq = 40000
+	m = feed(t, m, []source.Event{after, {Node: last.Node, Kind: source.EventSample, Offset: last.Offset, Sample: &late}})
+	if strings.Contains(view(m), "stuck?") {
+		t.Errorf("stuck? shown after the save ended:\n%s", view(m))
+	}
+}

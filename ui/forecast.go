@@ -205,7 +205,10 @@ const stuckPrefix = "⚠ stuck? "
 // gone when it moves again or ends. Other footer lines are left alone.
 func (m *Model) stuckFooter(id source.NodeID) {
 	v := m.store.Live(id)
-	if v.Stuck != "" {
+	// Only while the latest sample shows the save: a sample older than
+	// it, folded later, can leave the forecast's verdict on a save that
+	// has ended.
+	if v.Stuck != "" && v.Latest != nil && v.Latest.Save != nil {
 		text := stuckPrefix + "the save on " + m.addrOf(id) + ": " + v.Stuck
 		if canCancel(v) {
 			text += "; x cancels it (BGSAVE CANCEL)"

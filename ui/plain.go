@@ -45,10 +45,7 @@ func ForkVerdict(f risk.Fork) []string {
 // StepLine is one node of a rolling save, as its progress line says it:
 // "[2/3] 127.0.0.1:7004 (replica, shard 2): saving 45%, ETA 1.2s".
 func StepLine(i, total int, st roll.Step, n roll.NodeStatus) string {
-	head := fmt.Sprintf("[%d/%d] %s (%s, shard %d): ", i+1, total, st.Node.Addr, orNA(st.Node.Role), st.Shard+1)
-	if total == 1 {
-		head = fmt.Sprintf("[1/1] %s (%s): ", st.Node.Addr, orNA(st.Node.Role))
-	}
+	head := StepHead(i, total, st)
 	switch st.State {
 	case roll.StepSaving:
 		return head + "saving" + saveProgress(n.Sample)
@@ -66,6 +63,15 @@ func StepLine(i, total int, st roll.Step, n roll.NodeStatus) string {
 		return head + "BGSAVE sent"
 	}
 	return head + "waiting"
+}
+
+// StepHead is what every line of a node of a rolling save begins with:
+// "[2/3] 127.0.0.1:7004 (replica, shard 2): ".
+func StepHead(i, total int, st roll.Step) string {
+	if total == 1 {
+		return fmt.Sprintf("[1/1] %s (%s): ", st.Node.Addr, orNA(st.Node.Role))
+	}
+	return fmt.Sprintf("[%d/%d] %s (%s, shard %d): ", i+1, total, st.Node.Addr, orNA(st.Node.Role), st.Shard+1)
 }
 
 // saveProgress is a running save's progress and ETA, when the server

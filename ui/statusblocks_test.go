@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/charmbracelet/bubbles/progress"
 	"github.com/charmbracelet/x/ansi"
@@ -400,7 +401,7 @@ func keepRun(t *testing.T, r *statusRun) {
 	for _, n := range r.nodes {
 		h.Servers = append(h.Servers, record.ServerInfo{Node: n.ID, Addr: n.Addr})
 	}
-	w, err := record.NewCompressedWriter(f, "jsonl", record.Zstd, h)
+	w, err := record.NewWriter(f, h, record.Options{Compression: record.Zstd})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -431,5 +432,29 @@ func TestStatusBlocksGolden(t *testing.T) {
 				t.Run(frame, func(t *testing.T) { golden.RequireEqual(t, m.View()) })
 			})
 		})
+	}
+}
+
+// TestRunningSaveRareFields: a save with an AOF rewrite waiting behind it
+// says so in a field; a replica's forkless full sync has no total: its
+// keys say so, its ETA is none, and where the bar would be, why not.
+func TestRunningSaveRareFields(t *testing.T) {
+	evs := scenario(1, 28e9) // a fork save running from 20 s
+	last := evs[len(evs)-1].Sample
+	last.Info.AOFRewriteScheduled = source.Some[int64](1)
+	m := setup(t, Config{Nodes: nodes(addrA)}, 120, 40, evs)
+	wantFields(t, "AOF rewrite scheduled", view(m), "AOF rewrite", "waiting")
+
+	evs = scenario(1, 28e9)
+	last = evs[len(evs)-1].Sample
+	sync := *last.Save
+	sync.Kind, sync.Total, sync.ETA = source.SaveForklessSync, source.Opt[int64]{}, source.Opt[time.Duration]{}
+	sync.Trigger = source.Trigger{Kind: source.TriggerReplica, Detail: "replica 127.0.0.1:7009"}
+	last.Save = &sync
+	m = setup(t, Config{Nodes: nodes(addrA)}, 120, 40, evs)
+	v := view(m)
+	wantFields(t, "forkless sync", v, "keys", "78,000 (a sync: no total)", "ETA", "none (a sync has no total)")
+	if hasField(v, "progress", na) || !strings.Contains(v, "a replica's full sync without a fork: keys sent, no total") {
+		t.Errorf("a sync's progress:\n%s", v)
 	}
 }

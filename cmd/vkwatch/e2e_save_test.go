@@ -77,8 +77,12 @@ func TestSaveCommand(t *testing.T) {
 	if code != exitOK || rdbSaves() == before {
 		t.Fatalf("exit %d, rdb_saves %s -> %s\nstdout:\n%s\nstderr:\n%s", code, before, rdbSaves(), out, errOut)
 	}
+	// The memory check is said before the BGSAVE it allowed.
+	checkThenSent := regexp.MustCompile(`\[1/1\] ` + regexp.QuoteMeta(srv.Addr) + ` \(primary\): memory check [^\n]+\n(      \([^\n]+\)\n)?\[1/1\] ` + regexp.QuoteMeta(srv.Addr) + ` \(primary\): BGSAVE sent\n`)
+	if !checkThenSent.MatchString(out) {
+		t.Errorf("stdout does not say the memory check, then BGSAVE sent:\n%s", out)
+	}
 	for _, want := range []string{
-		"[1/1] " + srv.Addr + " (primary): BGSAVE sent\n      memory check ",
 		"[1/1] " + srv.Addr + " (primary): saved in ",
 		"last save BGSAVE fork by vkwatch · ok",
 		"  cow ",
@@ -124,11 +128,13 @@ func TestSaveCommand(t *testing.T) {
 	before = rdbSaves()
 	code, out, errOut = runCLI(t, env, "save", srv.Addr)
 	heldRE := regexp.MustCompile(`^vkwatch: ` + regexp.QuoteMeta(srv.Addr) + `: a fork save may need \S+ \S+ \(used \S+ \S+ \+ last COW \S+ \S+\) but maxmemory is \S+ \S+; nothing sent to it \(--force sends it anyway\)\n$`)
-	if code != exitError || !heldRE.MatchString(errOut) || rdbSaves() != before || strings.Contains(out, "BGSAVE sent") {
+	heldOut := "[1/1] " + srv.Addr + " (primary): memory check would exceed: needs "
+	if code != exitError || !heldRE.MatchString(errOut) || rdbSaves() != before || strings.Contains(out, "BGSAVE sent") ||
+		!strings.HasPrefix(out, heldOut) || !strings.HasSuffix(out, "[1/1] "+srv.Addr+" (primary): not started\n") {
 		t.Errorf("held: exit %d, rdb_saves %s -> %s, stderr %q\nstdout:\n%s", code, before, rdbSaves(), errOut, out)
 	}
 	code, out, errOut = runCLI(t, env, "save", srv.Addr, "--force")
-	if code != exitOK || rdbSaves() == before || !strings.Contains(out, "memory check would exceed: needs ") {
+	if sent := strings.Index(out, "BGSAVE sent"); code != exitOK || rdbSaves() == before || !strings.HasPrefix(out, heldOut) || sent < 0 {
 		t.Errorf("--force: exit %d, rdb_saves %s -> %s\nstdout:\n%s\nstderr:\n%s", code, before, rdbSaves(), out, errOut)
 	}
 	if err := c.ConfigSet(ctx, "maxmemory", "0").Err(); err != nil {
@@ -604,32 +610,6 @@ func checkPage(t *testing.T, rec, dir string) {
 	}
 }
 
-// driveSaves moves each save the stand-in runs (bench's BGSAVEs) on: a
-// quarter of its keys for every two samples vkwatch takes, then its file
-// written. It ends when ctx does.
-func driveSaves(ctx context.Context, s *standin.Server) error {
-	for {
-		v, err := s.Await(ctx, func(v standin.View) bool { return v.Saving })
-		if err != nil {
-			return nil
-		}
-		for s.View().Written < v.Keys {
-			from := s.View().Samples
-			if _, err := s.Await(ctx, func(w standin.View) bool { return w.Samples >= from+2 }); err != nil {
-				return err
-			}
-			s.Step(v.Keys / 4)
-			s.Advance(time.Second)
-		}
-		from := s.View().Samples
-		if _, err := s.Await(ctx, func(w standin.View) bool { return w.Samples >= from+2 }); err != nil {
-			return err
-		}
-		s.Advance(time.Second)
-		s.Finish()
-	}
-}
-
 // checkStandInBenchJSON checks bench --json of a fork server and a
 // forkless one: the seed's figures for both, none of the fork's
 // copy-on-write for the forkless run, its blocked writers; it returns
@@ -702,7 +682,7 @@ func TestStandInBench(t *testing.T) {
 	dctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 2)
 	for _, s := range []*standin.Server{fork, forkless} {
-		go func() { done <- driveSaves(dctx, s) }()
+		go func() { done <- s.DriveSaves(dctx) }()
 	}
 	code, stdout, stderr := runVKWatch(t, 3*time.Minute, "bench", fork.Addr, forkless.Addr, "--keys", strconv.Itoa(keys), "--value-size", "600",
 		"--runs", "1", "--window", "3s", "--trigger-at", "1s", "--writers", "2", "--interval", "100ms", "--json")
