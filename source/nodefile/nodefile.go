@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -46,10 +47,16 @@ type Error struct {
 
 func (e *Error) Error() string {
 	name := inert.Text(e.File)
-	if e.Line > 0 {
-		return fmt.Sprintf("%s:%d: %v", name, e.Line, e.Err)
+	// The file is named once: "nodes.txt: no such file or directory", not
+	// "nodes.txt: stat nodes.txt: no such file or directory".
+	err := e.Err
+	if pe, ok := err.(*fs.PathError); ok && pe.Path == e.File {
+		err = pe.Err
 	}
-	return fmt.Sprintf("%s: %v", name, e.Err)
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %v", name, e.Line, err)
+	}
+	return fmt.Sprintf("%s: %v", name, err)
 }
 
 func (e *Error) Unwrap() error { return e.Err }

@@ -51,6 +51,15 @@ func TestDecodeErrorsNameFileAndLine(t *testing.T) {
 	}
 }
 
+// A file that is not there is named once, with the reason.
+func TestReadMissingFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "nodes.txt")
+	_, err := Read(p, source.ParseAddress)
+	if want := p + ": no such file or directory"; err == nil || err.Error() != want || !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("err = %v, want %q (and os.ErrNotExist)", err, want)
+	}
+}
+
 func TestReadRefusesAHugeFile(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "big")
 	if err := os.WriteFile(p, make([]byte, MaxSize+1), 0o644); err != nil {
