@@ -52,7 +52,7 @@ func (f *fleetFlags) validate(cf *connFlags, cluster string, addrs []string) err
 		if cluster != "" {
 			return usageErr("--nodes and --cluster both name the fleet: give one")
 		}
-		if err := cf.aloneWith("--nodes "+f.nodes, addrs); err != nil {
+		if err := cf.alone("--nodes "+f.nodes+" names every server", addrs); err != nil {
 			return err
 		}
 	}
