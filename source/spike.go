@@ -107,7 +107,7 @@ type SpikeCause struct {
 	// accounts for (the fork's pause, the command's logged duration, the
 	// cycle's CPU time in the spike's window), at most the spike; absent
 	// where the server keeps no time for it (blocked writers, a stop).
-	Covers Opt[time.Duration] `json:"covers_ns,omitzero,format:nano"`
+	Covers Opt[time.Duration] `json:"covers_ns,omitzero"`
 	// Evidence names the instruments and what they showed:
 	// "latest_fork_usec, total_forks +1", "SLOWLOG #12 from 127.0.0.1:45418".
 	Evidence string `json:"evidence,omitzero"`
