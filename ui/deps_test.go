@@ -9,20 +9,39 @@ import (
 	"time"
 )
 
-// networkSide are the import paths (prefixes) of the code that opens
-// connections: the client and the packages built on it. The UI draws
-// what sources hand it and never opens a connection, so none of these
-// may be linked into it; the rolling save it drives is source/roll's, pure.
-var networkSide = []string{
-	"github.com/redis/go-redis/",
-	"github.com/vkwatch/vkwatch/source/watch",
-	"github.com/vkwatch/vkwatch/source/fleet",
-	"github.com/vkwatch/vkwatch/source/cluster",
+// networkSide are the packages of the code that opens connections: the
+// client and the packages built on it (each with its subpackages, where
+// subs). Nothing under ui draws anything but what sources hand it, and none
+// opens a connection, so none of these may be linked into any of them. The
+// rolling save the UI drives is source/roll's, pure; the bench results the
+// report page reads are source/bench/result's, not the runner's.
+var networkSide = []struct {
+	path string
+	subs bool
+}{
+	{"github.com/redis/go-redis", true},
+	{"github.com/vkwatch/vkwatch/source/watch", true},
+	{"github.com/vkwatch/vkwatch/source/fleet", true},
+	{"github.com/vkwatch/vkwatch/source/cluster", true},
+	{"github.com/vkwatch/vkwatch/source/load", true},
+	{"github.com/vkwatch/vkwatch/source/probe", true},
+	{"github.com/vkwatch/vkwatch/source/bench", false}, // the runner; its result package is data
 }
 
-// TestUIDoesNotLinkTheClient asks the go command for the ui package's
-// dependencies (not its tests': those start real servers) and fails on
-// any of networkSide, naming the chain of imports that brings it in.
+// onNetworkSide says whether pkg is one of networkSide.
+func onNetworkSide(pkg string) bool {
+	for _, n := range networkSide {
+		if pkg == n.path || n.subs && strings.HasPrefix(pkg, n.path+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// TestUIDoesNotLinkTheClient asks the go command for the dependencies of
+// every package under ui (not their tests': those start real servers) and
+// fails on any of networkSide, naming the chain of imports that brings it
+// in.
 func TestUIDoesNotLinkTheClient(t *testing.T) {
 	// go test puts its own GOROOT/bin first on the PATH of the test.
 	gocmd, err := exec.LookPath("go")
@@ -31,26 +50,34 @@ func TestUIDoesNotLinkTheClient(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, gocmd, "list", "-deps", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", ".")
+	cmd := exec.CommandContext(ctx, gocmd, "list", "-deps", "-f", "{{.DepOnly}} {{.ImportPath}} {{join .Imports \" \"}}", "./...")
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list -deps: %v\n%s", err, stderrOf(err))
 	}
 	imports := map[string][]string{}
-	root := ""
+	var roots []string
 	for line := range strings.Lines(strings.TrimSpace(string(out))) {
 		f := strings.Fields(line)
-		imports[f[0]] = f[1:]
-		root = f[0] // -deps lists the package itself last
+		imports[f[1]] = f[2:]
+		if f[0] == "false" { // a package ./... names, not only a dependency
+			roots = append(roots, f[1])
+		}
 	}
-	if root != "github.com/vkwatch/vkwatch/ui" {
-		t.Fatalf("go list -deps ended with %q, want the ui package", root)
+	// A listing that missed the ui packages would pass whatever they link.
+	for _, want := range []string{"github.com/vkwatch/vkwatch/ui", "github.com/vkwatch/vkwatch/ui/report"} {
+		if !slices.Contains(roots, want) {
+			t.Fatalf("go list ./... from ui named %v, not %s", roots, want)
+		}
 	}
-	order, from := walk(imports, root)
-	for _, bad := range networkSide {
+	for _, root := range roots {
+		if !strings.HasPrefix(root, "github.com/vkwatch/vkwatch/ui") {
+			t.Fatalf("go list ./... from ui named %s", root)
+		}
+		order, from := walk(imports, root)
 		// The nearest such package is enough to say how it comes in.
-		if i := slices.IndexFunc(order, func(p string) bool { return strings.HasPrefix(p, bad) }); i >= 0 {
-			t.Errorf("ui depends on %s: %s", order[i], strings.Join(chain(from, order[i]), " -> "))
+		if i := slices.IndexFunc(order, onNetworkSide); i >= 0 {
+			t.Errorf("%s depends on %s: %s", root, order[i], strings.Join(chain(from, order[i]), " -> "))
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/bench"
+	"github.com/vkwatch/vkwatch/source/bench/result"
 	"github.com/vkwatch/vkwatch/source/cluster"
 	"github.com/vkwatch/vkwatch/source/inert"
 	"github.com/vkwatch/vkwatch/source/procmem"
@@ -138,11 +139,11 @@ func (a *app) runBench(ctx context.Context, cf *connFlags, bf *benchFlags, args 
 	}
 	switch {
 	case bf.json:
-		return bench.WriteJSON(a.stdout, sums)
+		return result.WriteJSON(a.stdout, sums)
 	case len(sums) > 2:
-		return bench.WriteTables(a.stdout, sums)
+		return result.WriteTables(a.stdout, sums)
 	}
-	return bench.WriteTable(a.stdout, sums)
+	return result.WriteTable(a.stdout, sums)
 }
 
 // benchTargets are the servers bench runs on: the addresses given, or the

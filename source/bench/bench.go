@@ -24,6 +24,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/bench/result"
 	"github.com/vkwatch/vkwatch/source/forecast"
 	"github.com/vkwatch/vkwatch/source/load"
 	"github.com/vkwatch/vkwatch/source/watch"
@@ -89,88 +90,6 @@ const (
 	DefaultPingInterval = 2 * time.Millisecond
 )
 
-// Run is what one run measured.
-type Run struct {
-	Server int
-	Report source.SaveReport // the save as the watcher saw it end
-	// WriterOps is the writers' ops/s over the window.
-	WriterOps float64
-	// WorstPing is the slowest PING of the window (a PING still unanswered
-	// counts with its age); P99Ping the 99th percentile of the window's
-	// PINGs, estimated from the per-sample summaries (see p99).
-	WorstPing, P99Ping time.Duration
-	// ServerCOW and ServerSeconds are rdb_last_cow_size and
-	// rdb_last_bgsave_time_sec, read from the server after the run where
-	// the run's save set them (see source.SaveReport.COW): a forkless
-	// save's ServerCOW is 0, no child, whatever the field holds (the last
-	// fork save's); a save that failed, was cancelled or aborted has
-	// none. Absent then.
-	ServerCOW     source.Opt[int64]
-	ServerSeconds source.Opt[int64]
-	// DatasetKeys (DBSIZE of the database) and UsedMemory (used_memory)
-	// are the dataset as the run began, before its writers started: a
-	// dataset that changes from run to run shows here.
-	DatasetKeys, UsedMemory int64
-	// AllocatorFree is allocator_rss_bytes as the run began: the
-	// allocator's free resident pages, which the forecast's bound counts
-	// (see forecast.Forecast.AllocatorFree). Absent without jemalloc.
-	AllocatorFree source.Opt[int64]
-	// WriterMisses counts the writers' SETs that found no key (SET XX
-	// wrote nothing): part of the keyspace went missing during the run.
-	WriterMisses uint64
-	// MemDelta is the peak memory the save cost, as the seed's cgroup
-	// measured it: the server's RSS above its level before the save plus the
-	// save child's copy-on-write, at the worst sample. Absent when the
-	// watcher saw no memory figures during the save.
-	MemDelta source.Opt[int64]
-	// Forecast is what the runs before this one forecast its save to
-	// copy (forecast.Predict on the dataset and write rate of this run
-	// before its BGSAVE, calibrated on the runs before; the first run
-	// has the uniform bound), and ForecastErr its signed error against
-	// ServerCOW.
-	Forecast    forecast.Forecast
-	ForecastErr source.Opt[float64]
-	// RateBefore is the write rate the forecast and the calibration
-	// take: the writers' own SETs a second from rateWarmup after the
-	// window opened (their start is slower than their stride) to the
-	// BGSAVE, over forecast.RateWindow at the most, as the monitor takes
-	// INFO's. The report's OpsBefore (INFO's ops/s of the 5 s before
-	// the save) reaches back past this run's writers into the idle gap
-	// between runs, and read a third to two thirds of the rate here.
-	// PeakBefore is the highest rate between two samples of that span,
-	// the upper bound's.
-	RateBefore, PeakBefore source.Opt[float64]
-}
-
-// Stat is mean / min / max over the runs that had the value; N counts them
-// (0: no run had it, and the other fields mean nothing).
-type Stat struct {
-	Mean, Min, Max float64
-	N              int
-}
-
-// Summary is one server's runs and their statistics. COW and MemDelta are
-// bytes, SaveTime seconds (observed by sampling), WriterOps ops/s, WorstPing
-// and P99Ping milliseconds.
-type Summary struct {
-	Server int
-	Addr   string
-	Label  string // Target.Label
-	Kind   string // the saves' kind, e.g. "BGSAVE fork"
-	Runs   []Run
-
-	COW, MemDelta, SaveTime, WriterOps, WorstPing, P99Ping Stat
-	// ServerTime is rdb_last_bgsave_time_sec of the runs' saves (the
-	// seed's "save wall time"), seconds; Blocked the writers each save
-	// held up at its worst (source.SaveReport.BlockedWriters).
-	ServerTime, Blocked Stat
-	// DatasetKeys and UsedMemory are the runs' datasets as each began.
-	DatasetKeys, UsedMemory Stat
-	// ForecastErr is the signed relative error of the calibrated runs'
-	// forecast copy-on-write (Run.ForecastErr).
-	ForecastErr Stat
-}
-
 func (c Config) withDefaults() (Config, error) {
 	def := func(v *int, d int) {
 		if *v == 0 {
@@ -230,7 +149,7 @@ type bencher struct {
 	admin   []*redis.Client  // of the server saving
 	names   []string
 	progMu  sync.Mutex
-	summary []Summary
+	summary []result.Summary
 }
 
 func (b *bencher) progress(format string, a ...any) {
@@ -242,11 +161,11 @@ func (b *bencher) progress(format string, a ...any) {
 	b.cfg.Progress(fmt.Sprintf(format, a...))
 }
 
-// Bench runs the experiment and returns one Summary per target, in the
+// Bench runs the experiment and returns one result.Summary per target, in the
 // order of cfg.Targets (or cfg.Endpoints). It refuses to start a run on a server where a
 // save or AOF rewrite is already running. The dataset (keys with
 // load.DefaultPrefix) is left in place for the next bench.
-func Bench(ctx context.Context, cfg Config) ([]Summary, error) {
+func Bench(ctx context.Context, cfg Config) ([]result.Summary, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -269,7 +188,7 @@ func Bench(ctx context.Context, cfg Config) ([]Summary, error) {
 		b.opts = append(b.opts, wopts)
 		b.admin = append(b.admin, redis.NewClient(sopts))
 		b.names = append(b.names, t.Save.String())
-		b.summary = append(b.summary, Summary{Server: i, Addr: t.Save.String(), Label: t.Label})
+		b.summary = append(b.summary, result.Summary{Server: i, Addr: t.Save.String(), Label: t.Label})
 	}
 	// Fail fast, before any loading, on a server that is busy saving or
 	// cannot be reached.
@@ -298,7 +217,7 @@ func Bench(ctx context.Context, cfg Config) ([]Summary, error) {
 		return nil, err
 	}
 	for i := range b.summary {
-		b.summary[i].summarise()
+		b.summary[i].Summarise()
 	}
 	return b.summary, nil
 }
@@ -374,9 +293,9 @@ func (b *bencher) runAll(ctx context.Context, srv int) error {
 		if err != nil {
 			return fmt.Errorf("%s run %d/%d: %w", b.names[srv], n, b.cfg.Runs, err)
 		}
-		cals = r.judge(cals)
+		cals = judge(&r, cals)
 		b.summary[srv].Runs = append(b.summary[srv].Runs, r)
-		b.progress("%s run %d/%d: %s", b.names[srv], n, b.cfg.Runs, runLine(r))
+		b.progress("%s run %d/%d: %s", b.names[srv], n, b.cfg.Runs, result.RunLine(r))
 	}
 	return nil
 }
@@ -436,15 +355,15 @@ func (b *bencher) dataset(ctx context.Context, srv int) (keys int64, mem source.
 // run is one run on one server: the dataset as it begins, the writers and
 // a watcher started, the window measured, then what the server itself
 // says the save cost.
-func (b *bencher) run(ctx context.Context, srv, runNo int) (Run, error) {
+func (b *bencher) run(ctx context.Context, srv, runNo int) (result.Run, error) {
 	if _, err := b.checkIdle(ctx, srv); err != nil {
-		return Run{}, err
+		return result.Run{}, err
 	}
-	r := Run{Server: srv}
+	r := result.Run{Server: srv}
 	var err error
 	var mem source.Info
 	if r.DatasetKeys, mem, err = b.dataset(ctx, srv); err != nil {
-		return Run{}, err
+		return result.Run{}, err
 	}
 	r.UsedMemory, r.AllocatorFree = mem.UsedMemory.V, mem.AllocatorRSS
 	runCtx, cancel := context.WithCancel(ctx)
@@ -452,22 +371,22 @@ func (b *bencher) run(ctx context.Context, srv, runNo int) (Run, error) {
 
 	wr, err := load.StartWriters(runCtx, b.opts[srv], b.loadConfig(srv))
 	if err != nil {
-		return Run{}, fmt.Errorf("start writers: %w", err)
+		return result.Run{}, fmt.Errorf("start writers: %w", err)
 	}
 	defer wr.Stop()
 	wt, err := b.watch(runCtx, srv, wr.Ops)
 	if err != nil {
-		return Run{}, err
+		return result.Run{}, err
 	}
 	defer wt.stop()
 
 	c := &collector{}
 	if err := wt.firstSample(ctx, c); err != nil {
-		return Run{}, err
+		return result.Run{}, err
 	}
 	win := &window{b: b, srv: srv, runNo: runNo, w: wt.w, wr: wr, c: c}
 	if err := win.measure(ctx, runCtx, wt.events); err != nil {
-		return Run{}, err
+		return result.Run{}, err
 	}
 	wr.Stop()
 	wt.stop()
@@ -478,7 +397,7 @@ func (b *bencher) run(ctx context.Context, srv, runNo int) (Run, error) {
 	r.WorstPing, r.P99Ping = c.ping(win.t0, win.tEnd)
 	r.MemDelta = c.memDelta(win.report)
 	if err := b.serverSaid(ctx, srv, &r); err != nil {
-		return Run{}, err
+		return result.Run{}, err
 	}
 	return r, nil
 }
@@ -732,7 +651,7 @@ func (b *bencher) writerNotes(srv, runNo int, wr *load.Writers) {
 // serverSaid fills the save's cost as the server itself reports it after
 // the run (rdb_last_cow_size, rdb_last_bgsave_time_sec), where the run's
 // save set them: the report says which (COWFrom, ServerSeconds).
-func (b *bencher) serverSaid(ctx context.Context, srv int, r *Run) error {
+func (b *bencher) serverSaid(ctx context.Context, srv int, r *result.Run) error {
 	p, err := b.persistence(ctx, srv)
 	if err != nil {
 		return err
@@ -765,7 +684,7 @@ func (b *bencher) serverSaid(ctx context.Context, srv int, r *Run) error {
 // before it (only what was known before its BGSAVE: the dataset at run
 // start, the writers' rate up to the save, RateBefore) and returns
 // them with this run's own added.
-func (r *Run) judge(cals []forecast.Calibration) []forecast.Calibration {
+func judge(r *result.Run, cals []forecast.Calibration) []forecast.Calibration {
 	rep := r.Report
 	if r.RateBefore.OK {
 		rep.OpsBefore = r.RateBefore
@@ -924,70 +843,4 @@ func pieceCDF(l source.Latency, v float64) float64 {
 		}
 	}
 	return 0
-}
-
-// summarise fills in the statistics from the runs.
-func (s *Summary) summarise() {
-	var cow, mem, save, ops, worst, p99, keys, used, ferr []float64
-	kinds := map[string]bool{}
-	var kindList []string
-	for _, r := range s.Runs {
-		if k := string(r.Report.Kind); k != "" && !kinds[k] {
-			kinds[k] = true
-			kindList = append(kindList, k)
-		}
-		if v, ok := r.Report.COW.Get(); ok {
-			cow = append(cow, float64(v))
-		}
-		if v, ok := r.MemDelta.Get(); ok {
-			mem = append(mem, float64(v))
-		}
-
-		save = append(save, r.Report.Observed.Seconds())
-		ops = append(ops, r.WriterOps)
-		worst = append(worst, ms(r.WorstPing))
-		p99 = append(p99, ms(r.P99Ping))
-		if e, ok := r.ForecastErr.Get(); ok && r.Forecast.Basis == forecast.Calibrated {
-			ferr = append(ferr, e)
-		}
-		keys = append(keys, float64(r.DatasetKeys))
-		used = append(used, float64(r.UsedMemory))
-	}
-	s.Kind = strings.Join(kindList, ", ")
-	s.COW, s.MemDelta, s.SaveTime = stat(cow), stat(mem), stat(save)
-	s.WriterOps, s.WorstPing, s.P99Ping = stat(ops), stat(worst), stat(p99)
-	s.DatasetKeys, s.UsedMemory = stat(keys), stat(used)
-	s.ForecastErr = stat(ferr)
-	s.ServerTime, s.Blocked = runStats(s.Runs)
-}
-
-// runStats are the server save times and the blocked writers of runs.
-func runStats(runs []Run) (serverTime, blocked Stat) {
-	var st, bl []float64
-	for _, r := range runs {
-		if v, ok := r.ServerSeconds.Get(); ok {
-			st = append(st, float64(v))
-		}
-		if v, ok := r.Report.BlockedWriters().Get(); ok {
-			bl = append(bl, float64(v))
-		}
-	}
-	return stat(st), stat(bl)
-}
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-func stat(vs []float64) Stat {
-	if len(vs) == 0 {
-		return Stat{}
-	}
-	s := Stat{Min: vs[0], Max: vs[0], N: len(vs)}
-	var sum float64
-	for _, v := range vs {
-		sum += v
-		s.Min = math.Min(s.Min, v)
-		s.Max = math.Max(s.Max, v)
-	}
-	s.Mean = sum / float64(len(vs))
-	return s
 }

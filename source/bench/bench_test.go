@@ -17,13 +17,13 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/bench/result"
 	"github.com/vkwatch/vkwatch/source/forecast"
 	"github.com/vkwatch/vkwatch/source/load"
 	"github.com/vkwatch/vkwatch/source/procmem"
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 	"github.com/vkwatch/vkwatch/source/sourcetest"
-	"github.com/vkwatch/vkwatch/source/units"
 )
 
 func TestMain(m *testing.M) {
@@ -192,7 +192,7 @@ func TestBenchTwoServers(t *testing.T) {
 	}
 
 	var tab bytes.Buffer
-	if err := WriteTable(&tab, sums); err != nil {
+	if err := result.WriteTable(&tab, sums); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{a.Addr, b.Addr, "copy-on-write", "worst PING", "BGSAVE fork", "dataset keys at run start (DBSIZE)", "20,000 / 20,000 / 20,000", "used_memory at run start",
@@ -202,7 +202,7 @@ func TestBenchTwoServers(t *testing.T) {
 		}
 	}
 	var js bytes.Buffer
-	if err := WriteJSON(&js, sums); err != nil {
+	if err := result.WriteJSON(&js, sums); err != nil {
 		t.Fatal(err)
 	}
 	var back struct {
@@ -350,28 +350,6 @@ func absDur(d time.Duration) time.Duration {
 	return d
 }
 
-func TestTableAbsentIsNA(t *testing.T) {
-	s := []Summary{{Server: 0, Addr: "127.0.0.1:1", Runs: []Run{{}}}}
-	s[0].summarise()
-	var buf bytes.Buffer
-	if err := WriteTable(&buf, s); err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(buf.String(), "\n") {
-		if strings.HasPrefix(line, "copy-on-write") || strings.HasPrefix(line, "memory delta") {
-			if !strings.Contains(line, "n/a") || strings.Contains(line, "0 B") {
-				t.Errorf("absent value not n/a: %q", line)
-			}
-		}
-	}
-	if got := units.CountFloat(27202.4); got != "27,202" {
-		t.Errorf("count: %q", got)
-	}
-	if got := units.BytesFixed(354.7 * 1024 * 1024); got != "354.7 MiB" {
-		t.Errorf("size: %q", got)
-	}
-}
-
 // TestBenchParallel runs both servers at once: their saves overlap in time.
 func TestBenchParallel(t *testing.T) {
 	_, eps := startDelayed(t, 2, 100)
@@ -429,7 +407,7 @@ func TestBenchPeakLiveNeverAFalseZero(t *testing.T) {
 		cfg.Preload = false
 		r := sums[0].Runs[0]
 		var js bytes.Buffer
-		if err := WriteJSON(&js, sums); err != nil {
+		if err := result.WriteJSON(&js, sums); err != nil {
 			t.Fatal(err)
 		}
 		var back struct {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/bench/result"
 	"github.com/vkwatch/vkwatch/source/cluster"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
@@ -88,7 +89,7 @@ func TestBenchCluster(t *testing.T) {
 		}
 	}
 	var out strings.Builder
-	if err := WriteTables(&out, sums); err != nil {
+	if err := result.WriteTables(&out, sums); err != nil {
 		t.Fatal(err)
 	}
 	if n := strings.Count(out.String(), "\n== "); n != 3 || !strings.HasPrefix(out.String(), "== "+targets[0].Save.String()) {

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
-	"github.com/vkwatch/vkwatch/source/bench"
+	"github.com/vkwatch/vkwatch/source/bench/result"
 	"github.com/vkwatch/vkwatch/source/record"
 )
 
@@ -26,7 +26,7 @@ import (
 type Input struct {
 	Path      string
 	Recording *Recording
-	Bench     []bench.Summary
+	Bench     []result.Summary
 }
 
 // Recording is a recording made ready for drawing.
@@ -105,12 +105,12 @@ func Load(path string, allowTruncated bool) (Input, error) {
 	case !errors.Is(rerr, record.ErrNotRecording):
 		return in, fmt.Errorf("%s: %w", path, rerr)
 	}
-	sums, berr := bench.ReadJSON(bytes.NewReader(data))
+	sums, berr := result.ReadJSON(bytes.NewReader(data))
 	if berr == nil {
 		in.Bench = sums
 		return in, nil
 	}
-	if errors.Is(berr, bench.ErrNotBenchJSON) {
+	if errors.Is(berr, result.ErrNotBenchJSON) {
 		// Neither: say what it was not, from the recording reader's look
 		// at its first line.
 		why := strings.TrimPrefix(rerr.Error(), record.ErrNotRecording.Error()+": ")

@@ -5,7 +5,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/vkwatch/vkwatch/source/bench"
+	"github.com/vkwatch/vkwatch/source/bench/result"
 	src "github.com/vkwatch/vkwatch/source/report"
 	"github.com/vkwatch/vkwatch/source/units"
 )
@@ -48,17 +48,17 @@ type benchRunRow struct {
 // instruments first, side by side, as the seed article put them.
 var benchMeasures = []struct {
 	id, name, instrument string
-	get                  func(bench.Summary) bench.Stat
+	get                  func(result.Summary) result.Stat
 	f                    func(float64) cell
 }{
-	{"cow", "copy-on-write", "rdb_last_cow_size; forkless: none, no child", func(s bench.Summary) bench.Stat { return s.COW }, fbytes},
-	{"mem-delta", "memory delta during the save", "RSS above its level before, plus the child's dirty pages", func(s bench.Summary) bench.Stat { return s.MemDelta }, fbytes},
-	{"save-time", "save time", "observed by sampling", func(s bench.Summary) bench.Stat { return s.SaveTime }, fsecs},
-	{"server-time", "save time", "rdb_last_bgsave_time_sec", func(s bench.Summary) bench.Stat { return s.ServerTime }, fsecs},
-	{"writer-ops", "writers' ops/s", "over the window", func(s bench.Summary) bench.Stat { return s.WriterOps }, fcount},
-	{"worst-ping", "worst PING", "over the window", func(s bench.Summary) bench.Stat { return s.WorstPing }, fms},
-	{"p99-ping", "p99 PING", "estimated from each interval's", func(s bench.Summary) bench.Stat { return s.P99Ping }, fms},
-	{"blocked", "writers blocked", "blocked_clients at the save's peak, less before", func(s bench.Summary) bench.Stat { return s.Blocked }, fcount},
+	{"cow", "copy-on-write", "rdb_last_cow_size; forkless: none, no child", func(s result.Summary) result.Stat { return s.COW }, fbytes},
+	{"mem-delta", "memory delta during the save", "RSS above its level before, plus the child's dirty pages", func(s result.Summary) result.Stat { return s.MemDelta }, fbytes},
+	{"save-time", "save time", "observed by sampling", func(s result.Summary) result.Stat { return s.SaveTime }, fsecs},
+	{"server-time", "save time", "rdb_last_bgsave_time_sec", func(s result.Summary) result.Stat { return s.ServerTime }, fsecs},
+	{"writer-ops", "writers' ops/s", "over the window", func(s result.Summary) result.Stat { return s.WriterOps }, fcount},
+	{"worst-ping", "worst PING", "over the window", func(s result.Summary) result.Stat { return s.WorstPing }, fms},
+	{"p99-ping", "p99 PING", "estimated from each interval's", func(s result.Summary) result.Stat { return s.P99Ping }, fms},
+	{"blocked", "writers blocked", "blocked_clients at the save's peak, less before", func(s result.Summary) result.Stat { return s.Blocked }, fcount},
 }
 
 // BenchMeasures names the rows of the seed's table (for tests and docs).
@@ -102,7 +102,7 @@ func benchViewOf(ins []src.Input, fi int, colourOf map[string]int) *benchView {
 
 // statOf is a measure's cell: its mean, and its range over the runs that
 // measured it.
-func statOf(st bench.Stat, runs int, f func(float64) cell) statCell {
+func statOf(st result.Stat, runs int, f func(float64) cell) statCell {
 	if st.N == 0 {
 		return statCell{na, cell{}}
 	}
@@ -114,7 +114,7 @@ func statOf(st bench.Stat, runs int, f func(float64) cell) statCell {
 	return statCell{f(st.Mean), rng}
 }
 
-func benchRunOf(s bench.Summary, n int, r bench.Run) benchRunRow {
+func benchRunOf(s result.Summary, n int, r result.Run) benchRunRow {
 	return benchRunRow{
 		Server: clean(s.Addr), Run: n, Kind: clean(orNA(string(r.Report.Kind))), Status: clean(orNA(r.Report.Status)),
 		COW: cowCell(&r.Report), ServerCOW: bytesCell(r.ServerCOW), MemDelta: bytesCell(r.MemDelta),

@@ -1,4 +1,4 @@
-package bench
+package result
 
 import (
 	"bytes"
@@ -22,7 +22,7 @@ func TestReadJSONRoundTrip(t *testing.T) {
 			WriterOps: 3000, WorstPing: 90 * time.Millisecond, P99Ping: 45 * time.Millisecond, ServerCOW: source.Some[int64](19 << 20), DatasetKeys: 50000},
 	}
 	in := []Summary{{Server: 0, Addr: "127.0.0.1:7001", Runs: runs}}
-	in[0].summarise()
+	in[0].Summarise()
 	var b bytes.Buffer
 	if err := WriteJSON(&b, in); err != nil {
 		t.Fatal(err)

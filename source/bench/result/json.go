@@ -1,212 +1,16 @@
-package bench
+package result
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
-	"github.com/vkwatch/vkwatch/source/forecast"
 	"github.com/vkwatch/vkwatch/source/inert"
-	"github.com/vkwatch/vkwatch/source/units"
 )
-
-// WriteTable prints the seed article's table: one column per server, one
-// row per measure, each cell mean / min / max over the runs; then every run
-// on a line of its own, so an outlier can be seen for what it is.
-func WriteTable(w io.Writer, s []Summary) error {
-	s = inertSummaries(s) // addresses, statuses, errors: the servers' text
-	tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
-	row := func(cells ...string) { fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t") }
-
-	head := []string{""}
-	sub := []string{""}
-	for _, x := range s {
-		head = append(head, fmt.Sprintf("%s (%s)", x.Addr, orNA(x.Kind)))
-		sub = append(sub, fmt.Sprintf("mean / min / max of %d runs", len(x.Runs)))
-	}
-	row(head...)
-	row(sub...)
-	measures := []struct {
-		name string
-		get  func(Summary) Stat
-		f    func(float64) string
-	}{
-		{COWMeasure, func(x Summary) Stat { return x.COW }, units.BytesFixed},
-		{"memory delta during save", func(x Summary) Stat { return x.MemDelta }, units.BytesFixed},
-		{"save time (observed)", func(x Summary) Stat { return x.SaveTime }, secs},
-		{"save time (server, rdb_last_bgsave_time_sec)", func(x Summary) Stat { return x.ServerTime }, secs},
-		{"writers ops/s over the window", func(x Summary) Stat { return x.WriterOps }, units.CountFloat},
-		{"worst PING", func(x Summary) Stat { return x.WorstPing }, millis},
-		{"p99 PING (estimated)", func(x Summary) Stat { return x.P99Ping }, millis},
-		{BlockedMeasure, func(x Summary) Stat { return x.Blocked }, units.CountFloat},
-		{"dataset keys at run start (DBSIZE)", func(x Summary) Stat { return x.DatasetKeys }, units.CountFloat},
-		{"used_memory at run start", func(x Summary) Stat { return x.UsedMemory }, units.BytesFixed},
-		{"forecast COW error, calibrated runs", func(x Summary) Stat { return x.ForecastErr }, func(v float64) string { return fmt.Sprintf("%+.1f%%", 100*v) }},
-	}
-	for _, m := range measures {
-		cells := []string{m.name}
-		for _, x := range s {
-			cells = append(cells, statCell(m.get(x), len(x.Runs), m.f))
-		}
-		row(cells...)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-
-	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	row("server", "run", "keys", "used", "kind", "status", "COW", "server COW", "mem delta", "save", "server s", "writers ops/s", "worst PING", "p99 PING",
-		"blocked", "forecast COW", "basis", "error", "bound", "forecast s")
-	for _, x := range s {
-		for i, r := range x.Runs {
-			f := r.Forecast
-			row(x.Addr, strconv.Itoa(i+1), units.CountFloat(float64(r.DatasetKeys)), units.BytesFixed(float64(r.UsedMemory)),
-				orNA(string(r.Report.Kind)), orNA(r.Report.Status),
-				cowText(&r.Report), optBytes(r.ServerCOW), optBytes(r.MemDelta),
-				secs(r.Report.Observed.Seconds()), optSecs(r.ServerSeconds),
-				units.CountFloat(r.WriterOps), millis(ms(r.WorstPing)), millis(ms(r.P99Ping)),
-				optCount(r.Report.BlockedWriters()), forecastCOW(f), orNA(string(f.Basis)), forecastCheck(r), optBytes(f.Bound), forecastSecs(f))
-		}
-	}
-	return tw.Flush()
-}
-
-// COWMeasure and BlockedMeasure name the table's copy-on-write and
-// blocked writers rows (the page's columns say the same).
-const (
-	COWMeasure     = "copy-on-write (rdb_last_cow_size; forkless: none, no child)"
-	BlockedMeasure = "writers blocked (blocked_clients at the save's peak, less before)"
-)
-
-// cowText is a save's copy-on-write: none for a forkless one (no child),
-// n/a where no figure is this save's.
-func cowText(r *source.SaveReport) string {
-	if r.COWFrom == source.FromNoChild {
-		return "none (no child)"
-	}
-	return optBytes(r.COW)
-}
-
-func optSecs(o source.Opt[int64]) string {
-	if v, ok := o.Get(); ok {
-		return strconv.FormatInt(v, 10) + " s"
-	}
-	return "n/a"
-}
-
-func optCount(o source.Opt[int64]) string {
-	if v, ok := o.Get(); ok {
-		return strconv.FormatInt(v, 10)
-	}
-	return "n/a"
-}
-
-// forecastCOW is a run's forecast copy-on-write, n/a when there was none.
-func forecastCOW(f forecast.Forecast) string {
-	if f.Basis == "" {
-		return "n/a"
-	}
-	return units.BytesFixed(float64(f.COW))
-}
-
-func forecastSecs(f forecast.Forecast) string {
-	if f.Basis == "" || f.Basis == forecast.Forkless {
-		return "n/a"
-	}
-	return secs(f.Duration.Seconds())
-}
-
-// forecastCheck is a run's forecast against its copy-on-write: the
-// signed error of a calibrated forecast, whether an upper bound held
-// ("within bound", "exceeded by 1.2 MiB": a bound's distance from the
-// actual is no error); n/a without both figures or for a forkless one.
-func forecastCheck(r Run) string {
-	f, actual := r.Forecast, r.ServerCOW
-	switch {
-	case !actual.OK:
-	case f.Basis == forecast.Calibrated:
-		return pct(r.ForecastErr)
-	case f.Basis == forecast.Bound || f.Basis == forecast.Worst:
-		if actual.V <= f.COW {
-			return "within bound"
-		}
-		return "exceeded by " + units.BytesFixed(float64(actual.V-f.COW))
-	}
-	return "n/a"
-}
-
-// pct prints a signed relative error: +12.3%.
-func pct(o source.Opt[float64]) string {
-	if v, ok := o.Get(); ok {
-		return fmt.Sprintf("%+.1f%%", 100*v)
-	}
-	return "n/a"
-}
-
-// WriteTables prints WriteTable for each server on its own, one after the
-// other under a line naming it: a fleet's nodes are too many for columns
-// side by side.
-func WriteTables(w io.Writer, s []Summary) error {
-	s = inertSummaries(s)
-	for i, x := range s {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		title := "== " + x.Addr
-		if x.Label != "" {
-			title += " (" + x.Label + ")"
-		}
-		fmt.Fprintln(w, title+" ==")
-		if err := WriteTable(w, s[i:i+1]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// runLine is the one-line account of a run for progress output.
-func runLine(r Run) string {
-	return fmt.Sprintf("dataset %s keys, used_memory %s; %s %s in %s (server %s), COW %s, memory delta %s, writers %s ops/s, worst PING %s, p99 PING %s, writers blocked %s",
-		units.CountFloat(float64(r.DatasetKeys)), units.BytesFixed(float64(r.UsedMemory)),
-		orNA(string(r.Report.Kind)), orNA(r.Report.Status), secs(r.Report.Observed.Seconds()), optSecs(r.ServerSeconds),
-		cowText(&r.Report), optBytes(r.MemDelta), units.CountFloat(r.WriterOps), millis(ms(r.WorstPing)), millis(ms(r.P99Ping)),
-		optCount(r.Report.BlockedWriters()))
-}
-
-func statCell(st Stat, runs int, f func(float64) string) string {
-	if st.N == 0 {
-		return "n/a"
-	}
-	c := f(st.Mean) + " / " + f(st.Min) + " / " + f(st.Max)
-	if st.N != runs {
-		c += fmt.Sprintf(" (%d runs)", st.N)
-	}
-	return c
-}
-
-func orNA(s string) string {
-	if s == "" {
-		return "n/a"
-	}
-	return s
-}
-
-func optBytes(o source.Opt[int64]) string {
-	if v, ok := o.Get(); ok {
-		return units.BytesFixed(float64(v))
-	}
-	return "n/a"
-}
-
-func secs(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) + " s" }
-
-func millis(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + " ms" }
 
 // jsonStat is a Stat in JSON; a Stat no run had is null.
 type jsonStat struct {
@@ -370,21 +174,90 @@ func WriteJSON(w io.Writer, s []Summary) error {
 	return err
 }
 
-// inertSummaries returns s with every string the servers said made inert
-// (source/inert), s itself unchanged.
-func inertSummaries(s []Summary) []Summary {
-	out := make([]Summary, len(s))
-	for i, x := range s {
-		x.Addr, x.Label, x.Kind = inert.Text(x.Addr), inert.Text(x.Label), inert.Text(x.Kind)
-		runs := make([]Run, len(x.Runs))
-		for j, r := range x.Runs {
-			r.Report = r.Report.Inert()
-			r.Forecast.Basis = forecast.Basis(inert.Text(string(r.Forecast.Basis)))
-			r.Forecast.DurationFrom = inert.Text(r.Forecast.DurationFrom)
-			runs[j] = r
-		}
-		x.Runs = runs
-		out[i] = x
+// ErrNotBenchJSON is wrapped by ReadJSON's error when the input is not what
+// WriteJSON writes.
+var ErrNotBenchJSON = errors.New("not vkwatch bench --json output")
+
+// MaxJSON bounds what ReadJSON reads: a bench of a fleet of 100 nodes and 7
+// runs each writes well under 1 MiB; more is not a bench's output.
+const MaxJSON = 64 << 20
+
+// ReadJSON reads back what WriteJSON wrote (vkwatch bench --json), for
+// vkwatch report. What WriteJSON leaves out (a run's cost curve, its PING
+// summaries) stays zero; a Stat written as null reads back with N 0, and a
+// run's null COW or memory delta as absent.
+func ReadJSON(r io.Reader) ([]Summary, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxJSON+1))
+	if err != nil {
+		return nil, err
 	}
-	return out
+	if len(data) > MaxJSON {
+		return nil, fmt.Errorf("%w: larger than %d MiB", ErrNotBenchJSON, MaxJSON>>20)
+	}
+	t := bytes.TrimSpace(data)
+	if len(t) == 0 {
+		return nil, fmt.Errorf("%w: empty input", ErrNotBenchJSON)
+	}
+	var doc struct {
+		Servers *[]jsonSummary `json:"servers"`
+	}
+	if err := json.Unmarshal(t, &doc); err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) && syn.Offset >= int64(len(t)) && t[0] == '{' {
+			return nil, fmt.Errorf("bench output cut short (JSON ends at byte %d)", len(t))
+		}
+		return nil, fmt.Errorf("%w: %v", ErrNotBenchJSON, err)
+	}
+	if doc.Servers == nil {
+		return nil, fmt.Errorf("%w: no \"servers\" list", ErrNotBenchJSON)
+	}
+	out := make([]Summary, 0, len(*doc.Servers))
+	for _, js := range *doc.Servers {
+		s := Summary{
+			Server: js.Server, Addr: js.Addr, Label: js.Label, Kind: js.Kind,
+			COW: fromJSONStat(js.COW), MemDelta: fromJSONStat(js.MemDelta), SaveTime: fromJSONStat(js.SaveTime),
+			WriterOps: fromJSONStat(js.WriterOps), WorstPing: fromJSONStat(js.WorstPing), P99Ping: fromJSONStat(js.P99Ping),
+			DatasetKeys: fromJSONStat(js.Keys), UsedMemory: fromJSONStat(js.Used),
+			ServerTime: fromJSONStat(js.ServerTime), Blocked: fromJSONStat(js.Blocked),
+		}
+		for _, jr := range js.Runs {
+			s.Runs = append(s.Runs, Run{
+				Server: js.Server,
+				Report: source.SaveReport{
+					Addr: js.Addr, Kind: source.SaveKind(jr.Kind), Status: jr.Status, Evidence: jr.Evidence, StartedAt: jr.StartedAt,
+					COW: optFromJSON(jr.COW), COWFrom: source.Instrument(jr.COWFrom), PeakUsedDelta: optFromJSON(jr.PeakUsedDelta),
+					BlockedBefore: optFromJSON(jr.BlockedBefore), BlockedDuring: optFromJSON(jr.BlockedDuring),
+					BlockedAfter:  optFromJSON(jr.BlockedAfter),
+					Observed:      time.Duration(jr.SaveSeconds * float64(time.Second)),
+					ServerSeconds: optFromJSON(jr.ReportServerS), PeakLiveCOW: optFromJSON(jr.ReportPeakLive),
+				},
+				WriterOps: jr.WriterOps, WorstPing: fromMs(jr.WorstPingMs), P99Ping: fromMs(jr.P99PingMs),
+				ServerCOW: optFromJSON(jr.ServerCOW), ServerSeconds: optFromJSON(jr.ServerSeconds),
+				DatasetKeys: jr.DatasetKeys, UsedMemory: jr.UsedMemory, WriterMisses: jr.WriterMisses,
+				MemDelta: optFromJSON(jr.MemDelta),
+			})
+		}
+		if js.ServerTime == nil && js.Blocked == nil {
+			// Written before these figures were kept: they are the runs'.
+			s.ServerTime, s.Blocked = runStats(s.Runs)
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }
+
+func fromJSONStat(j *jsonStat) Stat {
+	if j == nil {
+		return Stat{}
+	}
+	return Stat{Mean: j.Mean, Min: j.Min, Max: j.Max, N: j.N}
+}
+
+func optFromJSON(p *int64) source.Opt[int64] {
+	if p == nil {
+		return source.Opt[int64]{}
+	}
+	return source.Some(*p)
+}
+
+func fromMs(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
