@@ -113,6 +113,10 @@ func (r SaveReport) Inert() SaveReport {
 	r.Status, r.Evidence, r.MethodNote = text(r.Status), text(r.Evidence), text(r.MethodNote)
 	r.COWFrom, r.PeakCOWFrom = text(r.COWFrom), text(r.PeakCOWFrom)
 	r.PeakFootprintFrom, r.ForecastBasis = text(r.PeakFootprintFrom), text(r.ForecastBasis)
+	if r.WorstSpike != nil {
+		sp := r.WorstSpike.Inert()
+		r.WorstSpike = &sp
+	}
 	return r
 }
 

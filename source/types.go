@@ -647,6 +647,10 @@ type SaveReport struct {
 
 	PingBefore Latency `json:"ping_before,omitzero"`
 	PingDuring Latency `json:"ping_during,omitzero"`
+	// WorstSpike is the spike of the save's worst PING (PingDuring.Max)
+	// with its causes: "worst ping 76.8 ms: fork pause 33.0 ms + ...";
+	// nil when that PING broke no spike rule (or no spike was read).
+	WorstSpike *Spike `json:"worst_spike,omitzero"`
 
 	// BlockedBefore is blocked_clients in the sample just before the
 	// save, BlockedDuring its peak while the save ran and BlockedAfter

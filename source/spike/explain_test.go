@@ -141,9 +141,11 @@ func TestSlowlogFirstReadNoClock(t *testing.T) {
 // unexplained, saying why.
 func TestSlowlogCannotSee(t *testing.T) {
 	for name, set := range map[string]func(*Evidence){
-		"threshold":  func(e *Evidence) { e.Config.SlowlogSlowerThan.V = 10000 },
-		"off":        func(e *Evidence) { e.Config.SlowlogSlowerThan.V = -1 },
-		"refused":    func(e *Evidence) { e.SlowLogErr = "NOPERM this user has no permissions to run the 'slowlog|get' command" },
+		"threshold": func(e *Evidence) { e.Config.SlowlogSlowerThan.V = 10000 },
+		"off":       func(e *Evidence) { e.Config.SlowlogSlowerThan.V = -1 },
+		"refused": func(e *Evidence) {
+			e.SlowLogErr = "NOPERM this user has no permissions to run the 'slowlog|get' command"
+		},
 		"not read":   func(e *Evidence) { e.SlowLogRead = false },
 		"not config": func(e *Evidence) { e.Config.SlowlogSlowerThan = source.Opt[int64]{} },
 	} {
