@@ -52,6 +52,11 @@ func WriteTable(w io.Writer, s []Summary) error {
 		}
 		row(cells...)
 	}
+	causes := []string{WorstCausesMeasure}
+	for _, x := range s {
+		causes = append(causes, worstCauses(x))
+	}
+	row(causes...)
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -71,7 +76,11 @@ func WriteTable(w io.Writer, s []Summary) error {
 				optCount(r.Report.BlockedWriters()), forecastCOW(f), orNA(string(f.Basis)), forecastCheck(r), optBytes(f.Bound), forecastSecs(f))
 		}
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	writeWorstSpikes(w, s)
+	return nil
 }
 
 // COWMeasure and BlockedMeasure name the table's copy-on-write and
@@ -173,7 +182,16 @@ func RunLine(r Run) string {
 		units.CountFloat(float64(r.DatasetKeys)), units.BytesFixed(float64(r.UsedMemory)),
 		orNA(string(r.Report.Kind)), orNA(r.Report.Status), secs(r.Report.Observed.Seconds()), optSecs(r.ServerSeconds),
 		cowText(&r.Report), optBytes(r.MemDelta), units.CountFloat(r.WriterOps), millis(ms(r.WorstPing)), millis(ms(r.P99Ping)),
-		optCount(r.Report.BlockedWriters()))
+		optCount(r.Report.BlockedWriters())) + worstLine(r)
+}
+
+// worstLine is a run's worst PING's causes for its line, "" when it was
+// no spike.
+func worstLine(r Run) string {
+	if r.WorstSpike == nil {
+		return ""
+	}
+	return "; worst PING: " + r.WorstSpike.Summary()
 }
 
 func statCell(st Stat, runs int, f func(float64) string) string {
