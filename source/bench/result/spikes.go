@@ -13,10 +13,10 @@ import (
 // worst PINGs were spikes of.
 const WorstCausesMeasure = "worst PING's causes (runs with each)"
 
-// worstCauses is one server's cell of that row: each cause with the runs
+// WorstCauses is one server's cell of that row: each cause with the runs
 // whose worst PING it explains (in part), "fork 5/7, page_faults 2/7", and
 // the runs whose worst PING broke no spike rule.
-func worstCauses(x Summary) string {
+func WorstCauses(x Summary) string {
 	counts := map[source.CauseKind]int{}
 	none := 0
 	for _, r := range x.Runs {

@@ -54,7 +54,7 @@ func WriteTable(w io.Writer, s []Summary) error {
 	}
 	causes := []string{WorstCausesMeasure}
 	for _, x := range s {
-		causes = append(causes, worstCauses(x))
+		causes = append(causes, WorstCauses(x))
 	}
 	row(causes...)
 	if err := tw.Flush(); err != nil {
