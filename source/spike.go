@@ -8,11 +8,13 @@ import (
 
 // The spike rule: a PING is a spike when its round trip is above
 // SpikeFactor times the p99 of the server's PINGs over the SpikeWindow
-// before it, and at least SpikeFloor. The p99 is of the PINGs as the probe
-// counts them, corrected for coordinated omission (a PING slower than the
-// interval also counts the PINGs due meanwhile), so a server that stalls
-// often has a higher normal and only what stands out of it is a spike.
-// Package spike applies the rule.
+// before it, and at least SpikeFloor. The p99 is of the PINGs as they
+// came back, each once, and of those that were no spikes themselves: the
+// normal is what a PING sees when nothing stands out. (Corrected for
+// coordinated omission, as the probe's own figures are, one long stall
+// would count as the hundreds of PINGs it held up, lift the normal for a
+// minute and hide every shorter stall behind it.) Package spike applies
+// the rule.
 const (
 	SpikeFactor = 3
 	SpikeFloor  = 2 * time.Millisecond
@@ -20,7 +22,7 @@ const (
 )
 
 // SpikeRule says the rule in words, for every place a spike is shown.
-const SpikeRule = "a spike is a PING above 3x the p99 of the minute before it (coordinated omission corrected) and at least 2 ms"
+const SpikeRule = "a spike is a PING above 3x the p99 of the minute before it (its PINGs that were no spikes, each once) and at least 2 ms"
 
 // CauseKind names what a spike's time went to: a closed set, so that it
 // can be a label (vkwatch_ping_spikes_total's cause).

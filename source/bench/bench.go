@@ -76,6 +76,9 @@ type Config struct {
 	// (procmem.Reader.Read): the memory delta then counts the save child's
 	// own copy-on-write pages, as the seed's cgroup did.
 	Proc func(pid int64) source.ProcMem
+	// Sched, when set, reads a local server's main thread from /proc
+	// (procmem.Reader.Sched), to explain the runs' PING spikes.
+	Sched func(pid int64, at time.Duration, wchan bool) source.ProcSched
 }
 
 // Defaults of Config's zero fields.
@@ -420,6 +423,7 @@ func (b *bencher) watch(ctx context.Context, srv int, writerOps func() uint64) (
 		PingInterval: cfg.PingInterval,
 		WriterOps:    writerOps,
 		Proc:         cfg.Proc,
+		Sched:        cfg.Sched,
 	})
 	if _, err := w.Connect(ctx); err != nil {
 		w.Close()

@@ -138,7 +138,8 @@ func (p *Probe) CountIntervals(c IntervalCounter) { p.counter = c }
 // OnStall has fn told, on the probe's own goroutine, each time a PING has
 // gone unanswered SetStallAfter's time, then twice, four times... that,
 // at most maxStallCalls times a PING; sent is when it was sent (Now). fn
-// must return at once. Call it before Run.
+// must be quick (a few small reads of /proc): other probes' PINGs wait
+// for it. Call it before Run.
 func (p *Probe) OnStall(fn func(sent int64)) { p.onStall = fn }
 
 // SetStallAfter sets the time OnStall's fn waits for (the spike rule's bar

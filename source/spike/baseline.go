@@ -17,10 +17,21 @@ import (
 // trips over the last minute, counted in blocks of blockSpan so that the
 // minute moves on without keeping a PING: a block is a histogram of
 // buckets four to a doubling (each at most 25 % wide). The probe counts
-// every closed interval into it (Interval) as it counts its own rolling
-// histogram, corrected for coordinated omission the same way. The
-// interval counted last is held apart until the next one comes: Normal is
-// what came before the PINGs being judged, never those PINGs themselves.
+// every closed interval into it (Interval).
+//
+// It counts each PING once, as it came back, and leaves the spikes out:
+// the normal is what a PING sees when nothing stands out. The probe's own
+// figures are corrected for coordinated omission (a stall also counts the
+// PINGs it held up), which is right for the latency users see but wrong
+// for a normal: one stall of 600 ms is then 1 % of a minute's PINGs at
+// 2 ms and lifts the p99 to its own length, and every stall shorter than
+// three times that goes unnoticed for a minute. Measured here: corrected,
+// the first second's stalls under load held the bar at 1.18 s while PINGs
+// took 10 to 140 ms, and a 430 ms expiry cycle was no spike.
+//
+// The interval counted last is held apart until the next one comes:
+// Normal is what came before the PINGs being judged, never those PINGs
+// themselves.
 //
 // A Baseline is about 3 KB. It is not safe for concurrent use: the
 // probe's Summary and the watcher's sampler run on one goroutine.
@@ -92,8 +103,9 @@ func bucketTop(i int) int64 {
 }
 
 // Interval counts one closed interval of the probe: its round trips (µs),
-// corrected for coordinated omission with the PING interval ivUS as the
-// probe corrects them, ending at end (the probe's clock, ns).
+// those above the rule's bar left out, ending at end (the probe's clock,
+// ns). The PING interval ivUS, which the probe corrects its own figures
+// with, is not used: see Baseline.
 func (b *Baseline) Interval(end int64, rtts []int64, ivUS int64) {
 	b.blocks[b.head].add(&b.last)
 	b.last.reset()
@@ -110,14 +122,13 @@ func (b *Baseline) Interval(end int64, rtts []int64, ivUS int64) {
 		}
 		b.start += (end - b.start) / int64(blockSpan) * int64(blockSpan)
 	}
+	_, bar, judged := b.Threshold()
+	barUS := int64(bar / time.Microsecond)
 	for _, us := range rtts {
+		if judged && us > barUS {
+			continue // a spike: not normal
+		}
 		b.last.count(us)
-		if ivUS <= 0 {
-			continue
-		}
-		for missing := us - ivUS; missing >= ivUS; missing -= ivUS {
-			b.last.count(missing)
-		}
 	}
 }
 

@@ -86,14 +86,14 @@ func TestNormalIsP99(t *testing.T) {
 	}
 }
 
-// TestCorrected: a PING of 100 ms at a 2 ms interval counts the 49 PINGs
-// it held up too, as the probe's histograms do.
-func TestCorrected(t *testing.T) {
+// TestNotCorrected: a PING of 100 ms at a 2 ms interval counts once, not
+// as the 50 PINGs the probe's own histograms count it as.
+func TestNotCorrected(t *testing.T) {
 	var b Baseline
 	b.Interval(0, []int64{100_000}, 2000)
 	b.Interval(1, nil, 2000)
-	if n := b.blocks[b.head].n; n != 50 {
-		t.Errorf("counted %d, want 50", n)
+	if n := b.blocks[b.head].n; n != 1 {
+		t.Errorf("counted %d, want 1", n)
 	}
 }
 
@@ -103,13 +103,37 @@ func TestLastHeldApart(t *testing.T) {
 	var b Baseline
 	now := fill(&b, 0, 2000, 100)
 	before, _ := b.Normal()
-	b.Interval(now, []int64{1_000_000, 1_000_000}, 2000) // a second-long stall, twice
+	slower := make([]int64, 3000)
+	for i := range slower {
+		slower[i] = 300 // under the 2 ms bar: normal
+	}
+	b.Interval(now, slower, 2000)
 	if n, _ := b.Normal(); n != before {
-		t.Errorf("normal %v after the stall's own interval, want %v", n, before)
+		t.Errorf("normal %v after its own interval, want %v", n, before)
 	}
 	b.Interval(now+1, nil, 2000)
 	if n, _ := b.Normal(); n <= before {
-		t.Errorf("normal %v once the stall is the minute's, want above %v", n, before)
+		t.Errorf("normal %v once the interval is the minute's, want above %v", n, before)
+	}
+}
+
+// TestSpikesNotNormal: a PING above the bar, and the PINGs it held up,
+// are not counted: a second-long stall leaves the normal as it was.
+func TestSpikesNotNormal(t *testing.T) {
+	var b Baseline
+	now := fill(&b, 0, 2000, 100)
+	before, _ := b.Normal()
+	b.Interval(now, []int64{1_000_000, 2500, 1500}, 2000)
+	b.Interval(now+1, nil, 2000)
+	if n, _ := b.Normal(); n != before {
+		t.Errorf("normal %v after a stall, want %v", n, before)
+	}
+	var got uint64
+	for _, bl := range b.blocks {
+		got += bl.n
+	}
+	if got != 2000+1 {
+		t.Errorf("counted %d, want the 2000 before and the one PING under the bar", got)
 	}
 }
 

@@ -28,11 +28,20 @@ type mark[E any] struct {
 // is bounded by the oldest kept, which still precedes it.
 const keepMarks = 16
 
+// Worst is an interval's slowest PING: its round trip (0 when none was
+// answered), when it was sent, and whether the kernel timed its answer.
+type Worst struct {
+	Ping, Sent time.Duration
+	Stamped    bool
+}
+
 // Found is a PING that broke the rule: its round trip, when it was sent
-// and answered, and the rule's normal and bar when it was judged.
+// and answered, whether the kernel timed it, and the rule's normal and
+// bar when it was judged.
 type Found struct {
 	Ping, Normal, Threshold time.Duration
 	Sent, Answered          time.Duration
+	Stamped                 bool
 }
 
 // Ready is a spike bounded by two samples: Before, the last whose INFO
@@ -51,16 +60,16 @@ type Ready[E any] struct {
 func NewDetector[E any](base *Baseline) *Detector[E] { return &Detector[E]{base: base} }
 
 // Sample takes one sample: its INFO's round trip, what the watcher keeps
-// of it, and the worst PING answered in the interval it closes (0 when
-// none) with the time it was sent. It returns the spikes this sample is
-// the after-sample of, in the order they were found.
-func (d *Detector[E]) Sample(infoSent, infoAnswered time.Duration, ev E, worst, worstSent time.Duration) []Ready[E] {
-	if worst > 0 {
+// of it, and the worst PING answered in the interval it closes. It
+// returns the spikes this sample is the after-sample of, in the order they
+// were found.
+func (d *Detector[E]) Sample(infoSent, infoAnswered time.Duration, ev E, w Worst) []Ready[E] {
+	if w.Ping > 0 {
 		// The bar as it stood before this interval: the probe has counted
 		// the interval, and the baseline holds it apart until the next.
-		if normal, bar, ok := d.base.Threshold(); ok && worst > bar {
-			d.waiting = append(d.waiting, Found{Ping: worst, Normal: normal, Threshold: bar,
-				Sent: worstSent, Answered: worstSent + worst})
+		if normal, bar, ok := d.base.Threshold(); ok && w.Ping > bar {
+			d.waiting = append(d.waiting, Found{Ping: w.Ping, Normal: normal, Threshold: bar,
+				Sent: w.Sent, Answered: w.Sent + w.Ping, Stamped: w.Stamped})
 		}
 	}
 	d.marks = append(d.marks, mark[E]{sent: infoSent, answered: infoAnswered, ev: ev})

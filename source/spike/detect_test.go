@@ -18,18 +18,18 @@ func warm() (*Detector[int], *Baseline) {
 
 func TestNoSpikeAtTheBar(t *testing.T) {
 	d, _ := warm()
-	d.Sample(0, 1*ms, 1, 0, 0)
-	if r := d.Sample(200*ms, 201*ms, 2, 2*ms, 100*ms); len(r) != 0 || d.Waiting() {
+	d.Sample(0, 1*ms, 1, Worst{Ping: 0, Sent: 0})
+	if r := d.Sample(200*ms, 201*ms, 2, Worst{Ping: 2 * ms, Sent: 100 * ms}); len(r) != 0 || d.Waiting() {
 		t.Errorf("a PING at the bar is a spike: %+v", r)
 	}
-	if r := d.Sample(400*ms, 401*ms, 3, 2*ms+time.Microsecond, 300*ms); len(r) != 1 {
+	if r := d.Sample(400*ms, 401*ms, 3, Worst{Ping: 2*ms + time.Microsecond, Sent: 300 * ms}); len(r) != 1 {
 		t.Errorf("a PING just above the bar is none: %+v", r)
 	}
 }
 
 func TestNoSpikeBeforeANormal(t *testing.T) {
 	d := NewDetector[int](&Baseline{})
-	if r := d.Sample(0, ms, 1, time.Second, 0); len(r) != 0 || d.Waiting() {
+	if r := d.Sample(0, ms, 1, Worst{Ping: time.Second, Sent: 0}); len(r) != 0 || d.Waiting() {
 		t.Errorf("a spike judged with no minute before it: %+v", r)
 	}
 }
@@ -38,11 +38,11 @@ func TestNoSpikeBeforeANormal(t *testing.T) {
 // before the PING was sent and the first sent after its answer.
 func TestBoundedBySamples(t *testing.T) {
 	d, _ := warm()
-	d.Sample(0, 1*ms, 1, 0, 0)
-	d.Sample(200*ms, 260*ms, 2, 0, 0) // answered after the PING below was sent
+	d.Sample(0, 1*ms, 1, Worst{Ping: 0, Sent: 0})
+	d.Sample(200*ms, 260*ms, 2, Worst{Ping: 0, Sent: 0}) // answered after the PING below was sent
 	// The PING sent at 250 ms took 70 ms: answered at 320 ms, before
 	// this sample's INFO was sent at 400 ms.
-	r := d.Sample(400*ms, 401*ms, 3, 70*ms, 250*ms)
+	r := d.Sample(400*ms, 401*ms, 3, Worst{Ping: 70 * ms, Sent: 250 * ms})
 	if len(r) != 1 {
 		t.Fatalf("ready %+v", r)
 	}
@@ -59,13 +59,13 @@ func TestBoundedBySamples(t *testing.T) {
 // answer came may have run before the stall ended: the next one bounds it.
 func TestWaitsForAnINFOSentAfter(t *testing.T) {
 	d, _ := warm()
-	d.Sample(0, 1*ms, 1, 0, 0)
+	d.Sample(0, 1*ms, 1, Worst{Ping: 0, Sent: 0})
 	// The PING sent at 150 ms took 100 ms (answered at 250); this INFO
 	// was sent at 200 ms, stalled with it.
-	if r := d.Sample(200*ms, 251*ms, 2, 100*ms, 150*ms); len(r) != 0 || !d.Waiting() {
+	if r := d.Sample(200*ms, 251*ms, 2, Worst{Ping: 100 * ms, Sent: 150 * ms}); len(r) != 0 || !d.Waiting() {
 		t.Fatalf("bounded by an INFO sent before its answer: %+v", r)
 	}
-	r := d.Sample(400*ms, 401*ms, 3, 0, 0)
+	r := d.Sample(400*ms, 401*ms, 3, Worst{Ping: 0, Sent: 0})
 	if len(r) != 1 || r[0].Before != 1 || r[0].After != 3 {
 		t.Errorf("ready %+v", r)
 	}
@@ -76,7 +76,7 @@ func TestWaitsForAnINFOSentAfter(t *testing.T) {
 
 func TestNoSampleBefore(t *testing.T) {
 	d, _ := warm()
-	r := d.Sample(200*ms, 201*ms, 1, 50*ms, 100*ms)
+	r := d.Sample(200*ms, 201*ms, 1, Worst{Ping: 50 * ms, Sent: 100 * ms})
 	if len(r) != 1 || r[0].HaveBefore {
 		t.Errorf("ready %+v", r)
 	}
@@ -84,8 +84,8 @@ func TestNoSampleBefore(t *testing.T) {
 
 func TestReset(t *testing.T) {
 	d, b := warm()
-	d.Sample(0, 1*ms, 1, 0, 0)
-	d.Sample(200*ms, 251*ms, 2, 100*ms, 150*ms)
+	d.Sample(0, 1*ms, 1, Worst{Ping: 0, Sent: 0})
+	d.Sample(200*ms, 251*ms, 2, Worst{Ping: 100 * ms, Sent: 150 * ms})
 	d.Reset()
 	if d.Waiting() {
 		t.Error("a spike waits across a reconnect")
@@ -93,7 +93,7 @@ func TestReset(t *testing.T) {
 	if _, ok := b.Normal(); !ok {
 		t.Error("the baseline was forgotten")
 	}
-	if r := d.Sample(400*ms, 401*ms, 3, 0, 0); len(r) != 0 {
+	if r := d.Sample(400*ms, 401*ms, 3, Worst{Ping: 0, Sent: 0}); len(r) != 0 {
 		t.Errorf("ready after a reset: %+v", r)
 	}
 }
@@ -101,14 +101,14 @@ func TestReset(t *testing.T) {
 func TestKeepsFewSamples(t *testing.T) {
 	d, _ := warm()
 	for i := range 100 {
-		d.Sample(time.Duration(i)*200*ms, time.Duration(i)*200*ms+ms, i, 0, 0)
+		d.Sample(time.Duration(i)*200*ms, time.Duration(i)*200*ms+ms, i, Worst{Ping: 0, Sent: 0})
 	}
 	if len(d.marks) != keepMarks {
 		t.Errorf("kept %d samples", len(d.marks))
 	}
 	// A PING sent long ago is bounded by the oldest sample kept that
 	// answered before it... here none did: no before.
-	r := d.Sample(20*time.Second, 20*time.Second+ms, 100, 19*time.Second, 500*ms)
+	r := d.Sample(20*time.Second, 20*time.Second+ms, 100, Worst{Ping: 19 * time.Second, Sent: 500 * ms})
 	if len(r) != 1 || r[0].HaveBefore {
 		t.Errorf("ready %+v", r)
 	}

@@ -210,21 +210,21 @@ func (x *explainer) commands() {
 			rest = in[i:]
 			break
 		}
-		if why := x.h.madeSlow(x); why != "" {
+		if f := x.cause(source.CauseFork); f != nil && forks(s.Command) {
+			// The command that forked: its logged time is the fork's.
+			f.Evidence += "; started by " + s.Command + " (SLOWLOG #" + strconv.FormatInt(s.ID, 10) + from(s) +
+				", logged " + source.Millis(s.Duration) + ")"
+			continue
+		}
+		if why := x.h.madeSlow(x, s); why != "" {
 			x.hostMade = append(x.hostMade, "SLOWLOG #"+strconv.FormatInt(s.ID, 10)+" "+s.Command+" "+source.Millis(s.Duration)+" "+why)
 			continue
 		}
-		ev := "SLOWLOG #" + strconv.FormatInt(s.ID, 10)
-		if s.Client != "" {
-			ev += " from " + s.Client
-		}
-		if s.ClientName != "" {
-			ev += " (" + s.ClientName + ")"
-		}
+		ev := "SLOWLOG #" + strconv.FormatInt(s.ID, 10) + from(s)
 		if !placed {
 			ev += ", placed by its id alone: no server_time_usec"
 		}
-		if st, ok := e.Stats[strings.ToLower(firstWord(s.Command))]; ok {
+		if st, ok := x.stats(s.Command); ok {
 			ev += "; its p99.9 " + source.Millis(st.P999) + " (INFO latencystats)"
 		}
 		x.add(source.CauseCommand, s.Command, x.covers(s.Duration), ev)
@@ -240,6 +240,28 @@ func (x *explainer) commands() {
 
 // maxCommands is how many slow commands a spike names one by one.
 const maxCommands = 3
+
+// from is who sent a SLOWLOG entry's command: " from ADDR (NAME)".
+func from(s SlowEntry) string {
+	out := ""
+	if s.Client != "" {
+		out += " from " + s.Client
+	}
+	if s.ClientName != "" {
+		out += " (" + s.ClientName + ")"
+	}
+	return out
+}
+
+// forks says whether a command forks a child: its SLOWLOG time is the
+// fork's pause (and a little).
+func forks(command string) bool {
+	switch command {
+	case "BGSAVE", "BGREWRITEAOF", "SYNC", "PSYNC":
+		return true
+	}
+	return false
+}
 
 func firstWord(s string) string {
 	w, _, _ := strings.Cut(s, " ")
@@ -419,7 +441,11 @@ func (x *explainer) hostCauses() {
 		}
 		x.add(source.CauseCPUWait, "waited for a CPU", x.covers(h.wait), withNotes(ev, notes))
 	} else if h.waitOK {
-		x.check("run delay +" + source.Millis(h.wait) + " " + h.waitSpan + " (/proc/PID/schedstat)")
+		ev := "run delay +" + source.Millis(h.wait) + " " + h.waitSpan + " (/proc/PID/schedstat)"
+		if !h.stopped {
+			ev = withNotes(ev, x.hostMade)
+		}
+		x.check(ev)
 	}
 	x.faults()
 	if h.kernel != "" && x.cause(source.CauseCommand) == nil {

@@ -70,6 +70,12 @@ func TestFork(t *testing.T) {
 	if got := text(cs, e.Ping); got != "fork pause 33.0 ms of 68.9 ms (latest_fork_usec, total_forks +1)" {
 		t.Errorf("%q", got)
 	}
+	e.SlowLog = []SlowEntry{{ID: 3, Time: serverSec, Duration: 34 * ms, Command: "BGSAVE", Client: "127.0.0.1:5"}}
+	cs, _ = Explain(e)
+	if got := text(cs, e.Ping); got != "fork pause 33.0 ms of 68.9 ms (latest_fork_usec, total_forks +1; started by BGSAVE (SLOWLOG #3 from 127.0.0.1:5, logged 34.0 ms))" {
+		t.Errorf("the command that forked: %q", got)
+	}
+	e.SlowLog = nil
 	e.After.TotalForks.V++
 	e.After.LatestForkUsec.V = 90000
 	cs, _ = Explain(e)
@@ -304,11 +310,12 @@ func TestStoppedNotTheCommand(t *testing.T) {
 // a CPU most of the time is the host's doing; one that slept is not.
 func TestCPUWaitNotTheCommand(t *testing.T) {
 	e := local(quiet(20*ms), reading(2*ms, "R", "0", 0, 0), reading(16*ms, "R", "0", 1*ms, 13*ms))
+	e.ProcAfter.RunDelay.V += 14 * ms
 	e.SlowLog = []SlowEntry{{ID: 7, Time: serverSec, Duration: 15 * ms, Command: "SET"}}
 	e.ProcAfter.CPUPressure, e.ProcBefore.CPUPressure = source.Some(400*ms), source.Some(100*ms)
 	cs, _ := Explain(e)
 	if got := text(cs, e.Ping); got != "waited for a CPU 13.0 ms of 20.0 ms (/proc/PID/schedstat run delay +13.0 ms while the PING waited, 2.0 ms to 16.0 ms of the PING; "+
-		"host CPU pressure +300.0 ms (/proc/pressure/cpu); SLOWLOG #7 SET 15.0 ms logged while the server waited for a CPU)" {
+		"host CPU pressure +300.0 ms (/proc/pressure/cpu); SLOWLOG #7 SET 15.0 ms logged while the server waited 14.0 ms for a CPU between the samples)" {
 		t.Errorf("%q", got)
 	}
 	// DEBUG SLEEP: asleep most of the time, waiting for a CPU a little.
@@ -387,5 +394,34 @@ func TestServerSideFirst(t *testing.T) {
 	s := source.Spike{Causes: cs}
 	if !s.ServerSide() || !s.Has(source.CauseCPUWait) || s.Has(source.CauseFork) {
 		t.Errorf("%+v", s)
+	}
+}
+
+// TestHostMadeSlowOnlyTheFast: a command logged far slower than its own
+// median (a SET) while the server waited for a CPU at least half that long
+// is the host's doing; one slow by itself (KEYS, its p50 its own time) is
+// blamed beside the wait; with less waiting than that, the SET is blamed.
+func TestHostMadeSlowOnlyTheFast(t *testing.T) {
+	e := local(quiet(300 * ms)) // no reading while the PING waited: the samples' counters
+	e.ProcAfter.OnCPU.V += 120 * ms
+	e.ProcAfter.RunDelay.V += 160 * ms
+	e.SlowLog = []SlowEntry{{ID: 1, Time: serverSec, Duration: 290 * ms, Command: "KEYS"}, {ID: 2, Time: serverSec, Duration: 12 * ms, Command: "SET"}}
+	e.Stats = map[string]CommandStats{"keys": {P50: 290 * ms, P999: 290 * ms}, "set": {P50: 5 * time.Microsecond, P999: 2 * ms}}
+	cs, _ := Explain(e)
+	if kinds(cs) != "command,cpu_wait" || cs[0].What != "KEYS" || !strings.Contains(cs[1].Evidence, "SLOWLOG #2 SET 12.0 ms logged while the server waited 160.0 ms for a CPU between the samples") {
+		t.Errorf("%s: %+v", kinds(cs), cs)
+	}
+	e.ProcAfter.RunDelay.V -= 155 * ms // 5 ms: under half the SET's 12
+	if cs, _ := Explain(e); kinds(cs) != "command,command" || cs[1].What != "SET" {
+		t.Errorf("%s: %+v", kinds(cs), cs)
+	}
+	// A SET the host held up, with the wait too short a part of the
+	// spike to be a cause: said among what was checked.
+	e = local(quiet(40 * ms))
+	e.ProcAfter.RunDelay.V += 8 * ms
+	e.SlowLog = []SlowEntry{{ID: 2, Time: serverSec, Duration: 12 * ms, Command: "SET"}}
+	cs, checked := Explain(e)
+	if kinds(cs) != "unexplained" || !strings.Contains(strings.Join(checked, "|"), "run delay +8.0 ms between the samples (/proc/PID/schedstat); SLOWLOG #2 SET 12.0 ms logged while the server waited 8.0 ms for a CPU between the samples") {
+		t.Errorf("%s: %+v %q", kinds(cs), cs, checked)
 	}
 }

@@ -19,6 +19,11 @@ type host struct {
 	wait, span time.Duration
 	cpu        time.Duration
 	waitSpan   string
+	// winWait is the run delay between the samples, whatever the
+	// readings while the PING waited: a command logged slow may have run
+	// anywhere between them.
+	winWaitOK bool
+	winWait   time.Duration
 	// stopped: a reading showed state T or t; stoppedAt says when, and
 	// stoppedFor is the time between the first and last such reading (0
 	// with one).
@@ -65,6 +70,9 @@ func readHost(e *Evidence) host {
 		if p.OnCPU.OK && p.RunDelay.OK {
 			timed = append(timed, p)
 		}
+	}
+	if b, a := e.ProcBefore, e.ProcAfter; b.RunDelay.OK && a.RunDelay.OK {
+		h.winWaitOK, h.winWait = true, a.RunDelay.V-b.RunDelay.V
 	}
 	if n := len(timed); n >= 2 && timed[n-1].At > timed[0].At {
 		f, l := timed[0], timed[n-1]
@@ -122,16 +130,34 @@ func (h *host) readStates(e *Evidence, span func(first, last source.ProcSched) s
 	}
 }
 
-// madeSlow says why a command logged slow during the spike is not the
-// server's doing: the thread was stopped, or spent at least half the time
-// read waiting for a CPU (and that wait is a cause of its own); "" when
-// the command is to blame.
-func (h *host) madeSlow(x *explainer) string {
-	switch {
-	case h.stopped:
+// madeSlow says why command s, logged slow during the spike, is not the
+// server's doing: the thread was stopped, or it waited for a CPU at least
+// half as long as s is logged to have taken between the samples (where s
+// ran), and s is a command that is
+// fast on this server (its logged time ten times its own median, INFO
+// latencystats' p50: a SET the host held up, where a KEYS or a DEBUG SLEEP
+// is slow by itself; without latencystats, any command). "" when the
+// command is to blame.
+func (h *host) madeSlow(x *explainer, s SlowEntry) string {
+	if h.stopped {
 		return "logged while the server was stopped"
-	case h.waitOK && x.significant(h.wait) && h.wait >= h.span/2:
-		return "logged while the server waited for a CPU"
 	}
-	return ""
+	if !h.winWaitOK || h.winWait < s.Duration/2 {
+		return ""
+	}
+	if st, ok := x.stats(s.Command); ok && s.Duration < 10*st.P50 {
+		return ""
+	}
+	return "logged while the server waited " + source.Millis(h.winWait) + " for a CPU between the samples"
+}
+
+// stats is a command's INFO latencystats line: by its name and
+// subcommand as latencystats keys them ("config|get"), else by its name
+// alone ("debug").
+func (x *explainer) stats(command string) (CommandStats, bool) {
+	if st, ok := x.e.Stats[strings.ToLower(strings.ReplaceAll(command, " ", "|"))]; ok {
+		return st, true
+	}
+	st, ok := x.e.Stats[strings.ToLower(firstWord(command))]
+	return st, ok
 }

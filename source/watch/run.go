@@ -98,6 +98,7 @@ type sampling struct {
 	haveConfig bool
 	lastAnswer time.Duration // when INFO last answered
 	state      connState     // changed only by move
+	spikes     *spikes       // nil when the watcher reads none (NoSpikes)
 }
 
 // loop samples until ctx ends: while the server cannot be reached it
@@ -132,7 +133,7 @@ func (s *sampling) loop(ctx context.Context, wg *sync.WaitGroup) {
 				s.push(source.Event{Kind: source.EventConnected, Identity: &id})
 			}
 			backoff = backoffMin
-			s.sample(ctx, text, at)
+			s.sample(ctx, text, at, at)
 			tick.Reset(sampleWait(probe.Now(), w.Interval(), w.PingInterval()))
 		}
 		select {
@@ -164,6 +165,7 @@ func (s *sampling) takeSample(ctx context.Context) {
 		args = infoWithClients
 	}
 	ictx, cancel := context.WithTimeout(ctx, infoTimeout)
+	sent := w.clock.Offset()
 	text, err := w.samplerDo(ictx, args...)
 	cancel()
 	at := w.clock.Offset()
@@ -189,7 +191,7 @@ func (s *sampling) takeSample(ctx context.Context) {
 		s.resumed(text)
 	}
 	s.causeFirst(ctx)
-	s.sample(ctx, text, at)
+	s.sample(ctx, text, sent, at)
 }
 
 // connect (re)connects the sampler. Connected, the sampling starts afresh
@@ -203,10 +205,15 @@ func (s *sampling) connect(ctx context.Context, wg *sync.WaitGroup) (text string
 	s.id = id
 	s.prev, s.opsCarry = nil, 0
 	s.haveConfig = false
+	if s.spikes != nil {
+		// Counters across the gap bound no spike.
+		s.spikes.det.Reset()
+	}
 	if s.probe == nil {
 		w := s.w
 		s.probe = probe.New(w.ep, w.tlsCfg, w.PingInterval(), w.cfg.ConnectTimeout, w.cfg.Interval)
 		s.probe.CountInto(w.cfg.PingHistogram)
+		s.startSpikes(s.probe)
 		w.probe.Store(s.probe)
 		// A SetPingInterval between the two lines above counts.
 		s.probe.SetInterval(w.PingInterval())
