@@ -175,6 +175,26 @@ func (s *Spike) Summary() string {
 	return strings.Join(parts, " + ")
 }
 
+// Line is the spike on one line: "PING 68.9 ms (bar 6.0 ms): fork pause
+// 33.0 ms of 68.9 ms (latest_fork_usec, total_forks +1)".
+func (s *Spike) Line() string {
+	return "PING " + Millis(s.Ping) + " (bar " + Millis(s.Threshold) + "): " + s.Summary()
+}
+
+// WorstPing is a save's worst PING with its spike's causes, as its report
+// says it: "76.8 ms: fork pause 33.0 ms of 76.8 ms (...) + ..."; the round
+// trip alone where it broke no spike rule, "n/a" without PINGs.
+func (r *SaveReport) WorstPing() string {
+	if r.PingDuring.Count == 0 {
+		return "n/a"
+	}
+	t := Millis(r.PingDuring.Max)
+	if sp := r.WorstSpike; sp != nil && sp.Ping == r.PingDuring.Max {
+		t += ": " + sp.Summary()
+	}
+	return t
+}
+
 // ServerSide reports whether any cause is the server's own doing.
 func (s *Spike) ServerSide() bool {
 	for _, c := range s.Causes {
