@@ -778,13 +778,32 @@ type Event struct {
 }
 
 // EventReader reads events in order: a recording streamed to a replay
-// (record.WindowSource's readers; ui.ReplayReader is this interface).
+// (record.Scanner and record.WindowSource's readers; ui.ReplayReader is
+// this interface). A caller that reads all in one loop ranges over
+// record.Scanner.Events instead.
 type EventReader interface {
 	// Next returns the next event; false at the end (or on an error, which
 	// Err returns).
 	Next() (Event, bool)
 	Err() error
 	Close()
+}
+
+// PeakProgress is the save's progress when the samples saw its
+// copy-on-write peak (PeakAtProgress), where that says something: absent
+// for a save without a child (nothing to peak), and where the peak was
+// seen before the server had reported any key written. The server
+// refreshes current_save_keys_processed about once a second, so a short
+// save's samples read 0 keys while its child already copies pages: that 0
+// is no reading of progress ("at 0%" would say the peak came before the
+// first key), so it is absent, not zero. The pane, the reports table and
+// the report's page all show this figure.
+func (r *SaveReport) PeakProgress() Opt[float64] {
+	f, ok := r.PeakAtProgress.Get()
+	if !ok || f <= 0 || r.COWFrom == FromNoChild {
+		return Opt[float64]{}
+	}
+	return Some(f)
 }
 
 // BlockedWriters is how many clients the save held up at its worst: the

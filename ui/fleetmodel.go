@@ -109,7 +109,6 @@ func (m *Model) paneFor(id source.NodeID, addr string) *pane {
 		return p
 	}
 	p := newPane(len(m.panes), id, inert.Text(addr))
-	p.inFleet = m.fleet != nil || isFleet(m.cfg)
 	m.panes = append(m.panes, p)
 	m.byID[id] = p
 	return p

@@ -47,49 +47,53 @@ func levelText(st *styles, f risk.Fork) string {
 	return st.dim.r("n/a")
 }
 
-// forecastLine is the next save's forecast, for the line under a pane's
-// save line while no save runs: its copy-on-write and basis, the rate
-// and duration it assumed, the footprint, and the headroom against the
-// decisive limit.
-func forecastLine(st *styles, v store.View, compact bool) string {
+// nextBlock is the next save's forecast, while no save runs: its
+// copy-on-write and basis, the headroom against the decisive limit, the
+// footprint, and what the forecast assumed.
+func nextBlock(st *styles, v store.View) block {
+	b := block{title: st.label.r("next save"), short: st.label.r("next save"), gutter: true}
 	fc, ok := v.Forecast.Get()
 	if !ok {
-		return st.label.r("next save ") + st.dim.r("forecast n/a: no used_memory yet")
+		b.note = st.dim.r("forecast n/a: no used_memory yet")
+		b.short += " " + b.note
+		return b
 	}
-	sep := st.dim.r(" · ")
 	if fc.Basis == forecast.Forkless {
-		return st.label.r("next save ") + st.value.r("forkless") + st.dim.r(" (if no module forces a fork): no child, no copy-on-write")
+		b.title += st.value.r(" forkless") + st.dim.r(" (if no module forces a fork): no child, no copy-on-write")
+		b.short = b.title
+		return b
 	}
-	basis, thp := basisTag(fc.Basis), thpTag(st, v.Latest, compact)
-	if compact && thp != "" {
-		basis = shortBasis(fc.Basis) // room for the warning, not at the headroom's cost
-	}
-	out := st.label.r("next save cow ") + st.value.r("~"+fmtBytes(fc.COW)) + st.dim.r(" "+basis) + thp
+	val := st.value.r
+	cow := val("~"+fmtBytes(fc.COW)) + st.dim.r(" "+basisTag(fc.Basis)) + thpTag(st, v.Latest)
 	if r := v.Report; r != nil && r.MethodNote != "" {
 		// Forecast as a fork: the last save forked though the method
 		// is forkless (rdb_current_bgsave_type is the truth).
-		out += st.warn.r(" ⚠ the last save forked (method forkless)")
-	}
-	if fp, ok := fc.Footprint.Get(); ok {
-		out += sep + st.label.r("footprint ") + st.value.r(fmtBytes(fp))
+		cow += st.warn.r(" ⚠ the last save forked")
 	}
 	h := headroom(v, false)
-	out += sep + st.label.r("headroom ") + levelText(st, h)
-	if c, ok := h.Decisive(); ok && !compact {
-		out += st.dim.r(fmt.Sprintf(" (%s of %s %s)", fmtBytes(c.Need), fmtBytes(c.Cap.Bytes), limitName(c)))
+	room := levelText(st, h)
+	if c, ok := h.Decisive(); ok {
+		room += st.dim.r(fmt.Sprintf(" (%s of %s %s)", fmtBytes(c.Need), fmtBytes(c.Cap.Bytes), limitName(c)))
 	}
-	if compact {
-		return out
+	b.fields = []field{fieldOf(prioCOW, "cow", cow).or(val("~"+fmtBytes(fc.COW)) + st.dim.r(" "+shortBasis(fc.Basis)) + thpTag(st, v.Latest)),
+		fieldOf(prioHeadroom, "headroom", room).or(levelText(st, h))}
+	if fp, ok := fc.Footprint.Get(); ok {
+		b.fields = append(b.fields, fieldOf(prioMore, "footprint", val(fmtBytes(fp))))
 	}
-	// What the forecast assumed, last: the first thing cut.
-	if r, ok := fc.Rate.Get(); ok {
-		out += sep + st.dim.r(fmt.Sprintf("%s/s for %s (%s)", fmtRate(r), fmtElapsed(fc.Duration), fc.DurationFrom))
-	}
+	// What the forecast assumed, last: the first to go.
 	if fc.Bound.OK && fc.Basis == forecast.Calibrated {
-		out += st.label.r(" bound ") + st.value.r(fmtBytes(fc.Bound.V))
+		b.fields = append(b.fields, fieldOf(prioMore, "bound", val(fmtBytes(fc.Bound.V))))
 	}
-	out += sep + st.label.r("worst ") + st.value.r(fmtBytes(fc.Worst))
-	return out
+	b.fields = append(b.fields, fieldOf(prioMore, "worst", val(fmtBytes(fc.Worst))))
+	if r, ok := fc.Rate.Get(); ok {
+		b.fields = append(b.fields, fieldOf(prioMore, "writes", val(fmtRate(r)+"/s")))
+	}
+	b.fields = append(b.fields, fieldOf(prioMore, "lasting", val(fmtElapsed(fc.Duration))+st.dim.r(" ("+fc.DurationFrom+")")).
+		or(val(fmtElapsed(fc.Duration))))
+	if cause, ok := thpCause(v.Latest); ok {
+		b.fields = append(b.fields, fieldOf(prioMore, "huge pages", st.warn.r(cause+": a write copies 2 MiB, not 4 KiB")))
+	}
+	return b
 }
 
 // limitName names a limit briefly; the remote ones say they are weaker.
@@ -107,20 +111,17 @@ func limitName(c risk.Check) string {
 	return string(c.Limit)
 }
 
-// forecastVsActual is a report's forecast beside its actual copy-on-write,
-// with the error, after sep; empty when no forecast was made before the
-// save.
-func forecastVsActual(st *styles, r *source.SaveReport, sep string) string {
+// forecastFields are a report's forecast and how the actual
+// copy-on-write compares with it; none when no forecast was made before
+// the save.
+func forecastFields(st *styles, r *source.SaveReport) []field {
 	fc, ok := r.ForecastCOW.Get()
 	if !ok {
-		return ""
+		return nil
 	}
-	out := sep + st.label.r("forecast cow ") + st.value.r(fmtBytes(fc)) + st.dim.r(" "+basisTag(forecast.Basis(r.ForecastBasis)))
-	if r.COW.OK {
-		out += st.label.r(" vs ") + st.value.r(reportCOW(r))
-		if c := forecastCheck(r); c != "" {
-			out += st.label.r(" ") + st.value.r(c)
-		}
+	out := []field{fieldOf(prioForecast, "forecast", st.value.r(fmtBytes(fc))+st.dim.r(" "+basisTag(forecast.Basis(r.ForecastBasis))))}
+	if c := forecastCheck(r); c != "" {
+		out = append(out, fieldOf(prioForecast, "vs actual", st.value.r(c)))
 	}
 	return out
 }
@@ -150,8 +151,8 @@ func forecastCheck(r *source.SaveReport) string {
 	return ""
 }
 
-// stuckLine is the badge of a save that looks stuck, and what to do.
-func stuckLine(st *styles, v store.View) string {
+// stuckText is the badge of a save that looks stuck, and what to do.
+func stuckText(st *styles, v store.View) string {
 	out := st.err.r("⚠ stuck? ") + st.value.r(v.Stuck)
 	if canCancel(v) {
 		out += st.dim.r(" · x cancels it (BGSAVE CANCEL)")
@@ -196,15 +197,6 @@ func serverOf(v store.View) string {
 	return " (this is " + strings.TrimSpace(name+" "+version) + ")" // inert already: every event is made inert as it comes in
 }
 
-// compactForecast is a report's forecast error in a few cells, for a
-// compact pane's last-save line: " fc +12%".
-func compactForecast(st *styles, r *source.SaveReport) string {
-	if c := forecastCheck(r); c != "" {
-		return st.label.r(" fc ") + st.value.r(c)
-	}
-	return ""
-}
-
 // stuckPrefix starts the footer line of a stuck save.
 const stuckPrefix = "⚠ stuck? "
 
@@ -213,12 +205,21 @@ const stuckPrefix = "⚠ stuck? "
 // gone when it moves again or ends. Other footer lines are left alone.
 func (m *Model) stuckFooter(id source.NodeID) {
 	v := m.store.Live(id)
-	if v.Stuck != "" {
+	// Only while the latest sample shows the save: a sample older than
+	// it, folded later, can leave the forecast's verdict on a save that
+	// has ended.
+	if v.Stuck != "" && v.Latest != nil && v.Latest.Save != nil {
 		text := stuckPrefix + "the save on " + m.addrOf(id) + ": " + v.Stuck
 		if canCancel(v) {
 			text += "; x cancels it (BGSAVE CANCEL)"
 		}
-		m.setFooter(footEntry{node: id, kind: footErr, text: text})
+		e := footEntry{node: id, kind: footErr, text: text}
+		for _, old := range m.footer {
+			if old.node == id && strings.HasPrefix(old.text, stuckPrefix) {
+				e.wall = old.wall // since when it looks stuck
+			}
+		}
+		m.setFooter(e)
 		return
 	}
 	for i, e := range m.footer {
@@ -249,47 +250,43 @@ func nextCell(st *styles, v store.View) string {
 	return st.label.r("next ") + st.value.r("~"+fmtBytes(fc.COW)) + st.dim.r(" "+shortBasis(fc.Basis)) + " " + levelText(st, headroom(v, false))
 }
 
-// replBufText is the replica output buffer during a replica's full sync,
-// for beside the save's copy-on-write: "repl buf 3.1 MiB of 256 MiB
-// (mem_clients_slaves)"; empty when no full sync runs or the server does
-// not say. The compact form drops the instrument.
-func replBufText(st *styles, s *source.Sample, compact bool) string {
+// replBufFields are the replica output buffer during a replica's full
+// sync, beside the save's copy-on-write (the host pays it too): "repl buf
+// 3.1 MiB of 256 MiB mem_clients_slaves", and its soft limit; none when
+// no full sync runs or the server does not say.
+func replBufFields(st *styles, s *source.Sample) []field {
 	b, ok := forecast.FullSyncBuffer(s)
 	if !ok {
-		return ""
+		return nil
 	}
-	out := st.label.r("repl buf ") + st.value.r(fmtBytes(b.Used))
-	lim, limOK := b.Limit()
-	if compact {
-		if limOK {
-			out += st.dim.r("/") + st.value.r(fmtBytes(lim))
-		}
-		return out
-	}
-	if limOK {
-		out += st.label.r(" of ") + st.value.r(fmtBytes(lim))
-	}
-	if soft, ok := b.Soft.Get(); ok && soft > 0 && b.Hard.V > 0 {
-		out += st.dim.r(fmt.Sprintf(" (soft %s for %ds)", fmtBytes(soft), b.SoftSecs.V))
+	v := st.value.r(fmtBytes(b.Used))
+	if lim, ok := b.Limit(); ok {
+		v += st.label.r(" of ") + st.value.r(fmtBytes(lim))
 	} else if !b.Hard.OK {
-		out += st.dim.r(" (limit n/a)")
+		v += st.dim.r(" (limit n/a)")
 	}
-	return out + st.dim.r(" mem_clients_slaves")
+	out := []field{fieldOf(prioCOW, "repl buf", v+st.dim.r(" mem_clients_slaves"))}
+	if soft, ok := b.Soft.Get(); ok && soft > 0 && b.Hard.V > 0 {
+		out = append(out, fieldOf(prioMore, "soft limit", st.value.r(fmtBytes(soft))+st.label.r(" for ")+st.value.r(fmt.Sprintf("%ds", b.SoftSecs.V))))
+	}
+	return out
 }
 
 // thpTag warns, beside a forecast copy-on-write counted in 4 KiB pages,
 // where transparent huge pages can back the server's heap: one write then
-// copies 2 MiB. Empty where they cannot, or /proc and /sys were not read.
-func thpTag(st *styles, s *source.Sample, compact bool) string {
-	if s == nil {
-		return ""
-	}
-	cause, ok := forecast.THPOf(s).Cause(s.Config.DisableTHP)
-	if !ok {
-		return ""
-	}
-	if compact {
+// copies 2 MiB (thpCause says why, in a field of its own). Empty where
+// they cannot, or /proc and /sys were not read.
+func thpTag(st *styles, s *source.Sample) string {
+	if _, ok := thpCause(s); ok {
 		return st.warn.r(" ⚠ 2 MiB pages")
 	}
-	return st.warn.r(" ⚠ huge pages (" + cause + "): a write copies 2 MiB, not 4 KiB")
+	return ""
+}
+
+// thpCause is why transparent huge pages can back the server's heap.
+func thpCause(s *source.Sample) (string, bool) {
+	if s == nil {
+		return "", false
+	}
+	return forecast.THPOf(s).Cause(s.Config.DisableTHP)
 }

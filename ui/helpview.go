@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/help"
@@ -59,7 +60,47 @@ func (h *helpView) height(km keyHelp, full bool) int {
 	if !full {
 		return 1
 	}
-	return lipgloss.Height(h.model.FullHelpView(km.FullHelp()))
+	return lipgloss.Height(h.fullView(km.FullHelp()))
+}
+
+// fullView is the full help of groups in the width: its columns side by
+// side where they fit, else neighbouring columns stacked into one, as
+// few lines as that takes. bubbles/help cuts the columns that do not
+// fit: the keys they list would be missing.
+func (h *helpView) fullView(groups [][]key.Binding) string {
+	var gs [][]key.Binding
+	for _, g := range groups {
+		if slices.ContainsFunc(g, key.Binding.Enabled) {
+			gs = append(gs, g)
+		}
+	}
+	hm := h.model
+	hm.Width = 0 // measured whole: nothing cut
+	best, bestH := "", 0
+	// Each way of stacking neighbours: bit i set stacks group i+1 under
+	// group i (a few groups: at most 2^4 ways).
+	for mask := 0; mask < 1<<max(len(gs)-1, 0); mask++ {
+		var cols [][]key.Binding
+		for i, g := range gs {
+			if i > 0 && mask&(1<<(i-1)) != 0 {
+				cols[len(cols)-1] = append(slices.Clip(cols[len(cols)-1]), g...)
+				continue
+			}
+			cols = append(cols, g)
+		}
+		v := hm.FullHelpView(cols)
+		if h.model.Width > 0 && lipgloss.Width(v) > h.model.Width {
+			continue
+		}
+		if ht := lipgloss.Height(v); best == "" || ht < bestH {
+			best, bestH = v, ht
+		}
+	}
+	if best == "" {
+		// Not even one column fits: cut, as bubbles/help would.
+		return h.model.FullHelpView(groups)
+	}
+	return best
 }
 
 // View implements component: the help's lines, cached by what they show
@@ -82,11 +123,13 @@ func (h *helpView) View(c *viewCtx) []string {
 	case p.key != "":
 		text = fitLine(st.warn.r(p.key+" again: "+p.what)+st.dim.r(" • any other key: "+p.other), w)
 	default:
-		hm := h.model
-		hm.ShowAll = c.full
+		view := h.model.ShortHelpView(c.help.ShortHelp())
+		if c.full {
+			view = h.fullView(c.help.FullHelp())
+		}
 		// bubbles/help adds an entry that overflows when not even its
 		// "…" fits: cut every line to the terminal here.
-		text = strings.Join(fitLines(w, strings.Split(hm.View(c.help), "\n")...), "\n")
+		text = strings.Join(fitLines(w, strings.Split(view, "\n")...), "\n")
 	}
 	h.lines, h.key = strings.Split(text, "\n"), k
 	return h.lines

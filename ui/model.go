@@ -29,6 +29,7 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -97,8 +98,10 @@ type Config struct {
 	Expect func(why string, nodes ...source.NodeID)
 	// ReadOnly refuses b/a/B/A with a footer note and never calls Send.
 	ReadOnly bool
-	// Banner is an optional one-line header above the panes.
-	Banner string
+	// Banner is an optional one-line header above the panes, and Hint
+	// what to press, after it (the demo's "press B to save both"): where
+	// the title line is short of room, the banner is cut, never the hint.
+	Banner, Hint string
 	// MaxParallelSaves is --max-parallel-saves, for the fleet view's
 	// rolling save (source/roll.Config.MaxParallel); 0 means 1.
 	MaxParallelSaves int
@@ -137,7 +140,18 @@ type footEntry struct {
 	node source.NodeID
 	kind footKind
 	text string
+	// at is when it was said, by the events' clock (Model.clock), and
+	// wall the time the footer shows for it: news has a time and an age.
+	at   time.Duration
+	wall time.Time
+	// saveStart is a save's start: it stays while the save runs.
+	saveStart bool
 }
+
+// footAge is how long a footer entry stays: a save's start while its
+// save runs, any other this long by the events' clock (a pending
+// confirmation keeps them all: it is the question the screen asks).
+const footAge = 10 * time.Second
 
 // pending is a command held back until its key is pressed again: what
 // that does, and what any other key does instead.
@@ -216,6 +230,10 @@ type Model struct {
 
 	status string // set by Replay: the playback position, in the title line
 
+	// clock is the latest event's offset: the footer's entries age by it
+	// (Update reads no clock of its own).
+	clock time.Duration
+
 	view string // the frame View returns, rebuilt by Update
 }
 
@@ -234,7 +252,7 @@ func New(cfg Config) Model {
 	}
 	// Addresses come from flags or a recording, the topology from a
 	// cluster: all made inert once, here (source/inert).
-	cfg.Banner = inert.Text(cfg.Banner)
+	cfg.Banner, cfg.Hint = inert.Text(cfg.Banner), inert.Text(cfg.Hint)
 	cfg.Nodes = inertNodes(cfg.Nodes)
 	if cfg.Topology != nil {
 		t := cfg.Topology.Inert()
@@ -339,32 +357,38 @@ func (m *Model) fold(ev source.Event) []roll.Action {
 	if m.fleet == nil && m.byID[ev.Node] == nil {
 		return nil // an event for a server this UI was not told about
 	}
+	m.clock = max(m.clock, ev.Offset)
 	switch ev.Kind {
 	case source.EventTopology: // about the fleet, not about a node
 	case source.EventCommand:
 		if ev.Command != nil {
-			m.answer(ev.Node, ev.Command)
+			m.answer(ev.Node, ev.Command, ev.At)
 		}
 	default:
 		m.store.Add(ev)
 		if ev.Kind == source.EventSample || ev.Kind == source.EventSaveEnded {
 			m.stuckFooter(ev.Node)
 		}
-		if ev.Kind == source.EventSaveEnded && ev.Report != nil {
-			m.endFooter(ev.Node, ev.Report)
+		if ev.Kind == source.EventSaveEnded {
+			m.endFooter(ev.Node, ev.Report, ev.At)
 		}
 	}
+	m.ageFooter()
 	if m.fleet == nil {
 		return nil
 	}
 	return m.fleet.observe(ev)
 }
 
-// endFooter says, in the footer, how a save that did not end ok ended and
-// what says so: an aborted save reads like a good one on its status
-// field alone.
-func (m *Model) endFooter(node source.NodeID, r *source.SaveReport) {
-	e := footEntry{node: node, kind: footErr}
+// endFooter takes the news of a save's start out of the footer when the
+// save ends, and says how a save that did not end ok ended and what says
+// so: an aborted save reads like a good one on its status field alone.
+func (m *Model) endFooter(node source.NodeID, r *source.SaveReport, at time.Time) {
+	m.footer = slices.DeleteFunc(m.footer, func(e footEntry) bool { return e.node == node && e.saveStart })
+	if r == nil {
+		return
+	}
+	e := footEntry{node: node, kind: footErr, wall: at}
 	switch r.Status {
 	case source.StatusOK, "":
 		return
@@ -376,12 +400,13 @@ func (m *Model) endFooter(node source.NodeID, r *source.SaveReport) {
 }
 
 // answer puts a command's answer in the footer, in place of the note or
-// answer it had for that server.
-func (m *Model) answer(node source.NodeID, c *source.CommandResult) {
+// answer it had for that server. A save's start stays while it runs.
+func (m *Model) answer(node source.NodeID, c *source.CommandResult, at time.Time) {
 	addr := m.addrOf(node)
-	e := footEntry{node: node, kind: footOK}
+	e := footEntry{node: node, kind: footOK, wall: at}
 	if c.OK() {
 		e.text = fmt.Sprintf("%s on %s: %s", c.Command, addr, c.Reply)
+		e.saveStart = c.Command == "BGSAVE" || c.Command == "BGREWRITEAOF"
 	} else {
 		e.kind = footErr
 		e.text = fmt.Sprintf("✗ %s on %s: %s", c.Command, addr, c.Err)
@@ -389,8 +414,14 @@ func (m *Model) answer(node source.NodeID, c *source.CommandResult) {
 	m.setFooter(e)
 }
 
-// setFooter replaces the entry for e's server, or appends one.
+// setFooter replaces the entry for e's server, or appends one; it is
+// stamped now by the events' clock, and with the wall time now unless
+// it says when it happened.
 func (m *Model) setFooter(e footEntry) {
+	e.at = m.clock
+	if e.wall.IsZero() {
+		e.wall = m.cfg.Now()
+	}
 	for i := range m.footer {
 		if m.footer[i].node == e.node {
 			m.footer[i] = e
@@ -398,6 +429,26 @@ func (m *Model) setFooter(e footEntry) {
 		}
 	}
 	m.footer = append(m.footer, e)
+}
+
+// ageFooter drops the footer's entries older than footAge by the events'
+// clock: a save's start only once no save runs on its server (its end
+// took it out already, unless the save ended before the answer came).
+// While a confirmation is pending every entry stays.
+func (m *Model) ageFooter() {
+	if len(m.confirm.key.Keys()) > 0 {
+		return
+	}
+	m.footer = slices.DeleteFunc(m.footer, func(e footEntry) bool {
+		if m.clock-e.at < footAge {
+			return false
+		}
+		if e.saveStart {
+			s := m.store.Live(e.node).Latest
+			return s == nil || s.Save == nil
+		}
+		return true
+	})
 }
 
 // keepFor is how far back points are kept: the window, or more when a wide
@@ -611,20 +662,58 @@ func (m *Model) setStatus(s string) {
 	}
 }
 
-// topLine is the title, the banner and the marks that change what the panes
-// mean: paused, or only one of two panes shown.
+// topLine is the title, the banner and its hint, how often INFO samples,
+// and the marks that change what the panes mean: paused, or only one of
+// two panes shown. Short of room, the sampling note goes, then the
+// banner is cut: the hint and the marks stay.
 func (m *Model) topLine() string {
-	left := m.st.top.r("vkwatch")
+	head := m.st.top.r("vkwatch")
 	if m.fleet != nil {
-		left += m.st.dim.r(" · ") + m.st.banner.r(m.fleet.title())
+		head += m.st.dim.r(" · ") + m.st.banner.r(m.fleet.title())
 	}
+	banner, hint, note := "", "", ""
 	if m.cfg.Banner != "" {
-		left += m.st.dim.r(" · ") + m.st.banner.r(m.cfg.Banner)
+		banner = m.st.dim.r(" · ") + m.st.banner.r(m.cfg.Banner)
+	}
+	if m.cfg.Hint != "" {
+		hint = m.st.dim.r(" — ") + m.st.banner.r(m.cfg.Hint)
 	}
 	if m.fleet == nil {
 		// The fleet view says it in its PING line, from the topology.
-		left += m.st.dim.r(" · " + samplingNote(m.cfg.IdleInterval, m.cfg.Interval, "while saving"))
+		note = m.st.dim.r(" · " + samplingNote(m.cfg.IdleInterval, m.cfg.Interval, "while saving"))
 	}
+	// The marks on the right say what the panes mean (paused, which pane,
+	// playback): cut the banner before them. Short of room, the sampling
+	// note goes first, then the banner is cut; the hint stays.
+	fit := func(r string) string {
+		left := head + banner + hint + note
+		if room := m.width - lipgloss.Width(r) - 1; room >= 10 && lipgloss.Width(left) > room {
+			left = head + banner + hint
+			if lipgloss.Width(left) > room {
+				keep := room - lipgloss.Width(head+hint)
+				left = head + fitLine(banner, max(keep, 0)) + hint
+			}
+			left = fitLine(left, room)
+		}
+		return left
+	}
+	r := m.topMarks(false)
+	left := fit(r)
+	if short := m.topMarks(true); short != r {
+		// Without the scales' key (the help has it), if the left says
+		// more then.
+		if l := fit(short); lipgloss.Width(l) > lipgloss.Width(left) {
+			left, r = l, short
+		}
+	}
+	gap := max(m.width-lipgloss.Width(left)-lipgloss.Width(r), 1)
+	return fitLine(left+strings.Repeat(" ", gap)+r, m.width)
+}
+
+// topMarks are the title line's marks on the right: the playback's
+// position, which pane of two shows, the scales, PAUSED; short leaves out
+// the key that switches the scales.
+func (m *Model) topMarks(short bool) string {
 	var right []string
 	if m.status != "" {
 		right = append(right, m.st.banner.r(m.status))
@@ -634,42 +723,48 @@ func (m *Model) topLine() string {
 			right = append(right, m.st.dim.r(fmt.Sprintf("pane %d/%d, tab switches", m.focus+1, len(m.shown))))
 		}
 		if m.stack.base() == viewPanes {
-			right = append(right, m.scaleMark()) // the fleet view says it in its own line
+			right = append(right, m.scaleMark(short)) // the fleet view says it in its own line
 		}
 	}
 	if m.paused {
 		right = append(right, m.st.paused.r(" PAUSED at "+m.pausedAt.Format("15:04:05")+" · p resumes "))
 	}
-	r := strings.Join(right, "  ")
-	rw := lipgloss.Width(r)
-	// The marks on the right say what the panes mean (paused, which pane,
-	// playback): cut the banner before them.
-	if room := m.width - rw - 1; room >= 10 && lipgloss.Width(left) > room {
-		left = fitLine(left, room)
-	}
-	gap := max(m.width-lipgloss.Width(left)-rw, 1)
-	return fitLine(left+strings.Repeat(" ", gap)+r, m.width)
+	return strings.Join(right, "  ")
 }
 
-// scaleMark says which scales are in force.
-func (m *Model) scaleMark() string {
+// scaleMark says which scales are in force, and unless short, the key
+// that switches them.
+func (m *Model) scaleMark(short bool) string {
+	mark, key := m.st.value.r("scales shared"), m.st.dim.r(" (s: per pane)")
 	if m.perPane {
-		return m.st.warn.r("scales per pane") + m.st.dim.r(" (s: shared)")
+		mark, key = m.st.warn.r("scales per pane"), m.st.dim.r(" (s: shared)")
 	}
-	return m.st.value.r("scales shared") + m.st.dim.r(" (s: per pane)")
+	if short {
+		return mark
+	}
+	return mark + key
 }
 
 // footerLine renders the latest command answers and notes on one line.
 func (m *Model) footerLine() string {
 	parts := make([]string, 0, len(m.footer))
+	said := ""
 	for _, e := range m.footer {
+		// When it happened, first (once for entries of one second): a
+		// footer line is news.
+		when := e.wall.Format("15:04:05")
+		if when == said {
+			when = ""
+		} else {
+			said, when = when, m.st.dim.r(when+" ")
+		}
 		switch e.kind {
 		case footNote:
-			parts = append(parts, m.st.dim.r(e.text))
+			parts = append(parts, when+m.st.dim.r(e.text))
 		case footOK:
-			parts = append(parts, m.st.ok.r(e.text))
+			parts = append(parts, when+m.st.ok.r(e.text))
 		case footErr:
-			parts = append(parts, m.st.err.r(e.text))
+			parts = append(parts, when+m.st.err.r(e.text))
 		}
 	}
 	return fitLine(strings.Join(parts, m.st.dim.r("  │  ")), m.width)

@@ -24,33 +24,59 @@ import (
 
 // Pane geometry.
 const (
-	paneChrome  = 4  // border and padding, left and right
-	scaleW      = 9  // the scale right of a plot: "┤" and "12.3 MiB"
-	minLabelW   = 24 // "footprint 12.3 MiB proc"
-	maxLabelW   = 30
-	minPlotW    = 20
-	minPaneW    = minLabelW + minPlotW + scaleW + paneChrome
-	fullText    = 1 + 2 + 3 // state, save and bar, last save in three lines
-	compactText = 1 + 1 + 1 // state, save with its bar, last save in one line
-	minCharts   = 3         // footprint, cow, ops/s at the least (by rank)
-	// minPaneH is a pane with compact text, minCharts charts of one row,
-	// the marker row and the borders.
-	minPaneH = compactText + minCharts + 1 + 2
+	paneChrome = 4  // border and padding, left and right
+	scaleW     = 9  // the scale right of a plot: "┤" and "12.3 MiB"
+	minLabelW  = 24 // "footprint 12.3 MiB proc"
+	maxLabelW  = 30
+	minPlotW   = 20
+	minPaneW   = minLabelW + minPlotW + scaleW + paneChrome
+	// The text above the charts: the state line, the block of the save
+	// now (the running one, or the next one's forecast) and the last
+	// save's block, each a title row and rows of fields. fullText is
+	// what they take where there is room: every field of a 100-column
+	// pane fits. minText is a row each.
+	fullNow  = 4
+	fullLast = 6
+	fullText = 1 + fullNow + fullLast
+	minText  = 1 + 1 + 1
+	// minCharts: footprint, cow, ops/s at the least (by rank).
+	minCharts = 3
+	// minPaneH is a pane with minText, minCharts charts of one row, the
+	// marker row and the borders.
+	minPaneH = minText + minCharts + 1 + 2
 )
 
 // paneForm is how a pane of a given size lays out.
 type paneForm struct {
-	ok      bool
-	compact bool  // one-line save and report blocks
-	charts  []int // metric indexes shown, in table order
-	rows    []int // rows of each shown chart
-	labelW  int
-	plotW   int
+	ok        bool
+	now, last int   // rows of the save block and the last save's
+	charts    []int // metric indexes shown, in table order
+	rows      []int // rows of each shown chart
+	labelW    int
+	plotW     int
 }
 
-// formFor lays out a pane of inner size iw x ih: the full text when every
-// chart still gets three rows beside it, else the compact one; then as
-// many charts as fit, by rank, and every spare row to the charts.
+// textRows are the rows of a pane's blocks for inner height ih: all
+// they can use (fullText) while the charts keep two rows each but one
+// (80x24 for one server: seven rows of text, eleven of charts); below
+// that, what the charts leave, down to a row each: the least important
+// fields go first (the written priority, fields.go). The save block gets
+// about a third, the last save's the rest.
+func textRows(ih int) (now, last int) {
+	keep := 2*len(metrics) - 1
+	text := min(max(ih-1-keep, minText), fullText) // 1: the marker row
+	rest := text - 1
+	now = min(max((rest+1)/3, 1), fullNow)
+	last = rest - now
+	if last > fullLast {
+		now, last = now+last-fullLast, fullLast
+	}
+	return now, last
+}
+
+// formFor lays out a pane of inner size iw x ih: its text blocks
+// (textRows), then as many charts as fit, by rank, and every spare row
+// to the charts.
 func formFor(iw, ih int) paneForm {
 	f := paneForm{labelW: min(max(iw*2/7, minLabelW), maxLabelW)}
 	f.plotW = iw - f.labelW - scaleW
@@ -58,11 +84,8 @@ func formFor(iw, ih int) paneForm {
 		return f
 	}
 	f.ok = true
-	avail := ih - fullText - 1
-	if avail < 3*len(metrics) {
-		f.compact = true
-		avail = ih - compactText - 1
-	}
+	f.now, f.last = textRows(ih)
+	avail := ih - 1 - f.now - f.last - 1
 	n := min(len(metrics), avail)
 	byRank := make([]int, len(metrics))
 	for i := range byRank {
@@ -101,10 +124,9 @@ func formFor(iw, ih int) paneForm {
 
 // pane is one server's state on screen and its cached drawing.
 type pane struct {
-	index   int // position on screen
-	id      source.NodeID
-	addr    string
-	inFleet bool // opened from the fleet view: B is the rolling save there
+	index int // position on screen
+	id    source.NodeID
+	addr  string
 
 	width, height int
 	form          paneForm
@@ -449,27 +471,22 @@ func (p *pane) render(st *styles, prog progress.Model, v store.View, focused boo
 	s := v.Latest
 	lines := make([]string, 0, p.height)
 	lines = append(lines, stateLine(st, v, iw))
-	running := s != nil && s.Save != nil
-	if f.compact {
-		switch {
-		case !running:
-			lines = append(lines, forecastLine(st, v, true))
-		case v.Stuck != "":
-			lines = append(lines, st.err.r("⚠ stuck? ")+saveLine(st, prog, s, iw-9, true))
-		default:
-			lines = append(lines, saveLine(st, prog, s, iw, true))
+	now := nextBlock(st, v)
+	if s != nil && s.Save != nil {
+		now = saveBlock(st, prog, v)
+	}
+	last := reportBlock(st, v.Report)
+	for _, b := range []struct {
+		b    *block
+		rows int
+	}{{&now, f.now}, {&last, f.last}} {
+		bl, _ := b.b.lines(st, iw, b.rows)
+		lines = append(lines, bl...)
+		// Blank rows to the block's own: the charts below stay where
+		// they are whatever the block shows.
+		for range b.rows - len(bl) {
+			lines = append(lines, "")
 		}
-		lines = append(lines, reportLine(st, v.Report))
-	} else {
-		second := saveBar(st, prog, s, iw, p.inFleet)
-		switch {
-		case !running:
-			second = forecastLine(st, v, false)
-		case v.Stuck != "":
-			second = stuckLine(st, v)
-		}
-		lines = append(lines, saveLine(st, prog, s, iw, false), second)
-		lines = append(lines, reportLines(st, v.Report)...)
 	}
 	fixed := make([]string, 0, p.height)
 	for j, i := range f.charts {

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/charmbracelet/bubbles/progress"
-	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vkwatch/vkwatch/source"
@@ -86,79 +85,84 @@ func fmtTrigger(t source.Trigger) string {
 	return string(t.Kind) + " (" + t.Detail + ")"
 }
 
-// saveLine is the running save's facts. In a compact pane the progress
-// bar follows on the same line, in the width left.
-func saveLine(st *styles, prog progress.Model, s *source.Sample, width int, compact bool) string {
-	if s == nil || s.Save == nil {
-		return st.label.r("save ") + st.dim.r("none running")
-	}
+// saveBlock is the running save: what runs and who started it, its
+// progress bar after the title, and its fields. The keys processed /
+// total come right after the progress: they are what the bar measures.
+func saveBlock(st *styles, prog progress.Model, v store.View) block {
+	s := v.Latest
 	sv := s.Save
+	kind := st.warn.r("▶ "+string(sv.Kind)) + forcedFork(st, s)
+	b := block{
+		title: kind + st.label.r(" by ") + st.value.r(fmtTrigger(sv.Trigger)),
+		short: kind,
+	}
 	frac, fok := sv.Fraction().Get()
-	pct := na
 	switch {
 	case fok:
-		pct = fmt.Sprintf("%.1f%%", frac*100)
-	case sv.Kind == source.SaveForklessSync:
-		pct = "" // no total: keysText says so
+		b.fields = append(b.fields, fieldOf(prioProgress, "progress", st.value.r(fmt.Sprintf("%.1f%%", frac*100))))
+	case sv.Kind != source.SaveForklessSync: // a sync has no total: its keys say so
+		b.fields = append(b.fields, fieldOf(prioProgress, "progress", st.value.r(na)))
 	}
-	kind := st.warn.r("▶ "+string(sv.Kind)) + forcedFork(st, s)
-	head := kind + st.label.r(" by ") + st.value.r(fmtTrigger(sv.Trigger))
-	if compact {
-		// The bar between the percentage and the ETA, in the room the
-		// rest leaves; the key counts last, cut first.
-		eta := " " + etaText(st, sv)
-		keys := st.label.r(" keys ") + st.value.r(keysText(sv))
-		// A full sync's output buffer before the keys: the host pays
-		// it, the keys only say how far. Room for it comes from the
-		// trigger's detail (which replica: the full pane says) and the
-		// bar (the percentage stays).
-		rb := replBufText(st, s, true)
-		if rb != "" {
-			eta += st.label.r(" ") + rb
-			head = kind + st.label.r(" by ") + st.value.r(string(sv.Trigger.Kind))
-		}
-		left := head + st.label.r(" ") + st.value.r(pct)
-		if lipgloss.Width(left+eta) > width {
-			// No room for the trigger's detail: the full pane says it.
-			left = st.warn.r("▶ "+string(sv.Kind)) + st.label.r(" by ") + st.value.r(string(sv.Trigger.Kind)) +
-				st.label.r(" ") + st.value.r(pct)
-		}
-		if room := width - lipgloss.Width(left+eta) - 1; fok && room >= 6 && rb == "" {
-			prog.Width = min(room, 30)
-			left += " " + prog.ViewAs(frac)
-		}
-		if lipgloss.Width(left+eta+keys) <= width {
-			return left + eta + keys
-		}
-		return left + eta
+	b.fields = append(b.fields, fieldOf(prioKeys, "keys", st.value.r(keysText(sv))), etaField(st, sv))
+	// A forkless save's cost is the writers it holds up, not its
+	// copy-on-write (none): they come first.
+	blocked, bok := blockedNow(st, s)
+	if bok && blocked.prio == prioCOW {
+		b.fields = append(b.fields, blocked)
 	}
-	// What does not fit goes: the keys, then the elapsed time, the full
-	// sync's buffer, the blocked clients, the waiting AOF rewrite, the
-	// trigger's detail; the percentage, the ETA (or the phase) and the
-	// copy-on-write stay.
-	eta := etaText(st, sv)
-	cow := st.label.r("cow ") + st.value.r(liveCOW(s))
-	if lipgloss.Width(head+st.value.r(pct)+eta+cow)+6 > width {
-		head = kind + st.label.r(" by ") + st.value.r(string(sv.Trigger.Kind))
+	b.fields = append(b.fields, cowNowField(st, s))
+	b.fields = append(b.fields, replBufFields(st, s)...)
+	b.fields = append(b.fields, fieldOf(prioMore, "elapsed", st.value.r(fmtElapsed(sv.Elapsed))))
+	if bok && blocked.prio != prioCOW {
+		b.fields = append(b.fields, blocked)
 	}
-	return fitParts(width, "  ", part{head, 0},
-		part{st.label.r("keys ") + st.value.r(keysText(sv)), 5},
-		part{st.value.r(pct), 0}, part{st.label.r("elapsed ") + st.value.r(fmtElapsed(sv.Elapsed)), 4},
-		part{eta, 0}, part{cow, 1}, part{blockedNow(st, s), 2}, part{aofWaiting(st, s), 2},
-		part{replBufText(st, s, false), 3})
+	if s.Info.AOFRewriteScheduled.V == 1 && sv.Kind != source.SaveAOF {
+		// aof_rewrite_scheduled: the rewrite runs when the save ends.
+		b.fields = append(b.fields, fieldOf(prioMore, "AOF rewrite", st.warn.r("waiting")))
+	}
+	if v.Stuck != "" {
+		b.short = st.err.r("⚠ stuck? ") + kind
+		b.extra, b.extraInline = func(int) string { return stuckText(st, v) }, true
+		return b
+	}
+	b.extraInline = true
+	b.extra = func(room int) string {
+		switch {
+		case fok && room >= minBar:
+			prog.Width = room
+			return prog.ViewAs(frac)
+		case fok:
+			return ""
+		case sv.Kind == source.SaveForklessSync:
+			return st.dim.r("a replica's full sync without a fork: keys sent, no total")
+		}
+		return st.dim.r("progress n/a: the server reports no key counts")
+	}
+	return b
 }
 
-// etaText is a running save's ETA, or the phase it is in where it has
+// etaField is a running save's ETA, or the phase it is in where it has
 // none (starting, writing its file, stopping after a cancel): never an
 // ETA below zero, nor a missing one without saying why.
-func etaText(st *styles, sv *source.SaveProgress) string {
+func etaField(st *styles, sv *source.SaveProgress) field {
 	switch {
 	case sv.Phase != "":
-		return st.warn.r(sv.Phase)
+		return fieldOf(prioETA, "phase", st.warn.r(sv.Phase))
 	case sv.Kind == source.SaveForklessSync:
-		return st.dim.r("no ETA (a sync has no total)")
+		return fieldOf(prioETA, "ETA", st.dim.r("none (a sync has no total)"))
 	}
-	return st.label.r("ETA ") + st.value.r(fmtOptElapsed(sv.ETA))
+	return fieldOf(prioETA, "ETA", st.value.r(fmtOptElapsed(sv.ETA)))
+}
+
+// cowNowField is the running save's copy-on-write now and its
+// instrument.
+func cowNowField(st *styles, s *source.Sample) field {
+	v := st.value.r(liveCOW(s))
+	if s.Save.Kind.Method() != "forkless" && s.COW.OK {
+		tag, _ := metrics[cowMetric].from(s)
+		v += instrumentTag(st, tag != "", source.Instrument(tag))
+	}
+	return fieldOf(prioCOW, "cow", v).or(st.value.r(noneShort(liveCOW(s))))
 }
 
 // keysText is a save's keys processed of its total; a sync has no total.
@@ -187,47 +191,32 @@ func forcedFork(st *styles, s *source.Sample) string {
 }
 
 // blockedNow is blocked_clients during a save: the writers a forkless
-// save holds up (and any BLPOP); nothing where it was not read.
-func blockedNow(st *styles, s *source.Sample) string {
-	if v, ok := s.Info.BlockedClients.Get(); ok {
-		return st.label.r("blocked clients ") + st.value.r(fmt.Sprint(v))
+// save holds up (and any BLPOP), ranked with the copy-on-write a fork
+// save costs instead. A fork save blocks no writer: its field shows only
+// where some client is blocked, never "0".
+func blockedNow(st *styles, s *source.Sample) (field, bool) {
+	v, ok := s.Info.BlockedClients.Get()
+	forkless := s.Save.Kind.Method() == "forkless"
+	if !ok || v == 0 && !forkless {
+		return field{}, false
 	}
-	return ""
+	return fieldOf(blockedPrio(forkless), "blocked clients", st.value.r(fmt.Sprint(v))), true
 }
 
-// aofWaiting says an AOF rewrite waits for the running save
-// (aof_rewrite_scheduled): it runs when the save ends.
-func aofWaiting(st *styles, s *source.Sample) string {
-	if s.Info.AOFRewriteScheduled.V == 1 && s.Save != nil && s.Save.Kind != source.SaveAOF {
-		return st.warn.r("AOF rewrite waiting")
+// blockedPrio is where writers held up rank: with the copy-on-write for
+// a forkless save (its cost), with the fork pause otherwise.
+func blockedPrio(forkless bool) prio {
+	if forkless {
+		return prioCOW
 	}
-	return ""
+	return prioPause
 }
 
-// saveBar is the running save's progress bar, or, while none runs, how to
-// start one.
-func saveBar(st *styles, prog progress.Model, s *source.Sample, width int, inFleet bool) string {
-	if s == nil || s.Save == nil {
-		if inFleet {
-			return st.dim.r("  b saves this server; B in the fleet view (esc) saves the fleet node by node; c shows the saves' cost curves")
-		}
-		return st.dim.r("  b saves this server, B every server; c shows the saves' cost curves")
-	}
-	frac, ok := s.Save.Fraction().Get()
-	switch {
-	case !ok && s.Save.Kind == source.SaveForklessSync:
-		return st.dim.r("a replica's full sync without a fork: keys sent, no total to measure them against")
-	case !ok:
-		return st.dim.r("progress n/a: the server reports no key counts")
-	}
-	prog.Width = width
-	return prog.ViewAs(frac)
-}
-
-// fmtPeakAt renders "at 62% progress", or nothing when unknown.
+// fmtPeakAt renders " at 62%", or nothing where the peak's progress is
+// not known (source.SaveReport.PeakProgress).
 func fmtPeakAt(r *source.SaveReport) string {
-	if f, ok := r.PeakAtProgress.Get(); ok {
-		return fmt.Sprintf(" at %.0f%% progress", f*100)
+	if f, ok := r.PeakProgress().Get(); ok {
+		return fmt.Sprintf(" at %.0f%%", f*100)
 	}
 	return ""
 }
@@ -249,83 +238,80 @@ func reportStatus(st *styles, r *source.SaveReport) string {
 	return st.err.r("✗ " + r.Status)
 }
 
-// reportLines are the three lines of what the last save cost.
-func reportLines(st *styles, r *source.SaveReport) []string {
+// beforeDuring is the legend of the fields that read "a → b".
+const beforeDuring = "a → b: before → during"
+
+// reportBlock is what the last save cost: its kind, trigger and how it
+// ended in the title, its figures as fields.
+func reportBlock(st *styles, r *source.SaveReport) block {
 	if r == nil {
-		return []string{st.label.r("last save ") + st.dim.r("none yet"),
-			st.dim.r("  when a save ends: what it cost (cow, footprint, fork pause), ops/s and PING before → during"), ""}
+		return block{title: st.label.r("last save ") + st.dim.r("none yet"), short: st.label.r("last save ") + st.dim.r("none yet"),
+			note: st.dim.r("when a save ends: its cost, ops/s and PING before → during")}
 	}
-	sep := st.dim.r(" · ")
-	l1 := st.label.r("last save ") + st.value.r(string(r.Kind)) + noteTag(st, r) + st.label.r(" by ") + st.value.r(fmtTrigger(r.Trigger)) +
-		sep + reportStatus(st, r) +
-		sep + st.label.r("took ") + st.value.r(fmtServerSecs(r.ServerSeconds)) + st.label.r(" server, ") +
-		st.value.r(fmtObserved(r)) + st.label.r(" observed") +
-		sep + st.label.r("fork pause ") + st.value.r(reportPause(r))
-	l2 := st.label.r("  cow ") + st.value.r(reportCOW(r)) + peakCOW(st, r) +
-		sep + st.label.r("footprint ") + st.value.r(fmtOptDelta(r.PeakFootprintDelta)) + instrumentTag(st, r.PeakFootprintDelta.OK, r.PeakFootprintFrom) +
-		sep + st.label.r("peak used ") + st.value.r(fmtOptDelta(r.PeakUsedDelta)) +
-		sep + st.label.r("rss ") + st.value.r(fmtOptDelta(r.PeakRSSDelta))
+	kind := st.value.r(string(r.Kind)) + noteTag(st, r)
+	b := block{
+		title: st.label.r("last save ") + kind + st.label.r(" by ") + st.value.r(fmtTrigger(r.Trigger)) +
+			st.dim.r(" · ") + reportStatus(st, r),
+		short: st.label.r("last ") + kind + " " + reportStatus(st, r),
+		extra: func(room int) string {
+			if room >= len(beforeDuring) {
+				return st.dim.r(beforeDuring)
+			}
+			return ""
+		},
+	}
+	b.fields = reportFields(st, r)
+	return b
+}
+
+// reportFields are a save report's figures, in reading order.
+func reportFields(st *styles, r *source.SaveReport) []field {
+	val := st.value.r
+	var fs []field
+	// What a forkless save costs in place of copy-on-write: the writers
+	// it held up, first. A fork save blocks none: its 0 is shown only if
+	// not 0, after the fork pause.
+	forkless := r.Kind.Method() == "forkless"
+	b, bok := r.BlockedWriters().Get()
+	blocked := fieldOf(blockedPrio(forkless), "blocked writers", val(fmt.Sprint(b)))
+	bok = bok && (b > 0 || forkless)
+	if bok && forkless {
+		fs = append(fs, blocked)
+	}
+	fs = append(fs,
+		fieldOf(prioCOW, "cow", val(reportCOW(r))).or(val(noneShort(reportCOW(r)))),
+		fieldOf(prioDuration, "took", val(fmtServerSecs(r.ServerSeconds))+st.dim.r(" server")).or(val(fmtServerSecs(r.ServerSeconds))),
+		fieldOf(prioDuration, "observed", val(fmtObserved(r))),
+		fieldOf(prioPause, "fork pause", val(reportPause(r))).or(val(noneShort(reportPause(r)))))
+	if bok && !forkless {
+		fs = append(fs, blocked)
+	}
+	worst := func(l source.Latency) string {
+		if l.Count > 0 {
+			return fmtLatency(l.Max)
+		}
+		return na
+	}
+	fs = append(fs, fieldOf(prioPing, "ping max", val(worst(r.PingBefore))+st.label.r(" → ")+val(worst(r.PingDuring))),
+		fieldOf(prioOps, "ops/s", val(fmtOptRate(r.OpsBefore))+st.label.r(" → ")+val(fmtOptRate(r.OpsDuring))))
+	if r.WriterOpsBefore.OK || r.WriterOpsDuring.OK {
+		fs = append(fs, fieldOf(prioOps, "writers/s", val(fmtOptRate(r.WriterOpsBefore))+st.label.r(" → ")+val(fmtOptRate(r.WriterOpsDuring))))
+	}
+	fs = append(fs, forecastFields(st, r)...)
+	if r.COWFrom != source.FromNoChild {
+		// The charted instrument's peak and the save's progress then;
+		// nothing for a forkless save (no child: it reads 0 throughout).
+		fs = append(fs, fieldOf(prioMore, "cow peak", val(fmtOptBytes(r.PeakCOW))+instrumentTag(st, r.PeakCOW.OK, r.PeakCOWFrom)+st.label.r(fmtPeakAt(r))))
+	}
+	fs = append(fs, fieldOf(prioMore, "footprint", val(fmtOptDelta(r.PeakFootprintDelta))+instrumentTag(st, r.PeakFootprintDelta.OK, r.PeakFootprintFrom)),
+		fieldOf(prioMore, "peak used", val(fmtOptDelta(r.PeakUsedDelta))),
+		fieldOf(prioMore, "rss", val(fmtOptDelta(r.PeakRSSDelta))))
 	// What /proc saw, only where it could look (a local server): for a
 	// remote one these would be n/a on every report.
 	if r.PeakChildPrivateDirty.OK {
-		l2 += sep + st.label.r("child dirty ") + st.value.r(fmtBytes(r.PeakChildPrivateDirty.V))
+		fs = append(fs, fieldOf(prioMore, "child dirty", val(fmtBytes(r.PeakChildPrivateDirty.V))))
 	}
-	l3 := st.label.r("  ops/s ") + st.value.r(fmtOptRate(r.OpsBefore)) +
-		st.label.r(" before → ") + st.value.r(fmtOptRate(r.OpsDuring)) + st.label.r(" during")
-	if r.WriterOpsBefore.OK || r.WriterOpsDuring.OK {
-		l3 += sep + st.label.r("writers ") + st.value.r(fmtOptRate(r.WriterOpsBefore)) +
-			st.label.r(" → ") + st.value.r(fmtOptRate(r.WriterOpsDuring))
-	}
-	l3 += sep + st.label.r("worst ping ") + st.value.r(worstDuring(r))
-	if r.PingBefore.Count > 0 {
-		l3 += st.label.r(" (before ") + st.value.r(fmtLatency(r.PingBefore.Max)) + st.label.r(")")
-	}
-	// What a forkless save costs beside its memory: the writers it held
-	// up. A fork save blocks none: its 0 is shown only if not 0.
-	if b, ok := r.BlockedWriters().Get(); ok && (b > 0 || r.Kind.Method() == "forkless") {
-		l3 += sep + st.label.r("blocked writers ") + st.value.r(fmt.Sprint(b))
-	}
-	l3 += forecastVsActual(st, r, sep)
-	return []string{l1, l2, l3}
-}
-
-// reportLine is the last save's cost in one line, for a compact pane.
-func reportLine(st *styles, r *source.SaveReport) string {
-	if r == nil {
-		return st.label.r("last save ") + st.dim.r("none yet")
-	}
-	sep := st.dim.r(" · ")
-	return st.label.r("last ") + st.value.r(string(r.Kind)) + st.label.r(" by ") + st.value.r(fmtTrigger(r.Trigger)) +
-		" " + reportStatus(st, r) +
-		sep + st.label.r("cow ") + st.value.r(reportCOW(r)) + compactPeak(st, r) + compactForecast(st, r) +
-		sep + st.label.r("pause ") + st.value.r(reportPause(r)) +
-		sep + st.label.r("ping ") + st.value.r(worstDuring(r))
-}
-
-// worstDuring is the worst PING during a save, n/a without PINGs.
-func worstDuring(r *source.SaveReport) string {
-	if r.PingDuring.Count > 0 {
-		return fmtLatency(r.PingDuring.Max)
-	}
-	return na
-}
-
-// compactPeak is peakCOW in a compact pane's last-save line.
-func compactPeak(st *styles, r *source.SaveReport) string {
-	if r.COWFrom == source.FromNoChild {
-		return ""
-	}
-	return st.label.r(" peak ") + st.value.r(fmtOptBytes(r.PeakCOW)) + st.label.r(fmtPeakAt(r))
-}
-
-// peakCOW is the charted instrument's peak copy-on-write during a save
-// and its progress then; nothing for a forkless save (no child: the
-// instrument reads 0 throughout).
-func peakCOW(st *styles, r *source.SaveReport) string {
-	if r.COWFrom == source.FromNoChild {
-		return ""
-	}
-	return st.label.r(" (peak ") + st.value.r(fmtOptBytes(r.PeakCOW)) + instrumentTag(st, r.PeakCOW.OK, r.PeakCOWFrom) + st.label.r(fmtPeakAt(r)+")")
+	return fs
 }
 
 // instrumentTag names the instrument of a figure that has one: " proc",

@@ -12,8 +12,17 @@ import (
 // screen uses for the same facts, without colour, so that a script's log
 // and the UI say one thing one way.
 
-// ReportLines is what a save cost, in the three lines a pane shows.
-func ReportLines(r *source.SaveReport) []string { return reportLines(&styles{}, r) }
+// ReportLines is what a save cost, as a pane shows it given the room: its
+// title, then its fields in aligned columns, the copy-on-write first.
+func ReportLines(r *source.SaveReport) []string {
+	b := reportBlock(&styles{}, r)
+	lines, _ := b.lines(&styles{}, plainWidth, 1+len(b.fields))
+	return lines
+}
+
+// plainWidth is the width ReportLines lays a report out in: a pane's at
+// 200x50 with two servers.
+const plainWidth = 100 - paneChrome
 
 // ForkVerdict says how a fork stands against the memory it has: the
 // level, the projected need against the limit that decides and the
@@ -36,10 +45,7 @@ func ForkVerdict(f risk.Fork) []string {
 // StepLine is one node of a rolling save, as its progress line says it:
 // "[2/3] 127.0.0.1:7004 (replica, shard 2): saving 45%, ETA 1.2s".
 func StepLine(i, total int, st roll.Step, n roll.NodeStatus) string {
-	head := fmt.Sprintf("[%d/%d] %s (%s, shard %d): ", i+1, total, st.Node.Addr, orNA(st.Node.Role), st.Shard+1)
-	if total == 1 {
-		head = fmt.Sprintf("[1/1] %s (%s): ", st.Node.Addr, orNA(st.Node.Role))
-	}
+	head := StepHead(i, total, st)
 	switch st.State {
 	case roll.StepSaving:
 		return head + "saving" + saveProgress(n.Sample)
@@ -57,6 +63,15 @@ func StepLine(i, total int, st roll.Step, n roll.NodeStatus) string {
 		return head + "BGSAVE sent"
 	}
 	return head + "waiting"
+}
+
+// StepHead is what every line of a node of a rolling save begins with:
+// "[2/3] 127.0.0.1:7004 (replica, shard 2): ".
+func StepHead(i, total int, st roll.Step) string {
+	if total == 1 {
+		return fmt.Sprintf("[1/1] %s (%s): ", st.Node.Addr, orNA(st.Node.Role))
+	}
+	return fmt.Sprintf("[%d/%d] %s (%s, shard %d): ", i+1, total, st.Node.Addr, orNA(st.Node.Role), st.Shard+1)
 }
 
 // saveProgress is a running save's progress and ETA, when the server

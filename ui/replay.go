@@ -538,7 +538,7 @@ func fmtClock(d time.Duration) string {
 // elsewhere; the views, focus and scales stay as the user left them.
 func (m *Model) resetHistory(from time.Duration) {
 	m.store.Reset(from)
-	m.footer = nil
+	m.footer, m.clock = nil, 0
 	m.refresh()
 }
 

@@ -84,7 +84,7 @@ func recordRealFor(t *testing.T, ctx context.Context, addr, path string, d time.
 	defer f.Close()
 	h := record.Header{VKWatch: "test", Epoch: clock.Epoch(), Settings: map[string]string{"interval": "10ms"},
 		Servers: []record.ServerInfo{{Node: w.Node(), Addr: w.Endpoint().String(), Identity: &id}}}
-	rw, err := record.NewCompressedWriter(f, "jsonl", record.Zstd, h)
+	rw, err := record.NewWriter(f, h, record.Options{Compression: record.Zstd})
 	if err != nil {
 		t.Fatal(err)
 	}

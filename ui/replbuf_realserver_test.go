@@ -43,7 +43,7 @@ func TestRealReplicaFullSyncBuffer(t *testing.T) {
 	// The buffer on screen while the replica's sync runs, grown past
 	// 1 MiB: the writes held for the replica, not the client's own few
 	// KiB (about 5 MB/s of writes over a snapshot of 4 s).
-	shown := regexp.MustCompile(`repl buf (\d+(?:\.\d+)?) (B|KiB|MiB|GiB) of 512 MiB \(soft 128 MiB for 60s\) mem_clients_slaves`)
+	shown := regexp.MustCompile(`repl buf +(\d+(?:\.\d+)?) (B|KiB|MiB|GiB) of 512 MiB mem_clients_slaves(?s:.*)soft limit +128 MiB for 60s`)
 	var seen string
 	feed("replica output buffer on screen", func(ev source.Event) bool {
 		if ev.Kind != source.EventSample || ev.Sample.Save == nil {

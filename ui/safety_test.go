@@ -137,7 +137,7 @@ func TestForkWarningThenConfirm(t *testing.T) {
 		run(t, cmd)
 		t.Fatalf("b sent despite the warning: %v", log.got())
 	}
-	want := warnText(t, m) + "; press b again to save anyway"
+	want := footAt + warnText(t, m) + "; press b again to save anyway"
 	if l := lineWith(t, m, "a fork save may need"); strings.TrimSpace(l) != want {
 		t.Fatalf("footer\n got %q\nwant %q", l, want)
 	}
@@ -265,7 +265,7 @@ func TestAOFRewriteWarning(t *testing.T) {
 		t.Fatalf("a with a memory risk: ran %d, sent %v", n, log.got())
 	}
 	foot := strings.TrimSpace(lineWith(t, m, "may need"))
-	if !strings.HasPrefix(foot, addrA+": an AOF rewrite (a fork) may need ") || !strings.HasSuffix(foot, "; press a again to rewrite anyway") {
+	if !strings.HasPrefix(foot, footAt+addrA+": an AOF rewrite (a fork) may need ") || !strings.HasSuffix(foot, "; press a again to rewrite anyway") {
 		t.Fatalf("footer %q", foot)
 	}
 	_, cmd = press(m, "a")
@@ -281,7 +281,7 @@ func TestReadOnlyBeforeForkWarning(t *testing.T) {
 		var cmd tea.Cmd
 		m, cmd = press(m, "b")
 		run(t, cmd)
-		if l := strings.TrimSpace(lineWith(t, m, "read-only")); l != "read-only: BGSAVE not sent (--read-only)" || m.confirm.key.Enabled() {
+		if l := strings.TrimSpace(lineWith(t, m, "read-only")); l != footAt+"read-only: BGSAVE not sent (--read-only)" || m.confirm.key.Enabled() {
 			t.Fatalf("footer %q", l)
 		}
 	}

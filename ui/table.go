@@ -71,7 +71,7 @@ var reportColumns = []reportColumn{
 		return fmtOptBytes(r.PeakCOW)
 	}},
 	{"peak at", 7, func(_ *styles, r *source.SaveReport) string {
-		if f, ok := r.PeakAtProgress.Get(); ok && r.COWFrom != source.FromNoChild {
+		if f, ok := r.PeakProgress().Get(); ok {
 			return fmt.Sprintf("%.0f%%", f*100)
 		}
 		return na

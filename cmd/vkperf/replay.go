@@ -95,7 +95,7 @@ func makeRecording(path string, r synthRecording) (int, error) {
 		return 0, err
 	}
 	defer f.Close()
-	w, err := record.NewCompressedWriter(f, "jsonl", record.Zstd, h)
+	w, err := record.NewWriter(f, h, record.Options{Compression: record.Zstd})
 	if err != nil {
 		return 0, err
 	}

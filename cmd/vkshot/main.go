@@ -84,7 +84,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&c.panes, "panes", 2, "how often each marker must match: once per pane")
 	fs.StringVar(&c.ready, "ready", `p50\s+\d`, "marker of the screen before the save: both panes have PING figures")
 	fs.IntVar(&c.readyDraw, "ready-chart-cells", 250, "and the charts have drawn at least this many cells (block and braille characters), so that the picture before the save has some history")
-	fs.StringVar(&c.during, "during", `▶ .*?\s(\d+(?:\.\d+)?)%\s+(?:elapsed|ETA)`, "marker of the save in progress; its first group is the percentage done")
+	fs.StringVar(&c.during, "during", `progress\s+(\d+(?:\.\d+)?)%\s`, "marker of the save in progress; its first group is the percentage done")
 	fs.Float64Var(&c.duringPct, "during-pct", 30, "take the picture during the save once every pane's percentage is at least this")
 	fs.StringVar(&c.after, "after", `last save (?:BGSAVE|BGREWRITEAOF)[^\n]*?\b(?:ok|err)\b`, "marker of a filled last-save block")
 	fs.DurationVar(&c.timeout, "timeout", 2*time.Minute, "how long each marker may take to show")

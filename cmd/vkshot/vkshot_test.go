@@ -41,9 +41,9 @@ func TestMarker(t *testing.T) {
 	}{
 		{ready, "ping 10s p50 42µs │ ping 10s p50 79µs", true},
 		{ready, "ping 10s p50 42µs │ ping 10s p50 n/a", false},
-		{during, "▶ BGSAVE fork by vkwatch  keys 31,745/100,000  31.7%  elapsed 1.2s ║│ ▶ BGSAVE fork by vkwatch  30%  ETA 2.0s", true},
-		{during, "▶ BGSAVE fork by vkwatch  31.7%  ETA 1.0s ║│ ▶ BGSAVE fork by vkwatch  9.2%  ETA 9.0s", false},
-		{during, "▶ BGSAVE fork by vkwatch  31.7%  ETA 1.0s", false},
+		{during, "  progress 31.7%   keys 31,745/100,000   ETA 1.2s ║│   progress 30.0%   keys 30,001/100,000", true},
+		{during, "  progress 31.7%   keys 31,745/100,000   ETA 1.0s ║│   progress 9.2%   keys 9,201/100,000", false},
+		{during, "  progress 31.7%   keys 31,745/100,000   ETA 1.0s", false},
 		{after, "last save none yet ║│ last save BGSAVE fork · ok · took 11s", false},
 		{after, "last save BGSAVE fork · ok ║│ last save BGSAVE fork · ok · took 11s", true},
 	} {

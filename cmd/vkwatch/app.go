@@ -91,6 +91,9 @@ type app struct {
 	getenv func(string) string
 	// isTTY reports whether stdout is a terminal.
 	isTTY func() bool
+	// errTTY reports whether stderr is a terminal: progress redrawn in
+	// place (a bar, \r) goes only there.
+	errTTY func() bool
 	// readPassword shows prompt and reads a password from the terminal
 	// without echo (--askpass); it returns at once when ctx ends (ctrl+c).
 	readPassword func(ctx context.Context, prompt string) ([]byte, error)
@@ -103,6 +106,7 @@ func newApp() *app {
 		stderr: os.Stderr,
 		getenv: os.Getenv,
 		isTTY:  func() bool { return term.IsTerminal(int(os.Stdout.Fd())) },
+		errTTY: func() bool { return term.IsTerminal(int(os.Stderr.Fd())) },
 		readPassword: func(ctx context.Context, prompt string) ([]byte, error) {
 			return askPassword(ctx, os.Stdin, os.Stderr, prompt)
 		},
@@ -220,12 +224,12 @@ path, or a URL redis:// rediss:// valkey:// valkeys:// (user, password and db
 honoured). With none of them, vkwatch watches 127.0.0.1:6379. -h is the host:
 help is --help (on the commands that connect to nothing, -h is help too).
 
-Keys: b BGSAVE, a BGREWRITEAOF (focused server), B / A on both at once (one or two),
-x BGSAVE CANCEL (Valkey 8.1+; asks first), tab focus, p pause drawing, r save reports,
-c cost curves, s scales, S screen to SVG, ? help, q quit, ctrl+c quit at once (exit 130),
-ctrl+z suspend. In the fleet view: up/down (j/k)
-select, enter opens a node (two marked with space: side by side), esc returns,
-o sorts, B rolling save (B again starts it, esc cancels the rest).`,
+Keys: b BGSAVE, a BGREWRITEAOF (focused server), B / A on both at once (one or
+two), x BGSAVE CANCEL (Valkey 8.1+; asks first), tab focus, p pause drawing,
+r save reports, c cost curves, s scales, S screen to SVG, ? help, q quit,
+ctrl+c quit at once (exit 130), ctrl+z suspend. In the fleet view: up/down
+(j/k) select, enter opens a node (two marked with space: side by side), esc
+returns, o sorts, B rolling save (B again starts it, esc cancels the rest).`,
 		Example: `  vkwatch demo                       # two local servers, side by side, under load
   vkwatch -h 10.0.0.5 -p 6380        # valkey-cli's flags
   vkwatch 127.0.0.1:6379 127.0.0.1:6380
@@ -242,6 +246,7 @@ o sorts, B rolling save (B again starts it, esc cancels the rest).`,
 	root.SetVersionTemplate("vkwatch {{.Version}}\n")
 	cf = connFlagsOf(root)
 	mf.register(root.Flags())
+	mf.registerServers(root.Flags())
 	root.AddCommand(a.loadCommand(), a.demoCommand(), a.replayCommand(), a.recordingCommand(), a.benchCommand(), a.reportCommand(), a.saveCommand())
 	root.AddCommand(a.metricsCommand())
 	finishTree(root)

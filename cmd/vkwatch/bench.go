@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -32,20 +35,34 @@ type benchFlags struct {
 	record       string
 	cluster      string
 	perShard     bool
+	methods      []string
 }
 
 func (a *app) benchCommand() *cobra.Command {
 	bf := &benchFlags{}
 	cmd := &cobra.Command{
-		Use:   "bench [ADDR ...] [-h HOST -p PORT | -s SOCKET | -u URI] | --cluster ADDR [--per-shard]",
+		Use:   "bench [ADDR ...] [-h HOST -p PORT | -s SOCKET | -u URI] [--methods fork,forkless] | --cluster ADDR [--per-shard]",
 		Short: "Measure what BGSAVE costs each server under writers, headless, and print a table",
 		Long: `bench measures what a BGSAVE costs, fork or forkless, without a UI: for each run it
 starts W writers overwriting the vkwatch-prefixed dataset (which must exist:
 --preload N creates it) and the PING probe, sends BGSAVE
 at --trigger-at, waits for the save to end and the window to close, and collects
 what the save cost. It prints, per server, COW, memory delta, save time, the
-writers' ops/s, worst and p99 PING as mean / min / max over the runs.
+writers' ops/s, worst and p99 PING as mean / min / max over the runs, then a
+verdict from those figures (the rule is in the README).
 Progress goes to stderr; the table (or --json) to stdout.
+
+--methods fork,forkless saves one Valkey 9.2 server both ways, on the same data
+and load: the runs alternate, bench sets bgsave-default-method (CONFIG SET, read
+back) before each, and puts the server's own setting back at the end, after
+ctrl+c, SIGTERM, an error or a lost connection too (retrying for 15s; else it
+prints the command that does it by hand). A server that cannot be set each way
+(Redis, Valkey before 9.2, or 9.2 started without forkless-infrastructure-enabled
+yes) is refused before anything is written. The verdict then says which method
+the figures support on this host, and when that flips.
+
+--interval is 150ms, not the monitor's 200ms: the seed sampled its container's
+memory every 150ms, and bench's memory delta is the same measure.
 
 --cluster ADDR runs it on every node of ADDR's cluster in turn (--per-shard: on
 one node per shard, a replica where there is one), a table per node. A
@@ -67,11 +84,12 @@ slots, and reach the replica by replication.`,
 	fs.IntVar(&bf.valueSize, "value-size", 300, "bytes per value")
 	fs.BoolVar(&bf.parallel, "parallel", false, "run the servers at the same time instead of one after the other")
 	fs.BoolVar(&bf.json, "json", false, "print JSON instead of the table")
-	fs.DurationVar(&bf.interval, "interval", 150*time.Millisecond, "INFO sampling interval")
+	fs.DurationVar(&bf.interval, "interval", 150*time.Millisecond, "INFO sampling interval (150ms, as the seed sampled its cgroup)")
 	fs.DurationVar(&bf.pingInterval, "ping-interval", 2*time.Millisecond, "PING probe interval")
 	fs.StringVar(&bf.record, "record", "", "record every sample and event to FILE (JSON Lines; FILE.zst or FILE.gz is compressed)")
 	fs.StringVar(&bf.cluster, "cluster", "", "run on every node of the cluster ADDR is a node of, one after the other")
 	fs.BoolVar(&bf.perShard, "per-shard", false, "with --cluster: one node per shard (a replica where there is one)")
+	fs.StringSliceVar(&bf.methods, "methods", nil, "save the one server each of these ways (fork,forkless), the runs alternating; --runs of each")
 	return cmd
 }
 
@@ -86,10 +104,14 @@ func (a *app) runBench(ctx context.Context, cf *connFlags, bf *benchFlags, args 
 	case bf.interval < 10*time.Millisecond || bf.pingInterval < 100*time.Microsecond:
 		return usageErr("--interval must be at least 10ms and --ping-interval at least 100µs")
 	}
+	if err := checkMethodsFlag(bf); err != nil {
+		return err
+	}
 	targets, err := a.benchTargets(ctx, cf, bf, args)
 	if err != nil {
 		return err
 	}
+
 	keys := bf.keys
 	if bf.preload > 0 {
 		keys = bf.preload
@@ -106,6 +128,7 @@ func (a *app) runBench(ctx context.Context, cf *connFlags, bf *benchFlags, args 
 		Parallel:     bf.parallel,
 		Interval:     bf.interval,
 		PingInterval: bf.pingInterval,
+		Methods:      bf.methods,
 		Progress:     func(msg string) { fmt.Fprintln(a.stderr, "vkwatch bench:", inert.Text(msg)) },
 	}
 	cfg.Clock = source.NewClock()
@@ -118,11 +141,20 @@ func (a *app) runBench(ctx context.Context, cf *connFlags, bf *benchFlags, args 
 			"trigger_at": bf.triggerAt.String(), "writers": fmt.Sprint(bf.writers),
 			"interval": bf.interval.String(), "ping_interval": bf.pingInterval.String(),
 		}
+		if len(bf.methods) > 0 {
+			settings["methods"] = strings.Join(bf.methods, ",")
+		}
 		servers := make([]record.ServerInfo, len(targets))
 		for i, t := range targets {
-			servers[i] = record.ServerInfo{Node: t.Node, Addr: t.Save.String()}
+			// The node id the events will carry: bench gives a target
+			// without one its address's (bench.Target.Node).
+			node := t.Node
+			if node == "" {
+				node = t.Save.Node()
+			}
+			servers[i] = record.ServerInfo{Node: node, Addr: t.Save.String()}
 		}
-		rec, err := openRecording(bf.record, "jsonl", cfg.Clock.Epoch(), settings, servers)
+		rec, err := openRecording(bf.record, record.JSONL, cfg.Clock.Epoch(), settings, servers)
 		if err != nil {
 			return err
 		}
@@ -134,16 +166,35 @@ func (a *app) runBench(ctx context.Context, cf *connFlags, bf *benchFlags, args 
 		cfg.Events = func(ev source.Event) { rec.Write(ev) }
 	}
 	sums, err := bench.Bench(ctx, cfg)
+	var re *bench.RestoreError
+	if errors.As(err, &re) {
+		// Said here, loudly, whatever ended the runs: ctrl+c's error is
+		// not printed, this must be.
+		fmt.Fprintln(a.stderr, "vkwatch bench: WARNING:", inert.Text(re.Error()))
+		if re.Run != nil {
+			return keyspaceRefusal(re.Run, "bench")
+		}
+		if werr := writeBench(a.stdout, bf.json, sums); werr != nil {
+			return werr
+		}
+		return withCode(exitError, errors.New("the server's bgsave-default-method was not put back (above)"))
+	}
 	if err != nil {
 		return keyspaceRefusal(err, "bench")
 	}
+	return writeBench(a.stdout, bf.json, sums)
+}
+
+// writeBench prints a bench's results: --json, else the table (one
+// table a server, one after the other, for more than two).
+func writeBench(w io.Writer, asJSON bool, sums []result.Summary) error {
 	switch {
-	case bf.json:
-		return result.WriteJSON(a.stdout, sums)
+	case asJSON:
+		return result.WriteJSON(w, sums)
 	case len(sums) > 2:
-		return result.WriteTables(a.stdout, sums)
+		return result.WriteTables(w, sums)
 	}
-	return result.WriteTable(a.stdout, sums)
+	return result.WriteTable(w, sums)
 }
 
 // benchTargets are the servers bench runs on: the addresses given, or the
@@ -157,7 +208,10 @@ func (a *app) benchTargets(ctx context.Context, cf *connFlags, bf *benchFlags, a
 		if err != nil {
 			return nil, err
 		}
-		if err := reach(ctx, eps); err != nil {
+		if len(bf.methods) > 0 && len(eps) != 1 {
+			return nil, usageErr("--methods saves one server both ways: give one server, not %d", len(eps))
+		}
+		if err := a.reach(ctx, eps); err != nil {
 			return nil, err
 		}
 		targets := make([]bench.Target, len(eps))
@@ -192,4 +246,22 @@ func (a *app) benchTargets(ctx context.Context, cf *connFlags, bf *benchFlags, a
 		return nil, withCode(exitConnect, fmt.Errorf("%s: no node of the cluster to run on", eps[0]))
 	}
 	return targets, nil
+}
+
+// checkMethodsFlag refuses a --methods bench cannot run, before anything
+// is dialled: fork and forkless each once, on one server alone.
+func checkMethodsFlag(bf *benchFlags) error {
+	if len(bf.methods) == 0 {
+		return nil
+	}
+	if err := bench.CheckMethods(bf.methods); err != nil {
+		return withCode(exitUsage, err)
+	}
+	switch {
+	case bf.cluster != "":
+		return usageErr("--methods saves one server both ways: not with --cluster")
+	case bf.parallel:
+		return usageErr("--methods saves one server both ways: not with --parallel")
+	}
+	return nil
 }

@@ -8,11 +8,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/fleet"
+	"github.com/vkwatch/vkwatch/source/inert"
 	"github.com/vkwatch/vkwatch/source/load"
 	"github.com/vkwatch/vkwatch/source/watch"
 )
@@ -64,7 +66,9 @@ func (f *connFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.user, "user", "", "ACL user name (env VALKEYCLI_USER)")
 	fs.BoolVar(&f.askpass, "askpass", false, "read the password from the terminal, without echo")
 	fs.BoolVar(&f.noAuthWarning, "no-auth-warning", false, "no warning for a password given with -a or in the URI")
-	fs.IntVarP(&f.db, "db", "n", -1, "database number")
+	// Not given, the URI's database stands (redis://host/3), else 0: a
+	// default of -1 meaning "not given" showed in --help as "(default -1)".
+	fs.IntVarP(&f.db, "db", "n", 0, "database number, as in valkey-cli (default: the URI's /db, else 0)")
 	fs.BoolVar(&f.tls, "tls", false, "connect with TLS")
 	fs.StringVar(&f.sni, "sni", "", "server name for TLS (SNI)")
 	fs.StringVar(&f.cacert, "cacert", "", "CA certificate file to verify the server with")
@@ -178,6 +182,7 @@ func (a *app) endpoints(ctx context.Context, f *connFlags, addrs []string) ([]so
 		return nil, err
 	}
 	cred := &credentials{ctx: ctx, a: a, f: f}
+	cred.prompt = cred.askPrompt(parsed)
 	eps := make([]source.Endpoint, 0, len(parsed))
 	for _, ep := range parsed {
 		if err := cred.fill(&ep); err != nil {
@@ -238,6 +243,45 @@ type credentials struct {
 	f      *connFlags
 	warned bool
 	asked  *string
+	// prompt is --askpass's question: for whom, on which servers.
+	prompt string
+}
+
+// askPrompt is --askpass's prompt: the user and the servers the password
+// is for (those without one in their URL), as valkey-cli would name them
+// (user@host:port, "default" where no user is given), two at most and how
+// many more: "Password for default@10.0.0.5:6379 and default@10.0.0.6:6379: ".
+func (c *credentials) askPrompt(eps []source.Endpoint) string {
+	var who []string
+	for _, ep := range eps {
+		if ep.Password != "" {
+			continue
+		}
+		user := c.user(ep)
+		if user == "" {
+			user = "default"
+		}
+		who = append(who, user+"@"+ep.Addr)
+	}
+	switch {
+	case len(who) == 0:
+		return "Password: "
+	case len(who) > 2:
+		return fmt.Sprintf("Password for %s, %s and %d more: ", who[0], who[1], len(who)-2)
+	}
+	return "Password for " + strings.Join(who, " and ") + ": "
+}
+
+// user is the ACL user ep connects as: --user, the URL's, then
+// VALKEYCLI_USER; empty for the default user.
+func (c *credentials) user(ep source.Endpoint) string {
+	switch {
+	case c.f.user != "":
+		return c.f.user
+	case ep.Username != "":
+		return ep.Username
+	}
+	return c.a.getenv("VALKEYCLI_USER")
 }
 
 func (c *credentials) warn() {
@@ -259,7 +303,7 @@ func (c *credentials) fill(ep *source.Endpoint) error {
 	case ep.Password != "":
 	case f.askpass:
 		if c.asked == nil {
-			p, err := a.readPassword(c.ctx, "Please input password: ")
+			p, err := a.readPassword(c.ctx, c.prompt)
 			fmt.Fprintln(a.stderr)
 			if c.ctx.Err() != nil {
 				return context.Cause(c.ctx) // ctrl+c at the prompt
@@ -276,20 +320,17 @@ func (c *credentials) fill(ep *source.Endpoint) error {
 	case a.getenv("REDISCLI_AUTH") != "":
 		ep.Password = a.getenv("REDISCLI_AUTH")
 	}
-	switch {
-	case f.user != "":
-		ep.Username = f.user
-	case ep.Username != "":
-	case a.getenv("VALKEYCLI_USER") != "":
-		ep.Username = a.getenv("VALKEYCLI_USER")
-	}
+	ep.Username = c.user(*ep)
 	return nil
 }
 
 // apply sets on ep what the flags say of every server: the database and
 // TLS (on when asked, or when a certificate is given or the URL is rediss).
 func (f *connFlags) apply(ep *source.Endpoint) error {
-	if f.db >= 0 {
+	if f.given("db") {
+		if f.db < 0 {
+			return usageErr("-n %d: a database number is 0 or more", f.db)
+		}
 		ep.DB = f.db
 	}
 	if f.tls {
@@ -312,8 +353,9 @@ func (f *connFlags) apply(ep *source.Endpoint) error {
 
 // reach connects to each server once, as a watcher does, so that a server
 // that cannot be reached is the connect exit status, in the monitor's
-// words, before any work starts.
-func reach(ctx context.Context, eps []source.Endpoint) error {
+// words, before any work starts; then warns of a password given to a
+// server that has none.
+func (a *app) reach(ctx context.Context, eps []source.Endpoint) error {
 	clock := source.NewClock()
 	var errs []error
 	for _, ep := range eps {
@@ -327,7 +369,49 @@ func reach(ctx context.Context, eps []source.Endpoint) error {
 	if len(errs) > 0 {
 		return withCode(exitConnect, errors.Join(errs...))
 	}
+	a.warnNoPassword(ctx, eps)
 	return nil
+}
+
+// warnNoPassword gives valkey-cli's warning where a password was given to
+// a server that asks for none. valkey-cli sends AUTH with the password
+// alone; such a server answers "ERR AUTH <password> called without any
+// password configured for the default user. Are you sure your
+// configuration is correct?", and valkey-cli prints "AUTH failed: " and
+// that answer, and goes on. vkwatch authenticates with HELLO's AUTH
+// default PASSWORD, which a server without a password (its default user
+// nopass) accepts without a word: so it asks each server the way
+// valkey-cli does, once, on a connection of its own without credentials,
+// after the server answered vkwatch's own. A user named (--user, the URL,
+// VALKEYCLI_USER) has a password of its own: nothing to warn of. Only the
+// servers given are asked (a cluster's seed, not every node).
+func (a *app) warnNoPassword(ctx context.Context, eps []source.Endpoint) {
+	for _, ep := range eps {
+		if ep.Password == "" || ep.Username != "" {
+			continue
+		}
+		opts, err := watch.RedisOptions(ep)
+		if err != nil {
+			continue
+		}
+		opts.Password, opts.DB = "", 0
+		opts.DialTimeout, opts.ReadTimeout, opts.MaxRetries = defaultConnectTimeout, defaultConnectTimeout, -1
+		c := redis.NewClient(opts)
+		err = c.Do(ctx, "AUTH", ep.Password).Err()
+		c.Close()
+		var rerr redis.Error
+		if errors.As(err, &rerr) && strings.Contains(err.Error(), "without any password configured") {
+			fmt.Fprintf(a.stderr, "Warning: %s: AUTH failed: %s\n", inert.Text(ep.String()), inert.Text(clip(err.Error(), 300)))
+		}
+	}
+}
+
+// clip cuts what a server said to at most n bytes.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
 
 // defaultConnectTimeout is --connect-timeout's default, and how long a

@@ -46,6 +46,10 @@ Scenarios:
 	}
 	fs := cmd.Flags()
 	mf.register(fs)
+	// Two servers of its own, side by side: no cluster, no fleet view
+	// whose rolling save --max-parallel-saves paces, and --read-only would
+	// refuse the writes the demo is for (registerServers is the monitor's).
+	mf.maxParallelSaves = 1
 	// The demo's defaults: a laptop-sized dataset under 8 writers per server.
 	fs.Lookup("writers").DefValue = "8"
 	mf.writers = 8
@@ -62,9 +66,6 @@ func (a *app) runDemo(ctx context.Context, df *demoFlags, mf *monitorFlags) (err
 	case demo.ScenarioAuto, demo.ScenarioForkless, demo.ScenarioLoad:
 	default:
 		return usageErr("--scenario %q: want auto, fork-vs-forkless or idle-vs-load", df.scenario)
-	}
-	if mf.readOnly {
-		return usageErr("--read-only makes no sense for the demo: it writes to servers it owns")
 	}
 	if df.saveDelay < 0 {
 		return usageErr("--save-delay must not be negative")
@@ -101,7 +102,8 @@ func (a *app) runDemo(ctx context.Context, df *demoFlags, mf *monitorFlags) (err
 	return a.monitor(ctx, monitorRun{
 		endpoints: eps,
 		flags:     mf,
-		banner:    "demo: " + d.Why + " — press B to save both",
+		banner:    "demo: " + d.Why,
+		hint:      "press B to save both",
 		writers:   []*load.Writers{d.Writers[0], d.Writers[1]},
 	})
 }

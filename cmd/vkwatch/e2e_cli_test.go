@@ -75,12 +75,14 @@ func notDialled(t *testing.T, ln *net.TCPListener) {
 func TestAskpassCtrlC(t *testing.T) {
 	ln := listener(t)
 	s := startSession(t, childEnv(), "--askpass", ln.Addr().String())
-	s.waitStderr(10*time.Second, "Please input password: ")
+	// The prompt names the user and the server the password is for.
+	prompt := "Password for default@" + ln.Addr().String() + ": "
+	s.waitStderr(10*time.Second, prompt)
 	s.press("\x03")
 	if code := s.wait(exitMargin); code != exitInterrupted {
 		t.Errorf("exit status %d after ctrl+c at the prompt, want %d; stderr %q", code, exitInterrupted, s.stderr.String())
 	}
-	if lines := s.stderrLines(); len(lines) != 1 || lines[0] != "Please input password: " {
+	if lines := s.stderrLines(); len(lines) != 1 || lines[0] != prompt {
 		t.Errorf("stderr %q, want the prompt alone", lines)
 	}
 	notDialled(t, ln)
@@ -305,6 +307,7 @@ func TestExitStatusTable(t *testing.T) {
 	}{
 		{[]string{"--help"}, exitOK}, {[]string{"--version"}, exitOK}, {[]string{"report", "-h"}, exitOK},
 		{[]string{"--bogus"}, exitUsage}, {[]string{"reprot", rec}, exitUsage}, {[]string{"-h"}, exitUsage},
+		{[]string{"--record-format", "json", free}, exitUsage},
 		{[]string{"--headless", "--record", filepath.Join(dir, "x.jsonl"), free}, exitConnect}, {[]string{free}, exitNoTTY},
 		{[]string{"demo", "-p", "1"}, exitUsage}, {[]string{"demo", "extra"}, exitUsage}, {[]string{"demo"}, exitNoTTY},
 		{[]string{"load"}, exitUsage}, {[]string{"load", free}, exitConnect},
@@ -407,7 +410,7 @@ func TestCompletion(t *testing.T) {
 		{[]string{"load", "--keys", ""}, nil, noFile},
 		{[]string{"--cacert", ""}, nil, files},
 		{[]string{"--cacertdir", ""}, nil, dirs},
-		{[]string{"rep"}, []string{"replay\tReplay a recording in the monitor (space pause, arrows seek)", "report\tTurn recordings and bench --json results into one self-contained HTML page"}, noFile},
+		{[]string{"rep"}, []string{"replay\tReplay a recording in the monitor (space pause, arrows seek)", "report\tTurn recordings, save reports and bench --json results into one self-contained HTML page"}, noFile},
 	} {
 		got, dir := complete(t, tt.args...)
 		if !slices.Equal(got, tt.want) || dir != tt.dir {

@@ -205,11 +205,11 @@ func TestInertHostileRecording(t *testing.T) {
 	}
 	epoch := time.Now().Add(-time.Minute)
 	addr := "127.0.0.1:7000" + hostile
-	w, err := record.NewWriter(f, "jsonl", record.Header{
+	w, err := record.NewWriter(f, record.Header{
 		VKWatch: "test" + hostile, Epoch: epoch, Settings: map[string]string{"interval": "200ms", "note": hostile},
 		Servers: []record.ServerInfo{{Node: source.NodeID(addr), Addr: addr,
 			Identity: &source.Identity{Addr: addr, Version: "7.0.15" + hostile, Role: "master" + hostile}}},
-	})
+	}, record.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -107,7 +107,9 @@ func TestReportOfRealBench(t *testing.T) {
 	}
 	page := filepath.Join(dir, "report.html")
 	figs := filepath.Join(dir, "figs")
-	code, _, stderr = runVKWatch(t, time.Minute, "report", rec, benchOut, "-o", page, "--figures", figs)
+	// Each figure as PNG too: minutes of CPU for a -race binary on a
+	// machine at load 40 (seen: still encoding PNGs after a minute).
+	code, _, stderr = runVKWatch(t, 4*time.Minute, "report", rec, benchOut, "-o", page, "--figures", figs)
 	if code != 0 {
 		t.Fatalf("report: exit %d\n%s", code, stderr)
 	}
@@ -138,6 +140,28 @@ func TestReportOfRealBench(t *testing.T) {
 
 	checkBenchSaves(t, res, bj)
 	checkBenchSummary(t, res, bj)
+	checkBenchVerdict(t, stdout, page)
+
+	// At 1,400 px with a scroll bar, nothing is wider than the window
+	// and the figures go two abreast; so too with names as long as a
+	// cloud's hosts, which wrap where the tables run out of room.
+	checkFits(t, page)
+	long := strings.NewReplacer(addrs[0], "valkey-cache-primary-0001.a1b2c3.use1.cache.example.com:6379",
+		addrs[1], "valkey-cache-primary-0002.a1b2c3.use1.cache.example.com:6379")
+	for _, p := range []string{rec, benchOut} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p+".long", []byte(long.Replace(string(b))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	longPage := filepath.Join(dir, "long.html")
+	if code, _, stderr := runVKWatch(t, 2*time.Minute, "report", rec+".long", benchOut+".long", "-o", longPage); code != 0 {
+		t.Fatalf("report with long names: exit %d\n%s", code, stderr)
+	}
+	checkFits(t, longPage)
 }
 
 // checkBenchSaves checks the table of every save against bench --json:
@@ -211,6 +235,11 @@ func checkBenchSummary(t *testing.T, res chromiumResult, bj benchJSON) {
 	}
 	if !strings.Contains(res.story, "against") || len(res.stories) != 2 {
 		t.Errorf("the summary's sentences (%d paragraphs) do not compare the two servers: %q", len(res.stories), res.story)
+	}
+	// The recording's summary names each server once (bench's recording
+	// named its servers without their node ids: a third, empty, showed).
+	if n := len(res.tables["summary"]); n != len(bj.Servers) {
+		t.Errorf("the recording's summary has %d rows for %d servers", n, len(bj.Servers))
 	}
 }
 
@@ -293,15 +322,6 @@ const readPage = `(() => {
 func openInChromium(t *testing.T, page string) chromiumResult {
 	t.Helper()
 	res := chromiumResult{url: "file://" + page}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath("chromium"),
-		chromedp.NoSandbox, // tests run as root, where Chromium's sandbox will not start
-		chromedp.DisableGPU,
-		chromedp.WindowSize(1400, 2000),
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelA()
 	var mu sync.Mutex
 	// The listener is there from the tab's first message, before the page
 	// loads: chromedp enables the runtime, log and network domains itself.
@@ -319,15 +339,8 @@ func openInChromium(t *testing.T, page string) chromiumResult {
 			res.messages = append(res.messages, fmt.Sprintf("log %s %s: %s %s", e.Entry.Level, e.Entry.Source, e.Entry.Text, e.Entry.URL))
 		}
 	}
-	ctx, cancel := chromedp.NewContext(actx, chromedp.WithListener(listen))
-	defer cancel()
-	// The first Run starts the browser; its context must outlive the test's
-	// steps, which the timeout bounds.
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("chromium: %v", err)
-	}
-	tctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
-	defer cancelT()
+	tctx, stop := newChromium(t, 1400, 2000, chromedp.WithListener(listen))
+	defer stop()
 	if err := chromedp.Do(tctx, chromedp.Navigate(res.url), chromedp.WaitReady("body")); err != nil {
 		t.Fatalf("chromium: %v", err)
 	}
@@ -349,6 +362,35 @@ func openInChromium(t *testing.T, page string) chromiumResult {
 	res.requests = append([]string(nil), res.requests...)
 	res.messages = append([]string(nil), res.messages...)
 	return res
+}
+
+// newChromium starts a headless Chromium with a window w x h pixels and
+// returns a tab's context, which ends within a minute, and stop, which
+// ends the browser. Its scroll bars are hidden unless extra shows them.
+func newChromium(t *testing.T, w, h int, tab chromedp.ContextOption, extra ...chromedp.ExecAllocatorOption) (ctx context.Context, stop func()) {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath("chromium"),
+		chromedp.NoSandbox, // tests run as root, where Chromium's sandbox will not start
+		chromedp.DisableGPU,
+		chromedp.WindowSize(w, h),
+		chromedp.UserDataDir(t.TempDir()),
+	)
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), append(opts, extra...)...)
+	var tabs []chromedp.ContextOption
+	if tab != nil {
+		tabs = append(tabs, tab)
+	}
+	bctx, cancel := chromedp.NewContext(actx, tabs...)
+	// The first Run starts the browser; its context must outlive the test's
+	// steps, which the timeout bounds.
+	if err := chromedp.Do(bctx); err != nil {
+		cancel()
+		cancelA()
+		t.Fatalf("chromium: %v", err)
+	}
+	ctx, cancelT := context.WithTimeout(bctx, 60*time.Second)
+	return ctx, func() { cancelT(); cancel(); cancelA() }
 }
 
 // tablesOf turns the rows readPage returns into tableRows.
@@ -418,7 +460,7 @@ func TestReportBadInput(t *testing.T) {
 	}
 	cut := bytes.LastIndexByte(good[:len(good)-1], '\n') + 20
 	files := []struct{ name, path, says string }{
-		{"not a recording", write("notes.txt", []byte("hello, this is a shopping list\n")), "notes.txt: neither a vkwatch recording nor bench --json output: first line is not a JSON header"},
+		{"not a recording", write("notes.txt", []byte("hello, this is a shopping list\n")), "notes.txt: neither a vkwatch recording (--record), save reports (--report) nor bench --json output: first line is not a JSON header"},
 		{"empty", write("empty.jsonl", nil), "empty file"},
 		{"recording cut short", write("cut.jsonl", good[:cut]), "recording cut short"},
 		{"bench cut short", write("cut.json", []byte(`{"servers": [{"server": 0, "addr": "127.0.0.1:1", "runs": [`)), "bench output cut short"},

@@ -302,8 +302,8 @@ func TestSessionAskpassReadOnly(t *testing.T) {
 	srv := servertest.Start(t, server.Options{Password: pw})
 	admin := servertest.Client(t, srv)
 	forksBefore := forks(t, admin)
-	s := startSession(t, childEnv(), "--askpass", "--read-only", srv.Addr)
-	s.waitStderr(10*time.Second, "Please input password: ")
+	s := startSession(t, childEnv("VALKEYCLI_USER=default"), "--askpass", "--read-only", srv.Addr)
+	s.waitStderr(10*time.Second, "Password for default@"+srv.Addr+": ")
 	s.press(pw + "\r")
 	s.waitScreen(15*time.Second, "connected and sampling", func(f shot) bool {
 		p := f.String()

@@ -23,8 +23,8 @@ var exitStatuses = []struct {
 	what string
 }{
 	{exitOK, "done, or stopped as meant: q, or SIGTERM or SIGHUP ending what runs until stopped (the monitor, demo, replay, load's writers)"},
-	{exitError, "the work failed: a save failed or was refused, a file could not be written, or SIGTERM or SIGHUP stopped bench, save or a preload before its end"},
-	{exitUsage, "usage: a bad flag, argument or address, an unknown command, or an input file that is not a recording or bench output"},
+	{exitError, "the work failed: a save failed or was refused, a file could not be written, bench --methods was refused or could not put the method back, or SIGTERM or SIGHUP stopped bench, save or a preload before its end"},
+	{exitUsage, "usage: a bad flag, argument or address, an unknown command, or an input file that is not a recording, save reports or bench output, or an output file that exists and is kept"},
 	{exitConnect, "connection: no server could be reached (refused, unknown host, authentication, ACL, TLS, timeout)"},
 	{exitNoTTY, "standard output is not a terminal and the command needs one (without --record or --metrics)"},
 	{exitInterrupted, "ctrl+c, at any moment: at a prompt, in the UI or headless (the terminal restored, recordings kept)"},

@@ -38,7 +38,7 @@ type monitorFlags struct {
 	keys             int
 	valueSize        int
 	record           string
-	recordFormat     string
+	recordFormat     record.Format
 	report           string
 	readOnly         bool
 	cluster          string
@@ -48,6 +48,8 @@ type monitorFlags struct {
 	ascii            asciiFlag
 }
 
+// register gives fs the flags of the monitor that the demo shares. The
+// monitor adds registerServers'.
 func (f *monitorFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.interval, "interval", watch.DefaultInterval, "INFO sampling interval of a server that saves or is about to")
 	fs.DurationVar(&f.idleInterval, "idle-interval", time.Second, "INFO sampling interval of a server at rest: no save running, "+
@@ -60,14 +62,19 @@ func (f *monitorFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.keys, "keys", 1_000_000, "keyspace the writers overwrite (vkwatch:0 .. vkwatch:N-1; it must exist: see vkwatch load)")
 	fs.IntVar(&f.valueSize, "value-size", 300, "bytes per value the writers SET")
 	fs.StringVar(&f.record, "record", "", "record every sample and event to FILE (JSON Lines; see --record-format; FILE.zst or FILE.gz is compressed)")
-	fs.StringVar(&f.recordFormat, "record-format", "jsonl", "recording format: jsonl or csv")
-	fs.StringVar(&f.report, "report", "", "write the save reports to FILE as JSON at exit")
-	fs.BoolVar(&f.readOnly, "read-only", false, "send nothing that changes a server: b, a, B, A and --writers are disabled")
-	fs.StringVar(&f.cluster, "cluster", "", "watch every node of the cluster ADDR is a node of (found by CLUSTER SHARDS, followed live)")
+	fs.TextVar(&f.recordFormat, "record-format", record.JSONL, "recording `format`: jsonl or csv")
+	fs.StringVar(&f.report, "report", "", "write the save reports to FILE as JSON at exit (vkwatch report FILE makes a page of them)")
 	fs.StringVar(&f.metrics, "metrics", "", "serve what vkwatch measures as OpenMetrics for Prometheus at http://ADDR/metrics (e.g. 127.0.0.1:9470)")
 	fs.BoolVar(&f.headless, "headless", false, "run without the UI even on a terminal (with --metrics or --record)")
-	fs.IntVar(&f.maxParallelSaves, "max-parallel-saves", 1, "how many saves a rolling save runs at once in the fleet (never two on one host)")
 	registerASCII(fs, &f.ascii)
+}
+
+// registerServers gives fs the monitor's flags about servers the user
+// names, which the demo, with two servers of its own, has no use for.
+func (f *monitorFlags) registerServers(fs *pflag.FlagSet) {
+	fs.BoolVar(&f.readOnly, "read-only", false, "send nothing that changes a server: b, a, B, A and --writers are disabled")
+	fs.StringVar(&f.cluster, "cluster", "", "watch every node of the cluster ADDR is a node of (found by CLUSTER SHARDS, followed live)")
+	fs.IntVar(&f.maxParallelSaves, "max-parallel-saves", 1, "how many saves a rolling save runs at once in the fleet (never two on one host)")
 }
 
 func (f *monitorFlags) validate() error {
@@ -84,8 +91,6 @@ func (f *monitorFlags) validate() error {
 		return usageErr("--connect-timeout must be positive")
 	case f.writers < 0 || f.keys < 1 || f.valueSize < 1:
 		return usageErr("--writers, --keys and --value-size must be positive")
-	case f.recordFormat != "jsonl" && f.recordFormat != "csv":
-		return usageErr("--record-format %q: want jsonl or csv", f.recordFormat)
 	case f.readOnly && f.writers > 0:
 		return usageErr("--read-only and --writers contradict each other")
 	case f.maxParallelSaves < 1:
@@ -136,6 +141,7 @@ type monitorRun struct {
 	cluster   bool
 	flags     *monitorFlags
 	banner    string
+	hint      string // what to press, kept whole on the title line
 	// writers already running (the demo's), by endpoint; nil entries mean
 	// none. When nil, --writers decides.
 	writers []*load.Writers
@@ -265,7 +271,26 @@ func (s *monitorSession) connect() error {
 	s.onExit(s.fleet.Close)
 	var err error
 	s.top, s.conns, err = connectFleet(s.ctx, s.fleet)
-	return err
+	if err != nil {
+		return err
+	}
+	s.a.warnNoPassword(s.ctx, s.answered())
+	return nil
+}
+
+// answered are the servers given that answered: a cluster's seed (its
+// nodes share its credentials), or each address that connected.
+func (s *monitorSession) answered() []source.Endpoint {
+	if s.run.cluster {
+		return s.run.endpoints
+	}
+	var eps []source.Endpoint
+	for _, c := range s.conns {
+		if c.Err == nil {
+			eps = append(eps, c.Member.Endpoint)
+		}
+	}
+	return eps
 }
 
 // checkSeed reaches the node a cluster is found from the way a watcher
@@ -486,6 +511,7 @@ func (s *monitorSession) runUI() error {
 		IdleInterval:     s.mf.idleInterval,
 		ReadOnly:         s.mf.readOnly,
 		Banner:           s.banner(),
+		Hint:             s.run.hint,
 		MaxParallelSaves: s.mf.maxParallelSaves,
 		ASCII:            s.mf.ascii.screen(s.a.getenv),
 		Send: func(node source.NodeID, args ...string) {

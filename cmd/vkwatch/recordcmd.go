@@ -35,8 +35,11 @@ in the recording), an offset from its start (+90m), or RFC 3339.`,
 		Example: `  vkwatch recording night.jsonl.zst
   vkwatch recording night.jsonl.zst --save 3 -o save3.jsonl.zst
   vkwatch recording night.jsonl.zst --from 03:00 --to 03:20 -o 0300.jsonl.zst`,
-		Args: cobra.ExactArgs(1),
+		Args: oneFile("recording", "a recording made with --record"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("margin") && save == 0 {
+				return usageErr("--margin goes with --save N: --from and --to cut the window as given")
+			}
 			if save != 0 && (from != "" || to != "") {
 				return usageErr("--save N cuts one save: give it or --from/--to, not both")
 			}
@@ -55,6 +58,16 @@ in the recording), an offset from its start (+90m), or RFC 3339.`,
 	cmd.Flags().DurationVar(&margin, "margin", 30*time.Second, "with --save: how much before and after the save to keep (at least 6s keeps its report's before figures)")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "the recording to write (FILE.zst or FILE.gz compressed)")
 	return cmd
+}
+
+// oneFile is the argument check of a command that reads one file, what.
+func oneFile(cmd, what string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) != 1 {
+			return usageErr("%s reads one file, %s (got %d; see vkwatch %s --help)", cmd, what, len(args), cmd)
+		}
+		return nil
+	}
 }
 
 func (a *app) runRecording(path, from, to string, save int, margin time.Duration, out string) error {
@@ -78,7 +91,18 @@ func (a *app) runRecording(path, from, to string, save int, margin time.Duration
 			return usageErr("%v", err)
 		}
 	}
-	return cutFile(path, out, win)
+	n, err := cutFile(path, out, win)
+	if err != nil {
+		return err
+	}
+	// Said as report says what it wrote: the file, its size, what it holds.
+	clock := func(d time.Duration) string { return sum.Header.Epoch.Add(d).Local().Format("15:04:05") }
+	size := int64(0)
+	if st, err := os.Stat(out); err == nil {
+		size = st.Size()
+	}
+	fmt.Fprintf(a.stderr, "vkwatch: wrote %s (%d KiB, %d events, %s – %s)\n", inert.Text(out), (size+1023)/1024, n, clock(max(win.From, sum.First)), clock(min(win.To, sum.Last)))
+	return nil
 }
 
 func summarizeFile(path string) (*record.Summary, error) {
@@ -95,30 +119,31 @@ func summarizeFile(path string) (*record.Summary, error) {
 }
 
 // cutFile writes win of path to out, which must not exist yet: a cut
-// never replaces a file. A failed cut leaves nothing behind.
-func cutFile(path, out string, win record.Window) error {
+// never replaces a file. A failed cut leaves nothing behind. It returns
+// how many events the cut holds.
+func cutFile(path, out string, win record.Window) (int, error) {
 	in, err := os.Open(path)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer in.Close()
 	f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		if errors.Is(err, os.ErrExist) {
-			return usageErr("%s exists: a cut never overwrites a file", out)
+			return 0, usageErr("%s exists: a cut never overwrites a file", out)
 		}
-		return err
+		return 0, err
 	}
 	n, err := record.Cut(in, f, record.CompressionFor(out), win)
 	if err = errors.Join(err, f.Close()); err != nil {
 		os.Remove(out)
-		return fmt.Errorf("cutting %s: %w", path, err)
+		return 0, fmt.Errorf("cutting %s: %w", path, err)
 	}
 	if n == 0 {
 		os.Remove(out)
-		return usageErr("the window holds no event of %s", path)
+		return 0, usageErr("the window holds no event of %s", path)
 	}
-	return nil
+	return n, nil
 }
 
 // parseWindow reads --from and --to against the recording's span; either

@@ -18,20 +18,20 @@ type recording struct {
 
 // openRecording creates path and writes the header: the run clock's epoch,
 // the settings and the servers (display addresses only: never a password).
-func openRecording(path, format string, epoch time.Time, settings map[string]string, servers []record.ServerInfo) (*recording, error) {
+func openRecording(path string, format record.Format, epoch time.Time, settings map[string]string, servers []record.ServerInfo) (*recording, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("--record: %w", err)
 	}
 	// The name chooses the compression: night.jsonl.zst is zstd.
-	w, err := record.NewCompressedWriter(f, format, record.CompressionFor(path), record.Header{
+	w, err := record.NewWriter(f, record.Header{
 		Format:   record.FormatName,
 		Version:  record.Version,
 		VKWatch:  vkwatchVersion(),
 		Epoch:    epoch,
 		Settings: settings,
 		Servers:  servers,
-	})
+	}, record.Options{Format: format, Compression: record.CompressionFor(path)})
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("--record: %w", err)

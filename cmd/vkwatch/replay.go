@@ -27,7 +27,7 @@ func (a *app) replayCommand() *cobra.Command {
 left/right seek 10 s, --speed sets the pace. --from and --to replay only a
 window (03:00 is a clock time, +90m an offset from the start). A recording
 cut short by a crash replays up to its last whole line.`,
-		Args: cobra.ExactArgs(1),
+		Args: oneFile("replay", "a recording made with --record"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if speed <= 0 {
 				return usageErr("--speed must be positive")
@@ -116,14 +116,16 @@ func replayHead(rf *record.File) (*record.Recording, error) {
 	}
 	defer sc.Close()
 	head := &record.Recording{Header: rf.Header}
-	for len(head.Events) < 10000 && sc.Next() {
-		ev := sc.Event()
-		if ev.Offset > rf.Start+10*time.Second {
+	for ev, err := range sc.Events() {
+		if err != nil {
+			return head, err
+		}
+		if len(head.Events) == 10000 || ev.Offset > rf.Start+10*time.Second {
 			break
 		}
 		head.Events = append(head.Events, ev)
 	}
-	return head, sc.Err()
+	return head, nil
 }
 
 // replayNodes are the servers of a recording: those of its header, in
@@ -133,9 +135,15 @@ func replayNodes(rec *record.Recording) []ui.Node {
 	var nodes []ui.Node
 	seen := map[source.NodeID]bool{}
 	for _, s := range rec.Header.Servers {
-		if !seen[s.Node] {
-			seen[s.Node] = true
-			nodes = append(nodes, ui.Node{ID: s.Node, Addr: s.Addr})
+		id := s.Node
+		if id == "" {
+			// A bench recording named its servers without their node id
+			// until now: their events carry the address as the id.
+			id = source.NodeID(s.Addr)
+		}
+		if !seen[id] {
+			seen[id] = true
+			nodes = append(nodes, ui.Node{ID: id, Addr: s.Addr})
 		}
 	}
 	add := func(id source.NodeID, addr string) {

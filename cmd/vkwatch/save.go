@@ -168,8 +168,11 @@ func (s *saveRun) connect(ctx context.Context, ep source.Endpoint) error {
 		s.fleet = fleet.NewList([]fleet.Member{{ID: ep.Node(), Endpoint: ep}}, cfg)
 	}
 	var err error
-	s.top, s.conns, err = connectFleet(ctx, s.fleet)
-	return err
+	if s.top, s.conns, err = connectFleet(ctx, s.fleet); err != nil {
+		return err
+	}
+	s.a.warnNoPassword(ctx, []source.Endpoint{ep})
+	return nil
 }
 
 // openRecording starts --record: display addresses only, never a password.
@@ -186,7 +189,7 @@ func (s *saveRun) openRecording(ep source.Endpoint) error {
 	if s.sf.cluster != "" {
 		settings["cluster"] = ep.String()
 	}
-	rec, err := openRecording(s.sf.record, "jsonl", s.clock.Epoch(), settings, servers)
+	rec, err := openRecording(s.sf.record, record.JSONL, s.clock.Epoch(), settings, servers)
 	if err != nil {
 		return err
 	}
@@ -288,12 +291,20 @@ func (p *stepPrinter) progress(r *roll.Roll, st *roll.Status) {
 			continue
 		}
 		p.states[step.Node.ID] = step.State
-		p.line(ui.StepLine(i, len(steps), step, n))
-		if step.State == roll.StepSent {
-			for _, l := range ui.ForkVerdict(step.Risk) {
-				p.line("      " + l)
+		if step.State == roll.StepSent || step.State == roll.StepCancelled && step.Risk.Exceeds() {
+			// The memory check comes before the BGSAVE, and is said
+			// first: before "BGSAVE sent", or before "not started" where
+			// it held the node.
+			for j, l := range ui.ForkVerdict(step.Risk) {
+				if j == 0 {
+					l = ui.StepHead(i, len(steps), step) + l
+				} else {
+					l = "      " + l
+				}
+				p.line(l)
 			}
 		}
+		p.line(ui.StepLine(i, len(steps), step, n))
 		if step.State == roll.StepDone && step.Report != nil {
 			lines := ui.ReportLines(step.Report)
 			if !p.single {

@@ -108,7 +108,8 @@ var noConnWhy = map[string]string{
 
 // flagError makes cobra's flag errors usage errors that say how to get
 // help. A connection flag given to a command that connects to nothing
-// says so, and -h without a host says that help is --help.
+// says so, a flag of another command says which commands take it, and -h
+// without a host says that help is --help.
 func flagError(cmd *cobra.Command, err error) error {
 	var missing *pflag.NotExistError
 	if errors.As(err, &missing) && connFlagNames[missing.GetSpecifiedName()] {
@@ -118,11 +119,42 @@ func flagError(cmd *cobra.Command, err error) error {
 		}
 		return usageErr("%s takes no connection flags (%s): %s", cmd.Name(), dashed(missing.GetSpecifiedName()), why)
 	}
+	if errors.As(err, &missing) {
+		if others := takers(cmd.Root(), missing.GetSpecifiedName()); len(others) > 0 {
+			return usageErr("%s takes no %s (%s %s; see %s --help)", cmd.CommandPath(), dashed(missing.GetSpecifiedName()),
+				joinAnd(others), map[bool]string{true: "takes it", false: "take it"}[len(others) == 1], cmd.CommandPath())
+		}
+	}
 	var noValue *pflag.ValueRequiredError
 	if errors.As(err, &noValue) && noValue.GetFlag().Name == "host" {
 		return usageErr("-h needs a HOST (as in valkey-cli): help is --help")
 	}
 	return usageErr("%v (see %s --help)", err, cmd.CommandPath())
+}
+
+// takers are the commands of the tree under root that have the flag
+// name (a long name or a shorthand), by their paths.
+func takers(root *cobra.Command, name string) []string {
+	var out []string
+	walk(root, func(c *cobra.Command) {
+		fs := c.Flags()
+		if fs.Lookup(name) != nil || len(name) == 1 && fs.ShorthandLookup(name) != nil {
+			if c.HasParent() {
+				out = append(out, c.CommandPath())
+			} else {
+				out = append(out, "the monitor")
+			}
+		}
+	})
+	return out
+}
+
+// joinAnd joins words as a sentence lists them: "a, b and c".
+func joinAnd(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }
 
 // dashed is a flag's name as written: -p or --port.

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"os"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // TestNotACommand: the rule that tells a mistyped subcommand from a
@@ -75,5 +78,53 @@ func TestEnding(t *testing.T) {
 		if code != c.code || says != c.says {
 			t.Errorf("%s: %d %q, want %d %q", c.name, code, says, c.code, c.says)
 		}
+	}
+}
+
+// TestFlagOfAnotherCommand: over the whole command tree, a flag that one
+// command lacks and another has is a usage error naming that flag and the
+// commands that take it, and no other flag (vkwatch demo --cluster X
+// blamed --writers, a flag not given); a connection flag given to a
+// command that connects to nothing says so.
+func TestFlagOfAnotherCommand(t *testing.T) {
+	root := newApp().rootCommand()
+	all := map[string]bool{}
+	walk(root, func(c *cobra.Command) {
+		c.Flags().VisitAll(func(f *pflag.Flag) { all[f.Name] = true })
+	})
+	flagRe := regexp.MustCompile(`--([a-z][\w-]*)|(?:^|\W)-([a-zA-Z])\b`)
+	checked := 0
+	walk(root, func(c *cobra.Command) {
+		var path []string
+		for p := c; p.HasParent(); p = p.Parent() {
+			path = append([]string{p.Name()}, path...)
+		}
+		for name := range all {
+			if c.Flags().Lookup(name) != nil || name == "help" || name == "version" {
+				continue // cobra adds --help and --version to every command as it runs
+			}
+			a := newApp()
+			var out, errb strings.Builder
+			a.stdout, a.stderr = &out, &errb
+			args := append(append([]string{}, path...), "--"+name, "x")
+			code := a.run(context.Background(), args)
+			msg := errb.String()
+			if code != exitUsage || strings.Count(msg, "\n") != 1 || !strings.Contains(msg, "--"+name) {
+				t.Errorf("vkwatch %s: exit %d, %q; want %d and one line naming --%s", strings.Join(args, " "), code, msg, exitUsage, name)
+				continue
+			}
+			for _, m := range flagRe.FindAllStringSubmatch(msg, -1) {
+				if m[1] != "" && m[1] != name && m[1] != "help" {
+					t.Errorf("vkwatch %s: %q names --%s, a flag not given", strings.Join(args, " "), msg, m[1])
+				}
+			}
+			if !connFlagNames[name] && !strings.Contains(msg, " take") {
+				t.Errorf("vkwatch %s: %q does not say which commands take --%s", strings.Join(args, " "), msg, name)
+			}
+			checked++
+		}
+	})
+	if checked < 100 {
+		t.Errorf("only %d cases checked: the tree is not what this test expects", checked)
 	}
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/bench/result"
 	"github.com/vkwatch/vkwatch/source/forecast"
 	"github.com/vkwatch/vkwatch/source/load"
+	"github.com/vkwatch/vkwatch/source/risk"
 	"github.com/vkwatch/vkwatch/source/watch"
 )
 
@@ -61,6 +62,15 @@ type Config struct {
 	ValueSize int           // bytes per value; default 300
 	Preload   bool          // create the dataset first
 	Parallel  bool          // run the servers at once instead of one after the other
+	// Methods, when given, saves one server each of these ways
+	// (bgsave-default-method: fork, forkless), its runs alternating
+	// between them, Runs of each: bench sets the method before each run
+	// and reads it back, and puts the server's own setting back at the
+	// end, whatever ends it (trying for RestoreWithin, default
+	// DefaultRestoreWithin, over new connections if need be). A server
+	// that cannot be set each way is refused before anything is written.
+	Methods       []string
+	RestoreWithin time.Duration
 	// Interval is how often INFO is sampled (default 150ms, like the seed's
 	// cgroup sampling); PingInterval how often PING probes (default 2ms).
 	Interval, PingInterval time.Duration
@@ -112,6 +122,7 @@ func (c Config) withDefaults() (Config, error) {
 	defd(&c.TriggerAt, DefaultTriggerAt)
 	defd(&c.Interval, DefaultInterval)
 	defd(&c.PingInterval, DefaultPingInterval)
+	defd(&c.RestoreWithin, DefaultRestoreWithin)
 	if c.Clock == nil {
 		c.Clock = source.NewClock()
 	}
@@ -142,7 +153,7 @@ func (c Config) withDefaults() (Config, error) {
 	case c.TriggerAt >= c.Window:
 		return c, fmt.Errorf("bench: the trigger (%s) must come before the window ends (%s)", c.TriggerAt, c.Window)
 	}
-	return c, nil
+	return c, c.checkMethods()
 }
 
 // bencher holds what the runs of one Bench share, by target.
@@ -153,6 +164,11 @@ type bencher struct {
 	names   []string
 	progMu  sync.Mutex
 	summary []result.Summary
+	// runs is how many runs each server has: Runs of each method.
+	runs int
+	// methods changes the one server's method (Config.Methods); nil
+	// without.
+	methods *methodGuard
 }
 
 func (b *bencher) progress(format string, a ...any) {
@@ -168,12 +184,12 @@ func (b *bencher) progress(format string, a ...any) {
 // order of cfg.Targets (or cfg.Endpoints). It refuses to start a run on a server where a
 // save or AOF rewrite is already running. The dataset (keys with
 // load.DefaultPrefix) is left in place for the next bench.
-func Bench(ctx context.Context, cfg Config) ([]result.Summary, error) {
-	cfg, err := cfg.withDefaults()
+func Bench(ctx context.Context, cfg Config) (sums []result.Summary, err error) {
+	cfg, err = cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	b := &bencher{cfg: cfg}
+	b := &bencher{cfg: cfg, runs: cfg.Runs * max(1, len(cfg.Methods))}
 	defer func() {
 		for _, c := range b.admin {
 			c.Close()
@@ -200,6 +216,18 @@ func Bench(ctx context.Context, cfg Config) ([]result.Summary, error) {
 			return nil, fmt.Errorf("%s: %w", b.names[i], err)
 		}
 	}
+	if len(cfg.Methods) > 0 {
+		g, aerr := b.armMethods(ctx, 0)
+		if g != nil {
+			// Whatever ends the bench from here, the server's own method
+			// goes back; the runs' results are kept if it cannot.
+			defer func() { err = g.restore(ctx, err) }()
+		}
+		if aerr != nil {
+			return nil, fmt.Errorf("%s: %w", b.names[0], aerr)
+		}
+		b.methods = g
+	}
 	if cfg.Preload {
 		if err := b.each(ctx, true, b.preload); err != nil {
 			return nil, err
@@ -218,6 +246,9 @@ func Bench(ctx context.Context, cfg Config) ([]result.Summary, error) {
 	}
 	if err := b.each(ctx, cfg.Parallel, b.runAll); err != nil {
 		return nil, err
+	}
+	if len(cfg.Methods) > 0 {
+		b.summary = byMethod(b.summary[0], cfg.Methods)
 	}
 	for i := range b.summary {
 		b.summary[i].Summarise()
@@ -291,16 +322,50 @@ func (b *bencher) preload(ctx context.Context, srv int) error {
 
 func (b *bencher) runAll(ctx context.Context, srv int) error {
 	var cals []forecast.Calibration
-	for n := 1; n <= b.cfg.Runs; n++ {
+	for n := 1; n <= b.runs; n++ {
+		asked := ""
+		if ms := b.cfg.Methods; len(ms) > 0 {
+			// Alternate: fork, forkless, fork, ... on the same data, so
+			// that a drift of the host or the dataset falls on both.
+			asked = ms[(n-1)%len(ms)]
+			if err := b.methods.set(ctx, asked); err != nil {
+				return fmt.Errorf("%s run %d/%d: %w", b.names[srv], n, b.runs, err)
+			}
+		}
 		r, err := b.run(ctx, srv, n)
 		if err != nil {
-			return fmt.Errorf("%s run %d/%d: %w", b.names[srv], n, b.cfg.Runs, err)
+			return fmt.Errorf("%s run %d/%d: %w", b.names[srv], n, b.runs, err)
+		}
+		r.Asked = asked
+		if r.Forced() {
+			b.progress("%s run %d/%d: asked forkless, the server forked (rdb_current_bgsave_type fork: "+
+				"a loaded module cannot save forklessly): a fork run", b.names[srv], n, b.runs)
 		}
 		cals = judge(&r, cals)
 		b.summary[srv].Runs = append(b.summary[srv].Runs, r)
-		b.progress("%s run %d/%d: %s", b.names[srv], n, b.cfg.Runs, result.RunLine(r))
+		b.progress("%s run %d/%d: %s", b.names[srv], n, b.runs, result.RunLine(r))
 	}
 	return nil
+}
+
+// byMethod splits one server's runs into a column per method its saves
+// ran by, in the order of methods: a run asked forkless that forked is a
+// fork run. A method no save ran by has no column.
+func byMethod(s result.Summary, methods []string) []result.Summary {
+	var out []result.Summary
+	for _, m := range methods {
+		col := s
+		col.Method, col.Runs = m, nil
+		for _, r := range s.Runs {
+			if r.Report.Kind.Method() == m {
+				col.Runs = append(col.Runs, r)
+			}
+		}
+		if len(col.Runs) > 0 {
+			out = append(out, col)
+		}
+	}
+	return out
 }
 
 // persistence reads INFO persistence as field -> value. Errors of it and of
@@ -362,7 +427,7 @@ func (b *bencher) run(ctx context.Context, srv, runNo int) (result.Run, error) {
 	if _, err := b.checkIdle(ctx, srv); err != nil {
 		return result.Run{}, err
 	}
-	r := result.Run{Server: srv}
+	r := result.Run{Server: srv, N: runNo}
 	var err error
 	var mem source.Info
 	if r.DatasetKeys, mem, err = b.dataset(ctx, srv); err != nil {
@@ -400,6 +465,9 @@ func (b *bencher) run(ctx context.Context, srv, runNo int) (result.Run, error) {
 	r.WorstPing, r.P99Ping = c.ping(win.t0, win.tEnd)
 	r.WorstSpike = c.spikeOf(r.WorstPing)
 	r.MemDelta = c.memDelta(win.report)
+	if s := c.lastBefore(win.sent); s != nil {
+		r.Limits = result.LimitsOf(risk.Limits(s))
+	}
 	if err := b.serverSaid(ctx, srv, &r); err != nil {
 		return result.Run{}, err
 	}
@@ -580,7 +648,7 @@ func (win *window) bgsave(ctx context.Context) error {
 		return fmt.Errorf("BGSAVE refused: %s", res.Err)
 	}
 	win.sent = res.Sent
-	win.b.progress("%s run %d/%d: BGSAVE sent at %s (%s)", win.b.names[win.srv], win.runNo, win.b.cfg.Runs,
+	win.b.progress("%s run %d/%d: BGSAVE sent at %s (%s)", win.b.names[win.srv], win.runNo, win.b.runs,
 		(res.Sent - win.t0).Round(time.Millisecond), res.Reply)
 	return nil
 }
@@ -646,10 +714,10 @@ func (win *window) checkMissed(ctx context.Context) error {
 // no key to overwrite.
 func (b *bencher) writerNotes(srv, runNo int, wr *load.Writers) {
 	if n := wr.Errors(); n > 0 {
-		b.progress("%s run %d/%d: the writers saw %d errors, last: %v", b.names[srv], runNo, b.cfg.Runs, n, wr.LastError())
+		b.progress("%s run %d/%d: the writers saw %d errors, last: %v", b.names[srv], runNo, b.runs, n, wr.LastError())
 	}
 	if n := wr.Misses(); n > 0 {
-		b.progress("%s run %d/%d: %d of the writers' SETs found no key to overwrite (part of the keyspace went missing)", b.names[srv], runNo, b.cfg.Runs, n)
+		b.progress("%s run %d/%d: %d of the writers' SETs found no key to overwrite (part of the keyspace went missing)", b.names[srv], runNo, b.runs, n)
 	}
 }
 
@@ -698,6 +766,8 @@ func judge(r *result.Run, cals []forecast.Calibration) []forecast.Calibration {
 		Used: source.Some(r.UsedMemory), RSS: r.Report.BaseRSS,
 		Rate: rep.OpsBefore, Peak: r.PeakBefore, Keys: source.Some(r.DatasetKeys),
 		AllocatorFree: r.AllocatorFree,
+		// What was known before the BGSAVE: the method set for it.
+		Forkless: r.Asked == "forkless",
 	}
 	if !now.Rate.OK {
 		now.Rate = r.Report.WriterOpsBefore
@@ -743,6 +813,16 @@ func (c *collector) add(ev source.Event) {
 		// message should the run time out.
 		c.lastErr = "last error: " + ev.Err
 	}
+}
+
+// lastBefore is the last sample taken before off, nil when none was.
+func (c *collector) lastBefore(off time.Duration) *source.Sample {
+	for i := len(c.samples) - 1; i >= 0; i-- {
+		if c.samples[i].Offset < off {
+			return &c.samples[i]
+		}
+	}
+	return nil
 }
 
 // ping returns the worst and the estimated 99th percentile PING of the

@@ -36,6 +36,9 @@ type Node struct {
 	last  *source.Sample
 	rates []ratePoint
 	cal   *Calibration
+	// forkless is what the node's last forkless save showed (nil before
+	// one): the forkless side of the forecast.
+	forkless *ForklessSave
 	// forcedFork: the last BGSAVE forked though bgsave-default-method was
 	// forkless (source.SaveReport.MethodNote): the next is forecast as a
 	// fork, the method setting notwithstanding.
@@ -130,6 +133,9 @@ func (n *Node) Learn(r *source.SaveReport) source.Opt[Forecast] {
 	case source.SaveForkless:
 		n.forcedFork = false
 	}
+	if f, ok := LearnForkless(r); ok {
+		n.forkless = &f
+	}
 	if c, ok := Calibrate(r); ok {
 		if c.K == 0 && n.cal != nil && n.cal.K > 0 {
 			// A save with no writes to learn from keeps the last k and
@@ -153,6 +159,27 @@ func (n *Node) Forecast() (Forecast, bool) {
 	now := NowOf(n.last, n.Rate(), n.Peak())
 	now.Forkless = now.Forkless && !n.forcedFork
 	return Predict(now, n.cal)
+}
+
+// ForkForecast is the next save's forecast were it a fork, whatever the
+// method set: the fork side of a forecast of both methods.
+func (n *Node) ForkForecast() (Forecast, bool) {
+	if n.last == nil {
+		return Forecast{}, false
+	}
+	now := NowOf(n.last, n.Rate(), n.Peak())
+	now.Forkless = false
+	return Predict(now, n.cal)
+}
+
+// ForklessForecast is the next save's forecast were it forkless, from
+// the node's last forkless save; false before one (NoForklessYet) or
+// before a sample with used_memory.
+func (n *Node) ForklessForecast() (ForklessForecast, bool) {
+	if n.last == nil {
+		return ForklessForecast{}, false
+	}
+	return PredictForkless(NowOf(n.last, n.Rate(), n.Peak()), n.forkless)
 }
 
 // ForcedFork says the node's last BGSAVE forked though

@@ -38,7 +38,7 @@ func BenchmarkBytesPerSample(b *testing.B) {
 			var size int
 			for b.Loop() {
 				var buf bytes.Buffer
-				w, err := NewCompressedWriter(&buf, "jsonl", Zstd, *h)
+				w, err := NewWriter(&buf, *h, Options{Compression: Zstd})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -76,9 +76,7 @@ func BenchmarkWriterPerSample(b *testing.B) {
 			evs, h := recordedSamples(b, name)
 			// The recordings are at 200 ms: a frame of 2,000 samples is
 			// 200 s of their time.
-			defer func(f time.Duration) { frameEvery = f }(frameEvery)
-			frameEvery = 200 * time.Second
-			w, err := NewCompressedWriter(io.Discard, "jsonl", Zstd, *h)
+			w, err := NewWriter(io.Discard, *h, Options{Compression: Zstd, FrameEvery: 200 * time.Second})
 			if err != nil {
 				b.Fatal(err)
 			}

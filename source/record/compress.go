@@ -42,15 +42,8 @@ func CompressionFor(path string) Compression {
 	return Plain
 }
 
-// frameEvery is how much recording time one zstd frame holds: the
-// granularity of a seek. Longer frames compress better; ten seconds keeps a
-// seek to decoding at most ten seconds of events before the one asked for.
-var frameEvery = 10 * time.Second
-
-// zstdLevel is the writer's zstd level (a variable for the replay
-// benchmark, which makes a day of recording faster at the fastest level:
-// the frames read the same).
-var zstdLevel = zstd.SpeedBetterCompression
+// zstdLevel is the writer's zstd level.
+const zstdLevel = zstd.SpeedBetterCompression
 
 // The zstd skippable frame magics of this format (0x184D2A50 to
 // 0x184D2A5F are skippable; zstd tools skip them): a frame's mark, and the
@@ -203,7 +196,6 @@ func sniff(head []byte) Compression {
 // say.
 type decompressed struct {
 	r    io.Reader
-	comp Compression
 	done func()
 	// ended, asked at the end of r, says whether the recording is whole:
 	// a zstd recording's index was read last. Always true for plain and
@@ -229,15 +221,15 @@ func decompress(r io.Reader) (decompressed, error) {
 		if err != nil {
 			return decompressed{}, err
 		}
-		return decompressed{cutShort{dec}, c, dec.Close, tail.endsWith(indexTag)}, nil
+		return decompressed{cutShort{dec}, dec.Close, tail.endsWith(indexTag)}, nil
 	case Gzip:
 		gz, err := gzip.NewReader(br)
 		if err != nil {
 			return decompressed{}, fmt.Errorf("gzip: %w", err)
 		}
-		return decompressed{cutShort{gz}, c, func() { gz.Close() }, whole}, nil
+		return decompressed{cutShort{gz}, func() { gz.Close() }, whole}, nil
 	}
-	return decompressed{br, c, func() {}, whole}, nil
+	return decompressed{br, func() {}, whole}, nil
 }
 
 // tailKeeper passes reads through and keeps the last bytes read.

@@ -1,6 +1,8 @@
 package record
 
 import (
+	"bytes"
+	"encoding/csv"
 	"fmt"
 	"strconv"
 	"strings"
@@ -40,6 +42,15 @@ var csvColumns = []string{
 var csvText = map[string]bool{
 	"node": true, "kind": true, "footprint_from": true, "cow_from": true, "cgroup": true,
 	"save_kind": true, "trigger": true, "trigger_detail": true, "detail": true,
+}
+
+// csvLine is row as one CSV line, without its newline.
+func csvLine(row []string) []byte {
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	w.Write(row) // into memory: no error
+	w.Flush()
+	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'})
 }
 
 func optInt(o source.Opt[int64]) string {

@@ -29,7 +29,12 @@ type Summary struct {
 
 // Summarize reads the recording r through once.
 func Summarize(r io.Reader) (*Summary, error) {
-	s := &Summary{}
+	sc, err := NewScanner(r)
+	if err != nil {
+		return nil, err
+	}
+	defer sc.Close()
+	s := &Summary{Header: sc.Header()}
 	seen := map[source.NodeID]bool{}
 	add := func(si ServerInfo) {
 		if si.Node != "" && !seen[si.Node] {
@@ -40,12 +45,13 @@ func Summarize(r io.Reader) (*Summary, error) {
 			s.Servers = append(s.Servers, si)
 		}
 	}
-	sc, err := scanEach(r, func(h Header) {
-		s.Header = h
-		for _, si := range h.Servers {
-			add(si)
+	for _, si := range s.Header.Servers {
+		add(si)
+	}
+	for ev, err := range sc.Events() {
+		if err != nil {
+			return s, err
 		}
-	}, func(ev source.Event) {
 		if s.Events == 0 || ev.Offset < s.First {
 			s.First = ev.Offset
 		}
@@ -66,19 +72,13 @@ func Summarize(r io.Reader) (*Summary, error) {
 		if ev.Kind != source.EventTopology {
 			add(ServerInfo{Node: ev.Node})
 		}
-	})
-	if err != nil {
-		return nil, err
 	}
 	s.Truncated, s.Why = sc.Truncated()
-	return s, sc.Err()
+	return s, nil
 }
 
 // Window is a span of a recording by event offset, both ends included.
 type Window struct{ From, To time.Duration }
-
-// Contains reports whether offset d is inside the window.
-func (w Window) Contains(d time.Duration) bool { return d >= w.From && d <= w.To }
 
 // SaveWindow is the window of a save with margin either side: the margin
 // must hold the seconds before the save that its report's "before" figures
@@ -106,24 +106,25 @@ func Cut(src io.Reader, dst io.Writer, c Compression, win Window) (int, error) {
 		h.Settings = map[string]string{}
 	}
 	h.Settings["cut"] = fmt.Sprintf("%s..%s", seconds(win.From), seconds(win.To))
-	w, err := NewCompressedWriter(dst, "jsonl", c, h)
+	w, err := NewWriter(dst, h, Options{Compression: c})
 	if err != nil {
 		return 0, err
 	}
+	defer w.Close() // after an error; the last Close is below
 	win2 := newWindower(win)
 	n := 0
-	for sc.Next() {
-		for _, ev := range win2.take(sc.Event()) {
+	for ev, err := range sc.Events() {
+		if err != nil {
+			return n, err
+		}
+		for _, ev := range win2.take(ev) {
 			if err := w.Write(ev); err != nil {
 				return n, err
 			}
 			n++
 		}
 	}
-	if err := w.Close(); err != nil {
-		return n, err
-	}
-	return n, sc.Err()
+	return n, w.Close()
 }
 
 // windower picks the events of a window out of a recording read in order,
@@ -174,15 +175,4 @@ func (w *windower) take(ev source.Event) []source.Event {
 		}
 	}
 	return append(w.out, ev)
-}
-
-// Span is the offsets of a recording's earliest and latest event.
-func (r *Recording) Span() (first, last time.Duration) {
-	for i, ev := range r.Events {
-		if i == 0 || ev.Offset < first {
-			first = ev.Offset
-		}
-		last = max(last, ev.Offset)
-	}
-	return first, last
 }

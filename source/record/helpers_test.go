@@ -14,17 +14,17 @@ func testHeader(epoch time.Time) Header {
 		Servers: []ServerInfo{{Node: "n1", Addr: "127.0.0.1:7000"}}}
 }
 
-// writeAll writes evs as a recording of format (jsonl or csv) and returns
-// its bytes.
-func writeAll(t testing.TB, format string, h Header, evs []source.Event) []byte {
+// writeAll writes evs as a plain recording of format f and returns its
+// bytes.
+func writeAll(t testing.TB, f Format, h Header, evs []source.Event) []byte {
 	t.Helper()
-	return writeAllAs(t, format, Plain, h, evs)
+	return writeAllAs(t, Options{Format: f}, h, evs)
 }
 
-func writeAllAs(t testing.TB, format string, c Compression, h Header, evs []source.Event) []byte {
+func writeAllAs(t testing.TB, o Options, h Header, evs []source.Event) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	w, err := NewCompressedWriter(&buf, format, c, h)
+	w, err := NewWriter(&buf, h, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func someEvents(n int) []source.Event {
 // TestHostileRecordings: what a file says cannot make a reader panic or
 // hold more than a line; a line it cannot read is an error naming it.
 func TestHostileRecordings(t *testing.T) {
-	head := string(writeAll(t, "jsonl", testHeader(time.Now()), nil))
+	head := string(writeAll(t, JSONL, testHeader(time.Now()), nil))
 	good := `{"t_ns":1,"node":"n1","kind":"sample","sample":{"seq":0}}` + "\n"
 	for _, c := range []struct{ name, body, want string }{
 		{"a control character", good + "{\"t_ns\":2,\"node\":\"n\x01\",\"kind\":\"connected\"}\n" + good, "line 3: jsontext: invalid character '\\x01' in string"},
@@ -58,7 +58,7 @@ func TestHostileRecordings(t *testing.T) {
 	// A server's text that is not UTF-8 is recorded with U+FFFD for its bad
 	// bytes; read, a line that is not UTF-8 is an error.
 	bad := []source.Event{{Node: "n1", Kind: source.EventDisconnected, Offset: time.Second, Err: "ERR \xff\xfe bytes"}}
-	if ev := readComplete(t, writeAll(t, "jsonl", testHeader(time.Now()), bad)).Events[0]; ev.Err != "ERR \ufffd\ufffd bytes" {
+	if ev := readComplete(t, writeAll(t, JSONL, testHeader(time.Now()), bad)).Events[0]; ev.Err != "ERR \ufffd\ufffd bytes" {
 		t.Errorf("invalid UTF-8 recorded as %q", ev.Err)
 	}
 	if _, err := Read(strings.NewReader(head + good + "{\"t_ns\":2,\"kind\":\"disconnected\",\"err\":\"\xff\"}\n")); err == nil || !strings.Contains(err.Error(), "line 3: jsontext: invalid UTF-8") {
@@ -74,19 +74,25 @@ func TestHostileRecordings(t *testing.T) {
 // TestHugeLine: a line longer than MaxLine is an error naming it, read
 // without holding more than about a line.
 func TestHugeLine(t *testing.T) {
-	defer func(n int) { maxLine = n }(maxLine)
-	maxLine = 1 << 20
-	head := writeAll(t, "jsonl", testHeader(time.Now()), nil)
+	const maxLine = 1 << 20
+	head := writeAll(t, JSONL, testHeader(time.Now()), nil)
 	r := io.MultiReader(bytes.NewReader(head), strings.NewReader(`{"t_ns":1,"err":"`), endless{}, strings.NewReader("\"}\n"))
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	_, err := Read(r)
+	sc, err := NewScanner(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Close()
+	sc.maxLine = maxLine
+	for _, err = range sc.Events() {
+	}
 	runtime.ReadMemStats(&after)
 	if err == nil || !strings.Contains(err.Error(), "line 2 is longer than 1 MiB") {
 		t.Errorf("error %v", err)
 	}
-	if grew := after.TotalAlloc - before.TotalAlloc; grew > 8*uint64(maxLine) {
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 8*maxLine {
 		t.Errorf("a huge line cost %d MiB of allocations", grew>>20)
 	}
 }
@@ -125,10 +131,8 @@ func TestOtherVersions(t *testing.T) {
 // cut, never an error; the whole file reads whole. The same cuts,
 // opened as files, index and seek.
 func TestCutAtEveryByte(t *testing.T) {
-	defer func(d time.Duration) { frameEvery = d }(frameEvery)
-	frameEvery = time.Second
 	evs := someEvents(60)
-	data := writeAllAs(t, "jsonl", Zstd, testHeader(time.Now()), evs)
+	data := writeAllAs(t, Options{Compression: Zstd, FrameEvery: time.Second}, testHeader(time.Now()), evs)
 	whole := readComplete(t, data)
 	dir := t.TempDir()
 	rf := openBytes(t, dir, data)
@@ -185,10 +189,9 @@ func openBytes(t *testing.T, dir string, data []byte) *File {
 // the last mark at or before it and reads the very events a whole read has
 // from there, with the derived figures of a tracker that started there.
 func TestSeeks(t *testing.T) {
-	defer func(d time.Duration) { frameEvery = d }(frameEvery)
-	frameEvery = time.Second
+	const frameEvery = time.Second
 	evs := someEvents(200)
-	data := writeAllAs(t, "jsonl", Zstd, testHeader(time.Now()), evs)
+	data := writeAllAs(t, Options{Compression: Zstd, FrameEvery: frameEvery}, testHeader(time.Now()), evs)
 	dir := t.TempDir()
 	rf := openBytes(t, dir, data)
 	walked, err := rf.walkZstd()
@@ -202,36 +205,72 @@ func TestSeeks(t *testing.T) {
 	}
 	whole := withoutStarts(readComplete(t, data).Events)
 	for _, at := range []time.Duration{0, 3 * time.Second, 9500 * time.Millisecond, rf.End} {
-		sc, err := rf.ScanFrom(at)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []source.Event
-		for sc.Next() {
-			got = append(got, sc.Event())
-		}
-		sc.Close()
-		// A save running at the mark is seen starting there, as by a
-		// watcher connected at that moment: its save_started differs.
-		got = withoutStarts(got)
-		if sc.Err() != nil || len(got) == 0 || got[0].Offset > at || at-got[0].Offset > frameEvery+time.Second {
-			t.Fatalf("from %v: %v, %d events from %v", at, sc.Err(), len(got), got[0].Offset)
-		}
-		i := 0
-		for whole[i].Offset != got[0].Offset {
-			i++
-		}
-		for j := range got {
-			if a, b := whole[i+j], got[j]; a.Offset != b.Offset || a.Node != b.Node || a.Kind != b.Kind {
-				t.Fatalf("from %v, event %d: %s %s at %v, want %s %s at %v", at, j, b.Node, b.Kind, b.Offset, a.Node, a.Kind, a.Offset)
-			}
-		}
+		scanFromLikeWhole(t, rf, whole, at, frameEvery+time.Second)
 	}
 	// Without its index (cut short), the walk finds the marks.
 	cut := openBytes(t, dir, data[:len(data)*2/3])
 	if !cut.Truncated || len(cut.Marks) < len(rf.Marks)/2 || cut.Marks[3] != rf.Marks[3] {
 		t.Fatalf("cut: truncated %v, %d marks", cut.Truncated, len(cut.Marks))
 	}
+}
+
+// TestPlainSeeks: a plain recording has no marks; a scan from any time
+// bisects the file for a line at least a second before it and reads the
+// very events a whole read has from there.
+func TestPlainSeeks(t *testing.T) {
+	data := writeAll(t, JSONL, testHeader(time.Now()), someEvents(3000))
+	rf := openBytes(t, t.TempDir(), data)
+	if rf.Comp != Plain || len(data) < 8*plainMarkEvery {
+		t.Fatalf("compression %d, %d bytes: want a plain file of several bisection steps", rf.Comp, len(data))
+	}
+	whole := withoutStarts(readComplete(t, data).Events)
+	for _, at := range []time.Duration{0, 500 * time.Millisecond, 90 * time.Second, 201 * time.Second, rf.End} {
+		// 64 KiB of these events is about 35 s of them.
+		got := scanFromLikeWhole(t, rf, whole, at, 40*time.Second)
+		if at > 60*time.Second && at-got[0].Offset < plainSlack {
+			t.Errorf("from %v: the scan starts at %v, less than %v before", at, got[0].Offset, plainSlack)
+		}
+	}
+}
+
+// scanFromLikeWhole scans rf from at and checks that it starts at or
+// within slack before at and reads the events of whole from there.
+func scanFromLikeWhole(t *testing.T, rf *File, whole []source.Event, at, slack time.Duration) []source.Event {
+	t.Helper()
+	sc, err := rf.ScanFrom(at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []source.Event
+	for ev, err := range sc.Events() {
+		if err != nil {
+			t.Fatalf("from %v: %v", at, err)
+		}
+		got = append(got, ev)
+	}
+	sc.Close()
+	// A save running at the mark is seen starting there, as by a
+	// watcher connected at that moment: its save_started differs.
+	got = withoutStarts(got)
+	if len(got) == 0 {
+		t.Fatalf("from %v: no events", at)
+	}
+	if got[0].Offset > at || at-got[0].Offset > slack {
+		t.Fatalf("from %v: the first event at %v, want at most %v before", at, got[0].Offset, slack)
+	}
+	i := 0
+	for whole[i].Offset != got[0].Offset {
+		i++
+	}
+	if len(got) != len(whole)-i {
+		t.Fatalf("from %v: %d events, want the whole's %d from %v", at, len(got), len(whole)-i, got[0].Offset)
+	}
+	for j := range got {
+		if a, b := whole[i+j], got[j]; a.Offset != b.Offset || a.Node != b.Node || a.Kind != b.Kind {
+			t.Fatalf("from %v, event %d: %s %s at %v, want %s %s at %v", at, j, b.Node, b.Kind, b.Offset, a.Node, a.Kind, a.Offset)
+		}
+	}
+	return got
 }
 
 func withoutStarts(evs []source.Event) []source.Event {
@@ -247,9 +286,9 @@ func withoutStarts(evs []source.Event) []source.Event {
 // FuzzRead: nothing a file holds makes a reader panic; what it reads, it
 // reads whole or says why not.
 func FuzzRead(f *testing.F) {
-	head := writeAll(f, "jsonl", testHeader(time.Unix(1e9, 0)), nil)
-	f.Add(writeAll(f, "jsonl", testHeader(time.Unix(1e9, 0)), someEvents(6)))
-	f.Add(writeAllAs(f, "jsonl", Zstd, testHeader(time.Unix(1e9, 0)), someEvents(6)))
+	head := writeAll(f, JSONL, testHeader(time.Unix(1e9, 0)), nil)
+	f.Add(writeAll(f, JSONL, testHeader(time.Unix(1e9, 0)), someEvents(6)))
+	f.Add(writeAllAs(f, Options{Compression: Zstd}, testHeader(time.Unix(1e9, 0)), someEvents(6)))
 	f.Add(append(head, `{"t_ns":1,"node":"n","kind":"sample","sample":{"info":{"rdb_in_progress":1,"keys_total":-5}}}`+"\n"...))
 	f.Add(append(head, `{"t_ns":1,"kind":"topology","topology":{"shards":[{"slots":[{"start":-1}]}]}}`+"\n"...))
 	f.Fuzz(func(t *testing.T, data []byte) {

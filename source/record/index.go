@@ -64,8 +64,8 @@ func (rf *File) index() error {
 		return err
 	}
 	rf.Header = sc.Header()
-	if sc.Next() {
-		rf.Start = sc.Event().Offset
+	if ev, ok := sc.Next(); ok {
+		rf.Start = ev.Offset
 	}
 	sc.Close()
 	var head [4]byte
@@ -96,17 +96,17 @@ func (rf *File) index() error {
 			return err
 		}
 		read := false
-		for s.Next() {
-			read = true
+		for ev, err := range s.Events() {
+			if err != nil {
+				s.Close()
+				return err
+			}
+			rf.End, read = max(rf.End, ev.Offset), true
 		}
 		s.Close()
 		if i == len(rf.Marks)-1 {
 			rf.Truncated, rf.Why = s.Truncated()
 		}
-		if s.Err() != nil {
-			return s.Err()
-		}
-		rf.End = max(rf.End, s.Latest())
 		if read {
 			break
 		}
@@ -226,7 +226,7 @@ func skipZstdFrame(br *bufio.Reader, pos *int64, skip func(int64) bool) (bool, e
 
 // plainMarkEvery is how close a seek in a plain recording gets by
 // bisection before it reads on: 64 KiB is about 30 samples.
-var plainMarkEvery int64 = 64 << 10
+const plainMarkEvery = 64 << 10
 
 // plainSlack is how far before the time asked for a plain recording's
 // bisection stops: events are written as they arrive, only about in
@@ -312,13 +312,11 @@ func (rf *File) scanAt(m Mark) (*Scanner, error) {
 	if m.Pos == 0 {
 		return NewScanner(io.NewSectionReader(rf.f, 0, rf.size))
 	}
-	r := io.NewSectionReader(rf.f, m.Pos, rf.size-m.Pos)
-	d := decompressed{r: r, done: func() {}, ended: func() bool { return true }}
-	if rf.Comp != Plain {
-		var err error
-		if d, err = decompress(r); err != nil {
-			return nil, err
-		}
+	// A mark is the start of a line or of a frame: its first bytes say
+	// which.
+	d, err := decompress(io.NewSectionReader(rf.f, m.Pos, rf.size-m.Pos))
+	if err != nil {
+		return nil, err
 	}
 	return newScanner(rf.Header, d, -1), nil
 }

@@ -24,7 +24,7 @@ func TestCSVNeutralisesFormulas(t *testing.T) {
 		}},
 		{Node: "n1", Kind: source.EventDisconnected, Offset: 3 * time.Second, Err: "-ERR\tx"},
 	}
-	data := writeAll(t, "csv", testHeader(epoch), evs)
+	data := writeAll(t, CSV, testHeader(epoch), evs)
 	cr := csv.NewReader(bytes.NewReader(data))
 	cr.Comment = '#'
 	rows, err := cr.ReadAll()
@@ -71,7 +71,7 @@ func TestJSONLKeepsHostileTextInert(t *testing.T) {
 		{Node: "n1", Kind: source.EventDisconnected, Offset: time.Second, Err: "ERR " + hostile},
 		{Node: "n1", Kind: source.EventCommand, Offset: 2 * time.Second, Command: &source.CommandResult{Command: "BGSAVE", Err: hostile}},
 	}
-	data := writeAll(t, "jsonl", h, evs)
+	data := writeAll(t, JSONL, h, evs)
 	for _, raw := range []string{"\x1b", "\x07", "\u009b", "\u202e"} {
 		if bytes.Contains(data, []byte(raw)) {
 			t.Errorf("the recording holds a raw %q:\n%s", raw, data)

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	json "github.com/go-json-experiment/json"
 	"io"
+	"iter"
 	"strconv"
-	"time"
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/saves"
@@ -41,9 +41,6 @@ var ErrNotRecording = errors.New("not a vkwatch recording")
 // file in memory.
 const MaxLine = 64 << 20
 
-// maxLine is MaxLine, smaller in a test.
-var maxLine = MaxLine
-
 // Read parses a JSONL recording up to its last whole line. A line cut short
 // at the end sets Truncated; a bad line before the end is an error, as is
 // input that is not a recording or was written by another format version.
@@ -53,31 +50,22 @@ var maxLine = MaxLine
 // last whole block and sets Truncated. Read holds every event: a long
 // recording is better streamed with a Scanner.
 func Read(r io.Reader) (*Recording, error) {
-	rec := &Recording{}
-	sc, err := scanEach(r, func(h Header) { rec.Header = h }, func(ev source.Event) { rec.Events = append(rec.Events, ev) })
-	if err != nil {
-		return nil, err
-	}
-	rec.Truncated, rec.Why = sc.Truncated()
-	rec.Derived = sc.derived
-	return rec, sc.Err()
-}
-
-// scanEach reads the recording r through once: head with its header, then
-// each with every event. The Scanner it returns, closed, says how the
-// recording ended (Truncated, Err).
-func scanEach(r io.Reader, head func(Header), each func(source.Event)) (*Scanner, error) {
 	sc, err := NewScanner(r)
 	if err != nil {
 		return nil, err
 	}
 	defer sc.Close()
 	sc.keep = true
-	head(sc.Header())
-	for sc.Next() {
-		each(sc.Event())
+	rec := &Recording{Header: sc.Header()}
+	for ev, err := range sc.Events() {
+		if err != nil {
+			return rec, err
+		}
+		rec.Events = append(rec.Events, ev)
 	}
-	return sc, nil
+	rec.Truncated, rec.Why = sc.Truncated()
+	rec.Derived = sc.derived
+	return rec, nil
 }
 
 // Scanner reads a recording one event at a time, so that a recording of a
@@ -91,22 +79,19 @@ type Scanner struct {
 	h      Header
 	br     *bufio.Reader
 	done   func()
-	ended  func() bool // whether the recording's end was read (see decompress)
-	ev     source.Event
-	next   *source.Event // a derived save_started, due after ev
+	ended  func() bool   // whether the recording's end was read (see decompress)
+	next   *source.Event // a derived save_started, due after the sample
 	err    error
 	why    string // set when the recording was cut short
 	lineNo int    // of the line read last; negative from a mark (unknown)
 	end    bool
-	latest time.Duration // the latest offset read
-	tr     map[source.NodeID]*saves.Tracker
+	// maxLine bounds a line: MaxLine, smaller in a test.
+	maxLine int
+	tr      map[source.NodeID]*saves.Tracker
 	// derived are the trackers' reports, kept for Read (keep).
 	derived []source.SaveReport
 	keep    bool
 }
-
-// Latest is the latest offset of the events read so far.
-func (s *Scanner) Latest() time.Duration { return s.latest }
 
 // NewScanner reads the header of the recording r (compressed or not) and
 // returns a Scanner for its events. Close releases the decompressor.
@@ -116,39 +101,38 @@ func NewScanner(r io.Reader) (*Scanner, error) {
 		return nil, err
 	}
 	s := newScanner(Header{}, d, 0)
-	first, err := s.line()
-	if errors.Is(err, errCutShort) {
-		if len(bytes.TrimSpace(first)) == 0 {
-			s.Close()
-			return nil, fmt.Errorf("recording cut short inside its header line")
-		}
-		err = io.EOF
-	}
-	if err != nil && err != io.EOF {
-		s.Close()
-		return nil, err
-	}
-	if len(bytes.TrimSpace(first)) == 0 && !s.ended() {
-		s.Close()
-		return nil, fmt.Errorf("recording cut short before its header line")
-	}
-	if s.h, err = parseHeader(first, err == io.EOF); err != nil {
+	if s.h, err = s.readHeader(); err != nil {
 		s.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
+// readHeader reads the first line, the header.
+func (s *Scanner) readHeader() (Header, error) {
+	first, err := s.line()
+	blank := len(bytes.TrimSpace(first)) == 0
+	switch {
+	case errors.Is(err, errCutShort) && blank:
+		return Header{}, errors.New("recording cut short inside its header line")
+	case errors.Is(err, errCutShort):
+		err = io.EOF
+	case err != nil && err != io.EOF:
+		return Header{}, err
+	}
+	if blank && !s.ended() {
+		return Header{}, errors.New("recording cut short before its header line")
+	}
+	return parseHeader(first, err == io.EOF)
+}
+
 func newScanner(h Header, d decompressed, lineNo int) *Scanner {
 	return &Scanner{h: h, br: bufio.NewReaderSize(d.r, 64*1024), done: d.done, ended: d.ended,
-		lineNo: lineNo, tr: map[source.NodeID]*saves.Tracker{}}
+		lineNo: lineNo, maxLine: MaxLine, tr: map[source.NodeID]*saves.Tracker{}}
 }
 
 // Header is the recording's header.
 func (s *Scanner) Header() Header { return s.h }
-
-// Event is the event Next read.
-func (s *Scanner) Event() source.Event { return s.ev }
 
 // Err is the error that ended the scan, nil at the end of the recording or
 // where it was cut short (see Truncated).
@@ -180,8 +164,8 @@ func (s *Scanner) line() ([]byte, error) {
 			}
 			return b, err
 		}
-		if len(long)+len(b) > maxLine {
-			return nil, fmt.Errorf("%s is longer than %d MiB", s.where(), maxLine>>20)
+		if len(long)+len(b) > s.maxLine {
+			return nil, fmt.Errorf("%s is longer than %d MiB", s.where(), s.maxLine>>20)
 		}
 		long = append(long, b...)
 	}
@@ -195,12 +179,33 @@ func (s *Scanner) where() string {
 	return "line " + strconv.Itoa(s.lineNo)
 }
 
+// Events yields the events from here on, in order. A read error ends
+// them with one last pair that holds it; a recording cut short ends
+// without one (see Truncated).
+func (s *Scanner) Events() iter.Seq2[source.Event, error] {
+	return func(yield func(source.Event, error) bool) {
+		for {
+			ev, ok := s.Next()
+			if !ok {
+				if s.err != nil {
+					yield(source.Event{}, s.err)
+				}
+				return
+			}
+			if !yield(ev, nil) {
+				return
+			}
+		}
+	}
+}
+
 // Next reads the next event; false at the end, where Err and Truncated
-// say why.
-func (s *Scanner) Next() bool {
+// say why. It makes a Scanner a source.EventReader.
+func (s *Scanner) Next() (source.Event, bool) {
 	if s.next != nil {
-		s.ev, s.next = *s.next, nil
-		return true
+		ev := *s.next
+		s.next = nil
+		return ev, true
 	}
 	for !s.end {
 		line, rerr := s.line()
@@ -209,40 +214,37 @@ func (s *Scanner) Next() bool {
 			// Everything up to the last whole compressed block is in;
 			// a line it ends inside was never finished.
 			s.why, s.end = "it ends inside a compressed frame (cut short?)", true
-			return false
 		case rerr != nil && rerr != io.EOF:
 			s.err, s.end = rerr, true
-			return false
 		case rerr == io.EOF && len(bytes.TrimSpace(line)) == 0:
 			s.end = true
 			if !s.ended() {
 				s.why = "it ends without its index (cut short, or still being written?)"
 			}
-			return false
 		case rerr == io.EOF:
 			// No newline: the writer never finished this line.
 			s.why, s.end = "it ends in a partial line (cut short?)", true
-			return false
 		case len(bytes.TrimSpace(line)) == 0:
 			continue
+		}
+		if s.end {
+			break
 		}
 		ev, err := s.decode(line)
 		if err != nil {
 			if _, perr := s.br.Peek(1); perr == io.EOF && !s.ended() {
 				s.why, s.end = "its last line is unreadable (cut short?)", true
-				return false
+			} else {
+				s.err, s.end = fmt.Errorf("recording %s: %w", s.where(), err), true
 			}
-			s.err, s.end = fmt.Errorf("recording %s: %w", s.where(), err), true
-			return false
+			break
 		}
 		if ev.Kind == 0 {
 			continue // a kind a newer vkwatch writes
 		}
-		s.ev = ev
-		s.latest = max(s.latest, ev.Offset)
-		return true
+		return ev, true
 	}
-	return false
+	return source.Event{}, false
 }
 
 // decode reads one event line and derives what it implies.

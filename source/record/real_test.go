@@ -27,7 +27,7 @@ type liveRecording struct {
 
 func newLiveRecording(t *testing.T, h Header) *liveRecording {
 	r := &liveRecording{}
-	w, err := NewCompressedWriter(&r.buf, "jsonl", Zstd, h)
+	w, err := NewWriter(&r.buf, h, Options{Compression: Zstd})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ package record
 
 import (
 	"bufio"
-	"encoding/csv"
+	"cmp"
 	"errors"
 	"fmt"
 	json "github.com/go-json-experiment/json"
@@ -37,7 +37,7 @@ import (
 // UTF-8 or a key twice in an object is an error.
 var jsonOpts = json.JoinOptions(jsontext.AllowInvalidUTF8(true), json.Deterministic(true))
 
-// FormatName is the Format of every recording's header.
+// FormatName is Header.Format of every recording.
 const FormatName = "vkwatch-recording"
 
 // Version is the recording format version this package writes and the only
@@ -66,51 +66,86 @@ type ServerInfo struct {
 }
 
 // flushEvery bounds how much a crash can lose.
-var flushEvery = time.Second
+const flushEvery = time.Second
+
+// Format is how a Writer writes events: JSONL, which this package reads
+// back, or CSV, one row per event for spreadsheets. The zero value is
+// JSONL. Its names are jsonl and csv; MarshalText and UnmarshalText make it
+// a flag's value, parsed once where it is typed (flag.TextVar).
+type Format uint8
+
+const (
+	JSONL Format = iota
+	CSV
+)
+
+func (f Format) String() string {
+	if f == CSV {
+		return "csv"
+	}
+	return "jsonl"
+}
+
+func (f Format) MarshalText() ([]byte, error) { return []byte(f.String()), nil }
+
+func (f *Format) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "jsonl":
+		*f = JSONL
+	case "csv":
+		*f = CSV
+	default:
+		return fmt.Errorf("unknown recording format %q (use jsonl or csv)", b)
+	}
+	return nil
+}
+
+// Options are how a Writer writes; the zero value writes plain JSONL.
+type Options struct {
+	Format      Format
+	Compression Compression // see CompressionFor
+	// FrameEvery is how much recording time one zstd frame holds: the
+	// granularity of a seek (10 s when zero). Longer frames compress
+	// better; ten seconds keeps a seek to decoding at most ten seconds of
+	// events before the one asked for.
+	FrameEvery time.Duration
+}
 
 // Writer writes a recording. Its methods are safe for concurrent use.
 type Writer struct {
-	mu        sync.Mutex
-	bw        *bufio.Writer
-	csv       *csv.Writer // nil for JSONL
-	comp      compressor  // nil for a plain recording
-	frameT    time.Duration
-	epoch     time.Time
-	lastFlush time.Time
-	err       error // first write error; sticky
-	closed    bool
-	stop      chan struct{}
-	done      chan struct{}
+	mu         sync.Mutex
+	bw         *bufio.Writer
+	comp       compressor // nil for a plain recording
+	format     Format
+	frameEvery time.Duration
+	frameT     time.Duration
+	epoch      time.Time
+	lastFlush  time.Time
+	err        error // first write error; sticky
+	closed     bool
+	stop       chan struct{}
+	done       chan struct{}
 }
 
 // NewWriter writes the header of a recording to w and returns a Writer for
-// its events. format is "jsonl" (also "" or "json") or "csv". The Writer
-// flushes at least once a second, so a crash loses at most about a second
-// of events; Close flushes the rest. Closing w stays the caller's job.
+// its events, written as o says. The Writer flushes at least once a
+// second, so a crash loses at most about a second of events; Close flushes
+// the rest. Closing w stays the caller's job.
 //
 // Format and Version in h are filled in by NewWriter.
-func NewWriter(w io.Writer, format string, h Header) (*Writer, error) {
-	return NewCompressedWriter(w, format, Plain, h)
-}
-
-// NewCompressedWriter is NewWriter writing through compression c (see
-// compress.go for how it flushes and where its frames start).
-func NewCompressedWriter(w io.Writer, format string, c Compression, h Header) (*Writer, error) {
-	switch format {
-	case "", "jsonl", "json", "csv":
-	default:
-		return nil, fmt.Errorf("unknown recording format %q (use jsonl or csv)", format)
-	}
-	comp, err := newCompressor(c, w)
+func NewWriter(w io.Writer, h Header, o Options) (*Writer, error) {
+	comp, err := newCompressor(o.Compression, w)
 	if err != nil {
 		return nil, err
 	}
 	rw := &Writer{
-		bw:    bufio.NewWriterSize(w, 64*1024),
-		comp:  comp,
-		epoch: h.Epoch,
-		stop:  make(chan struct{}),
-		done:  make(chan struct{}),
+		bw:         bufio.NewWriterSize(w, 64*1024),
+		comp:       comp,
+		format:     o.Format,
+		frameEvery: cmp.Or(o.FrameEvery, 10*time.Second),
+		epoch:      h.Epoch,
+		stop:       make(chan struct{}),
+		done:       make(chan struct{}),
 	}
 	if comp != nil {
 		rw.bw = bufio.NewWriterSize(comp, 64*1024)
@@ -119,17 +154,16 @@ func NewCompressedWriter(w io.Writer, format string, c Compression, h Header) (*
 	if err != nil {
 		return nil, fmt.Errorf("recording header: %w", err)
 	}
-	if format == "csv" {
+	if o.Format == CSV {
 		// The header rides along as a comment line, which spreadsheet and
 		// dataframe readers can be told to skip (pandas: comment='#').
 		rw.bw.WriteString("# ")
 	}
 	rw.bw.Write(inert.JSON(line))
 	rw.bw.WriteByte('\n')
-	if format == "csv" {
-		rw.csv = csv.NewWriter(rw.bw)
-		rw.csv.Write(csvColumns)
-		rw.csv.Flush()
+	if o.Format == CSV {
+		rw.bw.Write(csvLine(csvColumns))
+		rw.bw.WriteByte('\n')
 	}
 	if err := rw.flushOut(); err != nil {
 		return nil, fmt.Errorf("write recording header: %w", err)
@@ -160,12 +194,6 @@ func (rw *Writer) flusher() {
 }
 
 func (rw *Writer) flushLocked() {
-	if rw.csv != nil {
-		rw.csv.Flush()
-		if err := rw.csv.Error(); err != nil && rw.err == nil {
-			rw.err = err
-		}
-	}
 	if err := rw.flushOut(); err != nil && rw.err == nil {
 		rw.err = err
 	}
@@ -188,11 +216,8 @@ func (rw *Writer) flushOut() error {
 // the current one holds frameEvery of recording: a reader can start
 // decoding at any frame start.
 func (rw *Writer) startFrame(t time.Duration) {
-	if rw.comp == nil || t-rw.frameT < frameEvery || rw.err != nil {
+	if rw.comp == nil || t-rw.frameT < rw.frameEvery || rw.err != nil {
 		return
-	}
-	if rw.csv != nil {
-		rw.csv.Flush()
 	}
 	if err := rw.bw.Flush(); err != nil {
 		rw.err = err
@@ -213,21 +238,13 @@ var ErrClosed = errors.New("recording already closed")
 // After a write error every later Write returns that error: a recording
 // with a hole in the middle would mislead.
 func (rw *Writer) Write(ev source.Event) error {
-	if ev.Kind == source.EventSaveStarted && rw.csv == nil {
+	if ev.Kind == source.EventSaveStarted && rw.format != CSV {
 		return nil
 	}
-	ev = clean(ev)
-	var line []byte
-	if rw.csv == nil {
-		var err error
-		if line, err = json.Marshal(ev, jsonOpts); err != nil {
-			// The event's own fault, not the file's: the next one is
-			// written.
-			return fmt.Errorf("recording a %s event: %w", ev.Kind, err)
-		}
-		// The C1 and bidi controls JSON leaves raw are escaped too, so
-		// that a recording is safe to print.
-		line = inert.JSON(line)
+	line, err := rw.encode(clean(ev))
+	if err != nil {
+		// The event's own fault, not the file's: the next one is written.
+		return fmt.Errorf("recording a %s event: %w", ev.Kind, err)
 	}
 	rw.mu.Lock()
 	defer rw.mu.Unlock()
@@ -235,23 +252,25 @@ func (rw *Writer) Write(ev source.Event) error {
 		return ErrClosed
 	}
 	rw.startFrame(ev.Offset)
-	if rw.err != nil {
-		return rw.err
-	}
-	if rw.csv != nil {
-		if err := rw.csv.Write(csvRow(ev, rw.epoch)); err != nil {
-			rw.err = err
-		}
-	} else {
+	if rw.err == nil {
 		rw.bw.Write(line)
-		if err := rw.bw.WriteByte('\n'); err != nil {
-			rw.err = err
-		}
+		rw.err = rw.bw.WriteByte('\n')
 	}
 	if rw.err == nil && time.Since(rw.lastFlush) >= flushEvery {
 		rw.flushLocked()
 	}
 	return rw.err
+}
+
+// encode is ev as one line of the recording, without its newline. The C1
+// and bidi controls JSON leaves raw are escaped too, so that a recording
+// is safe to print.
+func (rw *Writer) encode(ev source.Event) ([]byte, error) {
+	if rw.format == CSV {
+		return csvLine(csvRow(ev, rw.epoch)), nil
+	}
+	line, err := json.Marshal(ev, jsonOpts)
+	return inert.JSON(line), err
 }
 
 // Close flushes what is buffered, ends a compressed recording with its

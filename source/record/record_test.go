@@ -3,6 +3,7 @@ package record
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -99,7 +100,7 @@ func TestEveryFieldRoundTrips(t *testing.T) {
 		ev.At = epoch.Add(ev.Offset)
 		evs = append(evs, ev)
 	}
-	data := writeAll(t, "jsonl", testHeader(epoch), evs)
+	data := writeAll(t, JSONL, testHeader(epoch), evs)
 	rec := readComplete(t, data)
 	if len(rec.Events) != len(evs) {
 		t.Fatalf("read %d events, wrote %d", len(rec.Events), len(evs))
@@ -145,8 +146,72 @@ func TestAbsentIsNotZero(t *testing.T) {
 	s.OpsPerSec = source.Some(0.0)
 	s.Info.CurrentForkPerc = source.Opt[float64]{V: 3, OK: false} // absent, with a stale value
 	evs := []source.Event{{Node: "n1", Kind: source.EventSample, Offset: time.Second, Sample: s}}
-	got := readComplete(t, writeAll(t, "jsonl", testHeader(epoch), evs)).Events[0].Sample
+	got := readComplete(t, writeAll(t, JSONL, testHeader(epoch), evs)).Events[0].Sample
 	if got.Info.UsedMemory != source.Some[int64](0) || got.OpsPerSec != source.Some(0.0) || got.Info.RSS.OK || got.Info.CurrentForkPerc.OK {
 		t.Errorf("used_memory %v, ops %v, rss %v, fork perc %v", got.Info.UsedMemory, got.OpsPerSec, got.Info.RSS, got.Info.CurrentForkPerc)
+	}
+}
+
+// TestFormatText: a Format reads and writes its name (jsonl, csv) as a
+// flag's value; anything else is an error that names the choices, and
+// JSONL is the zero value.
+func TestFormatText(t *testing.T) {
+	for _, want := range []Format{JSONL, CSV} {
+		text, err := want.MarshalText()
+		var got Format
+		if err != nil || got.UnmarshalText(text) != nil || got != want {
+			t.Errorf("%v: marshalled %q (%v), read back as %v", want, text, err, got)
+		}
+	}
+	if string(must(CSV.MarshalText())) != "csv" || JSONL.String() != "jsonl" || Format(0) != JSONL {
+		t.Errorf("names: %q, %q", must(CSV.MarshalText()), JSONL.String())
+	}
+	f := CSV
+	for _, bad := range []string{"", "json", "JSONL", "tsv"} {
+		if err := f.UnmarshalText([]byte(bad)); err == nil || !strings.Contains(err.Error(), "use jsonl or csv") || f != CSV {
+			t.Errorf("%q: %v, format now %v", bad, err, f)
+		}
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// TestEventsStopsWhereTheLoopDoes: a loop over Events that stops leaves
+// the Scanner at the next event, for Next or another loop to go on from.
+func TestEventsStopsWhereTheLoopDoes(t *testing.T) {
+	data := writeAll(t, JSONL, testHeader(time.Now()), someEvents(10))
+	evs := readComplete(t, data).Events
+	sc, err := NewScanner(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Close()
+	var got []string
+	for ev, err := range sc.Events() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got = append(got, fmt.Sprint(ev.Kind, ev.Offset)); len(got) == 3 {
+			break
+		}
+	}
+	if ev, ok := sc.Next(); ok {
+		got = append(got, fmt.Sprint(ev.Kind, ev.Offset))
+	}
+	for ev := range sc.Events() {
+		got = append(got, fmt.Sprint(ev.Kind, ev.Offset))
+	}
+	if len(got) != len(evs) || sc.Err() != nil {
+		t.Fatalf("%d events (%v), want %d", len(got), sc.Err(), len(evs))
+	}
+	for i, ev := range evs {
+		if want := fmt.Sprint(ev.Kind, ev.Offset); got[i] != want {
+			t.Fatalf("event %d: %s, want %s", i, got[i], want)
+		}
 	}
 }

@@ -45,11 +45,11 @@ func TestRecordLiveWatch(t *testing.T) {
 		Settings: map[string]string{"interval": "100ms", "ping_interval": "5ms"},
 		Servers:  []ServerInfo{{Node: w.Node(), Addr: addr, Identity: &id}},
 	}
-	rw, err := NewWriter(&jsonl, "jsonl", h)
+	rw, err := NewWriter(&jsonl, h, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cw, err := NewWriter(&csvBuf, "csv", h)
+	cw, err := NewWriter(&csvBuf, h, Options{Format: CSV})
 	if err != nil {
 		t.Fatal(err)
 	}

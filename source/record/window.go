@@ -24,7 +24,7 @@ func (s *WindowSource) From(t time.Duration) (source.EventReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &windowReader{sc: sc, to: s.Win.To}, nil
+	return windowReader{sc, s.Win.To}, nil
 }
 
 // Preamble says who the servers are, from the header: a seek lands far
@@ -39,22 +39,17 @@ func (s *WindowSource) Preamble(t time.Duration) []source.Event {
 	return out
 }
 
+// windowReader is a Scanner that ends a little past the window's end:
+// events arrive in about offset order.
 type windowReader struct {
-	sc *Scanner
+	*Scanner
 	to time.Duration
 }
 
-func (r *windowReader) Next() (source.Event, bool) {
-	if !r.sc.Next() {
-		return source.Event{}, false
-	}
-	ev := r.sc.Event()
-	// A little past the window's end: events arrive in about offset order.
-	if ev.Offset > r.to+time.Second {
+func (r windowReader) Next() (source.Event, bool) {
+	ev, ok := r.Scanner.Next()
+	if !ok || ev.Offset > r.to+time.Second {
 		return source.Event{}, false
 	}
 	return ev, true
 }
-
-func (r *windowReader) Err() error { return r.sc.Err() }
-func (r *windowReader) Close()     { r.sc.Close() }

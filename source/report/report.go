@@ -21,7 +21,8 @@ import (
 	"github.com/vkwatch/vkwatch/source/record"
 )
 
-// Input is one file given to vkwatch report: a recording or a bench's
+// Input is one file given to vkwatch report: a recording (or the save
+// reports of --report, as a recording of saves alone) or a bench's
 // results, never both.
 type Input struct {
 	Path      string
@@ -35,6 +36,9 @@ type Recording struct {
 	VKWatch  string
 	Settings map[string]string
 	Servers  []*Server
+	// SavesOnly says the recording is --report's save reports: each
+	// server's saves, and no samples to draw over time.
+	SavesOnly bool
 }
 
 // Server is one server of a recording: its samples as parallel series, one
@@ -69,11 +73,15 @@ type Save struct {
 	Method string
 }
 
+// notAnInput says what a file given to vkwatch report must be.
+const notAnInput = "neither a vkwatch recording (--record), save reports (--report) nor bench --json output"
+
 // MaxInput bounds a file Load reads into memory: about 18 hours of two
 // servers sampled every 200 ms, uncompressed.
 const MaxInput = 1 << 30
 
-// Load reads one file: a recording (record.Read) or bench --json output.
+// Load reads one file: a recording (record.Read), the save reports of
+// --report (a JSON array) or bench --json output (a JSON object).
 // A file that is neither, an empty one and one cut short are errors; so is
 // a recording cut short in its last line unless allowTruncated, since a
 // report drawn from part of a run would say less than the run did without
@@ -86,7 +94,7 @@ func Load(path string, allowTruncated bool) (Input, error) {
 	}
 	defer f.Close()
 	if st, err := f.Stat(); err == nil && st.Size() == 0 {
-		return in, fmt.Errorf("%s: empty file: not a vkwatch recording nor bench --json output", path)
+		return in, fmt.Errorf("%s: empty file: %s", path, notAnInput)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxInput+1))
 	if err != nil {
@@ -105,16 +113,24 @@ func Load(path string, allowTruncated bool) (Input, error) {
 	case !errors.Is(rerr, record.ErrNotRecording):
 		return in, fmt.Errorf("%s: %w", path, rerr)
 	}
+	if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '[' {
+		reps, err := readReports(t)
+		if err != nil {
+			return in, fmt.Errorf("%s: %w", path, err)
+		}
+		in.Recording = FromReports(reps)
+		return in, nil
+	}
 	sums, berr := result.ReadJSON(bytes.NewReader(data))
 	if berr == nil {
 		in.Bench = sums
 		return in, nil
 	}
 	if errors.Is(berr, result.ErrNotBenchJSON) {
-		// Neither: say what it was not, from the recording reader's look
-		// at its first line.
+		// None of them: say what it was not, from the recording reader's
+		// look at its first line.
 		why := strings.TrimPrefix(rerr.Error(), record.ErrNotRecording.Error()+": ")
-		return in, fmt.Errorf("%s: neither a vkwatch recording nor bench --json output: %s", path, why)
+		return in, fmt.Errorf("%s: %s: %s", path, notAnInput, why)
 	}
 	return in, fmt.Errorf("%s: %w", path, berr)
 }
@@ -136,6 +152,11 @@ func FromRecording(rec *record.Recording) *Recording {
 		return s
 	}
 	for _, si := range rec.Header.Servers {
+		if si.Node == "" {
+			// bench wrote its servers without their node id until
+			// now: their events carry the address as the id.
+			si.Node = source.NodeID(si.Addr)
+		}
 		s := server(si.Node)
 		s.Addr, s.Identity = si.Addr, si.Identity
 	}
@@ -215,10 +236,11 @@ func (s *Server) methodAt(methods []string, off time.Duration) string {
 	return ""
 }
 
-// Duration is the time of the server's last sample, seconds since the epoch.
+// Duration is the time of the server's last sample, seconds since the
+// epoch; of its last save's end where it has no sample (--report's).
 func (s *Server) Duration() float64 {
 	if len(s.T) == 0 {
-		return 0
+		return s.savesSpan()
 	}
 	return s.T[len(s.T)-1]
 }

@@ -34,10 +34,10 @@ func TestLoadRealSave(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rw, err := record.NewCompressedWriter(f, "jsonl", record.Zstd, record.Header{
+	rw, err := record.NewWriter(f, record.Header{
 		VKWatch: "test", Epoch: s.Clock.Epoch(), Settings: map[string]string{"interval": "100ms"},
 		Servers: []record.ServerInfo{{Node: w.Node(), Addr: w.Endpoint().String(), Identity: &s.Identity}},
-	})
+	}, record.Options{Compression: record.Zstd})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,6 +93,62 @@ func TestLoadRealSave(t *testing.T) {
 	if _, hi, ok := Extent(srv.Footprint); !ok || math.IsNaN(hi) || hi <= 0 {
 		t.Errorf("no footprint in the series")
 	}
+
+	// The same save as --report writes it reads back as a recording of
+	// saves alone: the live report whole, at its own time of day.
+	b, err := record.MarshalReports([]source.SaveReport{live})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reps := filepath.Join(t.TempDir(), "saves.json")
+	if err := os.WriteFile(reps, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in, err = Load(reps, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Recording == nil || !in.Recording.SavesOnly || len(in.Recording.Servers) != 1 || len(in.Recording.Servers[0].Saves) != 1 {
+		t.Fatalf("--report's file loaded as %+v, want the saves of one server", in)
+	}
+	got := in.Recording.Servers[0].Saves[0]
+	if got.Started != live.Started || got.Observed != live.Observed || got.COW != live.COW || len(got.Curve) != len(live.Curve) || len(got.Curve) == 0 {
+		t.Errorf("read back: from %v for %v, cow %v, %d curve points; live: from %v for %v, cow %v, %d points",
+			got.Started, got.Observed, got.COW, len(got.Curve), live.Started, live.Observed, live.COW, len(live.Curve))
+	}
+	if at := in.Recording.Epoch.Add(got.Started); !at.Equal(live.StartedAt) || in.Recording.Servers[0].Addr != w.Endpoint().String() {
+		t.Errorf("save placed at %v on %s; it began at %v on %s", at, in.Recording.Servers[0].Addr, live.StartedAt, w.Endpoint())
+	}
+}
+
+// TestHeaderServersWithoutNode: a recording whose header names its servers
+// by address alone (bench's, until its header carried their node ids) has
+// each server once, as its events name it.
+func TestHeaderServersWithoutNode(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "record", "testdata", "two-saves.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, rest, _ := strings.Cut(string(data), "\n")
+	head = strings.ReplaceAll(head, `"node":"127.0.0.1:1700`, `"node":"","was":"`)
+	p := filepath.Join(t.TempDir(), "bench.jsonl")
+	if err := os.WriteFile(p, []byte(head+"\n"+rest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in, err := Load(p, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var addrs []string
+	for _, s := range in.Recording.Servers {
+		addrs = append(addrs, s.Addr)
+		if len(s.T) == 0 {
+			t.Errorf("server %s has no samples", s.Addr)
+		}
+	}
+	if strings.Join(addrs, " ") != "127.0.0.1:17001 127.0.0.1:17002" {
+		t.Errorf("servers %v, want 127.0.0.1:17001 and 127.0.0.1:17002, each once", addrs)
+	}
 }
 
 // TestLoadBadInput: each kind of bad input is an error that names the
@@ -109,10 +165,14 @@ func TestLoadBadInput(t *testing.T) {
 		name, data, says string
 	}{
 		{"empty", "", "empty file"},
-		{"text", "hello\n", "neither a vkwatch recording nor bench --json output"},
-		{"json", `{"a": 1}`, "neither a vkwatch recording nor bench --json output"},
+		{"text", "hello\n", "neither a vkwatch recording (--record), save reports (--report) nor bench --json output"},
+		{"json", `{"a": 1}`, "neither a vkwatch recording (--record), save reports (--report) nor bench --json output"},
 		{"cut", string(cut), "recording cut short"},
 		{"bench cut", `{"servers": [`, "bench output cut short"},
+		{"reports cut", `[{"node": "a:1", "kind": "BGSAVE fork", "started_at": "2026-12-01T08:35:21Z"},`, "--report output cut short"},
+		{"array of numbers", `[1, 2]`, "not --report output"},
+		{"report without a server", `[{"kind": "BGSAVE fork", "started_at": "2026-12-01T08:35:21Z"}]`, "not --report output: report 1 names no server"},
+		{"report without a time", `[{"addr": "a:1", "kind": "BGSAVE fork"}]`, "not --report output: report 1 has no started_at"},
 	} {
 		p := filepath.Join(dir, tt.name)
 		if err := os.WriteFile(p, []byte(tt.data), 0o644); err != nil {

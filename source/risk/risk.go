@@ -221,6 +221,19 @@ func seenCOW(s *source.Sample, last *source.SaveReport) source.Opt[Figure] {
 	return best
 }
 
+// Limits are the memory limits s lets vkwatch read, in Assess's order, as
+// they stand before any fork: each check's Need is its Base and its
+// Headroom what a fork may take. A bench keeps them as its runs begin, to
+// set each save's measured cost against them afterwards. Nil without
+// used_memory.
+func Limits(s *source.Sample) []Check {
+	used, ok := s.Info.UsedMemory.Get()
+	if !ok {
+		return nil
+	}
+	return checks(s, used, 0)
+}
+
 // checks projects cow against every limit s lets vkwatch read, in order.
 func checks(s *source.Sample, used, cow int64) []Check {
 	var out []Check

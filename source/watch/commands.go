@@ -67,6 +67,9 @@ func (w *Watcher) Do(ctx context.Context, args ...string) source.CommandResult {
 		}
 	}
 	res.Done = w.clock.Offset()
+	if setsConfig(args) {
+		w.configStale.Store(true)
+	}
 	w.answersMu.Lock()
 	running := w.running
 	if running {
@@ -85,6 +88,12 @@ func (w *Watcher) Do(ctx context.Context, args ...string) source.CommandResult {
 		}
 	}
 	return res
+}
+
+// setsConfig reports whether a command sent with Do may change a setting
+// the samples carry (CONFIG SET).
+func setsConfig(args []string) bool {
+	return len(args) >= 2 && strings.EqualFold(args[0], "CONFIG") && strings.EqualFold(args[1], "SET")
 }
 
 // mayStartSave reports whether a command sent with Do may start a save

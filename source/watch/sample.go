@@ -128,7 +128,7 @@ func (s *sampling) sample(ctx context.Context, text string, sent, at time.Durati
 	if w.cfg.Proc != nil && w.ep.Local() && in.ProcessID.OK {
 		smp.Proc = w.cfg.Proc(in.ProcessID.V)
 	}
-	if !s.haveConfig || at-s.configAt >= configEvery {
+	if stale := w.configStale.Swap(false); stale || !s.haveConfig || at-s.configAt >= configEvery {
 		s.config = w.readConfig(ctx)
 		s.configAt, s.haveConfig = at, true
 	}

@@ -200,3 +200,32 @@ func TestStandInForklessSyncAndAOF(t *testing.T) {
 	}
 	x.sampleOfSave(t, "the AOF rewrite after the sync", func(s *source.Sample) bool { return s.Save.Kind == source.SaveAOF })
 }
+
+// TestStandInMethodSwitch: CONFIG SET bgsave-default-method sent with Do
+// (the monitor's method switch) answers in the server's words, and the
+// next sample after the answer carries the setting as the server has it
+// now, not up to configEvery later; refused without the infrastructure,
+// the server's own reason is the answer and the setting stays.
+func TestStandInMethodSwitch(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		infra      bool
+		want, said string
+	}{
+		{true, "forkless", "OK"},
+		{false, "fork", "ERR CONFIG SET failed (possibly related to argument 'bgsave-default-method') - " +
+			"'forkless' can only be selected when the server was started with 'forkless-infrastructure-enabled yes'"},
+	} {
+		_, x, _ := standInWatch(t, standin.Options{ForklessInfra: tt.infra}, 10, 10)
+		x.next(t, 10*time.Second, "a sample with the settings", sampleWhere(func(s *source.Sample) bool { return s.Config.Method == "fork" }))
+		r := x.w.Do(ctx, "CONFIG", "SET", "bgsave-default-method", "forkless")
+		if said := r.Reply + r.Err; said != tt.said {
+			t.Errorf("infra %v: CONFIG SET answered %q, want %q", tt.infra, said, tt.said)
+		}
+		x.next(t, 10*time.Second, "the answer", kind(source.EventCommand))
+		s := x.next(t, 10*time.Second, "the sample after the answer", kind(source.EventSample)).Sample
+		if s.Config.Method != tt.want {
+			t.Errorf("infra %v: the sample after the answer reads method %q, want %q", tt.infra, s.Config.Method, tt.want)
+		}
+	}
+}

@@ -120,6 +120,10 @@ type Watcher struct {
 	// 0 before any.
 	starting atomic.Int32
 	saveSent atomic.Int64
+	// configStale: a CONFIG SET went out with Do (the monitor's method
+	// switch, answered or not): the next sample reads the settings again
+	// rather than up to configEvery later, so what it shows is the server's.
+	configStale atomic.Bool
 }
 
 // SetPingInterval changes how far apart the watcher's PINGs are, at once

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strconv"
@@ -14,12 +15,57 @@ import (
 // benchView is a bench's results: the seed article's table, a column per
 // server (fork against forkless), a row per measure; and every run.
 type benchView struct {
-	Heads []benchHead
-	Rows  []benchRow
-	Runs  []benchRunRow
+	Heads   []benchHead
+	Rows    []benchRow
+	Runs    []benchRunRow
+	Verdict verdictView
 	// causes says, per server, what the runs' worst PINGs were spikes
 	// of (result.WorstCauses); "" when none was.
 	causes string
+}
+
+// verdictView is the bench's verdict (result.Decide) as the page shows
+// it under the seeds' table: a label and a line each, as bench prints it.
+type verdictView struct {
+	Title  string
+	Choice string // the method chosen, "none" without one
+	Lines  []verdictLine
+}
+
+type verdictLine struct {
+	Part, Label, Text string
+}
+
+// verdictOf lays out v; the texts are the servers' and a file's: made
+// inert and bounded.
+func verdictOf(v result.Verdict) verdictView {
+	vv := verdictView{Title: "Verdict: the servers compared", Choice: clean(orWord(v.Choice, "none"))}
+	if v.Kind == result.Methods {
+		vv.Title = "Verdict: which method for this server"
+	}
+	add := func(part, label string, texts ...string) {
+		for i, t := range texts {
+			if i > 0 {
+				label = ""
+			}
+			vv.Lines = append(vv.Lines, verdictLine{part, label, clean(t)})
+		}
+	}
+	add("memory", "memory", v.Memory...)
+	add("trade", "trade", v.Trade...)
+	add("choice", "choice", orWord(v.Choice, "none")+": "+v.Why)
+	if v.Flips != "" {
+		add("flips", "flips to", v.Flips)
+	}
+	add("missing", "missing", v.Missing...)
+	return vv
+}
+
+func orWord(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
 }
 
 type benchHead struct {
@@ -92,7 +138,7 @@ func benchViewOf(ins []src.Input, fi int, colourOf map[string]int) *benchView {
 		bv.Heads = append(bv.Heads, benchHead{Server: clean(s.Addr), Label: clean(s.Label), Kind: clean(orNA(s.Kind)),
 			Colour: hex(serverColour(ci)), Runs: len(s.Runs)})
 		for i, run := range s.Runs {
-			bv.Runs = append(bv.Runs, benchRunOf(s, i+1, run))
+			bv.Runs = append(bv.Runs, benchRunOf(s, cmp.Or(run.N, i+1), run))
 		}
 		if c := result.WorstCauses(s); c != "" && !strings.HasPrefix(c, "no spike") {
 			causes = append(causes, clean(c)+" on "+clean(s.Addr))
@@ -106,6 +152,7 @@ func benchViewOf(ins []src.Input, fi int, colourOf map[string]int) *benchView {
 		}
 		bv.Rows = append(bv.Rows, row)
 	}
+	bv.Verdict = verdictOf(result.Decide(sums))
 	return bv
 }
 

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"html"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -11,8 +12,10 @@ import (
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/bench/result"
 	"github.com/vkwatch/vkwatch/source/record"
 	src "github.com/vkwatch/vkwatch/source/report"
+	"github.com/vkwatch/vkwatch/source/risk"
 	"github.com/vkwatch/vkwatch/source/units"
 )
 
@@ -35,7 +38,7 @@ func hourRecording(tb testing.TB) string {
 		h.Servers = append(h.Servers, record.ServerInfo{Node: n, Addr: string(n),
 			Identity: &source.Identity{Addr: string(n), ServerName: "valkey", Version: "9.0.0", Role: "master", Local: true}})
 	}
-	w, err := record.NewWriter(f, "jsonl", h)
+	w, err := record.NewWriter(f, h, record.Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -165,5 +168,50 @@ func TestPagePeaksLabelled(t *testing.T) {
 				t.Errorf("%s: the page has no label %q for its highest %s", node, want, what)
 			}
 		}
+	}
+}
+
+// TestPageVerdict: the page of a bench of one server saved both ways has
+// the verdict under the seeds' table, line for line as result.Decide
+// makes it from the file: here memory binds, and forkless is the choice.
+func TestPageVerdict(t *testing.T) {
+	lim := result.Limit{Kind: risk.LimitCgroup, Cap: risk.Figure{Bytes: 600 << 20, From: "the memory limit of cgroup v2:/x"},
+		Base: risk.Figure{Bytes: 300 << 20, From: "the memory usage of cgroup v2:/x"}}
+	col := func(method string, kind source.SaveKind, cow int64, ops float64) result.Summary {
+		s := result.Summary{Addr: "10.0.0.7:6379", Method: method}
+		for n := range 3 {
+			s.Runs = append(s.Runs, result.Run{N: 2*n + len(method) - 3, Asked: method, WriterOps: ops + float64(n),
+				Report:    source.SaveReport{Kind: kind, Status: "ok", COW: source.Some(cow), Observed: 3 * time.Second},
+				ServerCOW: source.Some(cow), MemDelta: source.Some(cow + 1<<20), Limits: []result.Limit{lim}})
+		}
+		s.Summarise()
+		return s
+	}
+	sums := []result.Summary{col("fork", source.SaveFork, 250<<20, 27000), col("forkless", source.SaveForkless, 0, 23000)}
+	p := filepath.Join(t.TempDir(), "methods.json")
+	var b bytes.Buffer
+	if err := result.WriteJSON(&b, sums); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// html/template writes + as &#43;, a browser shows it as +.
+	page := strings.ReplaceAll(string(render(t, load(t, p))), "&#43;", "+")
+	v := result.Decide(sums)
+	if v.Choice != "forkless" {
+		t.Fatalf("fixture: verdict %q (%s), want forkless", v.Choice, v.Why)
+	}
+	at := strings.Index(page, `<dl class="verdict" data-choice="forkless">`)
+	if at < 0 || at < strings.Index(page, `<table class="seeds">`) {
+		t.Fatalf("no forkless verdict under the seeds' table")
+	}
+	rest := page[at:]
+	for _, line := range append(append(v.Memory, v.Trade...), "forkless: "+v.Why, v.Flips) {
+		i := strings.Index(rest, html.EscapeString(line))
+		if i < 0 {
+			t.Fatalf("the page's verdict lacks, in order, %q:\n%s", line, page[at:at+2000])
+		}
+		rest = rest[i:]
 	}
 }

@@ -104,6 +104,7 @@ func leadText(ins []src.Input) string {
 	addrs := map[string]bool{}
 	var recSaves, runs int
 	var first, last time.Time
+	recs := false
 	for _, in := range ins {
 		for _, s := range in.Bench {
 			addrs[s.Addr] = true
@@ -113,8 +114,16 @@ func leadText(ins []src.Input) string {
 		if rec == nil {
 			continue
 		}
-		if first.IsZero() || rec.Epoch.Before(first) {
-			first = rec.Epoch
+		recs = true
+		if len(rec.Servers) == 0 {
+			continue // --report's file of no save: no time to show
+		}
+		start := rec.Epoch
+		if rec.SavesOnly {
+			start = start.Add(firstSave(rec))
+		}
+		if first.IsZero() || start.Before(first) {
+			first = start
 		}
 		for _, s := range rec.Servers {
 			addrs[s.Addr] = true
@@ -125,7 +134,7 @@ func leadText(ins []src.Input) string {
 		}
 	}
 	saves := plural(recSaves, "save")
-	if first.IsZero() {
+	if !recs {
 		saves = plural(runs, "bench run")
 	}
 	if strings.HasPrefix(saves, "0 ") {
@@ -185,9 +194,19 @@ func (r *Report) addRecording(fv *fileView, ins []src.Input, fi int, colourOf ma
 		tx.hi = max(tx.hi, s.Duration())
 	}
 	fv.Recorded = spanText(rec.Epoch, rec.Epoch.Add(seconds(tx.hi)))
-	fv.Rows = make([]figureRow, len(timeKinds))
-	for i, k := range timeKinds {
-		fv.Rows[i].Title = k.title
+	switch {
+	case rec.SavesOnly && len(rec.Servers) == 0:
+		fv.Kind, fv.Recorded = "save reports", "no save"
+	case rec.SavesOnly:
+		// --report's saves: no sample to draw over time, and the span is
+		// the saves', from the first one's start.
+		fv.Kind = "save reports"
+		fv.Recorded = spanText(rec.Epoch.Add(firstSave(rec)), rec.Epoch.Add(seconds(tx.hi)))
+	default:
+		fv.Rows = make([]figureRow, len(timeKinds))
+		for i, k := range timeKinds {
+			fv.Rows[i].Title = k.title
+		}
 	}
 	var curves []saveCurve
 	var sums []serverSum
@@ -207,7 +226,7 @@ func (r *Report) addRecording(fv *fileView, ins []src.Input, fi int, colourOf ma
 			curves = append(curves, saveCurve{sv, num, ci, name})
 		}
 		stem := fmt.Sprintf("%02d-%s", len(r.Figures)/len(timeKinds)+1, safeName(s.Addr))
-		for i, k := range timeKinds {
+		for i, k := range timeKinds[:len(fv.Rows)] {
 			f := k.figure(stem, clean(s.Addr), s, serverColour(ci), tx, sc, sp)
 			f.Colour = colour
 			fv.Rows[i].Figures = append(fv.Rows[i].Figures, f)
@@ -216,8 +235,25 @@ func (r *Report) addRecording(fv *fileView, ins []src.Input, fi int, colourOf ma
 		sums = append(sums, summarise(clean(s.Addr), colour, s, first))
 	}
 	fv.Servers = sums
-	fv.Story = recordingStory(sums, tx.hi)
+	if rec.SavesOnly {
+		fv.Story = reportsStory(sums)
+	} else {
+		fv.Story = recordingStory(sums, tx.hi)
+	}
 	return curves
+}
+
+// firstSave is when the first save of rec began, from its epoch.
+func firstSave(rec *src.Recording) time.Duration {
+	first, seen := time.Duration(0), false
+	for _, s := range rec.Servers {
+		for _, sv := range s.Saves {
+			if !seen || sv.Started < first {
+				first, seen = sv.Started, true
+			}
+		}
+	}
+	return first
 }
 
 // colourIndex gives each server of the page its own colour, in order of

@@ -120,8 +120,10 @@ func TestSaveLabelsAboveTheData(t *testing.T) {
 }
 
 // TestCostCurvesNeedPoints: a save with one or two progress reports gets
-// no cost curve (a dot that "peaked at 0 %"), and no "peaked at"; the page
-// names it beside the figures.
+// no cost curve (a dot that "peaked at 0 %"), and the page names it
+// beside the figures. Its "peak at" is the progress the sample that saw
+// the peak saw, as the pane says it: n/a for a peak seen before any key
+// was reported (#1), 50 % where it was seen at 50 % (#2).
 func TestCostCurvesNeedPoints(t *testing.T) {
 	in := syntheticInput(forkSave(5, 6, 0), forkSave(10, 11, 0, 0, 0.5), forkSave(20, 50, 0, 0.2, 0.4, 0.6, 1))
 	r, err := Build([]src.Input{in})
@@ -135,7 +137,7 @@ func TestCostCurvesNeedPoints(t *testing.T) {
 		t.Errorf("cost note %q, want it to start %q", r.CostNote, want)
 	}
 	page := string(render(t, []src.Input{in}))
-	for num, want := range map[int]string{1: `data-v="">n/a`, 2: `data-v="">n/a`, 3: `data-v="1">100 %`} {
+	for num, want := range map[int]string{1: `data-v="">n/a`, 2: `data-v="0.5">50 %`, 3: `data-v="1">100 %`} {
 		row := page[strings.Index(page, fmt.Sprintf(`<tr data-save="%d">`, num)):]
 		row = row[strings.Index(row, `data-col="peak-at"`):]
 		if !strings.HasPrefix(row, `data-col="peak-at" `+want) {

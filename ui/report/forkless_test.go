@@ -89,7 +89,7 @@ func TestSaveKindIsTheSaves(t *testing.T) {
 			page := string(render(t, []src.Input{syntheticInput(tt.save)}))
 			row := page[strings.Index(page, `<tr data-save="1">`):]
 			row = row[:strings.Index(row, "</tr>")]
-			if !strings.Contains(row, `<td class="t">`+tt.want+`</td>`) {
+			if !strings.Contains(row, `<td class="t w">`+tt.want+`</td>`) {
 				t.Errorf("table of saves, kind: want %q in\n%s", tt.want, row)
 			}
 		})

@@ -2,6 +2,7 @@ package report
 
 import (
 	_ "embed"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
@@ -27,6 +28,7 @@ var page = template.Must(template.New("page").Funcs(template.FuncMap{
 	// colour passes a colour this package chose (#rrggbb) to a style
 	// attribute; html/template would refuse any other.
 	"colour": func(s string) template.CSS { return template.CSS("color:" + s) },
+	"plural": plural,
 }).Parse(pageSource))
 
 type pageData struct {
@@ -88,9 +90,15 @@ func (r *Report) WriteFigures(dir string) ([]string, error) {
 // on disk: a failure, a crash or a kill never leaves a half-written file
 // under path, nor replaces what was there.
 func WriteFileAtomic(path string, write func(io.Writer) error) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
-		return err
+		// Name the directory, not the temporary file the user never asked for.
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("cannot create a file in %s: %w", dir, err)
 	}
 	defer func() {
 		if err != nil {

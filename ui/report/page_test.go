@@ -12,6 +12,8 @@ import (
 
 	"github.com/charmbracelet/x/exp/golden"
 
+	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/record"
 	src "github.com/vkwatch/vkwatch/source/report"
 )
 
@@ -111,5 +113,63 @@ func TestPageInertText(t *testing.T) {
 	}
 	if strings.ContainsAny(page, "\x1b\u202e") {
 		t.Errorf("a control or bidi character from the file reached the page")
+	}
+}
+
+// TestPageOfSaveReports: --report's file of the recording's two saves
+// makes a page of those saves: the same table of every save as the
+// recording's page, the summary in sentences, and no figure over time
+// (there is no sample to draw).
+func TestPageOfSaveReports(t *testing.T) {
+	rec := load(t, v1Recording)[0].Recording
+	var reps []source.SaveReport
+	for _, s := range rec.Servers {
+		for _, sv := range s.Saves {
+			reps = append(reps, sv.SaveReport)
+		}
+	}
+	b, err := record.MarshalReports(reps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "saves.json")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fromRec, fromReps := string(render(t, load(t, v1Recording))), string(render(t, load(t, p)))
+	table := func(page string) string {
+		i := strings.Index(page, `<table class="saves">`)
+		if i < 0 {
+			t.Fatalf("no table of every save in\n%s", page)
+		}
+		return page[i : i+strings.Index(page[i:], "</table>")]
+	}
+	if a, b := table(fromRec), table(fromReps); a != b {
+		t.Errorf("the table of every save differs from the recording's:\n%s\nagainst\n%s", b, a)
+	}
+	for _, want := range []string{
+		"The save reports (--report) hold 2 saves on 127.0.0.1:17001 and 127.0.0.1:17002: 1 AOF rewrite, 1 BGSAVE fork, all ok.",
+		"The most a save copied on write was 636.0 KiB",
+		`<dt data-kind="save reports">`, "save reports (--report): 2 servers, 1 Dec 2026, 08:35:23",
+		"2 servers, 2 saves, 1 Dec 2026, 08:35:23",
+	} {
+		if !strings.Contains(fromReps, want) {
+			t.Errorf("the page of save reports does not say %q", want)
+		}
+	}
+	if strings.Contains(fromReps, "<svg ") || strings.Contains(fromReps, "Over time") {
+		t.Errorf("the page of save reports draws figures over time, with no sample to draw")
+	}
+
+	// A file of no save (the monitor quit before any ended) is a page
+	// that says so.
+	if err := os.WriteFile(p, []byte("[\n\n]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	empty := string(render(t, load(t, p)))
+	for _, want := range []string{"The file holds no save report", "0 servers, no save.", "save reports (--report): 0 servers, no save"} {
+		if !strings.Contains(empty, want) {
+			t.Errorf("the page of no save report does not say %q", want)
+		}
 	}
 }

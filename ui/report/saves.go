@@ -23,12 +23,12 @@ type saveRow struct {
 }
 
 func saveRowOf(num int, s *src.Server, sv *src.Save, colour string, epoch time.Time) saveRow {
-	peakAt := pctCell(sv.PeakAtProgress)
-	if curvePoints(sv) < minCurvePoints {
-		// One or two progress reports: where in the save the peak came is
-		// not known.
-		peakAt = na
-	}
+	// The progress when the peak was seen, as the pane and the reports
+	// table say it: n/a where the samples had no progress yet
+	// (SaveReport.PeakProgress), not "0 %". A short save's two progress
+	// reports are too few for its curve (costs.go), not for this figure:
+	// the sample that saw the peak saw the progress with it.
+	peakAt := pctCell(sv.PeakProgress())
 	blocked := na
 	if v, ok := blockedWriters(sv); ok {
 		blocked = fcount(v)

@@ -214,6 +214,30 @@ func pageWorst(sums []serverSum, get func(*serverSum) worst, lowest bool) (*serv
 // watched and what the saves cost at worst, each figure with the save it
 // belongs to and its instrument.
 func recordingStory(sums []serverSum, dur float64) []string {
+	all, who := savesOf(sums)
+	s := []string{fmt.Sprintf("vkwatch watched %s for %s", who, durText(seconds(dur)))}
+	if len(all) == 0 {
+		s[0] += " and saw no save end: the figures show the servers without one."
+		return s
+	}
+	s[0] += fmt.Sprintf(" and saw %s end: %s.", plural(len(all), "save"), savesText(all, false))
+	return append(s, costStory(sums)...)
+}
+
+// reportsStory is the summary of --report's save reports in sentences:
+// whose saves they are, and what the saves cost at worst.
+func reportsStory(sums []serverSum) []string {
+	all, who := savesOf(sums)
+	if len(all) == 0 {
+		return []string{"The file holds no save report: vkwatch saw no save end while it ran."}
+	}
+	s := []string{fmt.Sprintf("The save reports (--report) hold %s on %s: %s.", plural(len(all), "save"), who, savesText(all, false))}
+	return append(s, costStory(sums)...)
+}
+
+// savesOf is every save of sums, and the servers named as a sentence
+// names them ("a, b and c", or "5 servers").
+func savesOf(sums []serverSum) ([]src.Save, string) {
 	var all []src.Save
 	var names []string
 	for i := range sums {
@@ -224,12 +248,13 @@ func recordingStory(sums []serverSum, dur float64) []string {
 	if len(sums) <= 3 {
 		who = joinAnd(names)
 	}
-	s := []string{fmt.Sprintf("vkwatch watched %s for %s", who, durText(seconds(dur)))}
-	if len(all) == 0 {
-		s[0] += " and saw no save end: the figures show the servers without one."
-		return s
-	}
-	s[0] += fmt.Sprintf(" and saw %s end: %s.", plural(len(all), "save"), savesText(all, false))
+	return all, who
+}
+
+// costStory is what the saves of sums cost at worst, in sentences, each
+// figure with the save it belongs to and its instrument.
+func costStory(sums []serverSum) []string {
+	var s []string
 	if at, w := pageWorst(sums, func(x *serverSum) worst { return x.COW }, false); at != nil && w.sv.COWFrom == source.FromNoChild {
 		s = append(s, "Nothing was copied on write: a forkless save forks no child.")
 	} else if at != nil {

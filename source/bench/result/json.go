@@ -2,14 +2,17 @@ package result
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/inert"
+	"github.com/vkwatch/vkwatch/source/risk"
 )
 
 // jsonStat is a Stat in JSON; a Stat no run had is null.
@@ -35,7 +38,12 @@ func optJSON[T int64 | float64](o source.Opt[T]) *T {
 }
 
 type jsonRun struct {
-	Run           int       `json:"run"`
+	// Run is the run's number on its server, in the order runs ran.
+	Run int `json:"run"`
+	// MethodAsked is the bgsave-default-method set for the run
+	// (--methods); a run asked forkless whose kind is BGSAVE fork forked
+	// anyway.
+	MethodAsked   string    `json:"method_asked,omitempty"`
 	DatasetKeys   int64     `json:"dataset_keys"`
 	UsedMemory    int64     `json:"used_memory_bytes"`
 	WriterMisses  uint64    `json:"writer_misses"`
@@ -86,6 +94,19 @@ type jsonRun struct {
 	// ForecastAllocatorFree is the part of the bound that is the
 	// allocator's free resident pages (Run.AllocatorFree).
 	ForecastAllocatorFree *int64 `json:"forecast_bound_allocator_free_bytes"`
+	// Limits are the memory limits of the server's host before the
+	// save (Run.Limits).
+	Limits []jsonLimit `json:"memory_limits"`
+}
+
+// jsonLimit is a Limit: the limit and what counted against it, in bytes,
+// each with its instrument.
+type jsonLimit struct {
+	Limit    string `json:"limit"`
+	Cap      int64  `json:"cap_bytes"`
+	CapFrom  string `json:"cap_from"`
+	Base     int64  `json:"base_bytes"`
+	BaseFrom string `json:"base_from,omitempty"`
 }
 
 // peakLive is the report's live copy-on-write peak from the fastest
@@ -105,10 +126,13 @@ func peakLive(r *source.SaveReport) (source.Opt[int64], source.Instrument) {
 }
 
 type jsonSummary struct {
-	Server    int       `json:"server"`
-	Addr      string    `json:"addr"`
-	Label     string    `json:"label,omitempty"`
-	Kind      string    `json:"kind"`
+	Server int    `json:"server"`
+	Addr   string `json:"addr"`
+	Label  string `json:"label,omitempty"`
+	Kind   string `json:"kind"`
+	// Method is the column's saves' method where one server was saved
+	// both ways (--methods).
+	Method    string    `json:"method,omitempty"`
 	Runs      []jsonRun `json:"runs"`
 	COW       *jsonStat `json:"cow_bytes"`
 	MemDelta  *jsonStat `json:"mem_delta_bytes"`
@@ -131,10 +155,11 @@ type jsonSummary struct {
 func WriteJSON(w io.Writer, s []Summary) error {
 	out := struct {
 		Servers []jsonSummary `json:"servers"`
-	}{Servers: []jsonSummary{}}
+		Verdict jsonVerdict   `json:"verdict"`
+	}{Servers: []jsonSummary{}, Verdict: toJSONVerdict(Decide(s))}
 	for _, x := range s {
 		js := jsonSummary{
-			Server: x.Server, Addr: x.Addr, Label: x.Label, Kind: x.Kind, Runs: []jsonRun{},
+			Server: x.Server, Addr: x.Addr, Label: x.Label, Kind: x.Kind, Method: x.Method, Runs: []jsonRun{},
 			COW: toJSONStat(x.COW), MemDelta: toJSONStat(x.MemDelta), SaveTime: toJSONStat(x.SaveTime),
 			WriterOps: toJSONStat(x.WriterOps), WorstPing: toJSONStat(x.WorstPing), P99Ping: toJSONStat(x.P99Ping),
 			Keys: toJSONStat(x.DatasetKeys), Used: toJSONStat(x.UsedMemory), ForecastErr: toJSONStat(x.ForecastErr),
@@ -142,7 +167,7 @@ func WriteJSON(w io.Writer, s []Summary) error {
 		}
 		for i, r := range x.Runs {
 			js.Runs = append(js.Runs, jsonRun{
-				Run: i + 1, DatasetKeys: r.DatasetKeys, UsedMemory: r.UsedMemory, WriterMisses: r.WriterMisses,
+				Run: cmp.Or(r.N, i+1), MethodAsked: r.Asked, Limits: toJSONLimits(r.Limits), DatasetKeys: r.DatasetKeys, UsedMemory: r.UsedMemory, WriterMisses: r.WriterMisses,
 				Kind: string(r.Report.Kind), Status: r.Report.Status, Evidence: r.Report.Evidence, StartedAt: r.Report.StartedAt,
 				COW: optJSON(r.Report.COW), COWFrom: string(r.Report.COWFrom), ServerCOW: optJSON(r.ServerCOW), MemDelta: optJSON(r.MemDelta),
 				PeakUsedDelta: optJSON(r.Report.PeakUsedDelta),
@@ -179,6 +204,78 @@ func WriteJSON(w io.Writer, s []Summary) error {
 	// raw escaped too: --json may be read on a terminal.
 	_, err = w.Write(append(inert.JSON(b), '\n'))
 	return err
+}
+
+func toJSONLimits(ls []Limit) []jsonLimit {
+	out := make([]jsonLimit, 0, len(ls))
+	for _, l := range ls {
+		out = append(out, jsonLimit{Limit: string(l.Kind), Cap: l.Cap.Bytes, CapFrom: l.Cap.From, Base: l.Base.Bytes, BaseFrom: l.Base.From})
+	}
+	return out
+}
+
+func fromJSONLimits(js []jsonLimit) []Limit {
+	var out []Limit
+	for _, l := range js {
+		out = append(out, Limit{Kind: risk.LimitKind(l.Limit), Cap: risk.Figure{Bytes: l.Cap, From: l.CapFrom},
+			Base: risk.Figure{Bytes: l.Base, From: l.BaseFrom}})
+	}
+	return out
+}
+
+// jsonVerdict is the verdict (Decide) for scripts: its sentences as the
+// table prints them, and each side's figures as numbers.
+type jsonVerdict struct {
+	Kind    string     `json:"kind"`
+	Choice  *string    `json:"choice"` // null: the figures support none
+	Why     string     `json:"why"`
+	Flips   string     `json:"flips,omitempty"`
+	Missing []string   `json:"missing"`
+	Memory  []string   `json:"memory"`
+	Trade   []string   `json:"trade"`
+	Sides   []jsonSide `json:"sides"`
+}
+
+type jsonSide struct {
+	Addr     string `json:"addr"`
+	Method   string `json:"method,omitempty"`
+	Runs     int    `json:"runs"`
+	Forced   int    `json:"forced_forks"`
+	Peak     *int64 `json:"peak_cost_bytes"`
+	PeakFrom string `json:"peak_cost_from,omitempty"`
+	// Binding is the limit the peak fills most; Fill that share of the
+	// limit, HeadroomShare the peak's share of what the limit left.
+	Binding       *jsonLimit `json:"binding_limit"`
+	Fill          *float64   `json:"binding_fill"`
+	HeadroomShare *float64   `json:"headroom_share"`
+}
+
+func toJSONVerdict(v Verdict) jsonVerdict {
+	j := jsonVerdict{Kind: string(v.Kind), Why: v.Why, Flips: v.Flips, Missing: nonNil(v.Missing), Memory: nonNil(v.Memory),
+		Trade: nonNil(v.Trade), Sides: []jsonSide{}}
+	if v.Choice != "" {
+		j.Choice = &v.Choice
+	}
+	for _, sd := range v.Sides {
+		js := jsonSide{Addr: sd.Addr, Method: sd.Method, Runs: sd.Runs, Forced: sd.Forced, Peak: optJSON(sd.Peak), PeakFrom: sd.PeakFrom}
+		if b, ok := sd.Binding.Get(); ok {
+			l := toJSONLimits([]Limit{b})[0]
+			fill, share := sd.Fill, sd.Share
+			js.Binding, js.Fill = &l, &fill
+			if !math.IsInf(share, 0) {
+				js.HeadroomShare = &share
+			}
+		}
+		j.Sides = append(j.Sides, js)
+	}
+	return j
+}
+
+func nonNil(ss []string) []string {
+	if ss == nil {
+		return []string{}
+	}
+	return ss
 }
 
 // ErrNotBenchJSON is wrapped by ReadJSON's error when the input is not what
@@ -221,7 +318,7 @@ func ReadJSON(r io.Reader) ([]Summary, error) {
 	out := make([]Summary, 0, len(*doc.Servers))
 	for _, js := range *doc.Servers {
 		s := Summary{
-			Server: js.Server, Addr: js.Addr, Label: js.Label, Kind: js.Kind,
+			Server: js.Server, Addr: js.Addr, Label: js.Label, Kind: js.Kind, Method: js.Method,
 			COW: fromJSONStat(js.COW), MemDelta: fromJSONStat(js.MemDelta), SaveTime: fromJSONStat(js.SaveTime),
 			WriterOps: fromJSONStat(js.WriterOps), WorstPing: fromJSONStat(js.WorstPing), P99Ping: fromJSONStat(js.P99Ping),
 			DatasetKeys: fromJSONStat(js.Keys), UsedMemory: fromJSONStat(js.Used),
@@ -229,7 +326,7 @@ func ReadJSON(r io.Reader) ([]Summary, error) {
 		}
 		for _, jr := range js.Runs {
 			s.Runs = append(s.Runs, Run{
-				Server: js.Server,
+				Server: js.Server, N: jr.Run, Asked: jr.MethodAsked, Limits: fromJSONLimits(jr.Limits),
 				Report: source.SaveReport{
 					Addr: js.Addr, Kind: source.SaveKind(jr.Kind), Status: jr.Status, Evidence: jr.Evidence, StartedAt: jr.StartedAt,
 					COW: optFromJSON(jr.COW), COWFrom: source.Instrument(jr.COWFrom), PeakUsedDelta: optFromJSON(jr.PeakUsedDelta),

@@ -3,6 +3,7 @@ package result
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,14 +24,7 @@ func TestReadJSONRoundTrip(t *testing.T) {
 	}
 	in := []Summary{{Server: 0, Addr: "127.0.0.1:7001", Runs: runs}}
 	in[0].Summarise()
-	var b bytes.Buffer
-	if err := WriteJSON(&b, in); err != nil {
-		t.Fatal(err)
-	}
-	out, err := ReadJSON(&b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := roundTrip(t, in)
 	if len(out) != 1 || len(out[0].Runs) != 2 {
 		t.Fatalf("read %+v", out)
 	}
@@ -64,4 +58,37 @@ func TestReadJSONRejects(t *testing.T) {
 			t.Errorf("ReadJSON(%q) = %v, want ErrNotBenchJSON", tt.in, err)
 		}
 	}
+}
+
+// TestReadJSONMethods: a bench of one server saved both ways reads back
+// whole: each column's method, each run's number, the method asked and
+// the memory limits its verdict rests on.
+func TestReadJSONMethods(t *testing.T) {
+	in := seedMethods(2)
+	out := roundTrip(t, in)
+	for i := range in {
+		if out[i].Method != in[i].Method {
+			t.Errorf("column %d: method %q, want %q", i, out[i].Method, in[i].Method)
+		}
+		for j, w := range in[i].Runs {
+			g := out[i].Runs[j]
+			if g.N != w.N || g.Asked != w.Asked || !slices.Equal(g.Limits, w.Limits) {
+				t.Errorf("column %d run %d: %d %q %+v, want %d %q %+v", i, j, g.N, g.Asked, g.Limits, w.N, w.Asked, w.Limits)
+			}
+		}
+	}
+}
+
+// roundTrip is what ReadJSON reads of what WriteJSON wrote of in.
+func roundTrip(t *testing.T, in []Summary) []Summary {
+	t.Helper()
+	var b bytes.Buffer
+	if err := WriteJSON(&b, in); err != nil {
+		t.Fatal(err)
+	}
+	out, err := ReadJSON(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -13,11 +13,22 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/forecast"
 	"github.com/vkwatch/vkwatch/source/inert"
+	"github.com/vkwatch/vkwatch/source/risk"
 )
 
 // Run is what one run measured.
 type Run struct {
 	Server int
+	// N is the run's number on its server, in the order the runs ran
+	// (runs of two methods alternate: 1 fork, 2 forkless, 3 fork, ...);
+	// 0 in results written before it was kept.
+	N int
+	// Asked is the bgsave-default-method bench set for the run and read
+	// back (bench --methods); empty when it set none. A save asked
+	// forkless that forked anyway (a loaded module that cannot save
+	// forklessly: rdb_current_bgsave_type fork) is a fork save: its
+	// Report.Kind says so, and Forced does.
+	Asked  string
 	Report source.SaveReport // the save as the watcher saw it end
 	// WriterOps is the writers' ops/s over the window.
 	WriterOps float64
@@ -69,7 +80,34 @@ type Run struct {
 	// PeakBefore is the highest rate between two samples of that span,
 	// the upper bound's.
 	RateBefore, PeakBefore source.Opt[float64]
+	// Limits are the memory limits the server's host had in the last
+	// sample before the run's BGSAVE (risk.Limits): what a fork could
+	// take, against which the verdict sets what the saves cost.
+	Limits []Limit
 }
+
+// Forced says the run asked for a forkless save and the server forked.
+func (r *Run) Forced() bool { return r.Asked == "forkless" && r.Report.Kind.Method() == "fork" }
+
+// Limit is one memory limit as a run began: Cap the limit, Base what
+// already counted against it (zero for MemAvailable, which used memory is
+// outside of), each with its instrument.
+type Limit struct {
+	Kind      risk.LimitKind
+	Cap, Base risk.Figure
+}
+
+// LimitsOf keeps the limits of risk.Limits.
+func LimitsOf(cs []risk.Check) []Limit {
+	out := make([]Limit, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, Limit{Kind: c.Limit, Cap: c.Cap, Base: c.Base})
+	}
+	return out
+}
+
+// Headroom is what the limit left for a fork.
+func (l Limit) Headroom() int64 { return l.Cap.Bytes - l.Base.Bytes }
 
 // Stat is mean / min / max over the runs that had the value; N counts them
 // (0: no run had it, and the other fields mean nothing).
@@ -86,6 +124,10 @@ type Summary struct {
 	Addr   string
 	Label  string // Target.Label
 	Kind   string // the saves' kind, e.g. "BGSAVE fork"
+	// Method is the method of the column's saves where bench saved one
+	// server both ways (--methods): its runs are those whose saves ran
+	// that way, whatever was asked. Empty otherwise.
+	Method string
 	Runs   []Run
 
 	COW, MemDelta, SaveTime, WriterOps, WorstPing, P99Ping Stat
@@ -172,6 +214,7 @@ func inertSummaries(s []Summary) []Summary {
 	out := make([]Summary, len(s))
 	for i, x := range s {
 		x.Addr, x.Label, x.Kind = inert.Text(x.Addr), inert.Text(x.Label), inert.Text(x.Kind)
+		x.Method = inert.Text(x.Method)
 		runs := make([]Run, len(x.Runs))
 		for j, r := range x.Runs {
 			r.Report = r.Report.Inert()
@@ -179,12 +222,26 @@ func inertSummaries(s []Summary) []Summary {
 				sp := r.WorstSpike.Inert()
 				r.WorstSpike = &sp
 			}
+			r.Asked = inert.Text(r.Asked)
+			r.Limits = inertLimits(r.Limits)
 			r.Forecast.Basis = forecast.Basis(inert.Text(string(r.Forecast.Basis)))
 			r.Forecast.DurationFrom = inert.Text(r.Forecast.DurationFrom)
 			runs[j] = r
 		}
 		x.Runs = runs
 		out[i] = x
+	}
+	return out
+}
+
+// inertLimits is ls with its names and instruments made inert (a cgroup's
+// path is the host's text; a file read back is anyone's), ls unchanged.
+func inertLimits(ls []Limit) []Limit {
+	out := make([]Limit, len(ls))
+	for i, l := range ls {
+		l.Kind = risk.LimitKind(inert.Text(string(l.Kind)))
+		l.Cap.From, l.Base.From = inert.Text(l.Cap.From), inert.Text(l.Base.From)
+		out[i] = l
 	}
 	return out
 }

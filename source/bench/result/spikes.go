@@ -10,8 +10,8 @@ import (
 )
 
 // WorstCausesMeasure names the summary table's row of what the runs'
-// worst PINGs were spikes of.
-const WorstCausesMeasure = "worst PING's causes (runs with each)"
+// worst PINGs were spikes of (measureNotes says how it counts).
+const WorstCausesMeasure = "worst PING's causes [5]"
 
 // WorstCauses is one server's cell of that row: each cause with the runs
 // whose worst PING it explains (in part), "fork 5/7, page_faults 2/7", and
@@ -45,14 +45,16 @@ func WorstCauses(x Summary) string {
 	return strings.Join(parts, ", ")
 }
 
-// writeWorstSpikes writes, under the runs' table, each run's worst PING
-// with its causes and their evidence, and the spike rule.
+// writeWorstSpikes writes, under the runs' tables, each run's worst PING
+// that was a spike with its causes and their evidence, wrapped to
+// tableWidth, and the spike rule.
 func writeWorstSpikes(w io.Writer, s []Summary) {
 	var lines []string
 	for _, x := range s {
 		for i, r := range x.Runs {
 			if sp := r.WorstSpike; sp != nil {
-				lines = append(lines, fmt.Sprintf("%s run %d: worst PING %s: %s", x.Addr, i+1, source.Millis(sp.Ping), sp.Summary()))
+				lead := fmt.Sprintf("  %s run %s: ", columnName(x), runNo(r, i))
+				lines = append(lines, wrap(lead, "worst PING "+source.Millis(sp.Ping)+": "+sp.Summary(), tableWidth)...)
 			}
 		}
 	}
@@ -60,8 +62,6 @@ func writeWorstSpikes(w io.Writer, s []Summary) {
 		return
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Worst PINGs that were spikes ("+source.SpikeRule+"):")
-	for _, l := range lines {
-		fmt.Fprintln(w, "  "+l)
-	}
+	fmt.Fprintln(w, strings.Join(wrap("", "worst PINGs that were spikes [5] ("+source.SpikeRule+"):", tableWidth), "\n"))
+	fmt.Fprintln(w, strings.Join(lines, "\n"))
 }

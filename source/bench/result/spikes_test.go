@@ -33,13 +33,17 @@ func TestTableWorstCauses(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{
 		WorstCausesMeasure, "fork 1/3, cpu_wait 1/3, page_faults 1/3, no spike 1/3",
-		"Worst PINGs that were spikes (" + source.SpikeRule + "):",
-		"127.0.0.1:7001 run 1: worst PING 68.9 ms: fork pause 33.0 ms of 68.9 ms (latest_fork_usec, total_forks +1) + page faults 20.0 ms of 68.9 ms (minflt +5000)",
-		"127.0.0.1:7001 run 2: worst PING 12.0 ms: waited for a CPU",
+		"worst PINGs that were spikes [5] (a spike is a PING above 3x",
+		"  127.0.0.1:7001 (n/a) run 1: worst PING 68.9 ms: fork pause 33.0 ms of 68.9 ms (latest_fork_usec, total_forks +1) +\n" +
+			"                              page faults 20.0 ms of 68.9 ms (minflt +5000)",
+		"  127.0.0.1:7001 (n/a) run 2: worst PING 12.0 ms: waited for a CPU",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
+	}
+	if n := widest(out); n > tableWidth {
+		t.Errorf("a line of %d columns", n)
 	}
 	if strings.Contains(out, "run 3: worst") {
 		t.Error("a run whose worst PING was no spike has a line")

@@ -42,7 +42,10 @@ type state struct {
 	clients  int
 	blocked  int
 	samples  int // INFO replies with the persistence section
+	accepted int // connections accepted
 	unknown  []string
+	// saveMethods are the methods of the BGSAVEs started, in order.
+	saveMethods []string
 
 	rdbSaves, totalForks, forkUsec       int64
 	lastSaveTime, lastBgTime, lastCOW    int64
@@ -182,6 +185,7 @@ func (st *state) begin(method string, sync bool) {
 	})
 	if !sync {
 		st.rdbSaves++
+		st.saveMethods = append(st.saveMethods, method)
 	}
 	if method == "fork" {
 		st.totalForks++
@@ -373,6 +377,7 @@ type View struct {
 	Blocked    int // clients waiting for the save thread
 	Samples    int // INFO replies with the persistence section so far
 	Commands   int64
+	Accepted   int // connections accepted so far
 	RDBSaves   int64
 	AOFRunning bool
 	AOFWaiting bool
@@ -380,7 +385,7 @@ type View struct {
 }
 
 func (st *state) view() View {
-	v := View{Blocked: st.blocked, Samples: st.samples, Commands: st.commands, RDBSaves: st.rdbSaves,
+	v := View{Blocked: st.blocked, Samples: st.samples, Commands: st.commands, Accepted: st.accepted, RDBSaves: st.rdbSaves,
 		AOFRunning: st.aofRunning, AOFWaiting: st.aofScheduled, Dirty: st.dirty, Method: st.lastType}
 	if sv := st.save; sv != nil {
 		v.Saving, v.Method, v.Sync, v.Keys, v.Written = true, sv.method, sv.sync, len(sv.keys), sv.pos

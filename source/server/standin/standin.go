@@ -67,6 +67,8 @@ type Server struct {
 	// wake-up.
 	changed chan struct{}
 	closed  bool
+	// paused: the listener is closed until Resume (Pause).
+	paused bool
 }
 
 // Start starts a stand-in on a free loopback port, closed when the test
@@ -103,8 +105,11 @@ func (s *Server) Close() {
 }
 
 func (s *Server) accept() {
+	s.mu.Lock()
+	ln := s.ln
+	s.mu.Unlock()
 	for {
-		c, err := s.ln.Accept()
+		c, err := ln.Accept()
 		if err != nil {
 			return
 		}
@@ -116,6 +121,7 @@ func (s *Server) accept() {
 		}
 		s.conns[c] = true
 		s.st.clients++
+		s.st.accepted++
 		s.mu.Unlock()
 		s.wg.Go(func() { s.serve(c) })
 	}
@@ -216,4 +222,89 @@ func (s *Server) locked(f func(st *state)) {
 	defer s.mu.Unlock()
 	f(&s.st)
 	s.bump()
+}
+
+// Drop closes every client connection at once, as a network cut or a
+// proxy dropping them would; the stand-in goes on, its state kept, and
+// accepts new connections.
+func (s *Server) Drop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.conns {
+		c.Close()
+	}
+}
+
+// Pause makes the stand-in unreachable, its state kept: every connection
+// is closed and a new one refused until Resume.
+func (s *Server) Pause() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.paused {
+		return
+	}
+	s.paused = true
+	s.ln.Close()
+	for c := range s.conns {
+		c.Close()
+	}
+}
+
+// Resume listens again on the stand-in's port after Pause.
+func (s *Server) Resume(t testing.TB) {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || !s.paused {
+		return
+	}
+	ln, err := net.Listen("tcp", s.Addr)
+	if err != nil {
+		t.Fatalf("stand-in: listen again on %s: %v", s.Addr, err)
+	}
+	s.ln, s.paused = ln, false
+	s.wg.Go(s.accept)
+}
+
+// Setting is the stand-in's setting name as CONFIG GET reads it.
+func (s *Server) Setting(name string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.cfg[name]
+}
+
+// SaveMethods are the methods of the BGSAVEs the stand-in started, in
+// order ("fork", "forkless").
+func (s *Server) SaveMethods() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.st.saveMethods...)
+}
+
+// DriveSaves moves each save the stand-in runs (a bench's BGSAVEs) on,
+// for a test running something that saves and waits for the saves to
+// end: a quarter of its keys for every two samples the watcher takes,
+// then its file written. It returns nil when ctx ends between saves, and
+// ctx's error when it ends during one.
+func (s *Server) DriveSaves(ctx context.Context) error {
+	for {
+		v, err := s.Await(ctx, func(v View) bool { return v.Saving })
+		if err != nil {
+			return nil
+		}
+		for s.View().Written < v.Keys {
+			from := s.View().Samples
+			if _, err := s.Await(ctx, func(w View) bool { return w.Samples >= from+2 }); err != nil {
+				return err
+			}
+			s.Step(v.Keys / 4)
+			s.Advance(time.Second)
+		}
+		from := s.View().Samples
+		if _, err := s.Await(ctx, func(w View) bool { return w.Samples >= from+2 }); err != nil {
+			return err
+		}
+		s.Advance(time.Second)
+		s.Finish()
+	}
 }
