@@ -26,8 +26,9 @@ import (
 //     blocked (blocked_clients);
 //   - the host, for a local server, from /proc of its main thread: stopped
 //     (state T while the PING waited), waiting for a CPU (schedstat's run
-//     delay), page faults (minflt, majflt and kernel time), a sleep in
-//     the kernel (state D, a wait channel);
+//     delay), page faults (minflt and majflt; kernel time up to what the
+//     minor faults could cost, faultCost), a sleep in the kernel (state
+//     D, a wait channel);
 //   - vkwatch itself: its probe read the answer late, where no kernel
 //     timestamp timed it.
 //
@@ -464,6 +465,16 @@ func withNotes(ev string, notes []string) string {
 	return ev + "; " + strings.Join(notes, "; ")
 }
 
+// faultCost and hugeFaultCost bound what one minor page fault can cost
+// the faulting thread: a copy-on-write copy of a 4 KiB page takes a few
+// microseconds (25 leaves room for a loaded host), of a 2 MiB transparent
+// huge page about 0.25 ms. The kernel time of a spike counts as page
+// faults only up to its minor faults at that cost.
+const (
+	faultCost     = 25 * time.Microsecond
+	hugeFaultCost = 250 * time.Microsecond
+)
+
 func (x *explainer) faults() {
 	h := &x.h
 	if !h.faultsOK {
@@ -478,9 +489,16 @@ func (x *explainer) faults() {
 	if h.psiMem.OK && h.psiMem.V > 0 {
 		ev += "; host memory pressure +" + source.Millis(h.psiMem.V) + " (/proc/pressure/memory)"
 	}
+	// Kernel time is a busy server's syscalls too (its clients' reads and
+	// writes): only as much of it as the faults could have cost counts.
+	per := faultCost
+	if v, ok := x.e.AnonHuge.Get(); ok && v > 0 {
+		per = hugeFaultCost
+	}
+	faulting := min(kernel, time.Duration(h.minflt)*per)
 	switch {
-	case h.minflt+h.majflt > 0 && kernel >= 10*time.Millisecond && x.significant(kernel):
-		x.add(source.CauseFaults, "page faults", x.covers(kernel), ev)
+	case faulting >= 10*time.Millisecond && x.significant(faulting):
+		x.add(source.CauseFaults, "page faults", x.covers(faulting), ev)
 	case h.majflt > 0:
 		x.add(source.CauseFaults, "major page faults", source.Opt[time.Duration]{}, ev)
 	default:

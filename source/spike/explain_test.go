@@ -344,6 +344,24 @@ func TestFaults(t *testing.T) {
 	if kinds(cs) != "fork" {
 		t.Errorf("%+v", cs)
 	}
+	// Kernel time with few faults is the server's syscalls: 110 ms of it
+	// with one fault is no page faults' doing.
+	e.ProcAfter.STime.V += 100 * ms
+	e.ProcAfter.MinFlt.V -= 4999
+	if cs, _ := Explain(e); kinds(cs) != "fork" {
+		t.Errorf("kernel time with one fault: %+v", cs)
+	}
+	// Without huge pages, 5,000 faults cost at most 125 ms at 25 µs; 500
+	// at most 12.5 ms, under a quarter of the spike.
+	e.AnonHuge = source.Some[int64](0)
+	e.ProcAfter.MinFlt.V += 4999
+	if cs, _ := Explain(e); kinds(cs) != "fork,page_faults" || cs[1].Covers.V != 60*ms {
+		t.Errorf("5,000 small faults: %+v", cs)
+	}
+	e.ProcAfter.MinFlt.V -= 4500
+	if cs, _ := Explain(e); kinds(cs) != "fork" {
+		t.Errorf("500 small faults: %+v", cs)
+	}
 	e.ProcAfter.MajFlt.V = 3
 	if cs, _ := Explain(e); kinds(cs) != "fork,page_faults" || cs[1].What != "major page faults" {
 		t.Errorf("%+v", cs)

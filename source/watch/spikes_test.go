@@ -339,9 +339,12 @@ type delayProxy struct {
 	ln     net.Listener
 	target string
 	delay  atomic.Int64 // ns
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	conns  []net.Conn
+	// held has a value each time a reply held for a delay has been passed
+	// on: the test's event that the delay it set was served.
+	held  chan time.Duration
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	conns []net.Conn
 }
 
 func startDelayProxy(t *testing.T, target string) *delayProxy {
@@ -350,7 +353,7 @@ func startDelayProxy(t *testing.T, target string) *delayProxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &delayProxy{ln: ln, target: target}
+	p := &delayProxy{ln: ln, target: target, held: make(chan time.Duration, 1)}
 	p.wg.Go(p.accept)
 	t.Cleanup(func() {
 		ln.Close()
@@ -389,6 +392,7 @@ func (p *delayProxy) back(s, c net.Conn) {
 	type chunk struct {
 		b   []byte
 		due time.Time
+		d   time.Duration
 	}
 	ch := make(chan chunk, 1024)
 	p.wg.Go(func() {
@@ -398,6 +402,12 @@ func (p *delayProxy) back(s, c net.Conn) {
 			if _, err := c.Write(k.b); err != nil {
 				return
 			}
+			if k.d > 0 {
+				select {
+				case p.held <- k.d:
+				default:
+				}
+			}
 		}
 	})
 	defer close(ch)
@@ -405,11 +415,29 @@ func (p *delayProxy) back(s, c net.Conn) {
 		buf := make([]byte, 32<<10)
 		n, err := s.Read(buf)
 		if n > 0 {
-			ch <- chunk{buf[:n], time.Now().Add(time.Duration(p.delay.Load()))}
+			d := time.Duration(p.delay.Load())
+			ch <- chunk{buf[:n], time.Now().Add(d), d}
 		}
 		if err != nil {
 			return
 		}
+	}
+}
+
+// hold holds the replies d on their way back until one so held has been
+// passed on, then lets them through again.
+func (p *delayProxy) hold(t *testing.T, d time.Duration) {
+	t.Helper()
+	for len(p.held) > 0 {
+		<-p.held
+	}
+	p.delay.Store(int64(d))
+	defer p.delay.Store(0)
+	// The probe PINGs every 2 ms: a reply is held within d of the delay
+	// set, however loaded the machine, unless the connection is gone.
+	_, ok := servertest.Receive(p.held, 30*time.Second, func(got time.Duration) bool { return got == d })
+	if !ok {
+		t.Fatalf("no reply held %v", d)
 	}
 }
 
@@ -420,9 +448,7 @@ func TestSpikeDelayOnTheWay(t *testing.T) {
 	proxy := startDelayProxy(t, srv.Addr)
 	r := startSpikeRig(t, srv, proxy.ln.Addr().String())
 	d := stallFor(t, r.x, 400*time.Millisecond)
-	proxy.delay.Store(int64(d))
-	time.Sleep(d + d/4) // the delay injected
-	proxy.delay.Store(0)
+	proxy.hold(t, d)
 	sp := r.spike(t, 10*time.Second, "of the delay", func(sp *source.Spike) bool { return sp.Ping >= d })
 	if sp.ServerSide() {
 		t.Errorf("the server blamed for a delay on the way: %s", sp.Summary())
@@ -503,9 +529,7 @@ func TestSpikeForklessBlockedWriters(t *testing.T) {
 		return s.Info.BlockedClients == source.Some[int64](2)
 	}))
 	d := stallFor(t, x, 400*time.Millisecond)
-	proxy.delay.Store(int64(d))
-	time.Sleep(d + d/4) // the delay injected
-	proxy.delay.Store(0)
+	proxy.hold(t, d)
 	ev, ok := servertest.Receive(x.events, 20*time.Second, func(ev source.Event) bool {
 		return ev.Kind == source.EventSpike && ev.Spike.Ping >= d
 	})
