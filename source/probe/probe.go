@@ -160,7 +160,14 @@ type stall struct {
 func (s *stall) begin(p *Probe) { s.next, s.calls = p.stallAfter.Load(), 0 }
 
 // check tells p's fn if the PING sent at sent has waited long enough.
+// Until its first call the time is SetStallAfter's now, not at the send: a
+// PING sent before the spike rule had its first bar, and held by a server
+// stopped then, was never told of (seen in a test; the goroutine's loop
+// wakes only at its begin's time, so there the send's time holds).
 func (s *stall) check(p *Probe, sent, now int64) {
+	if s.calls == 0 {
+		s.next = p.stallAfter.Load()
+	}
 	if s.next <= 0 || p.onStall == nil || now-sent < s.next {
 		return
 	}

@@ -94,6 +94,31 @@ func TestProbeOnStallShared(t *testing.T) {
 	checkStalls(t, srv, p, log, true)
 }
 
+// TestProbeOnStallSetWhileWaiting: a PING sent before SetStallAfter and
+// held by a stopped server is told of all the same (on the shared loop).
+func TestProbeOnStallSetWhileWaiting(t *testing.T) {
+	srv := servertest.StartDefault(t)
+	p := New(endpointOf(t, srv), nil, 2*time.Millisecond, 3*time.Second, 100*time.Millisecond)
+	log := newStallLog()
+	p.OnStall(log.fn)
+	runStarted(t, p)
+	servertest.WaitFor(t, 10*time.Second, "first PINGs", func() bool { return p.answered.Load() >= 10 })
+	thaw := servertest.Freeze(t, srv)
+	defer thaw()
+	var sent int64
+	servertest.WaitFor(t, 10*time.Second, "a PING held 20 ms", func() bool {
+		sent = p.sentAt.Load()
+		return sent != 0 && Now()-sent >= int64(20*time.Millisecond)
+	})
+	p.SetStallAfter(5 * time.Millisecond)
+	if _, ok := servertest.Receive(log.ch, 10*time.Second, func(struct{}) bool { return true }); !ok {
+		t.Fatal("no call about the PING held")
+	}
+	if c := log.get(); c[0].sent != sent {
+		t.Errorf("a call about the PING sent at %d, want %d", c[0].sent, sent)
+	}
+}
+
 // TestProbeOnStallGoroutine: a TLS probe runs on a goroutine of its own
 // (no kernel timestamps): it calls OnStall the same way.
 func TestProbeOnStallGoroutine(t *testing.T) {
