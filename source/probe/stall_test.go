@@ -97,12 +97,7 @@ func TestProbeOnStallShared(t *testing.T) {
 // TestProbeOnStallSetWhileWaiting: a PING sent before SetStallAfter and
 // held by a stopped server is told of all the same (on the shared loop).
 func TestProbeOnStallSetWhileWaiting(t *testing.T) {
-	srv := servertest.StartDefault(t)
-	p := New(endpointOf(t, srv), nil, 2*time.Millisecond, 3*time.Second, 100*time.Millisecond)
-	log := newStallLog()
-	p.OnStall(log.fn)
-	runStarted(t, p)
-	servertest.WaitFor(t, 10*time.Second, "first PINGs", func() bool { return p.answered.Load() >= 10 })
+	srv, p, log := pinging(t)
 	thaw := servertest.Freeze(t, srv)
 	defer thaw()
 	var sent int64
@@ -142,13 +137,20 @@ func TestProbeOnStallGoroutine(t *testing.T) {
 	}
 }
 
-func TestProbeStallOff(t *testing.T) {
+// pinging is a probe of a server of its own with OnStall logged, no stall
+// time set, once it has had answers.
+func pinging(t *testing.T) (*server.Server, *Probe, *stallLog) {
 	srv := servertest.StartDefault(t)
 	p := New(endpointOf(t, srv), nil, 2*time.Millisecond, 3*time.Second, 100*time.Millisecond)
 	log := newStallLog()
 	p.OnStall(log.fn)
 	runStarted(t, p)
 	servertest.WaitFor(t, 10*time.Second, "first PINGs", func() bool { return p.answered.Load() >= 10 })
+	return srv, p, log
+}
+
+func TestProbeStallOff(t *testing.T) {
+	srv, p, log := pinging(t)
 	thaw := servertest.Freeze(t, srv)
 	servertest.WaitFor(t, 10*time.Second, "a PING in flight 50 ms", func() bool {
 		iv, _ := p.Summary()

@@ -93,23 +93,11 @@ func ruled(t *testing.T, x *watch) {
 func (r *spikeRig) spike(t *testing.T, within time.Duration, what string, match func(*source.Spike) bool) *source.Spike {
 	t.Helper()
 	from := len(r.spikes)
-	var got *source.Spike
-	_, ok := servertest.Receive(r.x.events, within, func(ev source.Event) bool {
-		if ev.Kind != source.EventSpike {
-			return false
-		}
-		r.spikes = append(r.spikes, ev.Spike)
-		if match(ev.Spike) {
-			got = ev.Spike
-			return true
-		}
-		return false
-	})
-	if !ok {
+	got := r.spikeWithin(t, within, match)
+	if got == nil {
 		t.Fatalf("no spike %s within %v; spikes seen:\n%s", what, within, describe(r.spikes[from:]))
 	}
-	t.Logf("%s: PING %s (bar %s): %s; checked: %s", what, source.Millis(got.Ping), source.Millis(got.Threshold),
-		got.Summary(), strings.Join(got.Checked, "; "))
+	t.Logf("%s: checked: %s", what, strings.Join(got.Checked, "; "))
 	return got
 }
 
@@ -137,17 +125,20 @@ func stallFor(t *testing.T, x *watch, least time.Duration) time.Duration {
 
 // settle lets the spikes of what the test did so far come out: three
 // samples, the first two of whose INFO may have waited behind it.
-func (r *spikeRig) settle(t *testing.T) {
+func (r *spikeRig) settle(t *testing.T) { r.samples(t, 3, 60*time.Second) }
+
+// samples waits for n samples, keeping the spikes that come meanwhile.
+func (r *spikeRig) samples(t *testing.T, n int, within time.Duration) {
 	t.Helper()
-	n := 0
-	r.x.next(t, 60*time.Second, "three samples", func(ev source.Event) bool {
+	seen := 0
+	r.x.next(t, within, fmt.Sprint(n, " samples"), func(ev source.Event) bool {
 		switch ev.Kind {
 		case source.EventSample:
-			n++
+			seen++
 		case source.EventSpike:
 			r.spikes = append(r.spikes, ev.Spike)
 		}
-		return n == 3
+		return seen == n
 	})
 }
 
@@ -491,22 +482,13 @@ func TestSpikeDelayOnTheWay(t *testing.T) {
 	}
 }
 
-// TestSpikeNothingInjected: three seconds of writes with nothing
+// TestSpikeNothingInjected: 15 samples of writes with nothing
 // injected: whatever spikes the machine's load makes, none is blamed on
 // the server.
 func TestSpikeNothingInjected(t *testing.T) {
 	srv := servertest.StartDefault(t)
 	r := startSpikeRig(t, srv, srv.Addr)
-	samples := 0
-	r.x.next(t, 30*time.Second, "three seconds of samples", func(ev source.Event) bool {
-		switch ev.Kind {
-		case source.EventSample:
-			samples++
-		case source.EventSpike:
-			r.spikes = append(r.spikes, ev.Spike)
-		}
-		return samples >= 15
-	})
+	r.samples(t, 15, 30*time.Second)
 	for _, sp := range r.spikes {
 		if sp.ServerSide() {
 			t.Errorf("nothing injected, and the server blamed: PING %s: %s; checked %s", source.Millis(sp.Ping), sp.Summary(), strings.Join(sp.Checked, "; "))
