@@ -39,6 +39,13 @@ type node struct {
 	saves map[job][]float64          // finished saves by status (statuses' order)
 	// spikes counts PING spikes by cause (source.CauseKinds' order).
 	spikes []float64
+
+	// observer is vkwatch's cost on the server so far (seconds), over
+	// every watch of it: a watch's own figure starts again at 0 when its
+	// watcher does (observerLast is the current watch's), and the counter
+	// goes on from where it stood.
+	observer, observerLast float64
+	observerSeen           bool
 }
 
 func newNode(addr string) *node {
@@ -63,6 +70,7 @@ func (n *node) count(j job) []float64 {
 
 func (n *node) sample(s *source.Sample) {
 	n.seen, n.connected = true, true
+	n.observe(s.Observer)
 	n.footprint, n.footprintFrom = s.Footprint, s.FootprintFrom
 	n.cow, n.cowFrom = s.COW, s.COWFrom
 	if s.Config.Method == "forkless" || s.Config.ForklessInfra.V {
@@ -113,4 +121,17 @@ func (n *node) spike(sp *source.Spike) {
 			n.spikes[i]++
 		}
 	}
+}
+
+// observe follows Sample.Observer's seconds into the counter.
+func (n *node) observe(o source.ObserverCost) {
+	v, ok := o.Seconds.Get()
+	if !ok {
+		return
+	}
+	if v < n.observerLast {
+		n.observerLast = 0 // a new watch of the node
+	}
+	n.observer += v - n.observerLast
+	n.observerLast, n.observerSeen = v, true
 }

@@ -106,7 +106,8 @@ func (s *sampling) sample(ctx context.Context, text string, sent, at time.Durati
 	if w.cfg.WriterOps != nil {
 		writer = w.cfg.WriterOps()
 	}
-	if p := s.prev; p != nil && !source.Restarted(p, in) {
+	restarted := s.prev != nil && source.Restarted(s.prev, in)
+	if p := s.prev; p != nil && !restarted {
 		dt := (at - s.prevAt).Seconds()
 		if dt > 0 {
 			if in.TotalCommands.OK && p.TotalCommands.OK {
@@ -134,6 +135,7 @@ func (s *sampling) sample(ctx context.Context, text string, sent, at time.Durati
 	}
 	smp.Config = s.config
 	s.sampleSpikes(ctx, smp, sent)
+	s.observe(ctx, smp, restarted)
 
 	// Answers that came before this INFO reply go to the tracker first, in
 	// the order a recording keeps them. The tracker derives the rest of the
