@@ -16,12 +16,12 @@
 // ui/chart (charts as rows of runes), ui/words (a save's facts in words),
 // ui/text (figures as text), ui/style.
 //
-// To add a view: a package with a type implementing view.Component (copy
-// ui/costview), one line in stack.go's views table and a view.Name; it
-// gets its key, esc, the help and the charts waiting behind it for free.
-// To add a pane field: one Field in its block's list in ui/status
-// (status.go, next.go) with its Prio; to add a chart: one entry in
-// ui/plot's Charts.
+// To add a view: a package ui/<what>view whose model implements
+// view.Component (ui/costview is the smallest), and one line in stack.go's
+// views table; its key, esc, the help and the charts waiting behind it
+// come with that. To add a pane field: one status.Field, with its Prio,
+// in its block's list in ui/status (status.go, next.go). To add a chart:
+// one entry in ui/plot's Charts. deps_test.go keeps the rooms in order.
 //
 // It never opens a connection. Commands the user asks for (BGSAVE,
 // BGREWRITEAOF) leave through Config.Send, called only inside a tea.Cmd, and
