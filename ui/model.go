@@ -436,7 +436,7 @@ func (m *Model) answer(node source.NodeID, c *source.CommandResult, at time.Time
 	addr := m.addrOf(node)
 	e := footEntry{node: node, kind: footOK, wall: at}
 	if c.OK() {
-		e.text = fmt.Sprintf("%s on %s: %s", c.Command, addr, c.Reply)
+		e.text = fmt.Sprintf("%s on %s: %s", c.Command, addr, c.Reply) + methodNews(c)
 		e.saveStart = c.Command == "BGSAVE" || c.Command == "BGREWRITEAOF"
 	} else {
 		e.kind = footErr
@@ -774,6 +774,8 @@ func (m Model) onKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m, m.afterKey(m.fork(true, confirmed, "BGREWRITEAOF"))
 	case key.Matches(k, m.keys.Cancel):
 		return m, m.afterKey(m.cancelSave(confirmed))
+	case key.Matches(k, m.keys.Method):
+		return m, m.afterKey(m.switchMethod(confirmed))
 	}
 	m.onViewKey(k)
 	return m, nil
