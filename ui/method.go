@@ -61,7 +61,7 @@ func (m *Model) switchMethod(confirmed bool) tea.Cmd {
 	}
 	from := m.store.Live(p.id).Latest.Config.Method
 	m.confirm = pending{key: m.keys.Method, what: "switch to " + to, other: "keep " + from}
-	m.setFooter(footEntry{node: p.id, kind: footErr, text: "switch " + p.addr + " to " + to + " saves (kept after vkwatch quits)? press M again"})
+	m.setFooter(footEntry{node: p.id, kind: footErr, text: "switch " + p.addr + " to " + to + " saves (kept on quit)? press M again"})
 	return nil
 }
 

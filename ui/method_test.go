@@ -86,7 +86,7 @@ func TestMethodKeySwitchesStandIn(t *testing.T) {
 			t.Fatalf("first M sent %v", r.sentSoFar())
 		}
 		ask := lineWith(t, r.m, "press M again")
-		if !strings.Contains(ask, "switch "+addr+" to "+sw.to+" saves (kept after vkwatch quits)? press M again") {
+		if !strings.Contains(ask, "switch "+addr+" to "+sw.to+" saves (kept on quit)? press M again") {
 			t.Errorf("question %q", ask)
 		}
 		lineWith(t, r.m, "M again: switch to "+sw.to+" • any other key: keep "+sw.from)
