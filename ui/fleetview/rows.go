@@ -527,22 +527,9 @@ func (f *Model) summaryLine(st *style.Styles, s *store.Store) string {
 		out += sep + st.Label.R("worst p99 ") + st.Value.R(text.Latency(worst))
 	}
 	if cost >= 0 {
-		out += sep + st.Label.R("vkwatch's cost ") + st.Value.R("≤ "+costText(cost)) + st.Label.R(" of a node")
+		out += sep + st.Label.R("vkwatch's cost ") + st.Value.R("≤ "+text.CoreShare(cost)) + st.Label.R(" of a node")
 	}
 	return out
-}
-
-// costText is a share of a core as a percentage: vkwatch's cost on a node
-// is a few hundredths of a percent.
-func costText(share float64) string {
-	switch pct := share * 100; {
-	case pct < 0.01:
-		return "<0.01%"
-	case pct < 1:
-		return fmt.Sprintf("%.2f%%", pct)
-	default:
-		return fmt.Sprintf("%.1f%%", pct)
-	}
 }
 
 // budgetNote is what the fleet's intervals keep within, a second.
