@@ -2,6 +2,7 @@ package fleetview
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -486,10 +487,14 @@ func (f *Model) summaryLine(st *style.Styles, s *store.Store) string {
 	var up, down, saving, gone int
 	var total int64
 	var worst time.Duration
+	cost := -1.0 // the largest share of a node's main thread vkwatch's own commands took
 	for _, r := range f.rows {
 		v := s.View(r.id)
 		if l := v.Latest; l != nil && !r.gone && v.State != store.Disconnected {
 			total += l.Footprint.Or(0)
+			if l.Observer.Share.OK {
+				cost = max(cost, l.Observer.Share.V)
+			}
 			if l.Ping10s.Count > 0 && l.Ping10s.P99 > worst {
 				worst = l.Ping10s.P99
 			}
@@ -521,7 +526,22 @@ func (f *Model) summaryLine(st *style.Styles, s *store.Store) string {
 	if worst > 0 {
 		out += sep + st.Label.R("worst p99 ") + st.Value.R(text.Latency(worst))
 	}
+	if cost >= 0 {
+		out += sep + st.Label.R("vkwatch's cost ") + st.Value.R("≤ "+text.CoreShare(cost)) + st.Label.R(" of a node")
+	}
 	return out
+}
+
+// budgetNote is what the fleet's intervals keep within, a second.
+func budgetNote(t source.Topology) string {
+	var b []string
+	if t.PingBudget > 0 {
+		b = append(b, fmt.Sprintf("%d PINGs/s", t.PingBudget))
+	}
+	if t.SampleBudget > 0 {
+		b = append(b, fmt.Sprintf("%d INFO/s at rest", t.SampleBudget))
+	}
+	return strings.Join(b, ", ")
 }
 
 // headLine is the fleet's line: the PING interval in force, the filter,
@@ -548,8 +568,23 @@ func (f *Model) headLine(st *style.Styles, s *store.Store, perRow bool) string {
 	} else {
 		parts = append(parts, text.Part{Text: st.Value.R("scales shared") + st.Dim.R(" (s: per row)"), Rank: 4})
 	}
+	if n := len(f.top.Throttled); n > 0 {
+		parts = append(parts, text.Part{Text: st.Warn.R(fmt.Sprintf("%d over --max-observer-cost: watched less often", n)), Rank: 1})
+	}
+	if f.top.PingBudget > 0 || f.top.SampleBudget > 0 {
+		parts = append(parts, text.Part{Text: st.Label.R("budget ") + st.Value.R(budgetNote(f.top)), Rank: 2})
+	}
+	if f.top.Share != "" {
+		parts = append(parts, text.Part{Text: st.Label.R("shard ") + st.Value.R(f.top.Share), Rank: 2})
+	}
 	if f.top.Err != "" {
-		parts = append(parts, text.Part{Text: st.Err.R("✗ rediscovery: " + f.top.Err), Rank: 1})
+		what := "rediscovery"
+		if f.top.From != "" && !strings.HasPrefix(f.top.Via, "CLUSTER ") {
+			what = f.top.Via // "nodes file": it did not read; the fleet stays as it was
+		}
+		// Next to the PING note: where the line is short, the error's end
+		// is cut, never the error.
+		parts = slices.Insert(parts, 1, text.Part{Text: st.Err.R("✗ " + what + ": " + inert.Text(f.top.Err)), Rank: 1})
 	}
 	join := func(maxRank int) string {
 		var keep []string
@@ -564,6 +599,9 @@ func (f *Model) headLine(st *style.Styles, s *store.Store, perRow bool) string {
 		if out := join(r); lipgloss.Width(out) <= f.width {
 			return out
 		}
+	}
+	if f.top.Err != "" {
+		return join(1) // cut to the width by the caller: the error's start shows
 	}
 	return join(0)
 }

@@ -314,8 +314,14 @@ func title(st *style.Styles, addr string, v store.View) string {
 	if name == "" {
 		name = "redis" // Redis has no server_name field
 	}
-	return st.Addr.R(addr) + st.Dim.R(" · ") + st.Value.R(name+" "+text.OrNA(version)) +
+	out := st.Addr.R(addr) + st.Dim.R(" · ") + st.Value.R(name+" "+text.OrNA(version)) +
 		st.Dim.R(" · ") + st.Value.R(text.OrNA(role))
+	// What watching costs it: vkwatch's own commands' share of its main
+	// thread, once INFO commandstats has been read twice.
+	if s := v.Latest; s != nil && s.Observer.Share.OK {
+		out += st.Dim.R(" · ") + st.Label.R("vkwatch's cost ") + st.Value.R(text.CoreShare(s.Observer.Share.V))
+	}
+	return out
 }
 
 // chartLabels are the text left of a chart, one per row: its name and

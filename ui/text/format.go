@@ -122,6 +122,19 @@ func OrNA(s string) string {
 	return s
 }
 
+// CoreShare is a share of a core as a percentage: what vkwatch's own
+// commands take of a node's main thread is a few hundredths of a percent.
+func CoreShare(share float64) string {
+	switch pct := share * 100; {
+	case pct < 0.01:
+		return "<0.01%"
+	case pct < 1:
+		return fmt.Sprintf("%.2f%%", pct)
+	default:
+		return fmt.Sprintf("%.1f%%", pct)
+	}
+}
+
 // SamplingNote says how often INFO samples a server: "INFO every 1s,
 // 200ms while saving" when one at rest is sampled less often (rest) than
 // one that saves or is about to (fine, which when is about).

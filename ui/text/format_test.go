@@ -85,3 +85,14 @@ func TestSamplingNote(t *testing.T) {
 		}
 	}
 }
+
+func TestCoreShare(t *testing.T) {
+	for _, c := range []struct {
+		share float64
+		want  string
+	}{{0, "<0.01%"}, {0.00004, "<0.01%"}, {0.0004, "0.04%"}, {0.0123, "1.2%"}, {0.5, "50.0%"}} {
+		if got := CoreShare(c.share); got != c.want {
+			t.Errorf("CoreShare(%v) = %q, want %q", c.share, got, c.want)
+		}
+	}
+}
