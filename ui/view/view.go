@@ -133,6 +133,7 @@ const (
 	Panes   Name = "panes"
 	Cost    Name = "cost"
 	Reports Name = "reports"
+	Spikes  Name = "spikes"
 	Help    Name = "help"
 )
 
