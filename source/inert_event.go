@@ -145,14 +145,8 @@ func (t Topology) Inert() Topology {
 		}
 		t.Shards = shards
 	}
-	if t.Attention != nil {
-		att := make([]Attended, len(t.Attention))
-		for i, a := range t.Attention {
-			a.Addr, a.Reason = text(a.Addr), text(a.Reason)
-			att[i] = a
-		}
-		t.Attention = att
-	}
+	t.Attention, t.Throttled = inertAttended(t.Attention), inertAttended(t.Throttled)
+	t.Share = text(t.Share)
 	if t.Changes != nil {
 		ch := make([]TopologyChange, len(t.Changes))
 		for i, c := range t.Changes {
@@ -162,4 +156,17 @@ func (t Topology) Inert() Topology {
 		t.Changes = ch
 	}
 	return t
+}
+
+// inertAttended is a copy of att with its strings made inert (nil stays nil).
+func inertAttended(att []Attended) []Attended {
+	if att == nil {
+		return nil
+	}
+	out := make([]Attended, len(att))
+	for i, a := range att {
+		a.Addr, a.Reason = text(a.Addr), text(a.Reason)
+		out[i] = a
+	}
+	return out
 }
