@@ -12,7 +12,7 @@ import (
 
 	"github.com/vkwatch/vkwatch/source/inert"
 	src "github.com/vkwatch/vkwatch/source/report"
-	"github.com/vkwatch/vkwatch/ui/report"
+	"github.com/vkwatch/vkwatch/ui/page"
 )
 
 func (a *app) reportCommand() *cobra.Command {
@@ -105,11 +105,11 @@ func (a *app) runReport(paths []string, out, figures string, allowTruncated, rep
 		}
 		ins = append(ins, in)
 	}
-	r, err := report.Build(ins)
+	r, err := page.Build(ins)
 	if err != nil {
 		return err
 	}
-	if err := report.WriteFileAtomic(out, func(w io.Writer) error {
+	if err := page.WriteFileAtomic(out, func(w io.Writer) error {
 		return r.WriteHTML(w, time.Now(), vkwatchVersion())
 	}); err != nil {
 		return fmt.Errorf("write %s: %w", out, err)
