@@ -278,11 +278,6 @@ func reportFields(st *style.Styles, r *source.SaveReport) []Field {
 	if r.PeakChildPrivateDirty.OK {
 		fs = append(fs, fieldOf(PrioMore, "child dirty", val(text.Bytes(r.PeakChildPrivateDirty.V))))
 	}
-	// What the worst PING during the save was a spike of, last: it may
-	// run on past the columns (w lists the evidence).
-	if sp := r.WorstSpike; sp != nil && r.PingDuring.Count > 0 && sp.Ping == r.PingDuring.Max {
-		fs = append(fs, fieldOf(PrioMore, "ping max was", val(words.SpikeCauses(sp))))
-	}
 	return fs
 }
 

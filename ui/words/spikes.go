@@ -81,17 +81,3 @@ func SpikeLegend(marked []source.CauseKind) string {
 	}
 	return strings.Join(parts, " ")
 }
-
-// SpikeCauses is a spike's causes in a few words, each with its letter
-// and how much of the PING it covers, without the evidence (the spikes
-// view has it): "f fork pause 33.0 ms + p page faults 20.0 ms".
-func SpikeCauses(sp *source.Spike) string {
-	parts := make([]string, len(sp.Causes))
-	for i, c := range sp.Causes {
-		parts[i] = string(SpikeLetter(c.Kind)) + " " + c.What
-		if d, ok := c.Covers.Get(); ok && c.Kind != source.CauseNotSeen && c.Kind != source.CauseUnexplained {
-			parts[i] += " " + source.Millis(d)
-		}
-	}
-	return strings.Join(parts, " + ")
-}
