@@ -7,6 +7,7 @@ import (
 	"github.com/vkwatch/vkwatch/ui/fleetview"
 	"github.com/vkwatch/vkwatch/ui/helpview"
 	"github.com/vkwatch/vkwatch/ui/panesview"
+	"github.com/vkwatch/vkwatch/ui/spikesview"
 	"github.com/vkwatch/vkwatch/ui/tableview"
 	"github.com/vkwatch/vkwatch/ui/view"
 )
@@ -25,11 +26,12 @@ type viewID int
 // The views the model itself opens and closes by name. A view opened
 // only by its own key needs no name: its place in the table is its id.
 const (
-	viewFleet viewID = iota // a fleet's rows, one per node (a base)
-	viewPanes               // the panes of the servers shown (a base)
-	viewCost                // the save cost curves, in the base's place
-	viewTable               // the save reports, in the base's place
-	viewHelp                // the full help, in the help line's place
+	viewFleet  viewID = iota // a fleet's rows, one per node (a base)
+	viewPanes                // the panes of the servers shown (a base)
+	viewCost                 // the save cost curves, in the base's place
+	viewTable                // the save reports, in the base's place
+	viewSpikes               // the PING spikes and their causes, in the base's place
+	viewHelp                 // the full help, in the help line's place
 )
 
 // viewKind says where a view goes on the screen.
@@ -58,11 +60,12 @@ var views = [...]struct {
 	kind viewKind
 	make func(o viewOpts) view.Component
 }{
-	viewFleet: {view.Fleet, kindBase, newFleetComponent},
-	viewPanes: {view.Panes, kindBase, func(o viewOpts) view.Component { return o.panes }},
-	viewCost:  {view.Cost, kindBody, func(viewOpts) view.Component { return costview.New() }},
-	viewTable: {view.Reports, kindBody, func(viewOpts) view.Component { return tableview.New() }},
-	viewHelp:  {view.Help, kindFoot, func(viewOpts) view.Component { return helpview.New() }},
+	viewFleet:  {view.Fleet, kindBase, newFleetComponent},
+	viewPanes:  {view.Panes, kindBase, func(o viewOpts) view.Component { return o.panes }},
+	viewCost:   {view.Cost, kindBody, func(viewOpts) view.Component { return costview.New() }},
+	viewTable:  {view.Reports, kindBody, func(viewOpts) view.Component { return tableview.New() }},
+	viewSpikes: {view.Spikes, kindBody, func(viewOpts) view.Component { return spikesview.New() }},
+	viewHelp:   {view.Help, kindFoot, func(viewOpts) view.Component { return helpview.New() }},
 }
 
 // newFleetComponent returns the fleet view of a fleet's model, and no

@@ -29,13 +29,21 @@ type watcherTool struct {
 	frames int64
 }
 
-// observerTools are vkwatch at defaults, drawing, and the reference
-// prober PINGing every 2 ms: its effect is the floor of any 2 ms probe.
+// observerTools are vkwatch at defaults, drawing; the same with its spike
+// reading off (--spikes=false: what reading SLOWLOG, LATENCY and /proc
+// after each spike costs is the difference); and the reference prober
+// PINGing every 2 ms: its effect is the floor of any 2 ms probe.
 func observerTools(vkwatchBin string, ref refProber) []watcherTool {
 	tools := []watcherTool{{
 		name:   "vkwatch",
 		argv:   func(s *testServer) []string { return []string{vkwatchBin, s.Addr} },
 		conns:  2, // the sampler and the PING probe
+		pty:    true,
+		frames: 2,
+	}, {
+		name:   "vkwatch, no spikes",
+		argv:   func(s *testServer) []string { return []string{vkwatchBin, "--spikes=false", s.Addr} },
+		conns:  2,
 		pty:    true,
 		frames: 2,
 	}}
@@ -106,7 +114,7 @@ func runObserver(ctx context.Context, cfg config) ([]check, error) {
 			r := with.rps / without.rps
 			ratios[ti] = append(ratios[ti], r)
 			cpus[ti] = append(cpus[ti], with.toolCPU)
-			fmt.Fprintf(cfg.out, "round %d %-17s without %8.0f  with %8.0f SET/s  ratio %.3f  (tool: %4.1f%% CPU, %.1f MiB)\n",
+			fmt.Fprintf(cfg.out, "round %d %-18s without %8.0f  with %8.0f SET/s  ratio %.3f  (tool: %4.1f%% CPU, %.1f MiB)\n",
 				i+1, t.name, without.rps, with.rps, r, 100*with.toolCPU, mib(with.toolRSS))
 		}
 	}
@@ -119,8 +127,10 @@ func runObserver(ctx context.Context, cfg config) ([]check, error) {
 		Measured: s.ratioString() + fmt.Sprintf("; vkwatch used %.1f%% of a core", 100*c.Mean),
 		Verdict:  verdict(s.Mean >= minObserverRatio),
 	}
-	if len(tools) > 1 {
-		rs, rc := summarize(ratios[1]), summarize(cpus[1])
+	ns, nc := summarize(ratios[1]), summarize(cpus[1])
+	row.Measured += fmt.Sprintf("; with its spike reading off (--spikes=false) in the same run: %s, %.1f%% of a core", ns.ratioString(), 100*nc.Mean)
+	if len(tools) > 2 {
+		rs, rc := summarize(ratios[2]), summarize(cpus[2])
 		row.Measured += fmt.Sprintf("; the reference prober (PING every 2 ms) in the same run: %s, %.1f%% of a core", rs.ratioString(), 100*rc.Mean)
 	} else {
 		row.Measured += "; the reference prober could not run: " + cfg.ref.missing

@@ -262,10 +262,10 @@ func TestPasswordToAServerWithoutOne(t *testing.T) {
 var commandFlags = map[string][]string{
 	"": {"ascii", "askpass", "cacert", "cacertdir", "cert", "cluster", "connect-timeout", "db", "headless", "help", "history", "host",
 		"idle-interval", "insecure", "interval", "key", "keys", "max-observer-cost", "max-parallel-saves", "metrics", "no-auth-warning",
-		"nodes", "pass", "ping-interval", "port", "read-only", "record", "record-format", "report", "shard", "sni", "socket", "tls", "uri", "user",
+		"nodes", "pass", "ping-interval", "port", "read-only", "record", "record-format", "report", "shard", "sni", "socket", "spikes", "tls", "uri", "user",
 		"value-size", "version", "writers"},
 	"demo": {"ascii", "connect-timeout", "headless", "help", "history", "idle-interval", "interval", "keys", "metrics",
-		"ping-interval", "record", "record-format", "report", "save-delay", "scenario", "server-bin", "value-size", "writers"},
+		"ping-interval", "record", "record-format", "report", "save-delay", "scenario", "server-bin", "spikes", "value-size", "writers"},
 	"save": {"askpass", "cacert", "cacertdir", "cert", "cluster", "connect-timeout", "db", "force", "help", "host", "insecure",
 		"interval", "key", "max-parallel-saves", "no-auth-warning", "nodes", "pass", "port", "record", "report", "rolling", "sni",
 		"socket", "tls", "uri", "user"},

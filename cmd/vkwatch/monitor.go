@@ -46,6 +46,7 @@ type monitorFlags struct {
 	maxParallelSaves int
 	metrics          string
 	headless         bool
+	spikes           bool
 	ascii            asciiFlag
 	fleet            fleetFlags // --nodes, --shard, --max-observer-cost (the monitor's own, not the demo's)
 }
@@ -68,6 +69,7 @@ func (f *monitorFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.report, "report", "", "write the save reports to FILE as JSON at exit (vkwatch report FILE makes a page of them)")
 	fs.StringVar(&f.metrics, "metrics", "", "serve what vkwatch measures as OpenMetrics for Prometheus at http://ADDR/metrics (e.g. 127.0.0.1:9470)")
 	fs.BoolVar(&f.headless, "headless", false, "run without the UI even on a terminal (with --metrics or --record)")
+	fs.BoolVar(&f.spikes, "spikes", true, "explain PING spikes: after one, read SLOWLOG, LATENCY LATEST, INFO latencystats and a local server's /proc (--spikes=false: none of it)")
 	registerASCII(fs, &f.ascii)
 }
 
@@ -364,6 +366,7 @@ func (s *monitorSession) prepareWriters(i int, node source.NodeID) {
 // configure sets up one node's watcher: /proc for a local one, the
 // count of its writers' operations, and the exporter's PING histogram.
 func (s *monitorSession) configure(m fleet.Member, cfg *watch.Config) {
+	cfg.NoSpikes = !s.mf.spikes
 	if s.proc != nil && m.Endpoint.Local() {
 		cfg.Proc, cfg.Sched = s.proc.Read, s.proc.Sched
 	}

@@ -2,6 +2,7 @@ package panesview
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -130,12 +131,18 @@ type pane struct {
 	plot.Columns
 
 	plot.PlotSet
-	plots  [][]string // per metric: styled plot and scale, one per row
-	marks  string     // styled marker row
-	marksM bool       // a slot migration's fork is in the marker row
-	drawn  chartKey
-	drawOK bool
-	gen    uint64 // counts chart redraws, for the box cache
+	plots [][]string // per metric: styled plot and scale, one per row
+	// pingRows are the ping chart's rows as drawn, kept to mark its
+	// spikes on again when only they change; letters are the marks by
+	// column (0: none) and legend names their causes.
+	pingRows []string
+	letters  []rune
+	legend   string
+	marks    string // styled marker row
+	marksM   bool   // a slot migration's fork is in the marker row
+	drawn    chartKey
+	drawOK   bool
+	gen      uint64 // counts chart redraws, for the box cache
 
 	boxLines []string
 	boxFor   boxKey
@@ -144,8 +151,23 @@ type pane struct {
 
 // chartKey is what the charts were drawn for.
 type chartKey struct {
-	cols plot.ColsKey
-	tops string // the scale tops, joined
+	cols   plot.ColsKey
+	tops   string // the scale tops, joined
+	spikes spikesKey
+}
+
+// spikesKey is what the spike marks were drawn for: the spikes in the
+// window change only by one arriving or old ones leaving.
+type spikesKey struct {
+	n          int
+	first, end time.Duration
+}
+
+func keyOfSpikes(sps []source.Spike) spikesKey {
+	if len(sps) == 0 {
+		return spikesKey{}
+	}
+	return spikesKey{len(sps), sps[0].Sent, sps[len(sps)-1].Sent}
 }
 
 // boxKey is what a cached box was drawn for.
@@ -190,7 +212,7 @@ func (p *pane) drawCharts(st *style.Styles, v store.View, now time.Duration, top
 	if !p.form.ok {
 		return
 	}
-	k := chartKey{cols: p.For(), tops: topsKey(tops)}
+	k := chartKey{cols: p.For(), tops: topsKey(tops), spikes: keyOfSpikes(v.Spikes)}
 	if p.drawOK && k == p.drawn {
 		return
 	}
@@ -199,19 +221,62 @@ func (p *pane) drawCharts(st *style.Styles, v store.View, now time.Duration, top
 	p.drawn, p.drawOK = k, true
 	p.gen++
 	w := p.form.plotW
+	dt := 2 * p.For().Sub
+	var causes []source.CauseKind
+	p.letters, causes = spikeLetters(now, dt, w, v.Spikes, p.letters)
+	p.legend = words.SpikeLegend(causes)
 	for j, i := range p.form.charts {
-		if drawn, ok := p.PlotSet.Draw(&p.Columns, i, w, p.form.rows[j], tops[i], redrawAll, st.ASCII); ok {
-			p.plots[i] = scaled(st, i, drawn, tops[i], p.plots[i])
+		drawn, ok := p.PlotSet.Draw(&p.Columns, i, w, p.form.rows[j], tops[i], redrawAll, st.ASCII)
+		if i == plot.PingChart {
+			// Kept: the marks go on again when only the spikes change.
+			if ok {
+				p.pingRows = append(p.pingRows[:0], drawn...)
+			}
+			p.plots[i] = scaled(st, i, p.pingRows, tops[i], p.plots[i], p.letters)
+			continue
+		}
+		if ok {
+			p.plots[i] = scaled(st, i, drawn, tops[i], p.plots[i], nil)
 		}
 	}
-	p.marks = drawMarks(st, now, 2*p.For().Sub, w, v.Spans, v.Gaps)
+	p.marks = drawMarks(st, now, dt, w, v.Spans, v.Gaps)
 	p.marksM = strings.ContainsRune(ansi.Strip(p.marks), words.MarkMigration)
+}
+
+// spikeLetters marks each of w columns of dt ending at now that holds a
+// PING spike's send with the letter of its main cause (words.MainCause;
+// the largest PING's where a column holds more than one), 0 elsewhere,
+// into buf; marked are the causes marked.
+func spikeLetters(now, dt time.Duration, w int, sps []source.Spike, buf []rune) (letters []rune, marked []source.CauseKind) {
+	letters = slices.Grow(buf[:0], w)[:w]
+	clear(letters)
+	if dt <= 0 {
+		return letters, nil
+	}
+	biggest := make(map[int]time.Duration)
+	kinds := make(map[int]source.CauseKind)
+	for i := range sps {
+		sp := &sps[i]
+		c := plot.Column(sp.Sent, now, dt, w)
+		if c < 0 || c >= w || sp.Ping <= biggest[c] {
+			continue
+		}
+		biggest[c], kinds[c] = sp.Ping, words.MainCause(sp)
+	}
+	for c, k := range kinds {
+		letters[c] = words.SpikeLetter(k)
+		if !slices.Contains(marked, k) {
+			marked = append(marked, k)
+		}
+	}
+	return letters, marked
 }
 
 // scaled paints a chart's rows and puts its scale at their right: the
 // top on the first row, 0 on the last, and on a tall chart its half on
-// the row that draws it, all in the top's unit.
-func scaled(st *style.Styles, i int, drawn []string, top float64, out []string) []string {
+// the row that draws it, all in the top's unit. Letters (the ping
+// chart's spikes, 0 where none) replace the top row's cells they mark.
+func scaled(st *style.Styles, i int, drawn []string, top float64, out []string, letters []rune) []string {
 	rows := len(drawn)
 	out = out[:0]
 	mid := -1
@@ -232,9 +297,34 @@ func scaled(st *style.Styles, i int, drawn []string, top float64, out []string) 
 		case y == mid:
 			tick, label = "┤", plot.Charts[i].Unit.ScaleText(top/2, top)
 		}
-		out = append(out, st.Series[i].R(row)+st.Dim.R(tick)+st.Label.R(text.FitRight(label, scaleW-1)))
+		plotRow := st.Series[i].R(row)
+		if y == 0 && slices.ContainsFunc(letters, func(r rune) bool { return r != 0 }) {
+			plotRow = marked(st, st.Series[i], []rune(row), letters)
+		}
+		out = append(out, plotRow+st.Dim.R(tick)+st.Label.R(text.FitRight(label, scaleW-1)))
 	}
 	return out
+}
+
+// marked paints a chart's row with letters over it: the chart's cells in
+// its paint, each letter in the markers' (one paint a run).
+func marked(st *style.Styles, paint style.Paint, row, letters []rune) string {
+	var b strings.Builder
+	start := 0
+	flush := func(end int) {
+		if end > start {
+			b.WriteString(paint.R(string(row[start:end])))
+		}
+	}
+	for k := range row {
+		if k < len(letters) && letters[k] != 0 {
+			flush(k)
+			b.WriteString(st.Markers.R(string(letters[k])))
+			start = k + 1
+		}
+	}
+	flush(len(row))
+	return b.String()
 }
 
 // topsKey makes a cache key of the scale tops.
@@ -285,7 +375,11 @@ func (p *pane) render(st *style.Styles, prog progress.Model, v store.View, focus
 	}
 	fixed := make([]string, 0, p.height)
 	for j, i := range f.charts {
-		labels := chartLabels(st, i, s, f.rows[j], f.labelW, p.Peak[i], p.PeakOK[i])
+		legend := ""
+		if i == plot.PingChart {
+			legend = p.legend
+		}
+		labels := chartLabels(st, i, s, f.rows[j], f.labelW, p.Peak[i], p.PeakOK[i], legend)
 		for y, row := range p.plots[i] {
 			fixed = append(fixed, labels[y]+row)
 		}
@@ -328,7 +422,7 @@ func title(st *style.Styles, addr string, v store.View) string {
 // value now (and its instrument's tag on a one-row chart), then the
 // instrument, the notes of the metric, and the largest value in the
 // window.
-func chartLabels(st *style.Styles, i int, s *source.Sample, rows, width int, peak float64, peakOK bool) []string {
+func chartLabels(st *style.Styles, i int, s *source.Sample, rows, width int, peak float64, peakOK bool, legend string) []string {
 	mt := &plot.Charts[i]
 	tag, long := "", ""
 	if s != nil {
@@ -343,6 +437,10 @@ func chartLabels(st *style.Styles, i int, s *source.Sample, rows, width int, pea
 		main += st.Dim.R(" " + text.PadRight(tag, 4))
 	}
 	out := []string{main}
+	if legend != "" {
+		// The spikes marked on the chart: more use than its instrument.
+		out = append(out, st.Markers.R("spikes ")+st.Dim.R(legend))
+	}
 	if long != "" {
 		out = append(out, st.Dim.R(long))
 	}

@@ -331,10 +331,11 @@ func (p *Model) Update(_ *view.Context, msg tea.Msg) (bool, tea.Msg) {
 // switches" where only one pane fits.
 func (p *Model) ShortHelp(h view.HelpKeys) []key.Binding {
 	g, cost, reports, more := h.Keys, h.Toggles[view.Cost], h.Toggles[view.Reports], h.Toggles[view.Help]
+	spikes := h.Toggles[view.Spikes]
 	if p.fleet {
-		return []key.Binding{p.Back, g.Save, cost, reports, more, g.Quit, g.Scale, g.Pause, g.Rewrite, g.Cancel, p.Next}
+		return []key.Binding{p.Back, g.Save, cost, reports, more, g.Quit, spikes, g.Scale, g.Pause, g.Rewrite, g.Cancel, p.Next}
 	}
-	return []key.Binding{g.Save, g.Both, cost, reports, g.Scale, more, g.Quit, g.Pause, g.Rewrite, g.Cancel, p.Next}
+	return []key.Binding{g.Save, g.Both, cost, reports, g.Scale, more, g.Quit, spikes, g.Pause, g.Rewrite, g.Cancel, p.Next}
 }
 
 // FullHelp implements view.Component.

@@ -1,9 +1,11 @@
 package panesview
 
 import (
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/ui/plot"
 	"github.com/vkwatch/vkwatch/ui/uitest"
 	"github.com/vkwatch/vkwatch/ui/view"
@@ -58,5 +60,72 @@ func TestFit(t *testing.T) {
 		if got := Fit(2, c.w, c.h).Mode; got != c.want {
 			t.Errorf("two panes in %dx%d: mode %d, want %d", c.w, c.h, got, c.want)
 		}
+	}
+}
+
+// TestSpikeMarks: a pane marks each PING spike on the ping chart's top
+// row with its main cause's letter, in the column its PING was sent, and
+// names the letters beside the chart; a column with two spikes shows the
+// larger's.
+func TestSpikeMarks(t *testing.T) {
+	spike := func(sent, ping time.Duration, k source.CauseKind) source.Event {
+		return source.Event{Node: uitest.NodeOf(0), Kind: source.EventSpike, Offset: sent + 400*time.Millisecond,
+			Spike: &source.Spike{Ping: ping, Sent: sent, Causes: []source.SpikeCause{{Kind: k, Covers: source.Some(ping)}}}}
+	}
+	evs := append(uitest.Scenario(1, 60*time.Second),
+		spike(21*time.Second, 40*time.Millisecond, source.CauseFork),
+		spike(40*time.Second, 9*time.Millisecond, source.CauseNotSeen),
+		spike(40*time.Second+10*time.Millisecond, 30*time.Millisecond, source.CauseCommand))
+	s := viewtest.Store(evs)
+	c := viewtest.Context(s, uitest.NodeOf(0))
+	v := New(1, false)
+	v.Add(c.Nodes[0], string(c.Nodes[0]))
+	v.ShowAll()
+	v.SetSize(120, 40)
+	every := 200 * time.Millisecond
+	v.Refresh(c.Styles, s, s.Now(), viewtest.History, plot.Cadence{Interval: every, Rest: every}, false, false)
+	lines := v.View(c)
+	var ping []string
+	for i, l := range lines {
+		if strings.Contains(l, "│ ping ") {
+			ping = lines[i:]
+			break
+		}
+	}
+	if len(ping) < 2 {
+		t.Fatalf("no ping chart:\n%s", strings.Join(lines, "\n"))
+	}
+	if !strings.Contains(ping[1], "spikes f fork c command") {
+		t.Errorf("the legend: %q", ping[1])
+	}
+	// The top row holds the two letters, in order.
+	plotted := ping[0][strings.Index(ping[0], "µs")+len("µs") : strings.Index(ping[0], "┤")]
+	var got []rune
+	for _, r := range plotted {
+		if r >= 'a' && r <= 'z' {
+			got = append(got, r)
+		}
+	}
+	if string(got) != "fc" {
+		t.Errorf("letters %q on the ping chart's top row, want fc: %q", string(got), ping[0])
+	}
+}
+
+func TestSpikeLetters(t *testing.T) {
+	sp := func(sent, ping time.Duration, k source.CauseKind) source.Spike {
+		return source.Spike{Ping: ping, Sent: sent, Causes: []source.SpikeCause{{Kind: k}}}
+	}
+	now, dt := 10*time.Second, time.Second
+	letters, marked := spikeLetters(now, dt, 5, []source.Spike{
+		sp(2*time.Second, time.Second, source.CauseFork),                 // before the window
+		sp(7*time.Second, 5*time.Millisecond, source.CauseNotSeen),       // column 1, smaller
+		sp(7*time.Second+time.Millisecond, time.Second, source.CauseAOF), // column 1, larger
+		sp(10*time.Second, time.Second, source.CauseStopped),             // column 4
+	}, nil)
+	if string(letters[1]) != "a" || string(letters[4]) != "s" || letters[0] != 0 || len(letters) != 5 {
+		t.Errorf("letters %q", letters)
+	}
+	if len(marked) != 2 {
+		t.Errorf("marked %v", marked)
 	}
 }

@@ -138,6 +138,7 @@ const (
 	Panes   Name = "panes"
 	Cost    Name = "cost"
 	Reports Name = "reports"
+	Spikes  Name = "spikes"
 	Help    Name = "help"
 )
 
