@@ -128,6 +128,16 @@ func (a *app) readNodes(ctx context.Context, cf *connFlags, path string) (nodefi
 	return l, parse, nil
 }
 
+// nodesOnce reads --nodes FILE for bench and save: the file's servers,
+// read once at start, and no other server named beside them.
+func (a *app) nodesOnce(ctx context.Context, cf *connFlags, path string, args []string) ([]source.Endpoint, error) {
+	if err := cf.alone("--nodes "+path+" names every server", args); err != nil {
+		return nil, err
+	}
+	l, _, err := a.readNodes(ctx, cf, path)
+	return l.Endpoints, err
+}
+
 // followNodes is a fleet's Follow for --nodes: the file re-read when it
 // changes, each good list the fleet's members, a bad one said and the
 // members kept.
