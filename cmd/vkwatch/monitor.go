@@ -18,9 +18,11 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/fleet"
 	"github.com/vkwatch/vkwatch/source/inert"
+	"github.com/vkwatch/vkwatch/source/live"
 	"github.com/vkwatch/vkwatch/source/load"
 	"github.com/vkwatch/vkwatch/source/metrics"
 	"github.com/vkwatch/vkwatch/source/procmem"
+	"github.com/vkwatch/vkwatch/source/queue"
 	"github.com/vkwatch/vkwatch/source/record"
 	"github.com/vkwatch/vkwatch/source/watch"
 	"github.com/vkwatch/vkwatch/ui"
@@ -206,14 +208,15 @@ type monitorSession struct {
 	metricsAddr string
 	exp         *metrics.Exporter // nil without --metrics
 	reports     reportLog
-	batch       *batcher
-	crash       crashBox
+	// batch queues the events the UI is given (ui.Pump); nil without it.
+	batch *queue.Queue[source.Event]
+	crash live.Crash
 
 	cleanups []func() error
 }
 
 func newMonitorSession(ctx context.Context, a *app, run monitorRun) *monitorSession {
-	s := &monitorSession{a: a, run: run, mf: run.flags, clock: source.NewClock(), batch: newBatcher(),
+	s := &monitorSession{a: a, run: run, mf: run.flags, clock: source.NewClock(), batch: queue.New[source.Event](),
 		writers: map[source.NodeID]*atomic.Pointer[load.Writers]{}}
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	s.onExit(func() error { s.cancel(); return nil })
@@ -423,7 +426,7 @@ func (s *monitorSession) keepReports() error {
 }
 
 // emit takes every event of the fleet: to the recording, the reports and
-// the batcher that feeds the UI. The fleet calls it from several
+// the queue that feeds the UI. The fleet calls it from several
 // goroutines at once.
 func (s *monitorSession) emit(ev source.Event) {
 	if s.rec != nil {
@@ -434,7 +437,7 @@ func (s *monitorSession) emit(ev source.Event) {
 	}
 	s.reports.observe(ev)
 	if s.batch != nil {
-		s.batch.add(ev)
+		s.batch.Push(ev)
 	}
 }
 
@@ -452,13 +455,13 @@ func (s *monitorSession) startWatchers() error {
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		defer s.crash.recover(s.cancel)
+		defer s.crash.Recover(s.cancel)
 		s.fleet.Run(s.ctx, s.emit)
 	})
 	s.onExit(func() error {
 		s.cancel()
 		wg.Wait()
-		return s.crash.get()
+		return s.crash.Err()
 	})
 	return nil
 }
@@ -521,8 +524,8 @@ func (s *monitorSession) runUI() error {
 	})
 	p := newProgram(s.ctx, model, s.a)
 	go func() {
-		defer s.crash.recover(s.cancel)
-		s.batch.pump(s.ctx, p.Send)
+		defer s.crash.Recover(s.cancel)
+		ui.Pump(s.ctx, s.batch, p.Send)
 	}()
 	_, err := p.Run()
 	if errors.Is(err, tea.ErrProgramKilled) && s.ctx.Err() != nil {
@@ -619,98 +622,4 @@ func (l *reportLog) write(path string) error {
 		return fmt.Errorf("--report: %w", err)
 	}
 	return nil
-}
-
-// batcher coalesces events so that the UI gets at most one message per
-// frame (20 per second) however fast samples and PINGs come: samples never
-// queue up behind drawing.
-type batcher struct {
-	mu     sync.Mutex
-	events []source.Event
-	// ready holds a token while events wait: the pump sleeps on it
-	// rather than ticking 20 times a second when nothing came.
-	ready chan struct{}
-}
-
-func newBatcher() *batcher { return &batcher{ready: make(chan struct{}, 1)} }
-
-func (b *batcher) add(ev source.Event) {
-	b.mu.Lock()
-	first := len(b.events) == 0
-	b.events = append(b.events, ev)
-	b.mu.Unlock()
-	if first {
-		select {
-		case b.ready <- struct{}{}:
-		default:
-		}
-	}
-}
-
-func (b *batcher) take() []source.Event {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	evs := b.events
-	b.events = nil
-	return evs
-}
-
-// frameInterval is the least time between two messages of events to the
-// UI, so between two frames they cause: a human rate, however fast
-// samples come.
-const frameInterval = 50 * time.Millisecond
-
-// pump hands the queued events to the UI when some came, at most once a
-// frameInterval: events that come within a frame of the last message wait
-// for the rest of it and go together. An idle pump wakes only when events
-// come (five times a second for a sampler at defaults), not at every frame.
-func (b *batcher) pump(ctx context.Context, send func(tea.Msg)) {
-	wait := time.NewTimer(frameInterval)
-	wait.Stop()
-	defer wait.Stop()
-	var last time.Time
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-b.ready:
-		}
-		if d := frameInterval - time.Since(last); !last.IsZero() && d > 0 {
-			wait.Reset(d)
-			select {
-			case <-ctx.Done():
-				return
-			case <-wait.C:
-			}
-		}
-		if evs := b.take(); len(evs) > 0 {
-			send(ui.EventsMsg(evs))
-			last = time.Now()
-		}
-	}
-}
-
-// crashBox keeps the first panic of a background goroutine as an error.
-type crashBox struct {
-	mu  sync.Mutex
-	err error
-}
-
-// recover is deferred in a goroutine: it stops the panic, keeps it and
-// cancels the run.
-func (c *crashBox) recover(cancel context.CancelFunc) {
-	if r := recover(); r != nil {
-		c.mu.Lock()
-		if c.err == nil {
-			c.err = fmt.Errorf("internal error (please report it): panic: %v\n%s", r, debug.Stack())
-		}
-		c.mu.Unlock()
-		cancel()
-	}
-}
-
-func (c *crashBox) get() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.err
 }

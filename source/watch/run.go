@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
-	"github.com/vkwatch/vkwatch/source/internal/queue"
 	"github.com/vkwatch/vkwatch/source/probe"
+	"github.com/vkwatch/vkwatch/source/queue"
 	"github.com/vkwatch/vkwatch/source/saves"
 )
 
