@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/progress"
 	"github.com/spf13/cobra"
 
 	"github.com/vkwatch/vkwatch/source"
@@ -19,6 +16,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/roll"
 	"github.com/vkwatch/vkwatch/source/watch"
 	"github.com/vkwatch/vkwatch/ui"
+	"github.com/vkwatch/vkwatch/ui/progress"
 )
 
 // saveFlags configure vkwatch save.
@@ -143,7 +141,7 @@ type saveRun struct {
 	rec   *recording
 
 	reports reportLog
-	out     *stepPrinter
+	out     *progress.Steps
 }
 
 // connect learns the fleet (the cluster, or the one server) and reaches
@@ -207,17 +205,17 @@ func (s *saveRun) emit(ev source.Event) {
 
 // drive runs the roll (of one node, for save ADDR) and says how it ended.
 func (s *saveRun) drive(ctx context.Context) error {
-	s.out = newStepPrinter(s.a.stdout, s.a.isTTY(), !s.sf.rolling)
+	s.out = progress.NewSteps(s.a.stdout, s.a.isTTY(), !s.sf.rolling)
 	cfg := fleet.DriveConfig{
 		Roll: roll.Config{MaxParallel: s.sf.maxParallelSaves, Force: s.sf.force,
 			// One server named: the server decides, and says why not.
 			IgnoreBusy: !s.sf.rolling},
 		Ready:    s.sf.connectTimeout + 2*s.sf.interval,
 		Emit:     s.emit,
-		Progress: s.out.progress,
+		Progress: s.out.Update,
 	}
 	r, err := fleet.Drive(ctx, s.fleet, s.top, s.conns, cfg)
-	s.out.finish(r)
+	s.out.Finish()
 	switch {
 	case errors.Is(err, fleet.ErrHeld):
 		st, _ := roll.HeldAt(r)
@@ -253,100 +251,6 @@ func (s *saveRun) close() error {
 	}
 	return errors.Join(errs...)
 }
-
-// stepPrinter tells a roll's progress: a line each time a node's step
-// changes, and, on a terminal, a bar for the node saving, redrawn in
-// place.
-type stepPrinter struct {
-	w      io.Writer
-	tty    bool
-	single bool // one server: its full report when it is saved
-	states map[source.NodeID]roll.StepState
-	bar    progress.Model
-	drawn  bool // a bar line is on screen, to be cleared before a line
-	head   bool
-}
-
-func newStepPrinter(w io.Writer, tty, single bool) *stepPrinter {
-	return &stepPrinter{w: w, tty: tty, single: single, states: map[source.NodeID]roll.StepState{},
-		bar: progress.New(progress.WithDefaultGradient(), progress.WithWidth(30), progress.WithoutPercentage())}
-}
-
-// progress is Drive's Progress: it prints what changed.
-func (p *stepPrinter) progress(r *roll.Roll, st *roll.Status) {
-	steps := r.Steps()
-	if !p.head {
-		p.head = true
-		if !p.single {
-			p.line(fmt.Sprintf("rolling save: %d node%s, one per shard, a replica where there is one", len(steps), plural(len(steps))))
-		}
-	}
-	var saving []string
-	for i, step := range steps {
-		n, _ := st.Node(step.Node.ID)
-		if prev, ok := p.states[step.Node.ID]; !ok && step.State == roll.StepWaiting || ok && prev == step.State {
-			if step.State == roll.StepSaving && p.tty {
-				saving = append(saving, p.barLine(i, len(steps), step, n))
-			}
-			continue
-		}
-		p.states[step.Node.ID] = step.State
-		if step.State == roll.StepSent || step.State == roll.StepCancelled && step.Risk.Exceeds() {
-			// The memory check comes before the BGSAVE, and is said
-			// first: before "BGSAVE sent", or before "not started" where
-			// it held the node.
-			for j, l := range ui.ForkVerdict(step.Risk) {
-				if j == 0 {
-					l = ui.StepHead(i, len(steps), step) + l
-				} else {
-					l = "      " + l
-				}
-				p.line(l)
-			}
-		}
-		p.line(ui.StepLine(i, len(steps), step, n))
-		if step.State == roll.StepDone && step.Report != nil {
-			lines := ui.ReportLines(step.Report)
-			if !p.single {
-				lines = lines[1:2] // the COW line: what the save cost
-			}
-			for _, l := range lines {
-				p.line("      " + strings.TrimSpace(l))
-			}
-		}
-	}
-	if len(saving) > 0 {
-		p.clear()
-		fmt.Fprint(p.w, strings.Join(saving, "  "))
-		p.drawn = true
-	}
-}
-
-// barLine is a saving node's bar: its place, the bar, the percentage.
-func (p *stepPrinter) barLine(i, total int, step roll.Step, n roll.NodeStatus) string {
-	f, ok := ui.SaveFraction(n)
-	if !ok {
-		return inert.Text(ui.StepLine(i, total, step, n))
-	}
-	return fmt.Sprintf("[%d/%d] %s %s %3.0f%%", i+1, total, inert.Text(step.Node.Addr), p.bar.ViewAs(f), f*100)
-}
-
-// line prints a permanent line, clearing the bar first. What the
-// servers said in it (addresses, errors, report fields) is made inert.
-func (p *stepPrinter) line(s string) {
-	p.clear()
-	fmt.Fprintln(p.w, inert.Text(s))
-}
-
-func (p *stepPrinter) clear() {
-	if p.drawn {
-		fmt.Fprint(p.w, "\r\x1b[K")
-		p.drawn = false
-	}
-}
-
-// finish clears the bar.
-func (p *stepPrinter) finish(*roll.Roll) { p.clear() }
 
 func plural(n int) string {
 	if n == 1 {
