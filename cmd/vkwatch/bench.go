@@ -15,6 +15,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/bench/result"
 	"github.com/vkwatch/vkwatch/source/cluster"
 	"github.com/vkwatch/vkwatch/source/inert"
+	"github.com/vkwatch/vkwatch/source/live"
 	"github.com/vkwatch/vkwatch/source/procmem"
 	"github.com/vkwatch/vkwatch/source/record"
 )
@@ -211,7 +212,7 @@ func (a *app) benchTargets(ctx context.Context, cf *connFlags, bf *benchFlags, a
 		if len(bf.methods) > 0 && len(eps) != 1 {
 			return nil, usageErr("--methods saves one server both ways: give one server, not %d", len(eps))
 		}
-		if err := a.reach(ctx, eps); err != nil {
+		if err := live.Reach(ctx, a.stderr, eps); err != nil {
 			return nil, err
 		}
 		targets := make([]bench.Target, len(eps))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/inert"
+	"github.com/vkwatch/vkwatch/source/live"
 	"github.com/vkwatch/vkwatch/source/load"
 	"github.com/vkwatch/vkwatch/source/watch"
 	"github.com/vkwatch/vkwatch/ui/progress"
@@ -71,7 +72,7 @@ func (a *app) runLoad(ctx context.Context, cf *connFlags, lf *loadFlags, addrs [
 		if err := a.preloadShown(ctx, eps[0], opts, cfg); err != nil {
 			return err
 		}
-		a.warnNoPassword(ctx, eps) // the server answered the preload
+		live.WarnNoPassword(ctx, a.stderr, eps) // the server answered the preload
 	}
 	if lf.writers == 0 {
 		return nil
@@ -84,7 +85,7 @@ func (a *app) runLoad(ctx context.Context, cf *connFlags, lf *loadFlags, addrs [
 		if err := k.Check(eps[0].String()); err != nil {
 			return keyspaceRefusal(err, "load")
 		}
-		a.warnNoPassword(ctx, eps) // the server answered the check
+		live.WarnNoPassword(ctx, a.stderr, eps) // the server answered the check
 	}
 	w, err := load.StartWriters(ctx, opts, cfg)
 	if err != nil {

@@ -59,7 +59,7 @@ func (f *monitorFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.pingInterval, "ping-interval", 0, "PING probe interval per server, on its own connection "+
 		"(default 2ms; with more than two servers longer, to keep about 1,000 PINGs a second in all)")
 	fs.DurationVar(&f.history, "history", 2*time.Minute, "how much time the charts keep")
-	fs.DurationVar(&f.connectTimeout, "connect-timeout", defaultConnectTimeout, "how long to wait for a server to answer at start")
+	fs.DurationVar(&f.connectTimeout, "connect-timeout", live.DefaultConnectTimeout, "how long to wait for a server to answer at start")
 	fs.IntVar(&f.writers, "writers", 0, "run W writers per watched server, overwriting random existing keys under the vkwatch: prefix (0: write nothing)")
 	fs.IntVar(&f.keys, "keys", 1_000_000, "keyspace the writers overwrite (vkwatch:0 .. vkwatch:N-1; it must exist: see vkwatch load)")
 	fs.IntVar(&f.valueSize, "value-size", 300, "bytes per value the writers SET")
@@ -273,11 +273,11 @@ func (s *monitorSession) connect() error {
 	}
 	s.onExit(s.fleet.Close)
 	var err error
-	s.top, s.conns, err = connectFleet(s.ctx, s.fleet)
+	s.top, s.conns, err = live.ConnectFleet(s.ctx, s.fleet)
 	if err != nil {
 		return err
 	}
-	s.a.warnNoPassword(s.ctx, s.answered())
+	live.WarnNoPassword(s.ctx, s.a.stderr, s.answered())
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/fleet"
 	"github.com/vkwatch/vkwatch/source/inert"
+	"github.com/vkwatch/vkwatch/source/live"
 	"github.com/vkwatch/vkwatch/source/procmem"
 	"github.com/vkwatch/vkwatch/source/record"
 	"github.com/vkwatch/vkwatch/source/roll"
@@ -74,7 +75,7 @@ Exit status 0: every node saved; 1: it stopped (the reason printed);
 	fs.StringVar(&sf.report, "report", "", "write the save reports to FILE as JSON at the end")
 	fs.StringVar(&sf.record, "record", "", "record every sample and event to FILE (JSON Lines; FILE.zst or FILE.gz is compressed)")
 	fs.DurationVar(&sf.interval, "interval", 200*time.Millisecond, "INFO sampling interval")
-	fs.DurationVar(&sf.connectTimeout, "connect-timeout", defaultConnectTimeout, "how long to wait for the servers to answer at start")
+	fs.DurationVar(&sf.connectTimeout, "connect-timeout", live.DefaultConnectTimeout, "how long to wait for the servers to answer at start")
 	return cmd
 }
 
@@ -166,10 +167,10 @@ func (s *saveRun) connect(ctx context.Context, ep source.Endpoint) error {
 		s.fleet = fleet.NewList([]fleet.Member{{ID: ep.Node(), Endpoint: ep}}, cfg)
 	}
 	var err error
-	if s.top, s.conns, err = connectFleet(ctx, s.fleet); err != nil {
+	if s.top, s.conns, err = live.ConnectFleet(ctx, s.fleet); err != nil {
 		return err
 	}
-	s.a.warnNoPassword(ctx, []source.Endpoint{ep})
+	live.WarnNoPassword(ctx, s.a.stderr, []source.Endpoint{ep})
 	return nil
 }
 
