@@ -155,7 +155,7 @@ func (a *app) runBench(ctx context.Context, cf *connFlags, bf *benchFlags, args 
 			}
 			servers[i] = record.ServerInfo{Node: node, Addr: t.Save.String()}
 		}
-		rec, err := openRecording(bf.record, record.JSONL, cfg.Clock.Epoch(), settings, servers)
+		rec, err := live.Record(bf.record, record.JSONL, record.Header{VKWatch: vkwatchVersion(), Epoch: cfg.Clock.Epoch(), Settings: settings, Servers: servers})
 		if err != nil {
 			return err
 		}

@@ -203,7 +203,7 @@ type monitorSession struct {
 	// without an entry get none.
 	writers map[source.NodeID]*atomic.Pointer[load.Writers]
 
-	rec *recording
+	rec *live.Recording
 	// metricsAddr is where --metrics listens, once it does.
 	metricsAddr string
 	exp         *metrics.Exporter // nil without --metrics
@@ -406,7 +406,7 @@ func (s *monitorSession) openRecording() error {
 	if s.run.cluster {
 		settings["cluster"] = s.run.endpoints[0].String()
 	}
-	rec, err := openRecording(s.mf.record, s.mf.recordFormat, s.clock.Epoch(), settings, servers)
+	rec, err := live.Record(s.mf.record, s.mf.recordFormat, record.Header{VKWatch: vkwatchVersion(), Epoch: s.clock.Epoch(), Settings: settings, Servers: servers})
 	if err != nil {
 		return err
 	}

@@ -139,7 +139,7 @@ type saveRun struct {
 	fleet *fleet.Fleet
 	top   source.Topology
 	conns []fleet.Connected
-	rec   *recording
+	rec   *live.Recording
 
 	reports reportLog
 	out     *progress.Steps
@@ -188,7 +188,7 @@ func (s *saveRun) openRecording(ep source.Endpoint) error {
 	if s.sf.cluster != "" {
 		settings["cluster"] = ep.String()
 	}
-	rec, err := openRecording(s.sf.record, record.JSONL, s.clock.Epoch(), settings, servers)
+	rec, err := live.Record(s.sf.record, record.JSONL, record.Header{VKWatch: vkwatchVersion(), Epoch: s.clock.Epoch(), Settings: settings, Servers: servers})
 	if err != nil {
 		return err
 	}
