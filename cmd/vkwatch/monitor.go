@@ -207,7 +207,7 @@ type monitorSession struct {
 	// metricsAddr is where --metrics listens, once it does.
 	metricsAddr string
 	exp         *metrics.Exporter // nil without --metrics
-	reports     reportLog
+	reports     live.Reports
 	// batch queues the events the UI is given (ui.Pump); nil without it.
 	batch *queue.Queue[source.Event]
 	crash live.Crash
@@ -421,7 +421,7 @@ func (s *monitorSession) keepReports() error {
 	if s.mf.report == "" {
 		return nil
 	}
-	s.onExit(func() error { return s.reports.write(s.mf.report) })
+	s.onExit(func() error { return s.reports.Write(s.mf.report) })
 	return nil
 }
 
@@ -435,7 +435,7 @@ func (s *monitorSession) emit(ev source.Event) {
 	if s.exp != nil {
 		s.exp.Observe(ev)
 	}
-	s.reports.observe(ev)
+	s.reports.Observe(ev)
 	if s.batch != nil {
 		s.batch.Push(ev)
 	}
@@ -591,35 +591,4 @@ func (f *monitorFlags) settings() map[string]string {
 		"read_only":          fmt.Sprint(f.readOnly),
 		"max_parallel_saves": fmt.Sprint(f.maxParallelSaves),
 	}
-}
-
-// reportLog keeps the save reports of a run's events for --report (the
-// monitor's and vkwatch save's); events come from several goroutines at
-// once.
-type reportLog struct {
-	mu      sync.Mutex
-	reports []source.SaveReport
-}
-
-// observe keeps ev's report when ev is the end of a save.
-func (l *reportLog) observe(ev source.Event) {
-	if ev.Kind == source.EventSaveEnded && ev.Report != nil {
-		l.mu.Lock()
-		l.reports = append(l.reports, *ev.Report)
-		l.mu.Unlock()
-	}
-}
-
-// write writes the reports kept so far to path as JSON.
-func (l *reportLog) write(path string) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b, err := record.MarshalReports(l.reports)
-	if err != nil {
-		return fmt.Errorf("--report: %w", err)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		return fmt.Errorf("--report: %w", err)
-	}
-	return nil
 }

@@ -141,7 +141,7 @@ type saveRun struct {
 	conns []fleet.Connected
 	rec   *live.Recording
 
-	reports reportLog
+	reports live.Reports
 	out     *progress.Steps
 }
 
@@ -201,7 +201,7 @@ func (s *saveRun) emit(ev source.Event) {
 	if s.rec != nil {
 		s.rec.Write(ev)
 	}
-	s.reports.observe(ev)
+	s.reports.Observe(ev)
 }
 
 // drive runs the roll (of one node, for save ADDR) and says how it ended.
@@ -248,7 +248,7 @@ func (s *saveRun) close() error {
 		errs = append(errs, s.rec.Close())
 	}
 	if s.sf.report != "" && s.fleet != nil {
-		errs = append(errs, s.reports.write(s.sf.report))
+		errs = append(errs, s.reports.Write(s.sf.report))
 	}
 	return errors.Join(errs...)
 }
