@@ -16,8 +16,9 @@ type Topology struct {
 	// Cluster says the nodes were discovered from a cluster; false for a
 	// list of addresses.
 	Cluster bool `json:"cluster,omitzero"`
-	// Via names what told: "CLUSTER SHARDS" or "CLUSTER NODES" (empty for
-	// a list), and From the address of the node that answered.
+	// Via names what told: "CLUSTER SHARDS" or "CLUSTER NODES", "nodes
+	// file" for a list read from a file (empty for a list on the command
+	// line), and From the address of the node that answered, or the file.
 	Via  string `json:"via,omitzero"`
 	From string `json:"from,omitzero"`
 	// Shards are ordered by their first slot (shards without slots last);
@@ -31,11 +32,26 @@ type Topology struct {
 	// because they save or are about to (source/fleet: attention follows
 	// the save), by node id; empty when none is.
 	Attention []Attended `json:"attention,omitzero"`
+	// Throttled are the nodes whose watching cost them more than
+	// --max-observer-cost: they are PINGed (Interval) and sampled less
+	// often at rest than the rest; Reason says what it cost.
+	Throttled []Attended `json:"throttled,omitzero"`
 	// SampleInterval is how often INFO samples the nodes at rest, and
 	// AttentionSampleInterval the nodes in Attention (the same unless the
 	// fleet samples nodes at rest less often: --idle-interval).
 	SampleInterval          time.Duration `json:"sample_interval_ns,omitzero,format:nano"`
 	AttentionSampleInterval time.Duration `json:"attention_sample_interval_ns,omitzero,format:nano"`
+	// PingBudget and SampleBudget are what the fleet's intervals are set
+	// to keep within, a second and in all: PINGs (the nodes in attention
+	// included), and INFO samples of the nodes at rest (the nodes in
+	// attention add theirs, every AttentionSampleInterval). Zero when no
+	// budget sets them (a --ping-interval holds as given).
+	PingBudget   int `json:"ping_budget,omitzero"`
+	SampleBudget int `json:"sample_budget,omitzero"`
+	// Share is this process's share of a fleet split between several
+	// (--shard I/N: the nodes whose address hashes to I of N), empty when
+	// it watches every node.
+	Share string `json:"share,omitzero"`
 	// Changes are what changed since the fleet's previous topology; empty
 	// in the first.
 	Changes []TopologyChange `json:"changes,omitzero"`

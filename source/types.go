@@ -265,6 +265,23 @@ type ProcMem struct {
 	AnonHugePages Opt[int64] `json:"anon_huge_pages,omitzero"`
 }
 
+// ObserverCost is the server time vkwatch's own commands take (INFO,
+// CONFIG GET, PING, the connections' set-up), priced by the server's own
+// per-command time (INFO commandstats, read about once a minute) times
+// vkwatch's own call counts (source/observer). Absent before the first
+// reading, and on a server that refuses it.
+type ObserverCost struct {
+	// Seconds is the server time of vkwatch's commands from the start of
+	// this watch up to ReadAt, the latest reading of commandstats (a
+	// counter: it moves at each reading, never back).
+	Seconds Opt[float64]  `json:"seconds,omitzero"`
+	ReadAt  time.Duration `json:"read_at_ns,omitzero,format:nano"`
+	// Share is that time per second over Window, the latest span between
+	// two readings: a share of one core (0.001 is 1 ms a second).
+	Share  Opt[float64]  `json:"share,omitzero"`
+	Window time.Duration `json:"window_ns,omitzero,format:nano"`
+}
+
 // Sample is one reading of one server.
 type Sample struct {
 	Seq uint64 `json:"seq,omitzero"`
@@ -288,6 +305,10 @@ type Sample struct {
 	Ping10s Latency `json:"ping10s,omitzero"` // PINGs of the last 10 s
 
 	Proc ProcMem `json:"proc,omitzero"`
+
+	// Observer is what watching costs the server: its main thread's time
+	// on vkwatch's own commands.
+	Observer ObserverCost `json:"observer,omitzero"`
 
 	// Derived: figures computed from the measured fields above, never
 	// recorded. saves.Tracker.Observe fills them, the one function the

@@ -5,16 +5,17 @@ import (
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/ui/uitest"
 )
 
 // fullModel is two panes at 200x50 with a full two-minute history.
-func fullModel(tb testing.TB) (Model, *fakeServer, time.Duration) {
+func fullModel(tb testing.TB) (Model, *uitest.Fake, time.Duration) {
 	tb.Helper()
-	m := newTestModel(addrA, addrB)
+	m := newTestModel(uitest.AddrA, uitest.AddrB)
 	m = sized(m, 200, 50)
 	until := 2 * time.Minute
-	m = feed(tb, m, scenario(2, until))
-	return m, newFake(0, false), until
+	m = feed(tb, m, uitest.Scenario(2, until))
+	return m, uitest.NewFake(0, false), until
 }
 
 // BenchmarkView measures what bubbletea pays per frame: View of two panes
@@ -41,13 +42,13 @@ func BenchView[M interface{ View() string }](b *testing.B, m M) {
 // BenchmarkUpdateSample measures folding one sample and redrawing its pane.
 func BenchmarkUpdateSample(b *testing.B) {
 	m, f, off := fullModel(b)
-	f.seq = 1 << 20
+	f.Seq = 1 << 20
 	var tm Model = m
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		off += tick
-		ev := f.sampleEvent(off)
+		off += uitest.Tick
+		ev := f.SampleEvent(off)
 		nm, _ := tm.Update(EventMsg(ev))
 		tm = nm.(Model)
 	}
@@ -58,30 +59,18 @@ func BenchmarkUpdateSample(b *testing.B) {
 // reports table is open (20 reports): the table is drawn once and reused,
 // so this must cost no more than with the panes shown.
 func BenchmarkUpdateSampleTableOpen(b *testing.B) {
-	m := sized(newTestModel(addrA, addrB), 200, 50)
-	m = feed(b, m, reportsScenario(20))
+	m := sized(newTestModel(uitest.AddrA, uitest.AddrB), 200, 50)
+	m = feed(b, m, uitest.ReportsScenario(20))
 	m, _ = press(m, "r")
-	f := newFake(0, false)
-	f.seq = 1 << 20
+	f := uitest.NewFake(0, false)
+	f.Seq = 1 << 20
 	off := 200 * time.Second
 	var tm Model = m
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		off += tick
-		nm, _ := tm.Update(EventMsg(f.sampleEvent(off)))
+		off += uitest.Tick
+		nm, _ := tm.Update(EventMsg(f.SampleEvent(off)))
 		tm = nm.(Model)
-	}
-}
-
-// BenchmarkTableDraw measures drawing the reports table of 20 reports at
-// 200x50, what opening it, scrolling or a new report costs.
-func BenchmarkTableDraw(b *testing.B) {
-	m := sized(newTestModel(addrA, addrB), 200, 50)
-	m = feed(b, m, reportsScenario(20))
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		_ = drawTable(m.st, m.store.Reports(), 200, 30, 0)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/ui/uitest"
 )
 
 // TestCancelSaveAsksFirst: x sends nothing at first; it says what it would
@@ -17,24 +18,24 @@ import (
 func TestCancelSaveAsksFirst(t *testing.T) {
 	var log sendLog
 	// Server A's fork save runs from 20 s to 35 s: at 28 s it is half done.
-	m := setup(t, Config{Nodes: nodes(addrA, addrB), Send: log.send}, 200, 50, valkeyScenario(2, 28*time.Second))
+	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB), Send: log.send}, 200, 50, valkeyScenario(2, 28*time.Second))
 	m, cmd := press(m, "x")
 	if n := run(t, cmd); n != 0 || len(log.got()) != 0 {
 		t.Fatalf("first x sent %v", log.got())
 	}
 	foot := lineWith(t, m, "press x again to send BGSAVE CANCEL")
-	if !strings.Contains(foot, "cancel the BGSAVE fork running on "+addrA) || !strings.Contains(foot, "% done)?") {
+	if !strings.Contains(foot, "cancel the BGSAVE fork running on "+uitest.AddrA) || !strings.Contains(foot, "% done)?") {
 		t.Errorf("footer %q does not say which save", foot)
 	}
-	if !strings.Contains(view(m), "x again: send BGSAVE CANCEL • any other key: keep it") {
-		t.Errorf("help line does not say how to confirm:\n%s", view(m))
+	if !strings.Contains(plainView(m), "x again: send BGSAVE CANCEL • any other key: keep it") {
+		t.Errorf("help line does not say how to confirm:\n%s", plainView(m))
 	}
 	m, cmd = press(m, "x")
 	if n := run(t, cmd); n != 1 || !slices.Equal(log.got(), []string{"0 BGSAVE CANCEL"}) {
 		t.Fatalf("second x: ran %d, sent %v", n, log.got())
 	}
-	if !strings.Contains(view(m), "sending BGSAVE CANCEL to "+addrA) {
-		t.Errorf("no sending note:\n%s", view(m))
+	if !strings.Contains(plainView(m), "sending BGSAVE CANCEL to "+uitest.AddrA) {
+		t.Errorf("no sending note:\n%s", plainView(m))
 	}
 }
 
@@ -42,16 +43,16 @@ func TestCancelSaveAsksFirst(t *testing.T) {
 // not sent, and a later x asks again.
 func TestCancelSaveOtherKeyKeeps(t *testing.T) {
 	var log sendLog
-	m := setup(t, Config{Nodes: nodes(addrA), Send: log.send}, 120, 40, valkeyScenario(1, 28*time.Second))
+	m := setup(t, Config{Nodes: nodes(uitest.AddrA), Send: log.send}, 120, 40, valkeyScenario(1, 28*time.Second))
 	m, _ = press(m, "x")
 	m, cmd := press(m, "z")
 	run(t, cmd)
-	if len(log.got()) != 0 || m.confirm.key.Enabled() || strings.Contains(view(m), "press x again") {
+	if len(log.got()) != 0 || m.confirm.key.Enabled() || strings.Contains(plainView(m), "press x again") {
 		t.Fatalf("z after x: sent %v, confirm %q", log.got(), m.confirm.key.Keys())
 	}
 	m, cmd = press(m, "x")
 	run(t, cmd)
-	if len(log.got()) != 0 || !strings.Contains(view(m), "press x again") {
+	if len(log.got()) != 0 || !strings.Contains(plainView(m), "press x again") {
 		t.Fatalf("x after a kept save should ask again, sent %v", log.got())
 	}
 	// b is not x: it drops the cancel and does what b does.
@@ -66,10 +67,10 @@ func TestCancelSaveOtherKeyKeeps(t *testing.T) {
 // may be scheduled behind an AOF rewrite), and says none is running.
 func TestCancelSaveNothingRunning(t *testing.T) {
 	var log sendLog
-	m := setup(t, Config{Nodes: nodes(addrA), Send: log.send}, 120, 40, valkeyScenario(1, 10*time.Second))
+	m := setup(t, Config{Nodes: nodes(uitest.AddrA), Send: log.send}, 120, 40, valkeyScenario(1, 10*time.Second))
 	m, _ = press(m, "x")
-	if !strings.Contains(lineWith(t, m, "press x again"), "no RDB save is running on "+addrA+" (a scheduled one would be cancelled); press x again") {
-		t.Errorf("footer:\n%s", view(m))
+	if !strings.Contains(lineWith(t, m, "press x again"), "no RDB save is running on "+uitest.AddrA+" (a scheduled one would be cancelled); press x again") {
+		t.Errorf("footer:\n%s", plainView(m))
 	}
 }
 
@@ -77,16 +78,16 @@ func TestCancelSaveNothingRunning(t *testing.T) {
 // (src/rdb.c), and Redis's, as the server wrote it.
 func TestCancelSaveAnswers(t *testing.T) {
 	for _, c := range []struct{ reply, err, want string }{
-		{"Background saving cancelled", "", "BGSAVE CANCEL on " + addrA + ": Background saving cancelled"},
-		{"Scheduled background saving cancelled", "", "BGSAVE CANCEL on " + addrA + ": Scheduled background saving cancelled"},
+		{"Background saving cancelled", "", "BGSAVE CANCEL on " + uitest.AddrA + ": Background saving cancelled"},
+		{"Scheduled background saving cancelled", "", "BGSAVE CANCEL on " + uitest.AddrA + ": Scheduled background saving cancelled"},
 		{"", "ERR Background saving is currently not in progress or scheduled",
-			"✗ BGSAVE CANCEL on " + addrA + ": ERR Background saving is currently not in progress or scheduled"},
-		{"", "ERR syntax error", "✗ BGSAVE CANCEL on " + addrA + ": ERR syntax error"},
+			"✗ BGSAVE CANCEL on " + uitest.AddrA + ": ERR Background saving is currently not in progress or scheduled"},
+		{"", "ERR syntax error", "✗ BGSAVE CANCEL on " + uitest.AddrA + ": ERR syntax error"},
 	} {
-		m := setup(t, Config{Nodes: nodes(addrA)}, 200, 50, scenario(1, 28*time.Second))
+		m := setup(t, Config{Nodes: nodes(uitest.AddrA)}, 200, 50, uitest.Scenario(1, 28*time.Second))
 		m = feed(t, m, []source.Event{commandEvent(0, 28*time.Second, "BGSAVE CANCEL", c.reply, c.err)})
-		if !strings.Contains(view(m), c.want) {
-			t.Errorf("answer %q%q: footer lacks %q:\n%s", c.reply, c.err, c.want, view(m))
+		if !strings.Contains(plainView(m), c.want) {
+			t.Errorf("answer %q%q: footer lacks %q:\n%s", c.reply, c.err, c.want, plainView(m))
 		}
 	}
 }
@@ -94,30 +95,30 @@ func TestCancelSaveAnswers(t *testing.T) {
 // TestCancelSaveReadOnly: a read-only monitor refuses x with a note.
 func TestCancelSaveReadOnly(t *testing.T) {
 	var log sendLog
-	m := setup(t, Config{Nodes: nodes(addrA), Send: log.send, ReadOnly: true}, 120, 40, scenario(1, 28*time.Second))
+	m := setup(t, Config{Nodes: nodes(uitest.AddrA), Send: log.send, ReadOnly: true}, 120, 40, uitest.Scenario(1, 28*time.Second))
 	m, cmd := press(m, "x")
 	run(t, cmd)
-	if len(log.got()) != 0 || !strings.Contains(view(m), "read-only: BGSAVE CANCEL not sent") {
-		t.Fatalf("read-only x: sent %v\n%s", log.got(), view(m))
+	if len(log.got()) != 0 || !strings.Contains(plainView(m), "read-only: BGSAVE CANCEL not sent") {
+		t.Fatalf("read-only x: sent %v\n%s", log.got(), plainView(m))
 	}
 }
 
 // TestCancelledReportReads: a cancelled save reads "cancelled" in the
 // last-save block and the table, not as a failure ("✗").
 func TestCancelledReportReads(t *testing.T) {
-	evs := scripted(newFake(0, false), 30*time.Second, source.SaveFork, span{20 * time.Second, 25 * time.Second})
+	evs := uitest.Scripted(uitest.NewFake(0, false), 30*time.Second, source.SaveFork, uitest.Span{Start: 20 * time.Second, End: 25 * time.Second})
 	for _, ev := range evs {
 		if ev.Kind == source.EventSaveEnded {
 			ev.Report.Status = source.StatusCancelled
 		}
 	}
-	m := setup(t, Config{Nodes: nodes(addrA)}, 200, 50, evs)
+	m := setup(t, Config{Nodes: nodes(uitest.AddrA)}, 200, 50, evs)
 	last := lineWith(t, m, "last save")
 	if !strings.Contains(last, "cancelled") || strings.Contains(last, "✗") {
 		t.Errorf("last save line %q", last)
 	}
 	m, _ = press(m, "r")
-	if v := view(m); !strings.Contains(v, "cancelled") || strings.Contains(v, "✗ cancelled") {
+	if v := plainView(m); !strings.Contains(v, "cancelled") || strings.Contains(v, "✗ cancelled") {
 		t.Errorf("table:\n%s", v)
 	}
 }
@@ -125,11 +126,11 @@ func TestCancelledReportReads(t *testing.T) {
 // valkeyScenario is scenario with server A a Valkey 9.2 (which has BGSAVE
 // CANCEL) running the same fork save.
 func valkeyScenario(servers int, until time.Duration) []source.Event {
-	a := scripted(newFake(0, true), until, source.SaveFork, span{20 * time.Second, 35 * time.Second})
+	a := uitest.Scripted(uitest.NewFake(0, true), until, source.SaveFork, uitest.Span{Start: 20 * time.Second, End: 35 * time.Second})
 	if servers < 2 {
 		return a
 	}
-	return interleave(a, scripted(newFake(1, true), until, source.SaveForkless, span{50 * time.Second, until}))
+	return uitest.Interleave(a, uitest.Scripted(uitest.NewFake(1, true), until, source.SaveForkless, uitest.Span{Start: 50 * time.Second, End: until}))
 }
 
 // TestCancelSaveNotOnRedis: Redis (and Valkey before 8.1) has no BGSAVE
@@ -137,7 +138,7 @@ func valkeyScenario(servers int, until time.Duration) []source.Event {
 // offers x there; the Valkey pane beside it still offers it.
 func TestCancelSaveNotOnRedis(t *testing.T) {
 	var log sendLog
-	m := setup(t, Config{Nodes: nodes(addrA, addrB), Send: log.send}, 200, 50, scenario(2, 28*time.Second))
+	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB), Send: log.send}, 200, 50, uitest.Scenario(2, 28*time.Second))
 	for range 2 {
 		var cmd tea.Cmd
 		m, cmd = press(m, "x")
@@ -145,11 +146,11 @@ func TestCancelSaveNotOnRedis(t *testing.T) {
 			t.Fatalf("x on Redis sent %v", log.got())
 		}
 	}
-	if foot := lineWith(t, m, "cannot cancel a save"); !strings.Contains(foot, addrA+" cannot cancel a save: BGSAVE CANCEL needs Valkey 8.1 or later (this is redis 7.0.15)") {
+	if foot := lineWith(t, m, "cannot cancel a save"); !strings.Contains(foot, uitest.AddrA+" cannot cancel a save: BGSAVE CANCEL needs Valkey 8.1 or later (this is redis 7.0.15)") {
 		t.Errorf("footer %q", foot)
 	}
 	offers := func(m Model) bool {
-		for _, col := range append(m.keyHelp(true).full, m.keyHelp(false).short) {
+		for _, col := range append(m.keyHelp(true).Full, m.keyHelp(false).Short) {
 			for _, b := range col {
 				if slices.Contains(b.Keys(), "x") {
 					return true
@@ -159,10 +160,10 @@ func TestCancelSaveNotOnRedis(t *testing.T) {
 		return false
 	}
 	if offers(m) {
-		t.Errorf("the help offers x with Redis focused:\n%s", view(m))
+		t.Errorf("the help offers x with Redis focused:\n%s", plainView(m))
 	}
 	m, _ = press(m, "tab")
 	if !offers(m) {
-		t.Errorf("the help does not offer x with Valkey 9.2 focused:\n%s", view(m))
+		t.Errorf("the help does not offer x with Valkey 9.2 focused:\n%s", plainView(m))
 	}
 }

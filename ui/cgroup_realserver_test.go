@@ -40,14 +40,14 @@ func TestRealSaveConfirmedPastCgroupLimit(t *testing.T) {
 	m := sized(New(Config{Nodes: nodes(ep.String()), Send: sendVia(ctx, x.w)}), 200, 50)
 	feed := x.run(t, ctx, &m, true)
 	feed("a forecast past the cgroup limit", func(source.Event) bool {
-		return strings.Contains(view(m), "headroom would exceed") && strings.Contains(view(m), "of 64.0 MiB cgroup limit")
+		return strings.Contains(plainView(m), "headroom would exceed") && strings.Contains(plainView(m), "of 64.0 MiB cgroup limit")
 	})
 	m, cmd := press(m, "b")
 	if cmd != nil {
 		run(t, cmd)
 	}
 	want := regexp.MustCompile(regexp.QuoteMeta(ep.String()) + `: a fork save may need \S+ MiB \(cgroup usage 62.0 MiB \+ forecast COW \((uniform bound|calibrated)\) \S+ \S+\) but the cgroup's limit is 64.0 MiB \(v2:/vkwatch\)`)
-	v := view(m)
+	v := plainView(m)
 	if !want.MatchString(v) {
 		t.Fatalf("no confirmation %s:\n%s", want, v)
 	}

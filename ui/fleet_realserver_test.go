@@ -69,7 +69,7 @@ func TestFleetFilterAndSummaryOnRealServers(t *testing.T) {
 		t.Helper()
 		servertest.WaitFor(t, time.Minute, what, func() bool {
 			pump()
-			return cond(view(m))
+			return cond(plainView(m))
 		})
 	}
 	waitView("every node up, with a footprint", func(v string) bool {
@@ -86,7 +86,7 @@ func TestFleetFilterAndSummaryOnRealServers(t *testing.T) {
 	})
 	rows := func() []string {
 		var out []string
-		for _, l := range strings.Split(view(m), "\n") {
+		for _, l := range strings.Split(plainView(m), "\n") {
 			for _, s := range srvs {
 				if strings.Contains(l, " "+s.Addr+" ") {
 					out = append(out, s.Addr)
@@ -105,13 +105,13 @@ func TestFleetFilterAndSummaryOnRealServers(t *testing.T) {
 	typeFilter("down")
 	got := rows()
 	if len(got) != 2 || got[0] != killed[0].Addr || got[1] != killed[1].Addr {
-		t.Fatalf("filter down shows %v, want %s and %s:\n%s", got, killed[0].Addr, killed[1].Addr, view(m))
+		t.Fatalf("filter down shows %v, want %s and %s:\n%s", got, killed[0].Addr, killed[1].Addr, plainView(m))
 	}
-	if v := view(m); !strings.Contains(v, fmt.Sprintf(`filter "down": 2 of %d`, n)) {
+	if v := plainView(m); !strings.Contains(v, fmt.Sprintf(`filter "down": 2 of %d`, n)) {
 		t.Errorf("the head line does not say the filter:\n%s", v)
 	}
 	// The summary still counts the whole fleet.
-	if v := view(m); !strings.Contains(v, fmt.Sprintf("%d up, 2 down", n-2)) {
+	if v := plainView(m); !strings.Contains(v, fmt.Sprintf("%d up, 2 down", n-2)) {
 		t.Errorf("the summary counts only what the filter shows:\n%s", v)
 	}
 	// esc clears it; a filter by address keeps its node; q typed in the
@@ -122,7 +122,7 @@ func TestFleetFilterAndSummaryOnRealServers(t *testing.T) {
 	}
 	typeFilter(srvs[7].Addr + " up")
 	if got := rows(); len(got) != 1 || got[0] != srvs[7].Addr {
-		t.Fatalf("filter by address shows %v, want %s:\n%s", got, srvs[7].Addr, view(m))
+		t.Fatalf("filter by address shows %v, want %s:\n%s", got, srvs[7].Addr, plainView(m))
 	}
 	m, _ = press(m, "esc")
 	m, _ = press(m, "/")
@@ -130,7 +130,7 @@ func TestFleetFilterAndSummaryOnRealServers(t *testing.T) {
 	if cmd != nil {
 		t.Errorf("q typed in the filter returned a command (quit?)")
 	}
-	if v := view(m); !strings.Contains(v, "/q▏") {
+	if v := plainView(m); !strings.Contains(v, "/q▏") {
 		t.Errorf("q typed in the filter is not in it:\n%s", v)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/ui/uitest"
 )
 
 // TestProgramFlow runs the model in a real bubbletea program: events come in
@@ -19,11 +20,11 @@ func TestProgramFlow(t *testing.T) {
 	var tm *teatest.TestModel
 	var log sendLog
 	cfg := Config{
-		Nodes: nodes(addrA, addrB),
-		Now:   fixedNow,
+		Nodes: nodes(uitest.AddrA, uitest.AddrB),
+		Now:   uitest.FixedNow,
 		Send: func(node source.NodeID, args ...string) {
 			log.send(node, args...)
-			server := slices.Index([]string{addrA, addrB}, string(node))
+			server := slices.Index([]string{uitest.AddrA, uitest.AddrB}, string(node))
 			reply, errText := "Background saving started", ""
 			if server == 1 {
 				reply, errText = "", "ERR Background save already in progress"
@@ -34,15 +35,15 @@ func TestProgramFlow(t *testing.T) {
 	tm = teatest.NewTestModel(t, New(cfg), teatest.WithInitialTermSize(200, 50))
 
 	var sc screen
-	evs := scenario(2, 60*time.Second)
+	evs := uitest.Scenario(2, 60*time.Second)
 	for i := 0; i < len(evs); i += 25 {
 		tm.Send(EventsMsg(evs[i:min(i+25, len(evs))]))
 	}
 	sc.waitFor(t, tm, "last save BGSAVE fork")
 
 	tm.Type("B")
-	sc.waitFor(t, tm, "BGSAVE on "+addrA+": Background saving started")
-	sc.waitFor(t, tm, "BGSAVE on "+addrB+": ERR Background save already in progress")
+	sc.waitFor(t, tm, "BGSAVE on "+uitest.AddrA+": Background saving started")
+	sc.waitFor(t, tm, "BGSAVE on "+uitest.AddrB+": ERR Background save already in progress")
 
 	tm.Type("q")
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))

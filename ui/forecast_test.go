@@ -9,19 +9,20 @@ import (
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/forecast"
+	"github.com/vkwatch/vkwatch/ui/uitest"
 )
 
 // stuckEvents is one server whose save's keys processed stand at 5,000
 // from 10 s to stillUntil, then move on, 100 keys a sample.
 func stuckEvents(valkey bool, from, to, stillUntil time.Duration) []source.Event {
-	f := newFake(0, valkey)
+	f := uitest.NewFake(0, valkey)
 	var evs []source.Event
 	if from == 0 {
-		evs = append(evs, f.connected(0))
+		evs = append(evs, f.Connected(0))
 	}
-	f.save = &source.SaveProgress{Kind: source.SaveFork, Started: 10 * time.Second, Trigger: source.Trigger{Kind: source.TriggerUser, Detail: "BGSAVE"}}
-	for off := from; off < to; off += tick {
-		ev := f.sampleEvent(off)
+	f.Save = &source.SaveProgress{Kind: source.SaveFork, Started: 10 * time.Second, Trigger: source.Trigger{Kind: source.TriggerUser, Detail: "BGSAVE"}}
+	for off := from; off < to; off += uitest.Tick {
+		ev := f.SampleEvent(off)
 		s := ev.Sample
 		switch {
 		case off < 10*time.Second:
@@ -29,7 +30,7 @@ func stuckEvents(valkey bool, from, to, stillUntil time.Duration) []source.Event
 		case off < stillUntil:
 			s.Save.Processed = source.Some[int64](5000)
 		default:
-			s.Save.Processed = source.Some(5000 + int64(off-stillUntil)/int64(tick)*100)
+			s.Save.Processed = source.Some(5000 + int64(off-stillUntil)/int64(uitest.Tick)*100)
 		}
 		if valkey {
 			s.Config.Method = "fork" // the fake's Valkey saves forkless otherwise
@@ -46,44 +47,29 @@ func stuckEvents(valkey bool, from, to, stillUntil time.Duration) []source.Event
 // it moves again both go.
 func TestStuckSaveBadgeShownAndGone(t *testing.T) {
 	for _, valkey := range []bool{false, true} {
-		m := setup(t, Config{Nodes: nodes(addrA)}, 120, 40, stuckEvents(valkey, 0, 14*time.Second, 16*time.Second))
-		if strings.Contains(view(m), "stuck?") {
-			t.Fatalf("stuck after 4 s of standing still:\n%s", view(m))
+		m := setup(t, Config{Nodes: nodes(uitest.AddrA)}, 120, 40, stuckEvents(valkey, 0, 14*time.Second, 16*time.Second))
+		if strings.Contains(plainView(m), "stuck?") {
+			t.Fatalf("stuck after 4 s of standing still:\n%s", plainView(m))
 		}
 		m = feed(t, m, stuckEvents(valkey, 14*time.Second, 16*time.Second, 16*time.Second))
-		v := view(m)
+		v := plainView(m)
 		badge := lineWith(t, m, "⚠ stuck? no progress for")
 		if !strings.Contains(badge, "at 5,000/100,000 keys") {
 			t.Errorf("badge %q", badge)
 		}
-		foot := lineWith(t, m, "⚠ stuck? the save on "+addrA+": no progress for")
+		foot := lineWith(t, m, "⚠ stuck? the save on "+uitest.AddrA+": no progress for")
 		if strings.Contains(badge+foot, "BGSAVE CANCEL") != valkey {
 			t.Errorf("valkey %v: x offered %v:\n%s", valkey, !valkey, v)
 		}
 		m = feed(t, m, stuckEvents(valkey, 16*time.Second, 20*time.Second, 16*time.Second))
-		if strings.Contains(view(m), "stuck?") {
-			t.Errorf("still stuck after the save moved on:\n%s", view(m))
+		if strings.Contains(plainView(m), "stuck?") {
+			t.Errorf("still stuck after the save moved on:\n%s", plainView(m))
 		}
 		// Far past its forecast duration, a moving save is stuck too.
 		m = feed(t, m, stuckEvents(valkey, 20*time.Second, 40*time.Second, 16*time.Second))
 		if l := lineWith(t, m, "⚠ stuck? running "); !strings.Contains(l, "forecast") {
 			t.Errorf("overrun badge %q", l)
 		}
-	}
-}
-
-// Where /proc cannot read the child, INFO's copy-on-write says how old
-// it is; where /proc reads it, the age of the other figure is no news.
-func TestCOWNotesSayINFOsAge(t *testing.T) {
-	st := newStyles(false)
-	s := &source.Sample{COW: source.Some[int64](mib), COWFrom: source.FromInfo, Save: &source.SaveProgress{Kind: source.SaveFork}}
-	s.Info.CurrentCOWAge = source.Some[int64](2)
-	if got := strings.Join(cowNotes(&st, s), "\n"); !strings.Contains(got, "INFO figure 2s old") {
-		t.Errorf("notes %q", got)
-	}
-	s.Info.CurrentCOWAge = source.Opt[int64]{}
-	if got := cowNotes(&st, s); len(got) != 0 {
-		t.Errorf("no age field: notes %q", got)
 	}
 }
 
@@ -95,28 +81,28 @@ func TestCOWNotesSayINFOsAge(t *testing.T) {
 func TestTHPWarningOnScreen(t *testing.T) {
 	events := func(tree string) []source.Event {
 		thp := forecast.ReadTHP(filepath.Join("..", "source", "forecast", "testdata", tree), 4242)
-		f := newFake(0, false)
-		var sc script
-		sc.add(f.connected(0))
-		sc.run(f, 0, 3*time.Second, nil)
-		for _, ev := range sc.events {
+		f := uitest.NewFake(0, false)
+		var sc uitest.Script
+		sc.Add(f.Connected(0))
+		sc.Run(f, 0, 3*time.Second, nil)
+		for _, ev := range sc.Events {
 			if ev.Sample != nil {
 				ev.Sample.Proc.THPKernel, ev.Sample.Proc.AnonHugePages = thp.Kernel, thp.AnonHuge
 				ev.Sample.Config.DisableTHP = source.Some(true)
 			}
 		}
-		return sc.events
+		return sc.Events
 	}
 	for _, size := range [][2]int{{80, 24}, {200, 50}} {
-		m := feed(t, sized(newTestModel(addrA), size[0], size[1]), events("thp-always"))
+		m := feed(t, sized(newTestModel(uitest.AddrA), size[0], size[1]), events("thp-always"))
 		want := []string{"cow", "~103 MiB upper bound ⚠ 2 MiB pages", "headroom", "ok"}
 		if size[0] == 200 {
 			want = []string{"cow", "~103 MiB upper bound ⚠ 2 MiB pages", "footprint", "218 MiB",
 				"huge pages", "AnonHugePages 260 MiB: a write copies 2 MiB, not 4 KiB"}
 		}
-		wantFields(t, fmt.Sprintf("%dx%d", size[0], size[1]), view(m), want...)
-		m = feed(t, sized(newTestModel(addrA), size[0], size[1]), events("thp-never"))
-		if v := view(m); strings.Contains(v, "THP") || strings.Contains(v, "huge pages") {
+		wantFields(t, fmt.Sprintf("%dx%d", size[0], size[1]), plainView(m), want...)
+		m = feed(t, sized(newTestModel(uitest.AddrA), size[0], size[1]), events("thp-never"))
+		if v := plainView(m); strings.Contains(v, "THP") || strings.Contains(v, "huge pages") {
 			t.Errorf("%dx%d: warned with THP [never] and none in use:\n%s", size[0], size[1], v)
 		}
 	}

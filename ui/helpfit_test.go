@@ -6,15 +6,17 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/vkwatch/vkwatch/ui/uitest"
 )
 
 // TestFullHelpFits80x24: ? at 80x24 lists every key, each whole, none
 // cut: the columns that do not fit side by side are stacked.
 func TestFullHelpFits80x24(t *testing.T) {
-	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 80, 24, scenario(2, 60e9))
+	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 80, 24, uitest.Scenario(2, 60e9))
 	m, _ = press(m, "tab") // the Valkey 9.2 pane: x is offered there
 	m, _ = press(m, "?")
-	v := view(m)
+	v := plainView(m)
 	lines := strings.Split(v, "\n")
 	help := strings.Join(lines[len(lines)-m.lay.helpH:], "\n")
 	if !m.lay.fullHelp {
@@ -43,18 +45,18 @@ func TestFullHelpFits80x24(t *testing.T) {
 // TestTitleKeepsItsHint: where the title line is short of room, the
 // banner is cut, never what to press.
 func TestTitleKeepsItsHint(t *testing.T) {
-	cfg := Config{Nodes: nodes(addrA, addrB), Banner: "demo: redis-server 7.0.15 has no forkless save: left idle, right under 8 writers",
+	cfg := Config{Nodes: nodes(uitest.AddrA, uitest.AddrB), Banner: "demo: redis-server 7.0.15 has no forkless save: left idle, right under 8 writers",
 		Hint: "press B to save both"}
 	for _, c := range []struct {
 		w    int
 		keys []string
 	}{{80, nil}, {100, nil}, {200, nil}, {80, []string{"?"}}} {
 		w := c.w
-		m := setup(t, cfg, w, 24, scenario(2, 10e9))
+		m := setup(t, cfg, w, 24, uitest.Scenario(2, 10e9))
 		for _, k := range c.keys {
 			m, _ = press(m, k) // the full help: one pane shows, and says so
 		}
-		top := strings.Split(view(m), "\n")[0]
+		top := strings.Split(plainView(m), "\n")[0]
 		if !strings.Contains(top, "vkwatch · demo") || !strings.Contains(top, " — press B to save both") || !strings.Contains(top, "scales shared") {
 			t.Errorf("%d columns: the title line %q", w, top)
 		}

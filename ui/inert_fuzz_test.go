@@ -12,6 +12,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/ui/uitest"
 )
 
 // sgr matches the Select Graphic Rendition sequences lipgloss writes for
@@ -81,17 +82,17 @@ func FuzzModelFrame(f *testing.F) {
 		lipgloss.SetColorProfile(termenv.TrueColor)
 		defer lipgloss.SetColorProfile(termenv.Ascii)
 
-		evs := scenario(2, 40*time.Second)
+		evs := uitest.Scenario(2, 40*time.Second)
 		evs = append(evs,
 			commandEvent(0, 36*time.Second, "BGSAVE", "", "ERR refused"),
 			commandEvent(1, 36*time.Second, "BGSAVE", "Background saving started", ""),
-			source.Event{Node: nodeOf(1), Kind: source.EventDisconnected, Offset: 39 * time.Second, Err: "ERR gone"})
+			source.Event{Node: uitest.NodeOf(1), Kind: source.EventDisconnected, Offset: 39 * time.Second, Err: "ERR gone"})
 		for i := range evs {
 			poison(reflect.ValueOf(&evs[i]).Elem(), s)
 		}
-		ns := nodes(addrA, addrB)
+		ns := nodes(uitest.AddrA, uitest.AddrB)
 		poison(reflect.ValueOf(ns), s)
-		m := sized(New(Config{Nodes: ns, Now: fixedNow, Banner: "banner" + s, Send: func(source.NodeID, ...string) {}}), 120, 40)
+		m := sized(New(Config{Nodes: ns, Now: uitest.FixedNow, Banner: "banner" + s, Send: func(source.NodeID, ...string) {}}), 120, 40)
 		m = feed(t, m, evs)
 		checkFrame(t, "two panes", m.View())
 		for _, k := range []string{"r", "r", "c", "c", "?", "?", "tab"} {
@@ -99,15 +100,15 @@ func FuzzModelFrame(f *testing.F) {
 			checkFrame(t, "two panes after "+k, m.View())
 		}
 
-		top := fleetTopo()
+		top := uitest.FleetTopo()
 		poison(reflect.ValueOf(&top).Elem(), s)
-		fevs := fleetScenario(30 * time.Second)
+		fevs := uitest.FleetScenario(30 * time.Second)
 		for i := range fevs {
 			poison(reflect.ValueOf(&fevs[i]).Elem(), s)
 		}
 		fns := fleetNodes()
 		poison(reflect.ValueOf(fns), s)
-		fm := sized(New(Config{Nodes: fns, Topology: &top, Now: fixedNow, Send: func(source.NodeID, ...string) {}}), 160, 40)
+		fm := sized(New(Config{Nodes: fns, Topology: &top, Now: uitest.FixedNow, Send: func(source.NodeID, ...string) {}}), 160, 40)
 		fm = feed(t, fm, fevs)
 		checkFrame(t, "the fleet", fm.View())
 		for _, k := range []string{"o", "enter", "r", "r", "esc"} {

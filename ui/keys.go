@@ -1,27 +1,17 @@
 package ui
 
-import "github.com/charmbracelet/bubbles/key"
+import (
+	"github.com/charmbracelet/bubbles/key"
+
+	"github.com/vkwatch/vkwatch/ui/view"
+)
 
 // keyMap is the model's own bindings: the commands sent to servers and
 // the keys that work in every view. Each view has its own (in its file),
 // and the help is made from the bindings of what is open (openHelp), so
 // it can never disagree with what the keys do.
 type keyMap struct {
-	Save       key.Binding // BGSAVE on the focused server
-	Rewrite    key.Binding // BGREWRITEAOF on the focused server
-	SaveAll    key.Binding // BGSAVE on every server at once; a fleet's rolling save
-	RewriteAll key.Binding // BGREWRITEAOF on every server at once
-	Cancel     key.Binding // BGSAVE CANCEL on the focused server (Valkey 8.1+)
-	Both       key.Binding // help only: B and A in one short-help entry
-	Scale      key.Binding // one scale per metric across panes, or per pane
-	Close      key.Binding // esc: closes the view opened last
-	Pause      key.Binding
-	Shot       key.Binding // S: the screen as an SVG file
-	Quit       key.Binding // q: quits (exit status 0)
-	// Interrupt is ctrl+c: quits at once, as an interrupt (exit status
-	// 130). The terminal (ui/tty) takes ctrl+c before the model sees it;
-	// the model does the same when it is run without one.
-	Interrupt key.Binding
+	view.Keys // the views' help lines list them too
 
 	fleet bool // a fleet: B is the rolling save, A is not offered
 	rows  bool // a fleet's rows are the base: the rolling save starts there
@@ -30,20 +20,7 @@ type keyMap struct {
 // newKeyMap returns the model's bindings for servers servers, as a fleet
 // (the fleet view) or not (panes side by side).
 func newKeyMap(servers int, fleet bool) keyMap {
-	k := keyMap{
-		Save:       key.NewBinding(key.WithKeys("b"), key.WithHelp("b", "bgsave")),
-		Rewrite:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "bgrewriteaof")),
-		SaveAll:    key.NewBinding(key.WithKeys("B"), key.WithHelp("B", "bgsave both")),
-		RewriteAll: key.NewBinding(key.WithKeys("A"), key.WithHelp("A", "bgrewriteaof both")),
-		Cancel:     key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "cancel save")),
-		Both:       key.NewBinding(key.WithKeys("B", "A"), key.WithHelp("B/A", "both")),
-		Scale:      key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "scales")),
-		Close:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close")),
-		Pause:      key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause")),
-		Shot:       key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "screen to SVG")),
-		Quit:       key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
-		Interrupt:  key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit now, exit 130")),
-	}
+	k := keyMap{Keys: view.NewKeys()}
 	k.fleet = fleet
 	switch {
 	case fleet:

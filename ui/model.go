@@ -1,22 +1,27 @@
 // Package ui is vkwatch's terminal interface: a bubbletea model that folds
-// source.Event values into a history store (source/store) and draws one
-// pane per server from it, or the reports table (r) or the save cost
-// curves (c) in the panes' place.
+// source.Event values into a history store (source/store) and routes what
+// the user sees to its views: one pane per server, a fleet's rows, or the
+// reports table (r) or the save cost curves (c) in their place, and the
+// help.
 //
-// Its parts: the metric table (metrics.go: one entry per chart), the pane
-// (pane.go, panetext.go: SetSize, then sync and drawCharts from a
-// store.View, then box), the views, and the drawing of charts as rows of
-// runes (ui/chart).
+// The root (this package) keeps the store, the footer, the title line, the
+// commands sent to servers and which views are open (stack.go: one stack,
+// the base at its bottom). Each view is a package with its model, keys,
+// view, tests and goldens, speaking to the root through view.Component
+// (ui/view) and messages: ui/panesview (the panes: their layout, focus and
+// boxes), ui/fleetview (a fleet's rows and its rolling save), ui/costview,
+// ui/tableview, ui/helpview, and ui/replay around the whole model. What
+// they share they import, never the root: ui/status (a pane's status
+// blocks, as fields), ui/plot (the chart table, scales, chart columns),
+// ui/chart (charts as rows of runes), ui/words (a save's facts in words),
+// ui/text (figures as text), ui/style.
 //
-// Each view is a component (views.go) in its own file, with its own key
-// bindings: the panes (panesview.go), a fleet's rows (fleetmodel.go, drawn
-// by fleetview.go and fleetrows.go, from the same store and metric table
-// as the panes), the cost curves (costview.go), the reports table
-// (table.go) and the help (helpview.go). Which are open is one stack, and
-// the help is made from the bindings of what is open. Adding a view is a
-// file with its component and one line in views.go's table: its key opens
-// and closes it, esc closes it, the help lists its keys, and the charts
-// wait behind it.
+// To add a view: a package with a type implementing view.Component (copy
+// ui/costview), one line in stack.go's views table and a view.Name; it
+// gets its key, esc, the help and the charts waiting behind it for free.
+// To add a pane field: one Field in its block's list in ui/status
+// (status.go, next.go) with its Prio; to add a chart: one entry in
+// ui/plot's Charts.
 //
 // It never opens a connection. Commands the user asks for (BGSAVE,
 // BGREWRITEAOF) leave through Config.Send, called only inside a tea.Cmd, and
@@ -28,6 +33,7 @@
 package ui
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -42,6 +48,14 @@ import (
 	"github.com/vkwatch/vkwatch/source/inert"
 	"github.com/vkwatch/vkwatch/source/roll"
 	"github.com/vkwatch/vkwatch/source/store"
+	"github.com/vkwatch/vkwatch/ui/fleetview"
+	"github.com/vkwatch/vkwatch/ui/helpview"
+	"github.com/vkwatch/vkwatch/ui/panesview"
+	"github.com/vkwatch/vkwatch/ui/plot"
+	"github.com/vkwatch/vkwatch/ui/style"
+	"github.com/vkwatch/vkwatch/ui/text"
+	"github.com/vkwatch/vkwatch/ui/view"
+	"github.com/vkwatch/vkwatch/ui/words"
 )
 
 // Defaults for Config fields left zero.
@@ -98,6 +112,9 @@ type Config struct {
 	Expect func(why string, nodes ...source.NodeID)
 	// ReadOnly refuses b/a/B/A with a footer note and never calls Send.
 	ReadOnly bool
+	// ReadOnlyWhy ends that note ("--read-only" when empty): a replay
+	// says a recording takes no commands.
+	ReadOnlyWhy string
 	// Banner is an optional one-line header above the panes, and Hint
 	// what to press, after it (the demo's "press B to save both"): where
 	// the title line is short of room, the banner is cut, never the hint.
@@ -160,28 +177,12 @@ type pending struct {
 	what, other string
 }
 
-// layoutMode says how the panes share the terminal.
-type layoutMode int
-
-const (
-	layoutSide     layoutMode = iota // panes side by side
-	layoutStacked                    // panes one above the other
-	layoutSingle                     // only the focused pane (two do not fit)
-	layoutTooSmall                   // not even one pane fits
-	layoutFleet                      // the fleet view's rows
-)
-
-// sideWidth is the narrowest pane that goes side by side while stacking
-// would also fit: below it, stacked panes get wider charts.
-const sideWidth = 80
-
-// layout is the geometry computed from the terminal size.
+// layout is how the terminal is shared: the body (laid out by the view
+// in it: the panes share it as panesview.Fit says), the help's lines.
 type layout struct {
-	mode     layoutMode
-	widths   []int // pane widths, by pane index
-	height   int   // every pane's height: panes of one screen line up
-	fullHelp bool  // full help shown (it may not fit even when asked for)
-	helpH    int   // lines the help takes
+	tooSmall bool // not even one pane (or a fleet's row) fits
+	fullHelp bool // full help shown (it may not fit even when asked for)
+	helpH    int  // lines the help takes
 }
 
 // Model is the vkwatch UI. It implements tea.Model.
@@ -191,24 +192,20 @@ type layout struct {
 // value-passing Update wants and keeps Update from copying chart buffers.
 type Model struct {
 	cfg   Config
-	st    *styles
+	st    *style.Styles
 	keys  keyMap // the model's own keys; each view has its own
 	prog  progress.Model
 	store *store.Store // every node's history: what panes and views draw
-	panes []*pane      // every pane made so far (a fleet makes them as nodes are opened)
-	byID  map[source.NodeID]*pane
-	// shown are the panes on screen, focus indexes them: every pane for
-	// one or two servers; in a fleet, the node opened with enter, or the
-	// two marked ones, and none while the fleet's rows are the base.
-	shown []*pane
-	fleet *fleetView // nil unless a fleet
-	// views are the views, by viewID (views.go), shared by copies like
+	// panes is the panes view (ui/panesview): every pane made so far,
+	// those on screen and the focus among them.
+	panes *panesview.Model
+	fleet *fleetview.Model // nil unless a fleet
+	// views are the views, by viewID (stack.go), shared by copies like
 	// the panes; stack is which are open: the base, panes or the fleet's
 	// rows, and what was opened over it.
-	views []component
+	views []view.Component
 	stack viewStack
 
-	focus         int
 	width, height int
 	paused        bool
 	pausedAt      time.Time
@@ -217,8 +214,6 @@ type Model struct {
 	// perPane draws each pane's charts on its own scales (s); by default
 	// a metric has one scale across panes, so idle and loaded compare.
 	perPane bool
-	// holds keep the panes' scale tops between frames (scale.go).
-	holds scaleHolds
 
 	// confirm is the key (b, B, a, A) whose fork was held back by a
 	// memory warning, x for a save cancel waiting to be confirmed, or B
@@ -228,7 +223,7 @@ type Model struct {
 	// readOnlyWhy ends the note refusing a command in a read-only model.
 	readOnlyWhy string
 
-	status string // set by Replay: the playback position, in the title line
+	status string // set by a replay (StatusMsg): the playback position, in the title line
 
 	// clock is the latest event's offset: the footer's entries age by it
 	// (Update reads no clock of its own).
@@ -258,7 +253,7 @@ func New(cfg Config) Model {
 		t := cfg.Topology.Inert()
 		cfg.Topology = &t
 	}
-	st := newStyles(cfg.ASCII)
+	st := plot.Styles(cfg.ASCII)
 	m := Model{
 		cfg:  cfg,
 		st:   &st,
@@ -269,19 +264,18 @@ func New(cfg Config) Model {
 			progress.WithColorProfile(lipgloss.ColorProfile())),
 		width:       80,
 		height:      24,
-		readOnlyWhy: "--read-only",
+		readOnlyWhy: cmp.Or(cfg.ReadOnlyWhy, "--read-only"),
 		stack:       viewStack{viewPanes},
-		holds:       scaleHolds{},
+		panes:       panesview.New(len(cfg.Nodes), isFleet(cfg)),
 	}
-	m.store = store.New(store.Config{Keep: cfg.History, Columns: metricColumns()})
-	m.byID = make(map[source.NodeID]*pane, len(cfg.Nodes))
+	m.store = store.New(store.Config{Keep: cfg.History, Columns: plot.StoreColumns()})
 	for _, n := range cfg.Nodes {
-		m.paneFor(n.ID, n.Addr)
+		m.panes.Add(n.ID, n.Addr)
 	}
 	if isFleet(cfg) {
 		m.startFleet()
 	} else {
-		m.shown = m.panes
+		m.panes.ShowAll()
 	}
 	m.makeViews()
 	m.syncKeys()
@@ -315,6 +309,10 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case shotMsg:
 		m.setFooter(shotNote(msg))
 		m.compose()
+	case StatusMsg:
+		m.setStatus(string(msg))
+	case ResetMsg:
+		m.resetHistory(time.Duration(msg))
 	case tea.KeyMsg:
 		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {
 			return m.onRunes(msg.Runes)
@@ -354,7 +352,7 @@ func (m *Model) fold(ev source.Event) []roll.Action {
 	// per event, before any part of the UI keeps or draws it (node ids
 	// stay keys; they are shown through inert.Text).
 	ev = ev.Inert()
-	if m.fleet == nil && m.byID[ev.Node] == nil {
+	if m.fleet == nil && !m.panes.Has(ev.Node) {
 		return nil // an event for a server this UI was not told about
 	}
 	m.clock = max(m.clock, ev.Offset)
@@ -377,7 +375,7 @@ func (m *Model) fold(ev source.Event) []roll.Action {
 	if m.fleet == nil {
 		return nil
 	}
-	return m.fleet.observe(ev)
+	return m.fleet.Observe(ev)
 }
 
 // endFooter takes the news of a save's start out of the footer when the
@@ -397,6 +395,39 @@ func (m *Model) endFooter(node source.NodeID, r *source.SaveReport, at time.Time
 	}
 	e.text = fmt.Sprintf("the %s on %s ended %s: %s", r.Kind, m.addrOf(node), r.Status, r.Evidence)
 	m.setFooter(e)
+}
+
+// stuckPrefix starts the footer line of a stuck save.
+const stuckPrefix = "⚠ stuck? "
+
+// stuckFooter keeps a node's footer line about a stuck save in step with
+// its view: shown (and its seconds updated) while the save looks stuck,
+// gone when it moves again or ends. Other footer lines are left alone.
+func (m *Model) stuckFooter(id source.NodeID) {
+	v := m.store.Live(id)
+	// Only while the latest sample shows the save: a sample older than
+	// it, folded later, can leave the forecast's verdict on a save that
+	// has ended.
+	if v.Stuck != "" && v.Latest != nil && v.Latest.Save != nil {
+		text := stuckPrefix + "the save on " + m.addrOf(id) + ": " + v.Stuck
+		if words.CanCancel(v) {
+			text += "; x cancels it (BGSAVE CANCEL)"
+		}
+		e := footEntry{node: id, kind: footErr, text: text}
+		for _, old := range m.footer {
+			if old.node == id && strings.HasPrefix(old.text, stuckPrefix) {
+				e.wall = old.wall // since when it looks stuck
+			}
+		}
+		m.setFooter(e)
+		return
+	}
+	for i, e := range m.footer {
+		if e.node == id && strings.HasPrefix(e.text, stuckPrefix) {
+			m.footer = append(m.footer[:i], m.footer[i+1:]...)
+			return
+		}
+	}
 }
 
 // answer puts a command's answer in the footer, in place of the note or
@@ -455,16 +486,13 @@ func (m *Model) ageFooter() {
 // terminal's columns at one sample each span longer.
 func (m *Model) keepFor() time.Duration {
 	keep := m.cfg.History
-	widths := []int{}
-	for _, p := range m.shown {
-		widths = append(widths, p.form.plotW)
-	}
+	widths := m.panes.ChartWidths()
 	if m.fleet != nil {
-		widths = append(widths, m.fleet.geo.chartW)
+		widths = append(widths, m.fleet.ChartWidth())
 	}
 	for _, w := range widths {
 		if w > 0 {
-			keep = max(keep, time.Duration(w)*bucketOf(m.cfg.History, m.cfg.Interval, w))
+			keep = max(keep, time.Duration(w)*plot.BucketOf(m.cfg.History, m.cfg.Interval, w))
 		}
 	}
 	return keep + m.cfg.IdleInterval*4
@@ -478,29 +506,14 @@ func (m *Model) keepFor() time.Duration {
 // from the store, which kept its history meanwhile.
 func (m *Model) refresh() {
 	now := m.store.Now()
-	views := make([]store.View, len(m.shown))
 	// Charts hidden behind the reports table or the cost view wait:
 	// closing it draws them.
 	covered := m.stack.covered()
+	c := plot.Cadence{Interval: m.cfg.Interval, Rest: m.cfg.IdleInterval}
 	if m.stack.base() == viewFleet && !covered {
-		m.fleet.refresh(m.st, m.store, now, m.cfg.History, m.cadence(), m.perPane)
+		m.fleet.Refresh(m.st, m.store, now, m.cfg.History, c, m.perPane)
 	}
-	cols := make([]*columns, len(m.shown))
-	for i, p := range m.shown {
-		views[i] = m.store.View(p.id)
-		p.sync(views[i], now, m.cfg.History, m.cadence())
-		cols[i] = &p.columns
-	}
-	if !covered {
-		// Each pane's scale tops, shared by the panes unless per pane:
-		// the same memory draws at the same height in every pane.
-		tops := scaleTops(cols, nil, m.perPane, m.holds, now)
-		for i, p := range m.shown {
-			if m.lay.mode != layoutSingle || i == m.focus {
-				p.drawCharts(m.st, views[i], now, tops[i])
-			}
-		}
-	}
+	m.panes.Refresh(m.st, m.store, now, m.cfg.History, c, m.perPane, covered)
 	m.compose()
 }
 
@@ -508,17 +521,12 @@ func (m *Model) refresh() {
 func (m *Model) relayout() {
 	m.helpView().SetSize(m.width, 0)
 	m.lay = m.pickLayout(m.stack.has(viewHelp))
-	if m.lay.mode == layoutTooSmall && m.lay.fullHelp {
+	if m.lay.tooSmall && m.lay.fullHelp {
 		// Full help is a courtesy: drop it before dropping the panes.
 		m.lay = m.pickLayout(false)
 	}
-	for i, p := range m.shown {
-		w := minPaneW
-		if i < len(m.lay.widths) {
-			w = m.lay.widths[i]
-		}
-		p.SetSize(w, max(m.lay.height, minPaneH))
-	}
+	// Each view lays itself out in the body: the panes share it
+	// (panesview.Fit).
 	for id, v := range m.views {
 		if v != nil && views[id].kind != kindFoot {
 			v.SetSize(m.width, m.bodyHeight())
@@ -527,73 +535,28 @@ func (m *Model) relayout() {
 	m.store.SetKeep(m.keepFor())
 }
 
-// pickLayout prefers panes side by side when each is wide enough for its
-// charts, else stacked, else side by side however narrow, else the
-// focused pane alone. Panes take the whole height they are given: their
-// charts grow with it.
+// pickLayout sizes the help, and says whether what the base shows fits
+// in the rest: the fleet's rows need the width of a pane and room for a
+// row; the panes, room for one (panesview.Fit).
 func (m *Model) pickLayout(fullHelp bool) layout {
-	n := len(m.shown)
-	helpH := m.helpView().height(m.keyHelp(fullHelp), fullHelp)
+	helpH := m.helpView().Height(m.keyHelp(fullHelp), fullHelp)
 	avail := m.height - 2 - helpH // title line, footer line, help
-	lay := layout{fullHelp: fullHelp, helpH: helpH, widths: make([]int, n)}
+	lay := layout{fullHelp: fullHelp, helpH: helpH}
 	if m.stack.base() == viewFleet {
-		// The rows need the width of a pane and room for one row.
-		lay.mode, lay.height = layoutFleet, avail
-		if len(m.fleet.rows) == 0 || m.width < minPaneW || avail < fleetHeadLines+2 {
-			lay.mode = layoutTooSmall
-		}
+		lay.tooSmall = m.fleet.Len() == 0 || m.width < panesview.MinWidth || avail < fleetview.HeadLines+2
 		return lay
 	}
-	if n == 0 {
-		lay.mode = layoutTooSmall
-		return lay
-	}
-	type try struct {
-		mode  layoutMode
-		ok    bool
-		share bool // the panes share the width
-	}
-	// Panes side by side or stacked compare one or two servers (more are
-	// the fleet view's rows).
-	tries := []try{
-		{layoutSide, m.width/n >= sideWidth && avail >= minPaneH, true},
-		{layoutStacked, m.width >= minPaneW && avail >= n*minPaneH, false},
-		{layoutSide, m.width/n >= minPaneW && avail >= minPaneH, true},
-		{layoutSingle, m.width >= minPaneW && avail >= minPaneH, false},
-	}
-	for _, t := range tries {
-		if !t.ok {
-			continue
-		}
-		lay.mode, lay.height = t.mode, avail
-		if t.mode == layoutStacked {
-			lay.height = avail / n // equal heights: the charts of both line up
-		}
-		for i := range lay.widths {
-			lay.widths[i] = m.width
-			if t.share {
-				lay.widths[i] = m.width / n
-				if i == n-1 {
-					lay.widths[i] = m.width - (n-1)*(m.width/n)
-				}
-			}
-		}
-		return lay
-	}
-	lay.mode, lay.height = layoutTooSmall, minPaneH
-	for i := range lay.widths {
-		lay.widths[i] = minPaneW
-	}
+	lay.tooSmall = panesview.Fit(len(m.panes.Shown()), m.width, avail).Mode == panesview.TooSmall
 	return lay
 }
 
 // minSize is the smallest terminal that shows one pane with short help.
-func minSize() (int, int) { return minPaneW, minPaneH + 3 }
+func minSize() (int, int) { return panesview.MinWidth, panesview.MinHeight + 3 }
 
 // compose builds the frame from the cached drawings: the title line, the
 // lines of the view that fills the body, the footer and the help.
 func (m *Model) compose() {
-	if m.lay.mode == layoutTooSmall {
+	if m.lay.tooSmall {
 		m.view = m.tooSmall()
 		return
 	}
@@ -617,24 +580,24 @@ func (m *Model) compose() {
 func (m *Model) tooSmall() string {
 	w, h := minSize()
 	msg := fmt.Sprintf("terminal too small: %dx%d\nvkwatch needs at least %dx%d\n\nq quits", m.width, m.height, w, h)
-	if len(m.panes) == 0 && (m.fleet == nil || len(m.fleet.rows) == 0) {
+	if m.panes.Len() == 0 && (m.fleet == nil || m.fleet.Len() == 0) {
 		msg = "vkwatch: no servers to watch\n\nq quits"
 	}
 	// Cut each line to the terminal: Place cannot shrink what is wider.
 	lines := strings.Split(msg, "\n")
 	for i, l := range lines {
-		lines[i] = fitLine(l, m.width)
+		lines[i] = text.FitLine(l, m.width)
 	}
 	frame := lipgloss.Place(m.width, m.height, lipgloss.Center, lipgloss.Center,
-		m.st.tooSmall.Render(strings.Join(lines, "\n")))
+		m.st.TooSmall.Render(strings.Join(lines, "\n")))
 	if m.cfg.ASCII {
-		frame = asciiFrame(frame)
+		frame = style.ASCIIFrame(frame)
 	}
 	return frame
 }
 
 // finish adds the footer and the help to the frame in b and keeps it.
-func (m *Model) finish(b *strings.Builder, c *viewCtx) {
+func (m *Model) finish(b *strings.Builder, c *view.Context) {
 	b.WriteByte('\n')
 	b.WriteString(m.footerLine())
 	for _, l := range m.helpView().View(c) {
@@ -643,7 +606,7 @@ func (m *Model) finish(b *strings.Builder, c *viewCtx) {
 	}
 	m.view = b.String()
 	if m.cfg.ASCII {
-		m.view = asciiFrame(m.view)
+		m.view = style.ASCIIFrame(m.view)
 	}
 }
 
@@ -652,7 +615,7 @@ func (m *Model) bodyHeight() int { return m.height - 2 - m.lay.helpH }
 
 // helpView is the help's component: the model sizes it and writes it
 // at the bottom of every frame.
-func (m *Model) helpView() *helpView { return m.views[viewHelp].(*helpView) }
+func (m *Model) helpView() *helpview.Model { return m.views[viewHelp].(*helpview.Model) }
 
 // setStatus sets the status shown at the right of the title line.
 func (m *Model) setStatus(s string) {
@@ -667,20 +630,20 @@ func (m *Model) setStatus(s string) {
 // two panes shown. Short of room, the sampling note goes, then the
 // banner is cut: the hint and the marks stay.
 func (m *Model) topLine() string {
-	head := m.st.top.r("vkwatch")
+	head := m.st.Top.R("vkwatch")
 	if m.fleet != nil {
-		head += m.st.dim.r(" · ") + m.st.banner.r(m.fleet.title())
+		head += m.st.Dim.R(" · ") + m.st.Banner.R(m.fleet.Title())
 	}
 	banner, hint, note := "", "", ""
 	if m.cfg.Banner != "" {
-		banner = m.st.dim.r(" · ") + m.st.banner.r(m.cfg.Banner)
+		banner = m.st.Dim.R(" · ") + m.st.Banner.R(m.cfg.Banner)
 	}
 	if m.cfg.Hint != "" {
-		hint = m.st.dim.r(" — ") + m.st.banner.r(m.cfg.Hint)
+		hint = m.st.Dim.R(" — ") + m.st.Banner.R(m.cfg.Hint)
 	}
 	if m.fleet == nil {
 		// The fleet view says it in its PING line, from the topology.
-		note = m.st.dim.r(" · " + samplingNote(m.cfg.IdleInterval, m.cfg.Interval, "while saving"))
+		note = m.st.Dim.R(" · " + text.SamplingNote(m.cfg.IdleInterval, m.cfg.Interval, "while saving"))
 	}
 	// The marks on the right say what the panes mean (paused, which pane,
 	// playback): cut the banner before them. Short of room, the sampling
@@ -691,9 +654,9 @@ func (m *Model) topLine() string {
 			left = head + banner + hint
 			if lipgloss.Width(left) > room {
 				keep := room - lipgloss.Width(head+hint)
-				left = head + fitLine(banner, max(keep, 0)) + hint
+				left = head + text.FitLine(banner, max(keep, 0)) + hint
 			}
-			left = fitLine(left, room)
+			left = text.FitLine(left, room)
 		}
 		return left
 	}
@@ -707,7 +670,7 @@ func (m *Model) topLine() string {
 		}
 	}
 	gap := max(m.width-lipgloss.Width(left)-lipgloss.Width(r), 1)
-	return fitLine(left+strings.Repeat(" ", gap)+r, m.width)
+	return text.FitLine(left+strings.Repeat(" ", gap)+r, m.width)
 }
 
 // topMarks are the title line's marks on the right: the playback's
@@ -716,18 +679,18 @@ func (m *Model) topLine() string {
 func (m *Model) topMarks(short bool) string {
 	var right []string
 	if m.status != "" {
-		right = append(right, m.st.banner.r(m.status))
+		right = append(right, m.st.Banner.R(m.status))
 	}
 	if !m.stack.covered() {
-		if m.lay.mode == layoutSingle && len(m.shown) > 1 {
-			right = append(right, m.st.dim.r(fmt.Sprintf("pane %d/%d, tab switches", m.focus+1, len(m.shown))))
+		if n := len(m.panes.Shown()); m.panes.Mode() == panesview.Single && n > 1 {
+			right = append(right, m.st.Dim.R(fmt.Sprintf("pane %d/%d, tab switches", m.panes.Focus()+1, n)))
 		}
 		if m.stack.base() == viewPanes {
 			right = append(right, m.scaleMark(short)) // the fleet view says it in its own line
 		}
 	}
 	if m.paused {
-		right = append(right, m.st.paused.r(" PAUSED at "+m.pausedAt.Format("15:04:05")+" · p resumes "))
+		right = append(right, m.st.Paused.R(" PAUSED at "+m.pausedAt.Format("15:04:05")+" · p resumes "))
 	}
 	return strings.Join(right, "  ")
 }
@@ -735,9 +698,9 @@ func (m *Model) topMarks(short bool) string {
 // scaleMark says which scales are in force, and unless short, the key
 // that switches them.
 func (m *Model) scaleMark(short bool) string {
-	mark, key := m.st.value.r("scales shared"), m.st.dim.r(" (s: per pane)")
+	mark, key := m.st.Value.R("scales shared"), m.st.Dim.R(" (s: per pane)")
 	if m.perPane {
-		mark, key = m.st.warn.r("scales per pane"), m.st.dim.r(" (s: shared)")
+		mark, key = m.st.Warn.R("scales per pane"), m.st.Dim.R(" (s: shared)")
 	}
 	if short {
 		return mark
@@ -756,18 +719,18 @@ func (m *Model) footerLine() string {
 		if when == said {
 			when = ""
 		} else {
-			said, when = when, m.st.dim.r(when+" ")
+			said, when = when, m.st.Dim.R(when+" ")
 		}
 		switch e.kind {
 		case footNote:
-			parts = append(parts, when+m.st.dim.r(e.text))
+			parts = append(parts, when+m.st.Dim.R(e.text))
 		case footOK:
-			parts = append(parts, when+m.st.ok.r(e.text))
+			parts = append(parts, when+m.st.OK.R(e.text))
 		case footErr:
-			parts = append(parts, when+m.st.err.r(e.text))
+			parts = append(parts, when+m.st.Err.R(e.text))
 		}
 	}
-	return fitLine(strings.Join(parts, m.st.dim.r("  │  ")), m.width)
+	return text.FitLine(strings.Join(parts, m.st.Dim.R("  │  ")), m.width)
 }
 
 // onKey handles a key press. Every key first clears the footer: an answer
@@ -786,11 +749,11 @@ func (m Model) onKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	confirmed := key.Matches(k, m.confirm.key)
 	m.confirm = pending{}
 	if m.fleet != nil && !confirmed {
-		m.fleet.dropPlan() // any other key cancels a rolling save not started
+		m.fleet.DropPlan() // any other key cancels a rolling save not started
 	}
-	if m.fleet != nil && m.fleet.editing && m.stack.body() == viewFleet {
+	if m.fleet != nil && m.fleet.Editing() && m.stack.body() == viewFleet {
 		// Typing a filter: every key is text, q and b included.
-		m.fleet.editFilter(k)
+		m.fleet.EditFilter(k)
 		m.refresh()
 		return m, nil
 	}
@@ -834,7 +797,7 @@ func (m *Model) onViewKey(k tea.KeyMsg) {
 		case m.fleet != nil && top == viewPanes:
 			m.showFleet()
 		case m.fleet != nil:
-			m.fleet.escape()
+			m.fleet.Escape()
 		}
 	case m.viewKey(k):
 	case key.Matches(k, m.keys.Scale):
@@ -864,8 +827,8 @@ func (m *Model) setStack(s viewStack) {
 	old := m.stack
 	m.stack = s
 	for _, id := range s {
-		if o, ok := m.views[id].(interface{ opened() }); ok && !old.has(id) {
-			o.opened()
+		if o, ok := m.views[id].(view.Opener); ok && !old.has(id) {
+			o.Opened()
 		}
 	}
 	m.syncKeys()
@@ -874,19 +837,35 @@ func (m *Model) setStack(s viewStack) {
 	}
 }
 
+// target is a server a command goes to, and how the footer names it.
+type target struct {
+	id   source.NodeID
+	addr string
+}
+
 // targets are the servers a command goes to: the focused one (in the
 // fleet view, the selected row's), or every one shown.
-func (m *Model) targets(all bool) []*pane {
+func (m *Model) targets(all bool) []target {
 	switch {
 	case m.stack.base() == viewFleet:
-		if r := m.fleet.row(m.fleet.sel); r != nil {
-			return []*pane{m.paneFor(r.id, r.addr())}
+		id := m.fleet.Selected()
+		if addr, ok := m.fleet.Addr(id); ok {
+			m.panes.Add(id, addr) // its pane, for when it is opened
+			addr, _ = m.panes.Addr(id)
+			return []target{{id, addr}}
 		}
 		return nil
 	case all:
-		return m.shown
-	case m.focus < len(m.shown):
-		return []*pane{m.shown[m.focus]}
+		ids := m.panes.Shown()
+		out := make([]target, len(ids))
+		for i, id := range ids {
+			out[i].id = id
+			out[i].addr, _ = m.panes.Addr(id)
+		}
+		return out
+	}
+	if id, addr, ok := m.panes.Focused(); ok {
+		return []target{{id, addr}}
 	}
 	return nil
 }
@@ -904,7 +883,7 @@ func (m *Model) fork(all, confirmed bool, command string) tea.Cmd {
 	var warned []footEntry
 	for _, p := range m.targets(all) {
 		v := m.store.Live(p.id)
-		if text, ok := forkRisk(p.addr, v.Latest, v.Report, aof, v.Forecast); ok {
+		if text, ok := words.ForkRisk(p.addr, v.Latest, v.Report, aof, v.Forecast); ok {
 			warned = append(warned, footEntry{node: p.id, kind: footErr, text: text})
 		}
 	}
@@ -944,7 +923,7 @@ func (m *Model) cancelSave(confirmed bool) tea.Cmd {
 	if p, can := m.cancelTarget(); p != nil && !can && !m.cfg.ReadOnly {
 		// Redis, and Valkey before 8.1, answer BGSAVE CANCEL with a
 		// syntax error and save on: say so rather than send it.
-		m.setFooter(footEntry{node: p.id, kind: footErr, text: p.addr + " cannot cancel a save: BGSAVE CANCEL needs Valkey 8.1 or later" + serverOf(m.store.Live(p.id))})
+		m.setFooter(footEntry{node: p.id, kind: footErr, text: p.addr + " cannot cancel a save: BGSAVE CANCEL needs Valkey 8.1 or later" + words.ServerOf(m.store.Live(p.id))})
 		return nil
 	}
 	if confirmed || !m.canSend() {
@@ -970,12 +949,12 @@ func (m *Model) cancelSave(confirmed bool) tea.Cmd {
 
 // cancelTarget is the server x would cancel a save on (nil for none), and
 // whether it has BGSAVE CANCEL.
-func (m *Model) cancelTarget() (*pane, bool) {
+func (m *Model) cancelTarget() (*target, bool) {
 	t := m.targets(false)
 	if len(t) == 0 {
 		return nil, false
 	}
-	return t[0], canCancel(m.store.Live(t[0].id))
+	return &t[0], words.CanCancel(m.store.Live(t[0].id))
 }
 
 // canSend reports whether a command may be sent at all, without saying why

@@ -6,6 +6,11 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/risk"
 	"github.com/vkwatch/vkwatch/source/roll"
+	"github.com/vkwatch/vkwatch/ui/panesview"
+	"github.com/vkwatch/vkwatch/ui/status"
+	"github.com/vkwatch/vkwatch/ui/style"
+	"github.com/vkwatch/vkwatch/ui/text"
+	"github.com/vkwatch/vkwatch/ui/words"
 )
 
 // Plain text for the headless save command (vkwatch save): the words the
@@ -15,14 +20,14 @@ import (
 // ReportLines is what a save cost, as a pane shows it given the room: its
 // title, then its fields in aligned columns, the copy-on-write first.
 func ReportLines(r *source.SaveReport) []string {
-	b := reportBlock(&styles{}, r)
-	lines, _ := b.lines(&styles{}, plainWidth, 1+len(b.fields))
+	b := status.Report(&style.Styles{}, r)
+	lines, _ := b.Lines(&style.Styles{}, plainWidth, 1+len(b.Fields))
 	return lines
 }
 
 // plainWidth is the width ReportLines lays a report out in: a pane's at
 // 200x50 with two servers.
-const plainWidth = 100 - paneChrome
+const plainWidth = 100 - panesview.Chrome
 
 // ForkVerdict says how a fork stands against the memory it has: the
 // level, the projected need against the limit that decides and the
@@ -33,12 +38,12 @@ func ForkVerdict(f risk.Fork) []string {
 	}
 	c, ok := f.Decisive()
 	if !ok {
-		return []string{fmt.Sprintf("memory check ok: no limit read (COW %s)", fmtBytes(f.COW.V.Bytes)),
+		return []string{fmt.Sprintf("memory check ok: no limit read (COW %s)", text.Bytes(f.COW.V.Bytes)),
 			fmt.Sprintf("(COW: %s)", f.COW.V.From)}
 	}
 	return []string{
-		fmt.Sprintf("memory check %s: needs %s of %s %s, headroom %s", f.Level, fmtBytes(c.Need), fmtBytes(c.Cap.Bytes), c.Limit, fmtBytes(c.Headroom)),
-		fmt.Sprintf("(COW %s: %s; limit: %s)", fmtBytes(f.COW.V.Bytes), f.COW.V.From, c.Cap.From),
+		fmt.Sprintf("memory check %s: needs %s of %s %s, headroom %s", f.Level, text.Bytes(c.Need), text.Bytes(c.Cap.Bytes), c.Limit, text.Bytes(c.Headroom)),
+		fmt.Sprintf("(COW %s: %s; limit: %s)", text.Bytes(f.COW.V.Bytes), f.COW.V.From, c.Cap.From),
 	}
 }
 
@@ -52,9 +57,9 @@ func StepLine(i, total int, st roll.Step, n roll.NodeStatus) string {
 	case roll.StepDone:
 		if r := st.Report; r != nil {
 			// The report's duration, as the last-save lines below say it.
-			return head + "saved in " + fmtObserved(r)
+			return head + "saved in " + words.Observed(r)
 		}
-		return head + "saved in " + fmtElapsed(st.Ended-st.Sent)
+		return head + "saved in " + text.Elapsed(st.Ended-st.Sent)
 	case roll.StepFailed:
 		return head + "failed: " + st.Err
 	case roll.StepCancelled:
@@ -85,7 +90,7 @@ func saveProgress(s *source.Sample) string {
 		out += fmt.Sprintf(" %.0f%%", f*100)
 	}
 	if eta, ok := s.Save.ETA.Get(); ok {
-		out += ", ETA " + fmtElapsed(eta)
+		out += ", ETA " + text.Elapsed(eta)
 	}
 	return out
 }
@@ -101,7 +106,7 @@ func SaveFraction(n roll.NodeStatus) (float64, bool) {
 
 func orNA(s string) string {
 	if s == "" {
-		return na
+		return text.NA
 	}
 	return s
 }

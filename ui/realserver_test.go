@@ -19,6 +19,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 	"github.com/vkwatch/vkwatch/source/watch"
 	"github.com/vkwatch/vkwatch/source/watch/watchtest"
+	"github.com/vkwatch/vkwatch/ui/text"
 )
 
 // TestRealServerSaveFlow is the whole product in one flow: a real
@@ -82,7 +83,7 @@ func feedUntil(t *testing.T, ctx context.Context, m *Model, events <-chan source
 				return
 			}
 		case <-ctx.Done():
-			t.Fatalf("no %s:\n%s", what, view(*m))
+			t.Fatalf("no %s:\n%s", what, plainView(*m))
 		}
 	}
 }
@@ -204,7 +205,7 @@ func TestRealServerCostCurve(t *testing.T) {
 		until(fmt.Sprintf("end of save %d", i+1), func(ev source.Event) bool { return ev.Kind == source.EventSaveEnded })
 	}
 	m, _ = press(m, "c")
-	v := view(m)
+	v := plainView(m)
 	for i := range 2 {
 		re := regexp.MustCompile(fmt.Sprintf(`%d ━━ %s BGSAVE fork by vkwatch \d\d:\d\d:\d\d ok peak \S+`, i+1, regexp.QuoteMeta(ep.String())))
 		if !re.MatchString(v) {
@@ -291,7 +292,7 @@ func TestRealShortSaveFigures(t *testing.T) {
 			if v, ok := rep.ServerSeconds.Get(); !ok || v > 1 {
 				t.Fatalf("rdb_last_bgsave_time_sec %+v: not the short save this test is about", rep.ServerSeconds)
 			}
-			if strings.Contains(block, na) {
+			if strings.Contains(block, text.NA) {
 				t.Errorf("a figure n/a in the last-save block of a short save:\n%s", block)
 			}
 		})

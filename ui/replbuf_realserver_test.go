@@ -36,8 +36,8 @@ func TestRealReplicaFullSyncBuffer(t *testing.T) {
 	feed("sample with the replica limit", func(ev source.Event) bool {
 		return ev.Kind == source.EventSample && ev.Sample.Config.ReplicaBufHard == source.Some[int64](512<<20)
 	})
-	if strings.Contains(view(m), "repl buf") {
-		t.Fatalf("a replica buffer shown with no full sync:\n%s", view(m))
+	if strings.Contains(plainView(m), "repl buf") {
+		t.Fatalf("a replica buffer shown with no full sync:\n%s", plainView(m))
 	}
 	replica := servertest.Start(t, server.Options{Args: []string{"--replicaof", "127.0.0.1", strconv.Itoa(srv.Port)}})
 	// The buffer on screen while the replica's sync runs, grown past
@@ -49,19 +49,19 @@ func TestRealReplicaFullSyncBuffer(t *testing.T) {
 		if ev.Kind != source.EventSample || ev.Sample.Save == nil {
 			return false
 		}
-		if got := shown.FindStringSubmatch(view(m)); got != nil && got[2] == "MiB" {
+		if got := shown.FindStringSubmatch(plainView(m)); got != nil && got[2] == "MiB" {
 			seen = got[0]
 			return true
 		}
 		return false
 	})
-	if !strings.Contains(view(m), "by replica 127.0.0.1:"+strconv.Itoa(replica.Port)) {
-		t.Errorf("the save is not the replica's:\n%s", view(m))
+	if !strings.Contains(plainView(m), "by replica 127.0.0.1:"+strconv.Itoa(replica.Port)) {
+		t.Errorf("the save is not the replica's:\n%s", plainView(m))
 	}
 	t.Logf("seen: %s", seen)
 	feed("end of the full sync", func(ev source.Event) bool { return ev.Kind == source.EventSaveEnded })
-	if strings.Contains(view(m), "repl buf") {
-		t.Errorf("the buffer still shown after the sync's save (%s):\n%s", seen, view(m))
+	if strings.Contains(plainView(m), "repl buf") {
+		t.Errorf("the buffer still shown after the sync's save (%s):\n%s", seen, plainView(m))
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/ui/chart"
+	"github.com/vkwatch/vkwatch/ui/plot"
+	"github.com/vkwatch/vkwatch/ui/uitest"
 )
 
 // cowScenario: two servers save at the same moment, 10 s to 20 s; the
@@ -16,8 +18,8 @@ import (
 // under load and its save costs 111 MiB (the demo numbers).
 func cowScenario() []source.Event {
 	var out []source.Event
-	for i, cow := range []int64{1 * mib, 111 * mib} {
-		evs := scripted(newFake(i, false), 30*time.Second, source.SaveFork, span{10 * time.Second, 20 * time.Second})
+	for i, cow := range []int64{1 * uitest.MiB, 111 * uitest.MiB} {
+		evs := uitest.Scripted(uitest.NewFake(i, false), 30*time.Second, source.SaveFork, uitest.Span{Start: 10 * time.Second, End: 20 * time.Second})
 		for _, ev := range evs {
 			if ev.Sample != nil && ev.Sample.Save != nil {
 				ev.Sample.COW = source.Some(cow)
@@ -26,7 +28,7 @@ func cowScenario() []source.Event {
 		if out == nil {
 			out = evs
 		} else {
-			out = interleave(out, evs)
+			out = uitest.Interleave(out, evs)
 		}
 	}
 	return out
@@ -37,13 +39,7 @@ func cowScenario() []source.Event {
 // nothing.
 func plotTop(t *testing.T, m Model, i int, id string) int {
 	t.Helper()
-	p := m.panes[i]
-	var rows []string
-	for j, k := range p.form.charts {
-		if metrics[k].id == id {
-			rows = p.plots[k][:p.form.rows[j]]
-		}
-	}
+	rows := m.panes.ChartRows(i, id)
 	if rows == nil {
 		t.Fatalf("pane %d shows no %s chart", i, id)
 	}
@@ -56,12 +52,12 @@ func plotTop(t *testing.T, m Model, i int, id string) int {
 }
 
 func TestOneScaleAcrossPanes(t *testing.T) {
-	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, cowScenario())
-	if !strings.Contains(view(m), "scales shared") {
-		t.Fatalf("the screen should say the scales are shared:\n%s", view(m))
+	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 200, 50, cowScenario())
+	if !strings.Contains(plainView(m), "scales shared") {
+		t.Fatalf("the screen should say the scales are shared:\n%s", plainView(m))
 	}
 	idle, loaded := plotTop(t, m, 0, "cow"), plotTop(t, m, 1, "cow")
-	rows := m.panes[0].form.rows[chartPos(m, 0, "cow")]
+	rows := len(m.panes.ChartRows(0, "cow"))
 	if rows < 4 {
 		t.Fatalf("cow chart of %d rows at 200x50: too short to compare", rows)
 	}
@@ -78,8 +74,8 @@ func TestOneScaleAcrossPanes(t *testing.T) {
 	}
 
 	m, _ = press(m, "s")
-	if !strings.Contains(view(m), "scales per pane") {
-		t.Fatalf("the screen should say the scales are per pane:\n%s", view(m))
+	if !strings.Contains(plainView(m), "scales per pane") {
+		t.Fatalf("the screen should say the scales are per pane:\n%s", plainView(m))
 	}
 	idle2, loaded2 := plotTop(t, m, 0, "cow"), plotTop(t, m, 1, "cow")
 	if idle2 != rows-1 || loaded2 != loaded {
@@ -92,16 +88,6 @@ func TestOneScaleAcrossPanes(t *testing.T) {
 	if got := plotTop(t, m, 0, "cow"); got != 0 {
 		t.Errorf("s again: shared once more, idle at %d", got)
 	}
-}
-
-// chartPos is the position of metric id among pane i's charts.
-func chartPos(m Model, i int, id string) int {
-	for j, k := range m.panes[i].form.charts {
-		if metrics[k].id == id {
-			return j
-		}
-	}
-	return -1
 }
 
 // emptyRows counts the rows of a frame of panes side by side, each w
@@ -127,16 +113,16 @@ func emptyRows(v string, w int) int {
 }
 
 func TestChartsFillTheTerminal(t *testing.T) {
-	evs := scenario(2, 60*time.Second)
-	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, evs)
-	v := view(m)
+	evs := uitest.Scenario(2, 60*time.Second)
+	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 200, 50, evs)
+	v := plainView(m)
 	if n := strings.Count(v, "\n") + 1; n != 50 {
 		t.Errorf("200x50: %d lines", n)
 	}
 	if n := emptyRows(v, 100); n > 3 {
 		t.Errorf("200x50: %d empty rows, want at most 3:\n%s", n, v)
 	}
-	if l := lineWith(t, m, addrA); !strings.Contains(l, addrB) {
+	if l := lineWith(t, m, uitest.AddrA); !strings.Contains(l, uitest.AddrB) {
 		t.Errorf("200x50: panes side by side")
 	}
 	// Every chart shows its scale (top and unit) and the time axis reads
@@ -158,10 +144,10 @@ func TestChartsFillTheTerminal(t *testing.T) {
 	// Taller terminals, taller charts. (Models share their panes: each
 	// size gets its own.)
 	rowsAt := func(h int) int {
-		mm := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, h, evs)
+		mm := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 200, h, evs)
 		total := 0
-		for _, r := range mm.panes[0].form.rows {
-			total += r
+		for _, c := range plot.Charts {
+			total += len(mm.panes.ChartRows(0, c.ID))
 		}
 		return total
 	}
@@ -171,14 +157,14 @@ func TestChartsFillTheTerminal(t *testing.T) {
 }
 
 func TestBothPanesAt80x24(t *testing.T) {
-	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 80, 24, scenario(2, 60*time.Second))
-	v := view(m)
-	if !strings.Contains(v, addrA) || !strings.Contains(v, addrB) || strings.Contains(v, "pane 1/2") {
+	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 80, 24, uitest.Scenario(2, 60*time.Second))
+	v := plainView(m)
+	if !strings.Contains(v, uitest.AddrA) || !strings.Contains(v, uitest.AddrB) || strings.Contains(v, "pane 1/2") {
 		t.Fatalf("80x24: both panes should show:\n%s", v)
 	}
 	for i := range 2 {
 		for _, id := range []string{"footprint", "cow", "ops", "ping"} {
-			if chartPos(m, i, id) < 0 {
+			if m.panes.ChartRows(i, id) == nil {
 				t.Errorf("80x24: pane %d lacks the %s chart", i, id)
 			}
 		}
@@ -196,36 +182,27 @@ func TestBothPanesAt80x24(t *testing.T) {
 func TestFeedingInBatchesDrawsTheSame(t *testing.T) {
 	// The columns are added to as samples come; drawn from scratch they
 	// must come out the same.
-	evs := scenario(2, 90*time.Second)
-	one := sized(newTestModel(addrA, addrB), 200, 50)
+	evs := uitest.Scenario(2, 90*time.Second)
+	one := sized(newTestModel(uitest.AddrA, uitest.AddrB), 200, 50)
 	nm, _ := one.Update(EventsMsg(evs))
 	one = nm.(Model)
-	many := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, evs)
-	if view(one) != view(many) {
-		t.Errorf("batches of 10 drew\n%s\none batch drew\n%s", view(many), view(one))
+	many := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 200, 50, evs)
+	if plainView(one) != plainView(many) {
+		t.Errorf("batches of 10 drew\n%s\none batch drew\n%s", plainView(many), plainView(one))
 	}
 }
 
-// twoSaves: server A saves by fork twice (10-20 s, 40-52 s), server B
-// once forkless (30-45 s), with COW and footprint growing as they go.
-func twoSaves() []source.Event {
-	a := scripted(newFake(0, false), 60*time.Second, source.SaveFork,
-		span{10 * time.Second, 20 * time.Second}, span{40 * time.Second, 52 * time.Second})
-	b := scripted(newFake(1, true), 60*time.Second, source.SaveForkless, span{30 * time.Second, 45 * time.Second})
-	return interleave(a, b)
-}
-
 func TestCostCurveShowsEverySave(t *testing.T) {
-	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, twoSaves())
+	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 200, 50, uitest.TwoSaves())
 	m, _ = press(m, "c")
-	v := view(m)
+	v := plainView(m)
 	if !strings.Contains(v, "save cost curves") || !strings.Contains(v, "Y: copy-on-write") {
 		t.Fatalf("c should open the cost view:\n%s", v)
 	}
 	legend := []string{
-		"1 ━━ " + addrA + " BGSAVE fork by vkwatch 15:04:15 ok",
-		"2 ━━ " + addrB + " BGSAVE forkless by schedule (save 60 10000) 15:04:35 ok",
-		"3 ━━ " + addrA + " BGSAVE fork by vkwatch 15:04:45 ok",
+		"1 ━━ " + uitest.AddrA + " BGSAVE fork by vkwatch 15:04:15 ok",
+		"2 ━━ " + uitest.AddrB + " BGSAVE forkless by schedule (save 60 10000) 15:04:35 ok",
+		"3 ━━ " + uitest.AddrA + " BGSAVE fork by vkwatch 15:04:45 ok",
 	}
 	for _, want := range legend {
 		if !strings.Contains(v, want) {
@@ -258,27 +235,27 @@ func TestCostCurveShowsEverySave(t *testing.T) {
 	}
 
 	m, _ = press(m, "y")
-	if v := view(m); !strings.Contains(v, "Y: footprint above its level before the save") {
+	if v := plainView(m); !strings.Contains(v, "Y: footprint above its level before the save") {
 		t.Errorf("y should switch to the footprint:\n%s", v)
 	}
 	m, _ = press(m, "esc")
-	if v := view(m); strings.Contains(v, "save cost curves") || !strings.Contains(v, "scales shared") {
+	if v := plainView(m); strings.Contains(v, "save cost curves") || !strings.Contains(v, "scales shared") {
 		t.Errorf("esc should close the cost view:\n%s", v)
 	}
 	m, _ = press(m, "c")
 	m, _ = press(m, "c")
-	if strings.Contains(view(m), "save cost curves") {
+	if strings.Contains(plainView(m), "save cost curves") {
 		t.Errorf("c should close the cost view")
 	}
 }
 
 func TestCostViewEmptyAndRunning(t *testing.T) {
-	m := setup(t, Config{Nodes: nodes(addrA)}, 120, 40, scenario(1, 10*time.Second))
+	m := setup(t, Config{Nodes: nodes(uitest.AddrA)}, 120, 40, uitest.Scenario(1, 10*time.Second))
 	m, _ = press(m, "c")
-	if v := view(m); !strings.Contains(v, "no save seen yet") {
+	if v := plainView(m); !strings.Contains(v, "no save seen yet") {
 		t.Errorf("cost view without saves:\n%s", v)
 	}
-	m = setup(t, Config{Nodes: nodes(addrA)}, 120, 40, scenario(1, 28*time.Second))
+	m = setup(t, Config{Nodes: nodes(uitest.AddrA)}, 120, 40, uitest.Scenario(1, 28*time.Second))
 	m, _ = press(m, "c")
 	if l := lineWith(t, m, "1 ━━"); !strings.Contains(l, "▶ running") {
 		t.Errorf("the running save's curve: %q", l)
@@ -286,16 +263,16 @@ func TestCostViewEmptyAndRunning(t *testing.T) {
 }
 
 func TestNewKeysInHelp(t *testing.T) {
-	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, nil)
+	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 200, 50, nil)
 	m, _ = press(m, "?")
 	for _, want := range []string{"c cost", "scales"} {
-		if !strings.Contains(view(m), want) {
-			t.Errorf("full help lacks %q:\n%s", want, view(m))
+		if !strings.Contains(plainView(m), want) {
+			t.Errorf("full help lacks %q:\n%s", want, plainView(m))
 		}
 	}
 	m, _ = press(m, "?")
 	m, _ = press(m, "c")
-	if !strings.Contains(view(m), "y cow/footprint") || !strings.Contains(view(m), "c/esc close") {
-		t.Errorf("the cost view's help:\n%s", view(m))
+	if !strings.Contains(plainView(m), "y cow/footprint") || !strings.Contains(plainView(m), "c/esc close") {
+		t.Errorf("the cost view's help:\n%s", plainView(m))
 	}
 }

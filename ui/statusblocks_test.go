@@ -19,6 +19,11 @@ import (
 	"github.com/vkwatch/vkwatch/source/forecast"
 	"github.com/vkwatch/vkwatch/source/record"
 	"github.com/vkwatch/vkwatch/source/store"
+	"github.com/vkwatch/vkwatch/ui/status"
+	"github.com/vkwatch/vkwatch/ui/style"
+	"github.com/vkwatch/vkwatch/ui/text"
+	"github.com/vkwatch/vkwatch/ui/uitest"
+	"github.com/vkwatch/vkwatch/ui/words"
 )
 
 // The pane's status blocks (fields.go) on real saves: a fork save of two
@@ -127,19 +132,19 @@ func (r *statusRun) frames(t *testing.T, got func(name string, m Model)) {
 			name := sv.name + "_" + mo[0].(string)
 			m := setup(t, Config{Nodes: nodes}, sv.w, sv.h, r.events[:mo[1].(int)])
 			checkStatus(t, r.name+" "+name, m, sv.all)
-			if mo[0] == "after" && strings.Contains(view(m), "Background saving started") {
-				t.Errorf("%s %s: the save's start still in the footer after it ended:\n%s", r.name, name, view(m))
+			if mo[0] == "after" && strings.Contains(plainView(m), "Background saving started") {
+				t.Errorf("%s %s: the save's start still in the footer after it ended:\n%s", r.name, name, plainView(m))
 			}
 			got(name, m)
 		}
 	}
 }
 
-// blockLines are pane p's status rows as drawn: the state line and the
-// two blocks, without the border.
-func blockLines(p *pane) []string {
+// blockLines are node id's status rows as its pane drew them: the state
+// line and the two blocks, without the border.
+func blockLines(m Model, id source.NodeID) []string {
 	var out []string
-	for _, l := range p.boxLines[1 : 2+p.form.now+p.form.last] {
+	for _, l := range m.panes.StatusRows(id) {
 		r := []rune(ansi.Strip(l))
 		out = append(out, strings.TrimRight(string(r[2:len(r)-2]), " "))
 	}
@@ -154,18 +159,19 @@ func blockLines(p *pane) []string {
 // shows).
 func checkStatus(t *testing.T, what string, m Model, all bool) {
 	t.Helper()
-	for _, p := range m.shown {
-		lines := blockLines(p)
+	for _, id := range m.panes.Shown() {
+		addr, _ := m.panes.Addr(id)
+		lines := blockLines(m, id)
 		text := strings.Join(lines, "\n")
 		for _, l := range lines {
 			if strings.HasSuffix(l, "…") {
-				t.Errorf("%s: a status line of %s cut with …: %q\n%s", what, p.addr, l, text)
+				t.Errorf("%s: a status line of %s cut with …: %q\n%s", what, addr, l, text)
 			}
 		}
-		v := m.store.View(p.id)
+		v := m.store.View(id)
 		if s := v.Latest; s != nil && s.Save != nil {
-			if !hasField(text, "keys", keysText(s.Save)) {
-				t.Errorf("%s: the keys processed / total of %s's save not shown:\n%s", what, p.addr, text)
+			if !hasField(text, "keys", status.KeysText(s.Save)) {
+				t.Errorf("%s: the keys processed / total of %s's save not shown:\n%s", what, addr, text)
 			}
 			if s.Save.Kind.Method() == "fork" && strings.Contains(text, "blocked clients 0") {
 				t.Errorf("%s: a fork save shows blocked clients 0:\n%s", what, text)
@@ -174,7 +180,7 @@ func checkStatus(t *testing.T, what string, m Model, all bool) {
 		if all {
 			for _, f := range wantMeasured(v) {
 				if !hasField(text, f[0], f[1]) {
-					t.Errorf("%s: %s's %q (%s) not shown:\n%s", what, p.addr, f[0], f[1], text)
+					t.Errorf("%s: %s's %q (%s) not shown:\n%s", what, addr, f[0], f[1], text)
 				}
 			}
 		}
@@ -186,21 +192,21 @@ func checkStatus(t *testing.T, what string, m Model, all bool) {
 // important one shows (fields.go's written priority).
 func checkPriority(t *testing.T, what, text string, v store.View) {
 	t.Helper()
-	st := &styles{}
-	b := nextBlock(st, v)
+	st := &style.Styles{}
+	b := status.Next(st, v)
 	if s := v.Latest; s != nil && s.Save != nil {
-		b = saveBlock(st, progressForTest(), v)
+		b = status.Save(st, progressForTest(), v)
 	}
-	for _, blk := range []block{b, reportBlock(st, v.Report)} {
-		fs := byPrio(blk.fields)
+	for _, blk := range []status.Block{b, status.Report(st, v.Report)} {
+		fs := status.ByPrio(blk.Fields)
 		missing := ""
 		for _, f := range fs {
-			shown := hasField(text, f.label, f.value) || f.short != "" && hasField(text, f.label, f.short)
+			shown := hasField(text, f.Label, f.Value) || f.Short != "" && hasField(text, f.Label, f.Short)
 			switch {
 			case !shown && missing == "":
-				missing = f.label
-			case shown && missing != "" && prioOf(fs, missing) < f.prio:
-				t.Errorf("%s: %q left out while the less important %q shows:\n%s", what, missing, f.label, text)
+				missing = f.Label
+			case shown && missing != "" && prioOf(fs, missing) < f.Prio:
+				t.Errorf("%s: %q left out while the less important %q shows:\n%s", what, missing, f.Label, text)
 			}
 		}
 	}
@@ -212,13 +218,13 @@ func progressForTest() progress.Model {
 }
 
 // prioOf is the priority of the field labelled label in fs.
-func prioOf(fs []field, label string) prio {
+func prioOf(fs []status.Field, label string) status.Prio {
 	for _, f := range fs {
-		if f.label == label {
-			return f.prio
+		if f.Label == label {
+			return f.Prio
 		}
 	}
-	return prioMore
+	return status.PrioMore
 }
 
 // wantMeasured are the fields a pane must show for view v (label,
@@ -234,31 +240,31 @@ func wantMeasured(v store.View) [][2]string {
 		if f, ok := sv.Fraction().Get(); ok {
 			add("progress", fmt.Sprintf("%.1f%%", f*100))
 		}
-		add("keys", keysText(sv))
+		add("keys", status.KeysText(sv))
 		if eta, ok := sv.ETA.Get(); ok && sv.Phase == "" {
-			add("ETA", fmtElapsed(eta))
+			add("ETA", text.Elapsed(eta))
 		}
 		if sv.Phase != "" {
 			add("phase", sv.Phase)
 		}
 		if c, ok := s.COW.Get(); ok && sv.Kind.Method() == "fork" {
-			add("cow", fmtBytes(c))
+			add("cow", text.Bytes(c))
 		}
-		add("elapsed", fmtElapsed(sv.Elapsed))
+		add("elapsed", text.Elapsed(sv.Elapsed))
 		if b, ok := s.Info.BlockedClients.Get(); ok && (b > 0 || sv.Kind.Method() == "forkless") {
 			add("blocked clients", fmt.Sprint(b))
 		}
 	} else if fc, ok := v.Forecast.Get(); ok && fc.Basis != forecast.Forkless {
-		add("cow", "~"+fmtBytes(fc.COW))
-		add("headroom", strings.Split(ansi.Strip(levelText(&styles{}, headroom(v, false))), " ")[0])
+		add("cow", "~"+text.Bytes(fc.COW))
+		add("headroom", strings.Split(ansi.Strip(words.Level(&style.Styles{}, words.Headroom(v, false))), " ")[0])
 		if fp, ok := fc.Footprint.Get(); ok {
-			add("footprint", fmtBytes(fp))
+			add("footprint", text.Bytes(fp))
 		}
-		add("worst", fmtBytes(fc.Worst))
+		add("worst", text.Bytes(fc.Worst))
 		if r, ok := fc.Rate.Get(); ok {
-			add("writes", fmtRate(r)+"/s")
+			add("writes", text.Rate(r)+"/s")
 		}
-		add("lasting", fmtElapsed(fc.Duration))
+		add("lasting", text.Elapsed(fc.Duration))
 	}
 	if r := v.Report; r != nil {
 		for _, f := range reportMeasured {
@@ -280,14 +286,14 @@ type reportFigure struct {
 // reportMeasured are the report's figures a pane shows.
 var reportMeasured = []reportFigure{
 	{[]string{"COW", "COWFrom"}, func(r *source.SaveReport) (string, string, bool) {
-		return "cow", noneShort(reportCOW(r)), r.COW.OK || r.COWFrom == source.FromNoChild
+		return "cow", words.NoneShort(words.COW(r)), r.COW.OK || r.COWFrom == source.FromNoChild
 	}},
 	{[]string{"ServerSeconds"}, func(r *source.SaveReport) (string, string, bool) {
-		return "took", fmtServerSecs(r.ServerSeconds), r.ServerSeconds.OK
+		return "took", words.ServerSecs(r.ServerSeconds), r.ServerSeconds.OK
 	}},
-	{[]string{"Observed", "ObservedUpTo"}, func(r *source.SaveReport) (string, string, bool) { return "observed", fmtObserved(r), true }},
+	{[]string{"Observed", "ObservedUpTo"}, func(r *source.SaveReport) (string, string, bool) { return "observed", words.Observed(r), true }},
 	{[]string{"ForkPause"}, func(r *source.SaveReport) (string, string, bool) {
-		return "fork pause", noneShort(reportPause(r)), r.ForkPause.OK || r.Kind.Method() == "forkless"
+		return "fork pause", words.NoneShort(words.Pause(r)), r.ForkPause.OK || r.Kind.Method() == "forkless"
 	}},
 	{[]string{"BlockedBefore", "BlockedDuring", "BlockedAfter"}, func(r *source.SaveReport) (string, string, bool) {
 		b, ok := r.BlockedWriters().Get()
@@ -296,46 +302,46 @@ var reportMeasured = []reportFigure{
 	{[]string{"PingBefore", "PingDuring"}, func(r *source.SaveReport) (string, string, bool) {
 		worst := func(l source.Latency) string {
 			if l.Count == 0 {
-				return na
+				return text.NA
 			}
-			return fmtLatency(l.Max)
+			return text.Latency(l.Max)
 		}
 		return "ping max", worst(r.PingBefore) + " → " + worst(r.PingDuring), r.PingBefore.Count+r.PingDuring.Count > 0
 	}},
 	{[]string{"OpsBefore", "OpsDuring"}, func(r *source.SaveReport) (string, string, bool) {
-		return "ops/s", fmtOptRate(r.OpsBefore) + " → " + fmtOptRate(r.OpsDuring), r.OpsBefore.OK || r.OpsDuring.OK
+		return "ops/s", text.OptRate(r.OpsBefore) + " → " + text.OptRate(r.OpsDuring), r.OpsBefore.OK || r.OpsDuring.OK
 	}},
 	{[]string{"WriterOpsBefore", "WriterOpsDuring"}, func(r *source.SaveReport) (string, string, bool) {
-		return "writers/s", fmtOptRate(r.WriterOpsBefore) + " → " + fmtOptRate(r.WriterOpsDuring), r.WriterOpsBefore.OK || r.WriterOpsDuring.OK
+		return "writers/s", text.OptRate(r.WriterOpsBefore) + " → " + text.OptRate(r.WriterOpsDuring), r.WriterOpsBefore.OK || r.WriterOpsDuring.OK
 	}},
 	{[]string{"ForecastCOW", "ForecastBasis"}, func(r *source.SaveReport) (string, string, bool) {
-		return "forecast", fmtBytes(r.ForecastCOW.V), r.ForecastCOW.OK
+		return "forecast", text.Bytes(r.ForecastCOW.V), r.ForecastCOW.OK
 	}},
 	{nil, func(r *source.SaveReport) (string, string, bool) {
-		c := forecastCheck(r)
+		c := words.ForecastCheck(r)
 		return "vs actual", c, c != ""
 	}},
 	{[]string{"PeakCOW", "PeakCOWFrom"}, func(r *source.SaveReport) (string, string, bool) {
-		return "cow peak", fmtOptBytes(r.PeakCOW), r.PeakCOW.OK && r.COWFrom != source.FromNoChild
+		return "cow peak", text.OptBytes(r.PeakCOW), r.PeakCOW.OK && r.COWFrom != source.FromNoChild
 	}},
 	{[]string{"PeakAtProgress"}, func(r *source.SaveReport) (string, string, bool) {
-		at, v := fmtPeakAt(r), fmtOptBytes(r.PeakCOW)
+		at, v := status.PeakAt(r), text.OptBytes(r.PeakCOW)
 		if r.PeakCOWFrom != "" {
 			v += " " + string(r.PeakCOWFrom)
 		}
 		return "cow peak", v + at, at != ""
 	}},
 	{[]string{"PeakFootprintDelta", "PeakFootprintFrom"}, func(r *source.SaveReport) (string, string, bool) {
-		return "footprint", fmtOptDelta(r.PeakFootprintDelta), r.PeakFootprintDelta.OK
+		return "footprint", text.OptDelta(r.PeakFootprintDelta), r.PeakFootprintDelta.OK
 	}},
 	{[]string{"PeakUsedDelta"}, func(r *source.SaveReport) (string, string, bool) {
-		return "peak used", fmtOptDelta(r.PeakUsedDelta), r.PeakUsedDelta.OK
+		return "peak used", text.OptDelta(r.PeakUsedDelta), r.PeakUsedDelta.OK
 	}},
 	{[]string{"PeakRSSDelta"}, func(r *source.SaveReport) (string, string, bool) {
-		return "rss", fmtOptDelta(r.PeakRSSDelta), r.PeakRSSDelta.OK
+		return "rss", text.OptDelta(r.PeakRSSDelta), r.PeakRSSDelta.OK
 	}},
 	{[]string{"PeakChildPrivateDirty"}, func(r *source.SaveReport) (string, string, bool) {
-		return "child dirty", fmtOptBytes(r.PeakChildPrivateDirty), r.PeakChildPrivateDirty.OK
+		return "child dirty", text.OptBytes(r.PeakChildPrivateDirty), r.PeakChildPrivateDirty.OK
 	}},
 }
 
@@ -397,7 +403,7 @@ func keepRun(t *testing.T, r *statusRun) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	h := record.Header{VKWatch: "test", Epoch: epoch}
+	h := record.Header{VKWatch: "test", Epoch: uitest.Epoch}
 	for _, n := range r.nodes {
 		h.Servers = append(h.Servers, record.ServerInfo{Node: n.ID, Addr: n.Addr})
 	}
@@ -439,22 +445,22 @@ func TestStatusBlocksGolden(t *testing.T) {
 // says so in a field; a replica's forkless full sync has no total: its
 // keys say so, its ETA is none, and where the bar would be, why not.
 func TestRunningSaveRareFields(t *testing.T) {
-	evs := scenario(1, 28e9) // a fork save running from 20 s
+	evs := uitest.Scenario(1, 28e9) // a fork save running from 20 s
 	last := evs[len(evs)-1].Sample
 	last.Info.AOFRewriteScheduled = source.Some[int64](1)
-	m := setup(t, Config{Nodes: nodes(addrA)}, 120, 40, evs)
-	wantFields(t, "AOF rewrite scheduled", view(m), "AOF rewrite", "waiting")
+	m := setup(t, Config{Nodes: nodes(uitest.AddrA)}, 120, 40, evs)
+	wantFields(t, "AOF rewrite scheduled", plainView(m), "AOF rewrite", "waiting")
 
-	evs = scenario(1, 28e9)
+	evs = uitest.Scenario(1, 28e9)
 	last = evs[len(evs)-1].Sample
 	sync := *last.Save
 	sync.Kind, sync.Total, sync.ETA = source.SaveForklessSync, source.Opt[int64]{}, source.Opt[time.Duration]{}
 	sync.Trigger = source.Trigger{Kind: source.TriggerReplica, Detail: "replica 127.0.0.1:7009"}
 	last.Save = &sync
-	m = setup(t, Config{Nodes: nodes(addrA)}, 120, 40, evs)
-	v := view(m)
+	m = setup(t, Config{Nodes: nodes(uitest.AddrA)}, 120, 40, evs)
+	v := plainView(m)
 	wantFields(t, "forkless sync", v, "keys", "78,000 (a sync: no total)", "ETA", "none (a sync has no total)")
-	if hasField(v, "progress", na) || !strings.Contains(v, "a replica's full sync without a fork: keys sent, no total") {
+	if hasField(v, "progress", text.NA) || !strings.Contains(v, "a replica's full sync without a fork: keys sent, no total") {
 		t.Errorf("a sync's progress:\n%s", v)
 	}
 }

@@ -12,44 +12,10 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/ui/tableview"
+	"github.com/vkwatch/vkwatch/ui/text"
+	"github.com/vkwatch/vkwatch/ui/uitest"
 )
-
-// reportsScenario is the two-server scenario up to 60 s followed by n more
-// saves, alternately on each server, 5 s apart: fork saves on the first,
-// forkless saves and AOF rewrites on the second, every sixth one failed.
-// The last of them lacks every optional field, as an old server would.
-func reportsScenario(n int) []source.Event {
-	evs := scenario(2, 60*time.Second)
-	for i := range n {
-		srv := i % 2
-		end := 60*time.Second + time.Duration(i+1)*5*time.Second
-		f := newFake(srv, srv == 1)
-		kind := source.SaveFork
-		if srv == 1 {
-			kind = []source.SaveKind{source.SaveForkless, source.SaveAOF}[(i/2)%2]
-		}
-		f.startSave(end-time.Duration(2+i%4)*time.Second, kind)
-		ev := f.endSave(end)
-		r := ev.Report
-		r.COW = source.Some(int64(i+1) * 3 * mib)
-		r.PeakLiveCOW = source.Some(int64(i+2) * 3 * mib)
-		r.PeakProcRSSDelta = source.Some(int64(i+1) * 5 * mib)
-		if kind == source.SaveForkless { // no child: nothing to copy
-			r.COW, r.PeakLiveCOW, r.PeakChildPrivateDirty = source.Some[int64](0), source.Some[int64](0), source.Opt[int64]{}
-		}
-		if srv == 1 {
-			r.WriterOpsBefore, r.WriterOpsDuring = source.Some(5100.0), source.Some(float64(4000+100*i))
-		}
-		if i%6 == 5 {
-			r.Status = "err"
-		}
-		if i == n-1 {
-			*r = source.SaveReport{Node: nodeOf(srv), Addr: r.Addr, Kind: kind, Started: r.Started, Ended: r.Ended, Observed: r.Observed}
-		}
-		evs = append(evs, ev)
-	}
-	return evs
-}
 
 // fullTableWidth is the narrowest terminal that shows every column of
 // reportsScenario(3).
@@ -58,7 +24,7 @@ const fullTableWidth = 180
 // tableLines returns the lines of the view between the title line and the
 // footer: the reports view when the table is open.
 func tableLines(m Model) []string {
-	l := strings.Split(view(m), "\n")
+	l := strings.Split(plainView(m), "\n")
 	return l[1 : len(l)-2]
 }
 
@@ -116,12 +82,12 @@ func cellsOf(t *testing.T, m Model, row string) map[string]string {
 }
 
 func TestReportsTableOpensAndCloses(t *testing.T) {
-	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, reportsScenario(3))
-	if strings.Contains(view(m), "save reports") {
+	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 200, 50, uitest.ReportsScenario(3))
+	if strings.Contains(plainView(m), "save reports") {
 		t.Fatal("table shown before r")
 	}
 	m, _ = press(m, "r")
-	v := view(m)
+	v := plainView(m)
 	if !strings.Contains(v, "save reports · 1–4 of 4") || strings.Contains(v, "last save") {
 		t.Fatalf("r should replace the panes by the table:\n%s", v)
 	}
@@ -132,37 +98,37 @@ func TestReportsTableOpensAndCloses(t *testing.T) {
 		t.Errorf("help should say how to close the table:\n%s", v)
 	}
 	m, _ = press(m, "r")
-	if strings.Contains(view(m), "save reports") || !strings.Contains(view(m), "last save") {
-		t.Fatalf("r again should close the table:\n%s", view(m))
+	if strings.Contains(plainView(m), "save reports") || !strings.Contains(plainView(m), "last save") {
+		t.Fatalf("r again should close the table:\n%s", plainView(m))
 	}
 	m, _ = press(m, "r")
 	m, _ = pressKey(m, tea.KeyEsc)
-	if strings.Contains(view(m), "save reports") {
-		t.Fatalf("esc should close the table:\n%s", view(m))
+	if strings.Contains(plainView(m), "save reports") {
+		t.Fatalf("esc should close the table:\n%s", plainView(m))
 	}
 }
 
 func TestReportsTableCells(t *testing.T) {
-	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, fullTableWidth, 50, reportsScenario(3))
+	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, fullTableWidth, 50, uitest.ReportsScenario(3))
 	m, _ = press(m, "r")
 	rows := reportRows(m)
 	if len(rows) != 4 {
-		t.Fatalf("rows:\n%s", view(m))
+		t.Fatalf("rows:\n%s", plainView(m))
 	}
 	wantHead := []string{"started", "server", "kind", "by", "status", "took", "observed", "fork pause", "cow", "forecast", "fc error", "cow peak", "peak at",
 		"INFO peak", "footprint +", "used +", "rss +", "/proc rss +", "/proc peak", "ops/s", "writers/s", "ping p50", "ping p99", "ping max", "blocked"}
 	first := cellsOf(t, m, rows[0])
 	for _, h := range wantHead {
 		if _, ok := first[h]; !ok {
-			t.Fatalf("at %d columns every column should show: %s is not there:\n%s", fullTableWidth, h, view(m))
+			t.Fatalf("at %d columns every column should show: %s is not there:\n%s", fullTableWidth, h, plainView(m))
 		}
 	}
 	// The scenario's fork save of server A, 20-35 s (see endSave).
 	// The forecast before it: no save to calibrate on, the upper bound
 	// of the writes before it (see forecast.Predict).
-	want := []string{"15:04:25", addrA, "fork", "vkwatch", "ok", "15s", "15.0s", "1.20ms", "17.0 MiB", "102 MiB bound", "within bound", "18.0 MiB", "62%",
+	want := []string{"15:04:25", uitest.AddrA, "fork", "vkwatch", "ok", "15s", "15.0s", "1.20ms", "17.0 MiB", "102 MiB bound", "within bound", "18.0 MiB", "62%",
 		"18.0 MiB", "+20.0 MiB", "+3.00 MiB", "+19.0 MiB",
-		na, "18.0 MiB", "51.2k → 36.0k", na, "120µs → 180µs", "400µs → 2.00ms", "900µs → 31.0ms", "0"}
+		text.NA, "18.0 MiB", "51.2k → 36.0k", text.NA, "120µs → 180µs", "400µs → 2.00ms", "900µs → 31.0ms", "0"}
 	for i, h := range wantHead {
 		if first[h] != want[i] {
 			t.Errorf("first row: %s = %q, want %q", h, first[h], want[i])
@@ -171,7 +137,7 @@ func TestReportsTableCells(t *testing.T) {
 	// Second report: server B, forkless, with its own writers: no child,
 	// so no copy-on-write and no fork pause (none, not n/a), and the
 	// writers it blocked.
-	if got := cellsOf(t, m, rows[2]); got["server"] != addrB || got["kind"] != "forkless" || got["by"] != "schedule" ||
+	if got := cellsOf(t, m, rows[2]); got["server"] != uitest.AddrB || got["kind"] != "forkless" || got["by"] != "schedule" ||
 		got["writers/s"] != "5.10k → 4.10k" || got["/proc rss +"] != "+10.0 MiB" || got["cow"] != "none" || got["fork pause"] != "none" || got["blocked"] != "3" || got["forecast"] != "0 B forkless" {
 		t.Errorf("third row %q", got)
 	}
@@ -179,11 +145,11 @@ func TestReportsTableCells(t *testing.T) {
 	for h, c := range cellsOf(t, m, rows[3]) {
 		switch h {
 		case "server", "kind", "observed", "forecast": // the store forecasts every save
-			if c == na {
+			if c == text.NA {
 				t.Errorf("%s should be present: %q", h, c)
 			}
 		default:
-			if c != na {
+			if c != text.NA {
 				t.Errorf("%s of a report without it = %q, want n/a", h, c)
 			}
 		}
@@ -191,11 +157,11 @@ func TestReportsTableCells(t *testing.T) {
 }
 
 func TestReportsTableDropsColumnsToFit(t *testing.T) {
-	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, reportsScenario(3))
+	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 200, 50, uitest.ReportsScenario(3))
 	m, _ = press(m, "r")
 	for _, w := range []int{250, 200, fullTableWidth, 150, 120, 100, 80, 58} {
 		m = sized(m, w, 40)
-		v := view(m)
+		v := plainView(m)
 		for _, l := range strings.Split(v, "\n") {
 			if ansi.StringWidth(l) > w {
 				t.Errorf("%d columns: line of %d cells: %q", w, ansi.StringWidth(l), l)
@@ -219,58 +185,58 @@ func TestReportsTableDropsColumnsToFit(t *testing.T) {
 }
 
 func TestReportsTableScrolls(t *testing.T) {
-	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 120, 24, reportsScenario(30))
+	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 120, 24, uitest.ReportsScenario(30))
 	m, _ = press(m, "r")
-	rows := tableRows(24 - 3)
-	if rows != (24-3-tableChrome)/2 {
+	rows := tableview.Rows(24 - 3)
+	if rows != (24-3-tableview.Chrome)/2 {
 		t.Fatalf("%d reports fit 21 lines: two lines each", rows)
 	}
 	if got := len(reportRows(m)); got != rows {
-		t.Fatalf("%d rows shown at 24 lines, want %d:\n%s", got, rows, view(m))
+		t.Fatalf("%d rows shown at 24 lines, want %d:\n%s", got, rows, plainView(m))
 	}
-	if n := strings.Count(view(m), "\n") + 1; n > 24 {
+	if n := strings.Count(plainView(m), "\n") + 1; n > 24 {
 		t.Fatalf("view has %d lines", n)
 	}
 	// It opens on the newest: 31 reports, the last rows of them.
-	if !strings.Contains(view(m), fmt.Sprintf("%d–31 of 31 · ↑/↓ scroll", 31-rows+1)) {
-		t.Fatalf("title:\n%s", view(m))
+	if !strings.Contains(plainView(m), fmt.Sprintf("%d–31 of 31 · ↑/↓ scroll", 31-rows+1)) {
+		t.Fatalf("title:\n%s", plainView(m))
 	}
 	newest := reportRows(m)[rows-1]
 	m, _ = pressKey(m, tea.KeyUp)
 	m, _ = pressKey(m, tea.KeyUp)
-	if !strings.Contains(view(m), fmt.Sprintf("%d–29 of 31", 31-rows-1)) || reportRows(m)[rows-1] == newest {
-		t.Fatalf("up twice:\n%s", view(m))
+	if !strings.Contains(plainView(m), fmt.Sprintf("%d–29 of 31", 31-rows-1)) || reportRows(m)[rows-1] == newest {
+		t.Fatalf("up twice:\n%s", plainView(m))
 	}
 	// A report arriving while scrolled up leaves the view where it was.
-	b := newFake(1, true)
-	b.startSave(300*time.Second, source.SaveAOF)
-	m = feed(t, m, []source.Event{b.endSave(302 * time.Second)})
-	if !strings.Contains(view(m), fmt.Sprintf("%d–29 of 32", 31-rows-1)) {
-		t.Fatalf("scrolled view moved with a new report:\n%s", view(m))
+	b := uitest.NewFake(1, true)
+	b.StartSave(300*time.Second, source.SaveAOF)
+	m = feed(t, m, []source.Event{b.EndSave(302 * time.Second)})
+	if !strings.Contains(plainView(m), fmt.Sprintf("%d–29 of 32", 31-rows-1)) {
+		t.Fatalf("scrolled view moved with a new report:\n%s", plainView(m))
 	}
 	// Down to the bottom follows the newest again.
 	for range 5 {
 		m, _ = pressKey(m, tea.KeyDown)
 	}
-	if !strings.Contains(view(m), fmt.Sprintf("%d–32 of 32", 32-rows+1)) {
-		t.Fatalf("down to the end:\n%s", view(m))
+	if !strings.Contains(plainView(m), fmt.Sprintf("%d–32 of 32", 32-rows+1)) {
+		t.Fatalf("down to the end:\n%s", plainView(m))
 	}
-	b.startSave(302*time.Second, source.SaveAOF)
-	m = feed(t, m, []source.Event{b.endSave(303 * time.Second)})
-	if !strings.Contains(view(m), fmt.Sprintf("%d–33 of 33", 33-rows+1)) {
-		t.Fatalf("at the bottom the table should follow new reports:\n%s", view(m))
+	b.StartSave(302*time.Second, source.SaveAOF)
+	m = feed(t, m, []source.Event{b.EndSave(303 * time.Second)})
+	if !strings.Contains(plainView(m), fmt.Sprintf("%d–33 of 33", 33-rows+1)) {
+		t.Fatalf("at the bottom the table should follow new reports:\n%s", plainView(m))
 	}
 	// Up past the top stops at the first report.
 	for range 50 {
 		m, _ = pressKey(m, tea.KeyUp)
 	}
-	if !strings.Contains(view(m), fmt.Sprintf("1–%d of 33", rows)) || !strings.Contains(reportRows(m)[0], "17.0 MiB") {
-		t.Fatalf("top:\n%s", view(m))
+	if !strings.Contains(plainView(m), fmt.Sprintf("1–%d of 33", rows)) || !strings.Contains(reportRows(m)[0], "17.0 MiB") {
+		t.Fatalf("top:\n%s", plainView(m))
 	}
 }
 
 func TestReportsTableFitsTerminal(t *testing.T) {
-	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 80, 24, reportsScenario(40))
+	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 80, 24, uitest.ReportsScenario(40))
 	m, _ = press(m, "r")
 	for _, w := range []int{58, 80, 117, 150, 200, 233} {
 		for _, h := range []int{20, 24, 36, 50} {
@@ -279,7 +245,7 @@ func TestReportsTableFitsTerminal(t *testing.T) {
 				if full {
 					mm, _ = press(mm, "?")
 				}
-				v := view(mm)
+				v := plainView(mm)
 				if strings.Contains(v, "too small") {
 					continue
 				}
@@ -301,40 +267,40 @@ func TestReportsTableFitsTerminal(t *testing.T) {
 }
 
 func TestReportsTableEmpty(t *testing.T) {
-	m := setup(t, Config{Nodes: nodes(addrA)}, 120, 40, scenario(1, 10*time.Second))
+	m := setup(t, Config{Nodes: nodes(uitest.AddrA)}, 120, 40, uitest.Scenario(1, 10*time.Second))
 	m, _ = press(m, "r")
-	if !strings.Contains(view(m), "save reports · none yet") {
-		t.Fatalf("empty table:\n%s", view(m))
+	if !strings.Contains(plainView(m), "save reports · none yet") {
+		t.Fatalf("empty table:\n%s", plainView(m))
 	}
 	// The first report shows up while the table is open.
-	a := newFake(0, false)
-	a.startSave(10*time.Second, source.SaveFork)
-	m = feed(t, m, []source.Event{a.endSave(12 * time.Second)})
+	a := uitest.NewFake(0, false)
+	a.StartSave(10*time.Second, source.SaveFork)
+	m = feed(t, m, []source.Event{a.EndSave(12 * time.Second)})
 	if len(reportRows(m)) != 1 {
-		t.Fatalf("new report not in the open table:\n%s", view(m))
+		t.Fatalf("new report not in the open table:\n%s", plainView(m))
 	}
 }
 
 func TestReportsTablePaused(t *testing.T) {
-	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, reportsScenario(2))
+	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 200, 50, uitest.ReportsScenario(2))
 	m, _ = press(m, "p")
 	m, _ = press(m, "r")
-	a := newFake(0, false)
-	a.startSave(100*time.Second, source.SaveFork)
-	m = feed(t, m, []source.Event{a.endSave(101 * time.Second)})
-	if got := len(reportRows(m)); got != 3 || !strings.Contains(view(m), "PAUSED") {
-		t.Fatalf("paused table should keep its 3 rows, has %d:\n%s", got, view(m))
+	a := uitest.NewFake(0, false)
+	a.StartSave(100*time.Second, source.SaveFork)
+	m = feed(t, m, []source.Event{a.EndSave(101 * time.Second)})
+	if got := len(reportRows(m)); got != 3 || !strings.Contains(plainView(m), "PAUSED") {
+		t.Fatalf("paused table should keep its 3 rows, has %d:\n%s", got, plainView(m))
 	}
 	m, _ = press(m, "p")
 	if got := len(reportRows(m)); got != 4 {
-		t.Fatalf("resumed table should show the report that came meanwhile, has %d rows:\n%s", got, view(m))
+		t.Fatalf("resumed table should show the report that came meanwhile, has %d rows:\n%s", got, plainView(m))
 	}
 }
 
 func TestEscClosesHelpAndTable(t *testing.T) {
-	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, reportsScenario(1))
-	isHelp := func(m Model) bool { return strings.Contains(view(m), "shift+tab") }
-	isTable := func(m Model) bool { return strings.Contains(view(m), "save reports") }
+	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 200, 50, uitest.ReportsScenario(1))
+	isHelp := func(m Model) bool { return strings.Contains(plainView(m), "shift+tab") }
+	isTable := func(m Model) bool { return strings.Contains(plainView(m), "save reports") }
 
 	m, _ = press(m, "?")
 	m, _ = pressKey(m, tea.KeyEsc)
@@ -345,61 +311,36 @@ func TestEscClosesHelpAndTable(t *testing.T) {
 	m, _ = press(m, "r")
 	m, _ = press(m, "?")
 	if !isHelp(m) || !isTable(m) {
-		t.Fatalf("table with full help:\n%s", view(m))
+		t.Fatalf("table with full help:\n%s", plainView(m))
 	}
 	m, _ = pressKey(m, tea.KeyEsc)
 	if isHelp(m) || !isTable(m) {
-		t.Fatalf("first esc should close the help only:\n%s", view(m))
+		t.Fatalf("first esc should close the help only:\n%s", plainView(m))
 	}
 	m, _ = pressKey(m, tea.KeyEsc)
 	if isTable(m) {
-		t.Fatalf("second esc should close the table:\n%s", view(m))
+		t.Fatalf("second esc should close the table:\n%s", plainView(m))
 	}
 	// Table opened over the help: esc closes the table first.
 	m, _ = press(m, "?")
 	m, _ = press(m, "r")
 	m, _ = pressKey(m, tea.KeyEsc)
 	if !isHelp(m) || isTable(m) {
-		t.Fatalf("esc should close the table, keep the help:\n%s", view(m))
+		t.Fatalf("esc should close the table, keep the help:\n%s", plainView(m))
 	}
 	// Nothing open: esc does nothing, and returns no command.
 	m, _ = pressKey(m, tea.KeyEsc)
-	before := view(m)
+	before := plainView(m)
 	m, cmd := pressKey(m, tea.KeyEsc)
-	if cmd != nil || view(m) != before {
+	if cmd != nil || plainView(m) != before {
 		t.Errorf("esc with nothing open changed the view or returned a command")
 	}
 }
 
-func TestReportsTableInReplay(t *testing.T) {
-	r := replayOf(t, 10)
-	r, cmd := ticks(t, r, r.Init(), 40) // past the save's end at 35 s
-	if cmd == nil || len(r.Reports()) != 1 {
-		t.Fatalf("replay did not reach the report")
-	}
-	r, _ = rupdate(t, r, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("r")})
-	if v := ansi.Strip(r.View()); !strings.Contains(v, "save reports · 1–1 of 1") || !strings.Contains(v, "replay 0:40") {
-		t.Fatalf("r in a replay:\n%s", v)
-	}
-	// Seeking back resets the history: the table stays open, now empty.
-	r, _ = rpress(t, r, tea.KeyMsg{Type: tea.KeyLeft})
-	if v := ansi.Strip(r.View()); !strings.Contains(v, "save reports · none yet") {
-		t.Fatalf("after seeking back:\n%s", v)
-	}
-	r, _ = rpress(t, r, tea.KeyMsg{Type: tea.KeyRight})
-	if v := ansi.Strip(r.View()); !strings.Contains(v, "save reports · 1–1 of 1") {
-		t.Fatalf("after seeking forward:\n%s", v)
-	}
-	r, _ = rupdate(t, r, tea.KeyMsg{Type: tea.KeyEsc})
-	if v := ansi.Strip(r.View()); strings.Contains(v, "save reports") {
-		t.Fatalf("esc in a replay:\n%s", v)
-	}
-}
-
 func TestReportsTableColourAddsNoText(t *testing.T) {
-	evs := reportsScenario(8)
+	evs := uitest.ReportsScenario(8)
 	open := func() string {
-		m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 150, 40, evs)
+		m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 150, 40, evs)
 		m, _ = press(m, "r")
 		return m.View()
 	}
@@ -424,11 +365,11 @@ func pressKey(m Model, k tea.KeyType) (Model, tea.Cmd) {
 func TestPanesAfterTableMatchPanesWithout(t *testing.T) {
 	// The charts are not drawn while the table hides them: closing it must
 	// show exactly what a model that never opened it shows, paused or not.
-	evs := scenario(2, 60*time.Second)
+	evs := uitest.Scenario(2, 60*time.Second)
 	cut := len(evs) / 3
 	for _, pause := range []bool{false, true} {
-		plain := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, evs[:cut])
-		tabled := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, evs[:cut])
+		plain := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 200, 50, evs[:cut])
+		tabled := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 200, 50, evs[:cut])
 		tabled, _ = press(tabled, "r")
 		plain = feed(t, plain, evs[cut:2*cut])
 		tabled = feed(t, tabled, evs[cut:2*cut])
@@ -440,8 +381,8 @@ func TestPanesAfterTableMatchPanesWithout(t *testing.T) {
 		tabled = feed(t, tabled, evs[2*cut:])
 		tabled, _ = press(tabled, "r")
 		plain, _ = press(plain, "z") // the same number of keys: the footer is cleared alike
-		if view(tabled) != view(plain) {
-			t.Errorf("pause=%v: after closing the table:\n%s\nwant:\n%s", pause, view(tabled), view(plain))
+		if plainView(tabled) != plainView(plain) {
+			t.Errorf("pause=%v: after closing the table:\n%s\nwant:\n%s", pause, plainView(tabled), plainView(plain))
 		}
 	}
 }

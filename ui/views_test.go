@@ -3,16 +3,18 @@ package ui
 import (
 	"strings"
 	"testing"
+
+	"github.com/vkwatch/vkwatch/ui/uitest"
 )
 
 // TestEscClosesTheViewOpenedLast: the views open are one stack, so esc
 // closes the help opened over the table before the table, and the table
 // opened over the help before the help; c in place of r swaps the two.
 func TestEscClosesTheViewOpenedLast(t *testing.T) {
-	m := setup(t, Config{Nodes: nodes(addrA, addrB)}, 200, 50, reportsScenario(3))
-	table := func(m Model) bool { return strings.Contains(view(m), "save reports") }
-	cost := func(m Model) bool { return strings.Contains(view(m), "save cost curves") }
-	full := func(m Model) bool { return strings.Contains(view(m), "shift+tab") }
+	m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 200, 50, uitest.ReportsScenario(3))
+	table := func(m Model) bool { return strings.Contains(plainView(m), "save reports") }
+	cost := func(m Model) bool { return strings.Contains(plainView(m), "save cost curves") }
+	full := func(m Model) bool { return strings.Contains(plainView(m), "shift+tab") }
 	steps := []struct {
 		key               string
 		table, cost, full bool
@@ -32,7 +34,7 @@ func TestEscClosesTheViewOpenedLast(t *testing.T) {
 		m, _ = press(m, s.key)
 		if table(m) != s.table || cost(m) != s.cost || full(m) != s.full {
 			t.Fatalf("step %d (%s): table %v cost %v full help %v, want %v %v %v:\n%s",
-				i, s.key, table(m), cost(m), full(m), s.table, s.cost, s.full, view(m))
+				i, s.key, table(m), cost(m), full(m), s.table, s.cost, s.full, plainView(m))
 		}
 	}
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
+
+	"github.com/vkwatch/vkwatch/ui/uitest"
 )
 
 // midWord finds a word cut inside: "…" right after a letter or digit.
@@ -43,13 +45,13 @@ var screenSizes = [][2]int{{80, 24}, {120, 40}, {160, 45}, {200, 50}, {250, 60}}
 func TestScreenGolden(t *testing.T) {
 	for _, sz := range screenSizes {
 		w, h := sz[0], sz[1]
-		m := setup(t, Config{Nodes: nodes(addrA, addrB)}, w, h, reportsScenario(6))
+		m := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, w, h, uitest.ReportsScenario(6))
 		frames := []string{m.View()}
 		for _, k := range []string{"r", "c", "?"} {
 			m, _ = press(m, k)
 			frames = append(frames, m.View())
 		}
-		f := feed(t, newFleetModel(w, h, nil), fleetScenario(60*time.Second))
+		f := feed(t, newFleetModel(w, h, nil), uitest.FleetScenario(60*time.Second))
 		frames = append(frames, f.View())
 		t.Run(fmt.Sprintf("%dx%d", w, h), func(t *testing.T) {
 			golden.RequireEqual(t, strings.Join(frames, "\n"+strings.Repeat("=", w)+"\n"))
@@ -60,9 +62,9 @@ func TestScreenGolden(t *testing.T) {
 // TestNoWordCutAtAnyWidth draws every view at every width from 80 to 250
 // columns: no line is wider than the terminal, and none cuts a word.
 func TestNoWordCutAtAnyWidth(t *testing.T) {
-	panes := setup(t, Config{Nodes: nodes(addrA, addrB)}, 80, 24, reportsScenario(6))
-	one := setup(t, Config{Nodes: nodes(addrA)}, 80, 24, scenario(1, 28*time.Second))
-	fleet := feed(t, newFleetModel(80, 24, nil), fleetScenario(60*time.Second))
+	panes := setup(t, Config{Nodes: nodes(uitest.AddrA, uitest.AddrB)}, 80, 24, uitest.ReportsScenario(6))
+	one := setup(t, Config{Nodes: nodes(uitest.AddrA)}, 80, 24, uitest.Scenario(1, 28*time.Second))
+	fleet := feed(t, newFleetModel(80, 24, nil), uitest.FleetScenario(60*time.Second))
 	for w := 80; w <= 250; w++ {
 		h := 24 + (w-80)*36/170
 		for name, m := range map[string]Model{"panes": panes, "one pane, saving": one, "fleet": fleet} {

@@ -37,8 +37,8 @@ func benchServer(ctx context.Context) (string, *testServer, error) {
 
 // startServer starts a server on a free loopback port with the debug
 // command enabled (DEBUG SLEEP) and waits until it answers.
-func startServer(ctx context.Context) (*testServer, error) {
-	s, err := server.Start(ctx, server.Options{Args: []string{"--enable-debug-command", "yes"}})
+func startServer(ctx context.Context, args ...string) (*testServer, error) {
+	s, err := server.Start(ctx, server.Options{Args: append([]string{"--enable-debug-command", "yes"}, args...), StartTimeout: time.Minute})
 	if err != nil {
 		return nil, err
 	}
@@ -53,14 +53,14 @@ func startServer(ctx context.Context) (*testServer, error) {
 
 // startServers starts n servers (startServer); stop stops those that
 // started, after an error too.
-func startServers(ctx context.Context, n int) (srvs []*testServer, stop func(), err error) {
+func startServers(ctx context.Context, n int, args ...string) (srvs []*testServer, stop func(), err error) {
 	stop = func() {
 		for _, s := range srvs {
 			s.stop()
 		}
 	}
 	for range n {
-		s, err := startServer(ctx)
+		s, err := startServer(ctx, args...)
 		if err != nil {
 			return srvs, stop, err
 		}

@@ -12,9 +12,18 @@ import (
 // then, in one more run of the fleet, a save on one node and the
 // interval of the PINGs that node receives while it saves.
 
+// The bounds by the fleet's size: issue 21's for a hundred nodes, issue
+// 42's for a thousand (and the curve to two thousand, measured against
+// them).
+func hundredBounds(nodes int) (cpuRate float64, rss int64) {
+	if nodes <= 100 {
+		return 3.0, 100 << 20
+	}
+	return 5.0, 200 << 20
+}
+
 const (
-	maxHundredCPURate = 3.0 // times vkwatch's CPU on two of the servers
-	hundredKeys       = 1000
+	hundredKeys = 1000
 	// A save of hundredKeys stretched by rdb-key-save-delay (µs per key)
 	// to about 5 s, long enough to count its PINGs over saveWatch.
 	hundredSaveDelay = 5000
@@ -26,7 +35,9 @@ const (
 
 func runHundred(ctx context.Context, cfg config) ([]check, error) {
 	fmt.Fprintf(cfg.out, "fleet of %d: starting the servers (%d keys each)\n", cfg.nodes, hundredKeys)
-	srvs, stop, err := startServers(ctx, cfg.nodes)
+	// At hz 1, as a fleet at rest: a thousand servers at the default 10
+	// would spend two cores on their own timers.
+	srvs, stop, err := startServers(ctx, cfg.nodes, "--hz", "1")
 	defer stop()
 	if err != nil {
 		return nil, err
@@ -64,15 +75,16 @@ func runHundred(ctx context.Context, cfg config) ([]check, error) {
 		ratios = append(ratios, fleetCPU[i]/twoCPU[i])
 	}
 	r := summarize(ratios)
+	maxCPU, maxRSS := hundredBounds(len(srvs))
 	checks := []check{{
-		Target: fmt.Sprintf("CPU, vkwatch on %d idle local servers (%d keys each) drawing 200x50: <= %.0f x vkwatch on two of them", len(srvs), hundredKeys, maxHundredCPURate),
+		Target: fmt.Sprintf("CPU, vkwatch on %d idle local servers at hz 1 (%d keys each) drawing 200x50: <= %.0f x vkwatch on two of them", len(srvs), hundredKeys, maxCPU),
 		Measured: fmt.Sprintf("%.2fx (rounds: median %.2f, min %.2f, max %.2f, n=%d): %d servers %.2f%% of a core (%.2f-%.2f%%), two %.2f%% (%.2f-%.2f%%); %.1f fps",
 			f.Mean/t.Mean, r.Median, r.Min, r.Max, r.N, len(srvs), 100*f.Mean, 100*f.Min, 100*f.Max, 100*t.Mean, 100*t.Min, 100*t.Max, fps),
-		Verdict: verdict(f.Mean/t.Mean <= maxHundredCPURate),
+		Verdict: verdict(f.Mean/t.Mean <= maxCPU),
 	}, {
-		Target:   fmt.Sprintf("RSS, vkwatch on %d servers (the store's bound: <= 100 MB)", len(srvs)),
+		Target:   fmt.Sprintf("RSS, vkwatch on %d servers: <= %d MB", len(srvs), maxRSS>>20),
 		Measured: fmt.Sprintf("max %.1f MiB (two servers: %.1f MiB)", mib(rss), mib(twoRSS)),
-		Verdict:  verdict(rss <= 100<<20),
+		Verdict:  verdict(rss <= maxRSS),
 	}}
 	c, err := savePingInterval(ctx, cfg, srvs)
 	if err != nil {

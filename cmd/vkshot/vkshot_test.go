@@ -113,13 +113,15 @@ func TestTapeRecordsTheSameSession(t *testing.T) {
 
 // TestReportPicturesCommitted: the pictures of vkwatch report are there
 // and are what go run ./cmd/vkshot --report makes: the page 1400 pixels
-// wide, its A4 pages abreast (landscape: wider than tall), the figures.
+// wide, its A4 pages two abreast (wider than one page; as tall as its
+// rows of pages make it: a report of five pages is taller than wide),
+// the figures.
 func TestReportPicturesCommitted(t *testing.T) {
 	for _, p := range []struct {
 		name      string
 		minW      int
 		landscape bool
-	}{{firstPicture, 1400, true}, {pagePicture, 1400, false}, {printPicture, 1200, true}, {memoryFigure, 600, true}, {costFigure, 600, true}} {
+	}{{firstPicture, 1400, true}, {pagePicture, 1400, false}, {printPicture, 1200, false}, {memoryFigure, 600, true}, {costFigure, 600, true}} {
 		path := filepath.Join("..", "..", ".media", "report", p.name)
 		f, err := os.Open(path)
 		if err != nil {

@@ -207,7 +207,7 @@ func (a *app) rootCommand() *cobra.Command {
 	mf := &monitorFlags{}
 	var cf *connFlags
 	root := &cobra.Command{
-		Use:   "vkwatch [ADDR ...] [-h HOST -p PORT | -s SOCKET | -u URI] | --cluster ADDR",
+		Use:   "vkwatch [ADDR ...] [-h HOST -p PORT | -s SOCKET | -u URI] | --cluster ADDR | --nodes FILE",
 		Short: "Watch what a snapshot costs a Valkey or Redis server, live",
 		Long: `vkwatch connects to Valkey/Redis servers and shows them, one or two side by side:
 memory (used, RSS, copy-on-write), ops/s and PING latency as live charts, a progress
@@ -235,6 +235,7 @@ returns, o sorts, B rolling save (B again starts it, esc cancels the rest).`,
   vkwatch -h 10.0.0.5 -p 6380        # valkey-cli's flags
   vkwatch 127.0.0.1:6379 127.0.0.1:6380
   vkwatch --cluster 10.0.0.7:6379    # every node of the cluster
+  vkwatch --nodes fleet.txt --metrics :9470 --shard 0/4   # a quarter of a fleet, exported
   VALKEYCLI_AUTH=secret vkwatch valkeys://cache.internal:6380 --cacert ca.pem`,
 		Version:       vkwatchVersion(),
 		Args:          notACommand,

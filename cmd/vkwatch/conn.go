@@ -103,6 +103,13 @@ func (f *connFlags) named() bool {
 // come from discovery, and an ADDR or -h, -p, -s, -u would name a server
 // the run then ignores or takes for the seed.
 func (f *connFlags) clusterAlone(seed string, addrs []string) error {
+	return f.alone("--cluster "+seed+" finds the nodes itself", addrs)
+}
+
+// alone refuses any other server beside what names the fleet (--cluster
+// SEED, --nodes FILE): an ADDR, -h, -p, -s or -u would name a server the
+// run ignores.
+func (f *connFlags) alone(what string, addrs []string) error {
 	got := slices.Clone(addrs)
 	for _, name := range []string{"host", "port", "socket", "uri"} {
 		if f.given(name) {
@@ -112,7 +119,7 @@ func (f *connFlags) clusterAlone(seed string, addrs []string) error {
 	if len(got) == 0 {
 		return nil
 	}
-	return usageErr("--cluster %s finds the nodes itself: give no other address, -h, -p, -s or -u (got %s)", seed, strings.Join(got, " "))
+	return usageErr("%s: give no other address, -h, -p, -s or -u (got %s)", what, strings.Join(got, " "))
 }
 
 // first is the server that -h, -p, -s or -u name, as the user wrote it

@@ -3,8 +3,10 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
+	"github.com/vkwatch/vkwatch/source/shard"
 )
 
 // unknownHost is a host name no resolver knows. Its first label is longer
@@ -41,6 +44,18 @@ func TestBadInput(t *testing.T) {
 	expired := servertest.Start(t, server.Options{TLS: certs.Expired()})
 	free := servertest.FreePort(t)
 	refused := "127.0.0.1:" + strconv.Itoa(free)
+	nodes := func(name, text string) string {
+		p := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	badNodes := nodes("bad.txt", "# the fleet\n"+plain.Addr+"\n127.0.0.1:99999\n")
+	plainNodes := nodes("plain.txt", plain.Addr+"\n")
+	missingNodes := filepath.Join(t.TempDir(), "missing.txt")
+	// The share of two that plain's address does not hash to.
+	notPlain := fmt.Sprintf("%d/2", 1-shard.Hashmod(plain.Addr, 2))
 
 	tests := []struct {
 		name string
@@ -93,6 +108,20 @@ func TestBadInput(t *testing.T) {
 			[]string{"vkwatch: " + plain.Addr + " is not a cluster node (cluster_enabled:0): watch it without --cluster"}},
 		{"--cluster of nothing", nil, []string{"--cluster", "127.0.0.1:1"}, exitConnect,
 			[]string{"vkwatch: 127.0.0.1:1: connection refused"}},
+		{"--nodes with a bad line", nil, []string{"--nodes", badNodes}, exitUsage,
+			[]string{"vkwatch: --nodes: " + badNodes + `:3: address "127.0.0.1:99999": bad port "99999"`}},
+		{"--nodes of no file", nil, []string{"--nodes", missingNodes}, exitUsage,
+			[]string{"vkwatch: --nodes: " + missingNodes + ": no such file or directory"}},
+		{"--nodes and --cluster", nil, []string{"--nodes", plainNodes, "--cluster", plain.Addr}, exitUsage,
+			[]string{"vkwatch: --nodes and --cluster both name the fleet: give one"}},
+		{"--nodes and addresses", nil, []string{"--nodes", plainNodes, locked.Addr}, exitUsage,
+			[]string{"vkwatch: --nodes " + plainNodes + " names every server: give no other address"}},
+		{"--shard out of range", nil, []string{"--shard", "4/4", plain.Addr}, exitUsage,
+			[]string{`vkwatch: --shard: shard "4/4": I counts from 0 and must be below N`}},
+		{"--shard keeping no node", nil, []string{"--nodes", plainNodes, "--shard", notPlain}, exitConnect,
+			[]string{"vkwatch: --shard " + notPlain + " keeps none of the fleet's nodes: nothing to watch"}},
+		{"--max-observer-cost over a core", nil, []string{"--max-observer-cost", "200%", plain.Addr}, exitUsage,
+			[]string{`vkwatch: --max-observer-cost "200%": a share is 0 to 100% of a core`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

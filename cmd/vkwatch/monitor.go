@@ -21,6 +21,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/live"
 	"github.com/vkwatch/vkwatch/source/load"
 	"github.com/vkwatch/vkwatch/source/metrics"
+	"github.com/vkwatch/vkwatch/source/nodefile"
 	"github.com/vkwatch/vkwatch/source/procmem"
 	"github.com/vkwatch/vkwatch/source/queue"
 	"github.com/vkwatch/vkwatch/source/record"
@@ -48,6 +49,7 @@ type monitorFlags struct {
 	metrics          string
 	headless         bool
 	ascii            asciiFlag
+	fleet            fleetFlags // --nodes, --shard, --max-observer-cost (the monitor's own, not the demo's)
 }
 
 // register gives fs the flags of the monitor that the demo shares. The
@@ -77,6 +79,8 @@ func (f *monitorFlags) registerServers(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.readOnly, "read-only", false, "send nothing that changes a server: b, a, B, A and --writers are disabled")
 	fs.StringVar(&f.cluster, "cluster", "", "watch every node of the cluster ADDR is a node of (found by CLUSTER SHARDS, followed live)")
 	fs.IntVar(&f.maxParallelSaves, "max-parallel-saves", 1, "how many saves a rolling save runs at once in the fleet (never two on one host)")
+	f.fleet.registerNodes(fs, "watch")
+	f.fleet.registerShard(fs)
 }
 
 func (f *monitorFlags) validate() error {
@@ -109,7 +113,18 @@ func (a *app) runMonitor(ctx context.Context, cf *connFlags, mf *monitorFlags, a
 	if err := mf.validate(); err != nil {
 		return err
 	}
+	if err := mf.fleet.validate(cf, mf.cluster, addrs); err != nil {
+		return err
+	}
 	run := monitorRun{flags: mf}
+	if path := mf.fleet.nodes; path != "" {
+		l, parse, err := a.readNodes(ctx, cf, path)
+		if err != nil {
+			return err
+		}
+		run.endpoints, run.nodes = l.Endpoints, &nodesRun{path: path, parse: parse, list: l}
+		return a.monitor(ctx, run)
+	}
 	if mf.cluster != "" {
 		if err := cf.clusterAlone(mf.cluster, addrs); err != nil {
 			return err
@@ -147,6 +162,16 @@ type monitorRun struct {
 	// writers already running (the demo's), by endpoint; nil entries mean
 	// none. When nil, --writers decides.
 	writers []*load.Writers
+	// nodes, when set, is the --nodes file the endpoints were read from,
+	// followed while the monitor runs.
+	nodes *nodesRun
+}
+
+// nodesRun is a --nodes file as read at start, and how to read it again.
+type nodesRun struct {
+	path  string
+	parse nodefile.Parse
+	list  nodefile.List
 }
 
 // monitor connects, runs the UI (or a headless recording without a
@@ -211,6 +236,9 @@ type monitorSession struct {
 	// batch queues the events the UI is given (ui.Pump); nil without it.
 	batch *queue.Queue[source.Event]
 	crash live.Crash
+	// topoErr is the topology's error said last without the UI.
+	topoErrMu sync.Mutex
+	topoErr   string
 
 	cleanups []func() error
 }
@@ -253,9 +281,15 @@ func (s *monitorSession) connect() error {
 			PingInterval:   s.mf.pingInterval,
 			ConnectTimeout: s.mf.connectTimeout,
 		},
-		IdleInterval: s.mf.idleInterval,
-		Configure:    s.configure,
-		Clock:        s.clock,
+		IdleInterval:     s.mf.idleInterval,
+		Configure:        s.configure,
+		Clock:            s.clock,
+		Share:            s.mf.fleet.share,
+		MaxObserverShare: s.mf.fleet.maxObserver,
+	}
+	if n := s.run.nodes; n != nil {
+		cfg.Via, cfg.From = "nodes file", n.path
+		cfg.Follow = followNodes(n.path, n.parse, n.list)
 	}
 	if s.run.cluster {
 		seed := s.run.endpoints[0]
@@ -276,6 +310,9 @@ func (s *monitorSession) connect() error {
 	s.top, s.conns, err = live.ConnectFleet(s.ctx, s.fleet)
 	if err != nil {
 		return err
+	}
+	if len(s.conns) == 0 {
+		return withCode(exitConnect, fmt.Errorf("--shard %s keeps none of the fleet's nodes: nothing to watch", s.mf.fleet.share))
 	}
 	live.WarnNoPassword(s.ctx, s.a.stderr, s.answered())
 	return nil
@@ -438,7 +475,26 @@ func (s *monitorSession) emit(ev source.Event) {
 	s.reports.Observe(ev)
 	if s.batch != nil {
 		s.batch.Push(ev)
+	} else if ev.Kind == source.EventTopology && ev.Topology != nil {
+		s.sayTopologyErr(ev.Topology.Err)
 	}
+}
+
+// sayTopologyErr tells stderr, without the UI, when the fleet's source
+// fails (a --nodes file that does not read, a rediscovery that fails) and
+// when it works again: once each.
+func (s *monitorSession) sayTopologyErr(e string) {
+	s.topoErrMu.Lock()
+	defer s.topoErrMu.Unlock()
+	switch {
+	case e == s.topoErr:
+		return
+	case e == "":
+		fmt.Fprintln(s.a.stderr, "vkwatch: the fleet's source reads well again")
+	default:
+		fmt.Fprintln(s.a.stderr, "vkwatch:", inert.Text(e))
+	}
+	s.topoErr = e
 }
 
 // startWatchers runs the fleet. A node that could not be reached at start

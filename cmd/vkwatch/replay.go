@@ -14,6 +14,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/record"
 	"github.com/vkwatch/vkwatch/source/watch"
 	"github.com/vkwatch/vkwatch/ui"
+	"github.com/vkwatch/vkwatch/ui/replay"
 )
 
 func (a *app) replayCommand() *cobra.Command {
@@ -82,7 +83,7 @@ func (a *app) runReplay(ctx context.Context, path string, speed float64, from, t
 	if d, err := time.ParseDuration(rf.Header.Settings["idle_interval"]); err == nil && d > 0 {
 		idle = d
 	}
-	m := ui.NewStreamReplay(ui.Config{
+	m := replay.New(ui.Config{
 		Nodes:        replayNodes(head),
 		Topology:     replayTopology(head),
 		History:      history,
@@ -91,7 +92,7 @@ func (a *app) runReplay(ctx context.Context, path string, speed float64, from, t
 		Banner:       fmt.Sprintf("replay of %s (recorded %s)", path, rf.Header.Epoch.Format("2006-01-02 15:04:05")),
 		ReadOnly:     true,
 		ASCII:        ascii,
-	}, &record.WindowSource{F: rf, Win: win}, ui.ReplayOptions{
+	}, &record.WindowSource{F: rf, Win: win}, replay.Options{
 		Speed: speed,
 		Epoch: rf.Header.Epoch,
 		ParseTime: func(s string) (time.Duration, error) {

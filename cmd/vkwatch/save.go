@@ -16,8 +16,8 @@ import (
 	"github.com/vkwatch/vkwatch/source/record"
 	"github.com/vkwatch/vkwatch/source/roll"
 	"github.com/vkwatch/vkwatch/source/watch"
-	"github.com/vkwatch/vkwatch/ui"
 	"github.com/vkwatch/vkwatch/ui/progress"
+	"github.com/vkwatch/vkwatch/ui/words"
 )
 
 // saveFlags configure vkwatch save.
@@ -220,7 +220,7 @@ func (s *saveRun) drive(ctx context.Context) error {
 	switch {
 	case errors.Is(err, fleet.ErrHeld):
 		st, _ := roll.HeldAt(r)
-		return fmt.Errorf("%s; nothing sent to it (--force sends it anyway)", ui.ForkWarning(st.Node.Addr, st.Risk))
+		return fmt.Errorf("%s; nothing sent to it (--force sends it anyway)", words.ForkWarning(st.Node.Addr, st.Risk))
 	case err != nil:
 		return err
 	}

@@ -178,22 +178,30 @@ func (f *Fleet) sending(node source.NodeID, args []string) {
 func (f *Fleet) fixedInterval() bool { return f.cfg.Watch.PingInterval > 0 }
 
 // restSampling is the INFO sampling interval of the nodes at rest.
-func (f *Fleet) restSampling() time.Duration {
+func (f *Fleet) restSampling() time.Duration { return time.Duration(f.restIvl.Load()) }
+
+// restSamplingFor is the INFO sampling interval of the nodes at rest in a
+// fleet of n: --idle-interval (or --interval), longer where the sample
+// budget calls for it.
+func (f *Fleet) restSamplingFor(n int) time.Duration {
+	least := f.cfg.Watch.Interval
 	if f.cfg.IdleInterval > 0 {
-		return f.cfg.IdleInterval
+		least = f.cfg.IdleInterval
 	}
-	return f.cfg.Watch.Interval
+	return SampleInterval(n, f.cfg.SampleBudget, least)
 }
 
 // attentive: attention moves some interval, the PINGs' or the samples'.
-func (f *Fleet) attentive() bool { return !f.fixedInterval() || f.cfg.IdleInterval > 0 }
+func (f *Fleet) attentive() bool {
+	return !f.fixedInterval() || f.restSampling() > f.cfg.Watch.Interval
+}
 
 // samplingOfLocked is the INFO sampling interval id's attention calls for.
 func (f *Fleet) samplingOfLocked(id source.NodeID) time.Duration {
 	if f.att.reason(id) != "" {
 		return f.cfg.Watch.Interval
 	}
-	return f.restSampling()
+	return f.restSampling() * time.Duration(f.slowOfLocked(id))
 }
 
 // retimeUnlock retimes the watchers (retimeLocked), releases f.mu, which
@@ -213,7 +221,7 @@ func (f *Fleet) retimeUnlock() {
 // (PING and INFO) and puts them in the topology; it reports whether the
 // topology changed.
 func (f *Fleet) retimeLocked() bool {
-	if !f.attentive() {
+	if !f.attentive() && len(f.slow) == 0 {
 		return false
 	}
 	var hot []source.Attended
@@ -228,7 +236,7 @@ func (f *Fleet) retimeLocked() bool {
 		cold, fine = coldInterval(len(f.watchers), len(hot), f.cfg.PingBudget), MinPingInterval
 	}
 	for id, r := range f.watchers {
-		ping := cold
+		ping := cold * time.Duration(f.slowOfLocked(id))
 		if f.att.reason(id) != "" {
 			ping = fine
 		}
@@ -241,8 +249,9 @@ func (f *Fleet) retimeLocked() bool {
 	for i := range hot {
 		hot[i].Interval = fine
 	}
-	changed := cold != f.topo.PingInterval || !slices.Equal(hot, f.topo.Attention)
-	f.topo.PingInterval, f.topo.Attention = cold, hot
+	slow := f.throttledLocked(cold)
+	changed := cold != f.topo.PingInterval || !slices.Equal(hot, f.topo.Attention) || !slices.Equal(slow, f.topo.Throttled)
+	f.topo.PingInterval, f.topo.Attention, f.topo.Throttled = cold, hot, slow
 	return changed
 }
 

@@ -17,10 +17,12 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/cluster"
+	"github.com/vkwatch/vkwatch/source/shard"
 	"github.com/vkwatch/vkwatch/source/watch"
 )
 
@@ -41,6 +43,23 @@ func PingInterval(nodes, budget int) time.Duration {
 	}
 	d := time.Duration(nodes) * time.Second / time.Duration(budget)
 	return max(d, MinPingInterval)
+}
+
+// DefaultSampleBudget is how many INFO samples a second the nodes at rest
+// of a fleet take at most by default: up to 200 nodes each is sampled
+// every --idle-interval (1 s), a larger fleet's nodes at rest less often
+// (every 5 s at 1,000 nodes, 10 s at 2,000). A node in attention is
+// sampled every --interval whatever the size.
+const DefaultSampleBudget = 200
+
+// SampleInterval is the INFO interval of the nodes at rest that keeps
+// nodes within budget samples a second: nodes / budget seconds, no
+// shorter than least.
+func SampleInterval(nodes, budget int, least time.Duration) time.Duration {
+	if budget <= 0 {
+		budget = DefaultSampleBudget
+	}
+	return max(time.Duration(nodes)*time.Second/time.Duration(budget), least)
 }
 
 // rebalanceSlack is how far over budget the fleet may run before watchers
@@ -64,6 +83,26 @@ type Config struct {
 	// PingBudget is the PINGs a second of the whole fleet when Watch has no
 	// PingInterval; default DefaultPingBudget.
 	PingBudget int
+	// SampleBudget is the INFO samples a second of the nodes at rest;
+	// default DefaultSampleBudget. It lengthens IdleInterval in a fleet
+	// too large for it.
+	SampleBudget int
+	// Share, when set, keeps only the nodes of this share of the fleet
+	// (--shard I/N): the others are not watched, nor in the topology.
+	Share shard.Share
+	// Follow, when set, makes a list's members follow a source that
+	// changes (a nodes file): Run calls it on a goroutine of its own, and
+	// each call of update sets the members anew (the joins and leaves
+	// show as a cluster's do), or, with an error, keeps them and puts the
+	// error in the topology's Err.
+	Follow func(ctx context.Context, update func([]Member, error))
+	// Via and From name, for a list, what told its members (a nodes
+	// file: "nodes file" and its path); see source.Topology.
+	Via, From string
+	// MaxObserverShare, when above 0, is the most of a node's main
+	// thread its watching may take (Sample.Observer's share): a node over
+	// it has its intervals at rest lengthened (see throttle).
+	MaxObserverShare float64
 	// IdleInterval, when longer than Watch.Interval, is how often a node
 	// at rest is sampled: attention follows the save for INFO too, and a
 	// node that saves, or is about to, is sampled every Watch.Interval.
@@ -84,7 +123,11 @@ type Fleet struct {
 	cfg   Config
 	clock *source.Clock
 	disc  *cluster.Discoverer // nil for a list
-	list  []Member            // the list's members, nil for a cluster
+	list  []Member            // the list's members at first, nil for a cluster
+
+	// eps are a list's endpoints by node, every one it had: the members
+	// are the topology's nodes (guarded by mu).
+	eps map[source.NodeID]source.Endpoint
 
 	mu       sync.Mutex
 	topo     source.Topology // with PingInterval
@@ -95,6 +138,13 @@ type Fleet struct {
 	closed   bool
 
 	att attention // guarded by mu
+	// slow is how many times its intervals at rest each throttled node's
+	// are (see throttle); guarded by mu.
+	slow map[source.NodeID]slowNode
+	// restIvl is the INFO interval of the nodes at rest (ns), set with
+	// the members under mu (the sample budget lengthens it with the
+	// fleet's size); read without it.
+	restIvl atomic.Int64
 
 	// omu guards what observe learns from the events.
 	omu   sync.Mutex
@@ -113,8 +163,22 @@ type running struct {
 // NewList returns a fleet of the given servers, each a shard of its own.
 func NewList(members []Member, cfg Config) *Fleet {
 	f := newFleet(cfg)
-	f.list = append([]Member(nil), members...)
+	f.list = f.keep(members)
+	for _, m := range f.list {
+		f.eps[m.ID] = m.Endpoint
+	}
 	return f
+}
+
+// keep is the members of the fleet's share.
+func (f *Fleet) keep(members []Member) []Member {
+	var out []Member
+	for _, m := range members {
+		if f.cfg.Share.Holds(m.Endpoint.String()) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // NewCluster returns a fleet of the cluster that seed is a node of; every
@@ -132,6 +196,9 @@ func newFleet(cfg Config) *Fleet {
 	if cfg.PingBudget <= 0 {
 		cfg.PingBudget = DefaultPingBudget
 	}
+	if cfg.SampleBudget <= 0 {
+		cfg.SampleBudget = DefaultSampleBudget
+	}
 	if cfg.Watch.ConnectTimeout <= 0 {
 		cfg.Watch.ConnectTimeout = 3 * time.Second
 	}
@@ -144,13 +211,17 @@ func newFleet(cfg Config) *Fleet {
 	if cfg.Clock == nil {
 		cfg.Clock = source.NewClock()
 	}
-	return &Fleet{
+	f := &Fleet{
 		cfg: cfg, clock: cfg.Clock,
 		members:  map[source.NodeID]Member{},
 		watchers: map[source.NodeID]*running{},
 		roles:    map[source.NodeID]string{},
+		eps:      map[source.NodeID]source.Endpoint{},
 		att:      newAttention(),
+		slow:     map[source.NodeID]slowNode{},
 	}
+	f.restIvl.Store(int64(f.restSamplingFor(0)))
+	return f
 }
 
 // Start learns the fleet's topology (a cluster's through discovery, within
@@ -165,9 +236,10 @@ func (f *Fleet) Start(ctx context.Context) (source.Topology, error) {
 		if err != nil {
 			return top, err
 		}
-		top = t
+		top = f.keepTopology(t)
 	} else {
-		top = listTopology(ctx, f.list)
+		top = listTopology(ctx, f.list, source.Topology{})
+		top.Via, top.From = f.cfg.Via, f.cfg.From
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -181,17 +253,57 @@ func (f *Fleet) Start(ctx context.Context) (source.Topology, error) {
 
 // listTopology is a list's topology: one shard per server, each on the
 // host its address names (resolved, so that two names of one machine are
-// one host for the rolling save).
-func listTopology(ctx context.Context, members []Member) source.Topology {
+// one host for the rolling save). A node of old keeps what it had there
+// (its host, the role INFO gave it).
+func listTopology(ctx context.Context, members []Member, old source.Topology) source.Topology {
+	known := map[source.NodeID]source.TopologyNode{}
+	for _, n := range old.Nodes() {
+		known[n.ID] = n
+	}
 	top := source.Topology{Shards: make([]source.Shard, len(members))}
 	var wg sync.WaitGroup
 	for i, m := range members {
+		if n, ok := known[m.ID]; ok {
+			top.Shards[i] = source.Shard{Nodes: []source.TopologyNode{n}}
+			continue
+		}
 		wg.Go(func() {
 			n := source.TopologyNode{ID: m.ID, Addr: m.Endpoint.Addr, IP: hostOf(ctx, m.Endpoint)}
 			top.Shards[i] = source.Shard{Nodes: []source.TopologyNode{n}}
 		})
 	}
 	wg.Wait()
+	return top
+}
+
+// keepTopology is a cluster's topology with only the nodes of the fleet's
+// share, and the changes of those.
+func (f *Fleet) keepTopology(top source.Topology) source.Topology {
+	if f.cfg.Share.All() {
+		return top
+	}
+	top.Share = f.cfg.Share.String()
+	var shards []source.Shard
+	for _, sh := range top.Shards {
+		var nodes []source.TopologyNode
+		for _, n := range sh.Nodes {
+			if f.cfg.Share.Holds(n.Addr) {
+				nodes = append(nodes, n)
+			}
+		}
+		if len(nodes) > 0 {
+			sh.Nodes = nodes
+			shards = append(shards, sh)
+		}
+	}
+	top.Shards = shards
+	var changes []source.TopologyChange
+	for _, c := range top.Changes {
+		if f.cfg.Share.Holds(c.Addr) {
+			changes = append(changes, c)
+		}
+	}
+	top.Changes = changes
 	return top
 }
 
@@ -216,14 +328,15 @@ func hostOf(ctx context.Context, ep source.Endpoint) string {
 	return h
 }
 
-// membersOf are the nodes of top that can be watched (those with an address).
+// membersOf are the nodes of top that can be watched (those with an
+// address), with f.mu held.
 func (f *Fleet) membersOf(top source.Topology) []Member {
-	if f.disc == nil {
-		return f.list
-	}
 	var out []Member
 	for _, n := range top.Nodes() {
-		if n.Addr != "" {
+		switch {
+		case f.disc == nil:
+			out = append(out, Member{ID: n.ID, Endpoint: f.eps[n.ID]})
+		case n.Addr != "":
 			out = append(out, Member{ID: n.ID, Endpoint: cluster.NodeEndpoint(f.seed(), n)})
 		}
 	}
@@ -235,9 +348,16 @@ func (f *Fleet) seed() source.Endpoint { return f.disc.Seed() }
 // setTopologyLocked keeps top, with the PING interval for its size and
 // the nodes in attention.
 func (f *Fleet) setTopologyLocked(top source.Topology) {
-	top.PingInterval = f.intervalFor(len(f.membersOf(top)))
+	n := len(f.membersOf(top))
+	top.PingInterval = f.intervalFor(n)
 	top.Attention = f.topo.Attention
+	f.restIvl.Store(int64(f.restSamplingFor(n)))
 	top.SampleInterval, top.AttentionSampleInterval = f.restSampling(), f.cfg.Watch.Interval
+	top.SampleBudget = f.cfg.SampleBudget
+	if !f.fixedInterval() {
+		top.PingBudget = f.cfg.PingBudget
+	}
+	top.Share = f.cfg.Share.String()
 	f.topo = top
 	if f.attentive() && len(f.watchers) > 0 {
 		f.retimeLocked()
@@ -287,7 +407,11 @@ func (f *Fleet) Connect(ctx context.Context) []Connected {
 	}
 	f.mu.Unlock()
 	out := make([]Connected, len(members))
-	var wg sync.WaitGroup
+	var (
+		wg    sync.WaitGroup
+		rmu   sync.Mutex
+		roles = map[source.NodeID]string{}
+	)
 	for i, r := range ws {
 		out[i].Member = members[i]
 		if r == nil {
@@ -302,11 +426,16 @@ func (f *Fleet) Connect(ctx context.Context) []Connected {
 			}
 			out[i].Identity = &id
 			if role := source.RoleOf(id.Role); f.noteRole(r.member.ID, role) && f.disc == nil {
-				f.listRole(r.member.ID, role)
+				rmu.Lock()
+				roles[r.member.ID] = role
+				rmu.Unlock()
 			}
 		})
 	}
 	wg.Wait()
+	// One topology for every role learnt: one a node was a copy of the
+	// whole topology each, 21 MB and a second of the UI's time at 1,000.
+	f.listRoles(roles)
 	return out
 }
 
@@ -352,8 +481,11 @@ func (f *Fleet) Run(ctx context.Context, emit func(source.Event)) {
 	f.mu.Unlock()
 
 	var wg sync.WaitGroup
-	if f.disc != nil {
-		wg.Go(func() { f.disc.Run(ctx, f.apply) })
+	switch {
+	case f.disc != nil:
+		wg.Go(func() { f.disc.Run(ctx, func(top source.Topology) { f.apply(f.keepTopology(top)) }) })
+	case f.cfg.Follow != nil:
+		wg.Go(func() { f.cfg.Follow(ctx, func(ms []Member, err error) { f.updateList(ctx, ms, err) }) })
 	}
 	<-ctx.Done()
 	wg.Wait()
@@ -414,11 +546,12 @@ func (f *Fleet) observe(ev source.Event) {
 	// After the event: the topology that says a node is now probed
 	// finely comes after the sample that showed its save.
 	f.attend(ev)
+	f.throttle(ev)
 	if changed {
 		if f.disc != nil {
 			f.disc.Poke()
 		} else {
-			f.listRole(ev.Node, role)
+			f.listRoles(map[source.NodeID]string{ev.Node: role})
 		}
 	}
 }
@@ -439,8 +572,11 @@ func (f *Fleet) noteRole(node source.NodeID, role string) bool {
 	return known && n.Role != role
 }
 
-// listRole puts a list node's role, as INFO says it, into the topology.
-func (f *Fleet) listRole(node source.NodeID, role string) {
+// listRoles puts list nodes' roles, as INFO says them, into the topology.
+func (f *Fleet) listRoles(roles map[source.NodeID]string) {
+	if len(roles) == 0 {
+		return
+	}
 	f.mu.Lock()
 	top := f.topo
 	top.Shards = append([]source.Shard(nil), top.Shards...)
@@ -448,7 +584,7 @@ func (f *Fleet) listRole(node source.NodeID, role string) {
 	for i := range top.Shards {
 		nodes := append([]source.TopologyNode(nil), top.Shards[i].Nodes...)
 		for j := range nodes {
-			if nodes[j].ID == node && nodes[j].Role != role {
+			if role, ok := roles[nodes[j].ID]; ok && nodes[j].Role != role {
 				nodes[j].Role = role
 				found = true
 			}
@@ -513,6 +649,37 @@ func (f *Fleet) apply(top source.Topology) {
 	out := f.topo
 	f.mu.Unlock()
 	f.emitTopology(out)
+}
+
+// updateList sets a list's members anew (or, with err, says in the
+// topology why they could not be: the members stay).
+func (f *Fleet) updateList(ctx context.Context, members []Member, err error) {
+	f.mu.Lock()
+	old := f.topo
+	if f.runCtx == nil || f.runCtx.Err() != nil {
+		f.mu.Unlock()
+		return
+	}
+	if err != nil {
+		top := old
+		top.Changes = nil
+		top.Err = fmt.Sprintf("%v; keeping the fleet as it was (%d nodes)", err, len(old.Nodes()))
+		f.topo = top
+		f.mu.Unlock()
+		f.emitTopology(top)
+		return
+	}
+	f.mu.Unlock()
+	members = f.keep(members)
+	top := listTopology(ctx, members, old)
+	top.Via, top.From = old.Via, old.From
+	top.Changes = cluster.Diff(old, top)
+	f.mu.Lock()
+	for _, m := range members {
+		f.eps[m.ID] = m.Endpoint
+	}
+	f.mu.Unlock()
+	f.apply(top)
 }
 
 // overBudgetLocked takes out, to be started again at the interval now in

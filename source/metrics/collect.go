@@ -80,6 +80,9 @@ func (e *Exporter) collectNode(ch chan<- prometheus.Metric, id source.NodeID, n 
 	if iv := e.intervalOf(id); iv > 0 {
 		gauge(ch, descPingInterval, iv.Seconds(), a)
 	}
+	if n.observerSeen {
+		ch <- prometheus.MustNewConstMetricWithCreatedTimestamp(descObserver, prometheus.CounterValue, n.observer, n.created, a)
+	}
 	if !n.seen {
 		return
 	}

@@ -36,6 +36,13 @@ type node struct {
 
 	last  map[job]*source.SaveReport // the latest finished save of each kind
 	saves map[job][]float64          // finished saves by status (statuses' order)
+
+	// observer is vkwatch's cost on the server so far (seconds), over
+	// every watch of it: a watch's own figure starts again at 0 when its
+	// watcher does (observerLast is the current watch's), and the counter
+	// goes on from where it stood.
+	observer, observerLast float64
+	observerSeen           bool
 }
 
 func newNode(addr string) *node {
@@ -59,6 +66,7 @@ func (n *node) count(j job) []float64 {
 
 func (n *node) sample(s *source.Sample) {
 	n.seen, n.connected = true, true
+	n.observe(s.Observer)
 	n.footprint, n.footprintFrom = s.Footprint, s.FootprintFrom
 	n.cow, n.cowFrom = s.COW, s.COWFrom
 	if s.Config.Method == "forkless" || s.Config.ForklessInfra.V {
@@ -97,4 +105,17 @@ func indexOf(status string) int {
 		}
 	}
 	return len(statuses) - 1
+}
+
+// observe follows Sample.Observer's seconds into the counter.
+func (n *node) observe(o source.ObserverCost) {
+	v, ok := o.Seconds.Get()
+	if !ok {
+		return
+	}
+	if v < n.observerLast {
+		n.observerLast = 0 // a new watch of the node
+	}
+	n.observer += v - n.observerLast
+	n.observerLast, n.observerSeen = v, true
 }

@@ -33,6 +33,8 @@ var (
 	descPing = prometheus.NewDesc("vkwatch_ping_duration_seconds",
 		"PING round trips on vkwatch's own connection to the server since vkwatch began to watch it, timed every vkwatch_ping_interval_seconds and corrected for coordinated omission (a PING slower than the interval also counts the PINGs due meanwhile, as HdrHistogram's RecordCorrectedValue does). A native histogram of schema 3, with classic buckets at powers of two for servers that do not scrape native histograms.",
 		lAddr, nil)
+	descObserver = prometheus.NewDesc("vkwatch_observer_seconds_total",
+		"Server time vkwatch's own commands took on the server (its PINGs, INFO, CONFIG GET, connections' set-up): vkwatch's own call counts of each command times the server's time per call of that command (INFO commandstats usec / calls over each span between two readings, about a minute apart). rate() of it is vkwatch's share of the server's main thread. Moves at each reading.", lAddr, nil)
 	descPingInterval = prometheus.NewDesc("vkwatch_ping_interval_seconds",
 		"How far apart vkwatch sends its PINGs to the server now: the resolution of vkwatch_ping_duration_seconds (a pause shorter than it may be missed).", lAddr, nil)
 	descFootprint = prometheus.NewDesc("vkwatch_footprint_bytes",
@@ -82,7 +84,7 @@ var (
 )
 
 // descs are every series' descriptions, for Describe.
-var descs = []*prometheus.Desc{descBuild, descUp, descPing, descPingInterval, descFootprint, descCOW,
+var descs = []*prometheus.Desc{descBuild, descUp, descPing, descPingInterval, descObserver, descFootprint, descCOW,
 	descSaving, descProgress, descETA, descElapsed, descStalled, descForecast, descBasis, descHeadroom,
 	descLimit, descLastStatus, descLastCOW, descLastPeak, descLastRise, descLastFork, descLastDur,
 	descLastEnd, descLastPing, descLastPingI, descSaves}

@@ -74,47 +74,45 @@ type Probe struct {
 	// interval in.
 	total *Histogram
 
-	mu      sync.Mutex              // guards cur, hist, curMin, curMax, lastErr
-	cur     *probeSlot              // the interval being recorded
-	hist    *hdrhistogram.Histogram // its round trips
-	curMin  time.Duration           // exact extremes of the real round trips
+	mu      sync.Mutex    // guards cur, curMin, curMax, lastErr
+	cur     *probeSlot    // the interval being recorded
+	curMin  time.Duration // exact extremes of the real round trips
 	curMax  time.Duration
 	lastErr string
 
-	// Used by Summary only (one goroutine: the sampler).
-	ring    []probeSlot
-	head    int
-	rolling *hdrhistogram.Histogram // the finished intervals in the window, summed
-	rebuild bool                    // rolling must be summed anew (see probeSlotLog)
-	// spare is the histogram of the interval closed last, summarised and
-	// then reset for the next one. A finished interval keeps only its
-	// round trips (rtts), not a histogram (20 KB each, 52 a probe: most of
-	// vkwatch's memory at a hundred nodes), unless it overflowed its log.
-	spare *hdrhistogram.Histogram
+	// Used by Summary only (one goroutine: the sampler). A probe keeps no
+	// histogram of its own: each interval keeps its round trips (rtts),
+	// and Summary sums the interval and the window into histograms
+	// borrowed from histPool for the moment (three histograms of 20 KB
+	// each were most of vkwatch's memory in a fleet: 66 MB at 1,000 nodes).
+	ring []probeSlot
+	head int
 }
+
+// histPool lends Summary the histograms it sums an interval and the
+// window into: as many as samplers run at once, not three a probe.
+var histPool = sync.Pool{New: func() any { return newProbeHist() }}
 
 // probeSlot is one interval, being recorded or finished and kept for the
 // rolling summary.
 type probeSlot struct {
-	hist     *hdrhistogram.Histogram // only when overflow: the log is incomplete
+	hist     *hdrhistogram.Histogram // only when overflow: every round trip, the log's first ones included
 	count    int64                   // round trips recorded, corrections included
 	min, max time.Duration
 	end      time.Duration // Now when the interval was closed
 	used     bool
-	// rtts are the round trips (µs, clamped) recorded into hist, in
-	// order, so that the interval can be added to the rolling histogram
-	// and taken out of it again without walking the histograms' buckets
-	// (a merge of every interval of the window at every sample cost 0.3 ms
-	// of the sampler's time).
+	// rtts are the round trips (µs, clamped), in order: the interval's
+	// summary and the window's are recorded from them (recording the
+	// window's few thousand values costs less than merging its
+	// histograms' buckets did, 0.3 ms a sample).
 	rtts     []int64
-	ivUS     int64 // the interval (µs) its rtts were corrected with in the rolling histogram
-	overflow bool  // more round trips than probeSlotLog: rtts is incomplete
-	inWindow bool  // added to the rolling histogram
+	ivUS     int64 // the PING interval (µs) its rtts are corrected with
+	overflow bool  // more round trips than probeSlotLog: rtts is incomplete, hist has them all
 }
 
 // probeSlotLog bounds a slot's rtts (128 KB): an interval that goes on
 // longer (the sampler waiting for a slow INFO while PINGs are answered)
-// is merged and unmerged by walking the histograms instead.
+// keeps a histogram of its own instead.
 const probeSlotLog = 1 << 14
 
 // New prepares a probe; sampleEvery sizes the ring of intervals kept
@@ -129,22 +127,19 @@ func New(ep source.Endpoint, tlsConfig *tls.Config, interval, dialTimeout, sampl
 	if n > 512 {
 		n = 512
 	}
-	// Room for the PINGs of an interval, so that recording does not
-	// allocate once running.
-	perSlot := 16
-	if interval > 0 {
-		perSlot = int(min(int64(sampleEvery/interval)*5/4+16, probeSlotLog))
-	}
 	p := &Probe{
 		ep: ep, tlsConfig: tlsConfig, dialTimeout: dialTimeout,
-		ivl:     retime.New(interval),
-		ring:    make([]probeSlot, n),
-		rolling: newProbeHist(),
-		hist:    newProbeHist(),
-		spare:   newProbeHist(),
+		ivl:  retime.New(interval),
+		ring: make([]probeSlot, n),
 	}
-	for i := range p.ring {
-		p.ring[i].rtts = make([]int64, 0, perSlot)
+	// Room for the PINGs of an interval, so that recording a fine probe
+	// does not allocate once running; a coarse one (a few PINGs a
+	// sample, a big fleet's) grows its slots as they fill, once.
+	if interval > 0 && sampleEvery/interval >= 8 {
+		perSlot := int(min(int64(sampleEvery/interval)*5/4+16, probeSlotLog))
+		for i := range p.ring {
+			p.ring[i].rtts = make([]int64, 0, perSlot)
+		}
 	}
 	p.cur = &p.ring[0]
 	return p
@@ -341,12 +336,18 @@ func (p *Probe) record(rtt time.Duration) {
 	us := int64(rtt / time.Microsecond)
 	us = min(max(us, probeHistLowest), probeHistHighest)
 	p.mu.Lock()
-	// Out-of-range values were clamped, so this cannot fail.
-	_ = p.hist.RecordCorrectedValue(us, p.intervalUS())
-	if len(p.cur.rtts) < probeSlotLog {
-		p.cur.rtts = append(p.cur.rtts, us)
+	if c := p.cur; len(c.rtts) < probeSlotLog {
+		c.rtts = append(c.rtts, us)
 	} else {
-		p.cur.overflow = true
+		iv := p.intervalUS()
+		if !c.overflow {
+			c.overflow, c.hist = true, newProbeHist()
+			for _, v := range c.rtts {
+				_ = c.hist.RecordCorrectedValue(v, iv)
+			}
+		}
+		// Out-of-range values were clamped, so this cannot fail.
+		_ = c.hist.RecordCorrectedValue(us, iv)
 	}
 	if p.curMin == 0 || rtt < p.curMin {
 		p.curMin = rtt
@@ -401,105 +402,54 @@ func (p *Probe) Summary() (interval, rolling source.Latency) {
 	slot.min, slot.max, slot.end, slot.used = p.curMin, p.curMax, time.Duration(nowNS), true
 	p.head = (p.head + 1) % len(p.ring)
 	next := &p.ring[p.head]
-	// A slot reused while still in the window (samples came faster than
-	// planned) leaves it first.
-	p.leaveWindow(next)
 	next.hist = nil
 	next.rtts = next.rtts[:0]
 	next.used, next.overflow = false, false
-	closed := p.hist
-	p.hist = p.spare
-	p.hist.Reset()
 	p.cur, p.curMin, p.curMax = next, 0, 0
 	p.mu.Unlock()
 
-	slot.count = closed.TotalCount()
-	interval = latencyOf(closed, slot.min, slot.max)
+	slot.ivUS = p.intervalUS()
+	h := histPool.Get().(*hdrhistogram.Histogram)
+	defer histPool.Put(h)
+	h.Reset()
+	slot.addTo(h)
+	slot.count = h.TotalCount()
+	interval = latencyOf(h, slot.min, slot.max)
 	interval.InFlight = inflight
-	p.spare = closed
+	p.total.countInterval(slot, h)
 
-	// Rolling window: the finished intervals that ended within it. The
-	// one just closed joins, the ones that ended before it leave.
-	if slot.overflow {
-		// Its log is incomplete: it keeps its histogram to leave by.
-		slot.hist, p.spare = closed, newProbeHist()
-		p.rolling.Merge(slot.hist)
-	} else {
-		slot.ivUS = p.intervalUS()
-		for _, us := range slot.rtts {
-			_ = p.rolling.RecordCorrectedValue(us, slot.ivUS)
-		}
-	}
-	p.total.countInterval(slot, closed)
-	slot.inWindow = true
+	// Rolling window: the finished intervals that ended within it, the
+	// one just closed included. The PING in flight is the interval's
+	// alone (Sample.Ping): the window holds the answered ones.
+	h.Reset()
 	var rmin, rmax time.Duration
 	from := time.Duration(nowNS) - probeWindow
 	for i := range p.ring {
 		s := &p.ring[i]
-		if !s.inWindow {
+		if !s.used || s.end < from || s.count == 0 {
 			continue
 		}
-		if s.end < from {
-			p.leaveWindow(s)
-			continue
-		}
-		if s.count == 0 {
-			continue
-		}
+		s.addTo(h)
 		if rmin == 0 || (s.min > 0 && s.min < rmin) {
 			rmin = s.min
 		}
 		rmax = max(rmax, s.max)
 	}
-	if p.rebuild {
-		// An interval without a complete log left: sum the window anew.
-		p.rebuild = false
-		p.rolling.Reset()
-		for i := range p.ring {
-			p.enterWindow(&p.ring[i])
-		}
-	}
-	// The PING in flight is the interval's alone (Sample.Ping): the
-	// window holds the answered ones.
-	rolling = latencyOf(p.rolling, rmin, rmax)
+	rolling = latencyOf(h, rmin, rmax)
 	interval.Interval, rolling.Interval = p.pingInterval(), p.pingInterval()
 	return interval, rolling
 }
 
-// enterWindow adds a finished interval in the window to the rolling
-// histogram again (a rebuild).
-func (p *Probe) enterWindow(s *probeSlot) {
-	switch {
-	case !s.inWindow:
-	case s.overflow:
-		p.rolling.Merge(s.hist)
-	default:
-		for _, us := range s.rtts {
-			_ = p.rolling.RecordCorrectedValue(us, s.ivUS)
-		}
-	}
-}
-
-// leaveWindow takes a finished interval out of the rolling histogram: the
-// exact counts RecordCorrectedValue added, subtracted again.
-func (p *Probe) leaveWindow(s *probeSlot) {
-	if !s.inWindow {
-		return
-	}
-	s.inWindow = false
+// addTo records a finished interval's round trips into h, with the PINGs
+// each slow one held up (coordinated-omission correction at its PING
+// interval).
+func (s *probeSlot) addTo(h *hdrhistogram.Histogram) {
 	if s.overflow {
-		p.rebuild = true
+		h.Merge(s.hist)
 		return
 	}
-	iv := s.ivUS
 	for _, us := range s.rtts {
-		_ = p.rolling.RecordValues(us, -1)
-		if iv <= 0 || us <= iv {
-			continue
-		}
-		for missing := us - iv; missing >= iv; missing -= iv {
-			_ = p.rolling.RecordValues(missing, -1)
-		}
+		_ = h.RecordCorrectedValue(us, s.ivUS)
 	}
 }
 

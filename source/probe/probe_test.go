@@ -242,11 +242,10 @@ func TestProbeRollingWindowForgets(t *testing.T) {
 	}
 }
 
-// TestProbeRollingMatchesFullMerge: the rolling histogram, kept by adding
-// each finished interval and subtracting it again when it leaves the
-// window or its slot is reused, equals a merge of every interval in the
-// window, stalls (coordinated-omission corrections) and intervals too
-// long to log included.
+// TestProbeRollingMatchesFullMerge: the rolling summary, summed from the
+// intervals' logs at each Summary, equals a merge of every interval in the
+// window, stalls (coordinated-omission corrections) and intervals too long
+// to log included, as slots are reused and intervals age out.
 func TestProbeRollingMatchesFullMerge(t *testing.T) {
 	p := New(source.Endpoint{}, nil, 2*time.Millisecond, time.Second, 200*time.Millisecond)
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -292,7 +291,7 @@ func TestProbeRollingMatchesFullMerge(t *testing.T) {
 	}
 }
 
-// BenchmarkProbeSummary closes an interval of 100 PINGs and merges a full
+// BenchmarkProbeSummary closes an interval of 100 PINGs and sums a full
 // 10 s ring (50 intervals of 200 ms), as the sampler does each sample.
 func BenchmarkProbeSummary(b *testing.B) {
 	benchSummary(b, New(source.Endpoint{}, nil, 2*time.Millisecond, time.Second, 200*time.Millisecond))

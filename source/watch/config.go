@@ -21,27 +21,23 @@ var configNames = [...]string{
 	"client-output-buffer-limit", "disable-thp",
 }
 
-// readConfig asks for the save settings (one CONFIG GET per name, pipelined
-// in one round trip: one CONFIG GET of several names needs 7.0). A server
-// that lacks a setting answers nothing for it: absent. An error (NOPERM) is
-// kept in Err.
+// readConfig asks for the save settings: one CONFIG GET of every name
+// (7.0 and later), else one CONFIG GET per name, pipelined in one round
+// trip (a pipeline takes a second connection of go-redis's, and nine
+// commands of the server's time where one does). A server that lacks a
+// setting answers nothing for it: absent. An error (NOPERM) is kept in
+// Err.
 func (w *Watcher) readConfig(ctx context.Context) source.SaveConfig {
 	cctx, cancel := context.WithTimeout(ctx, infoTimeout)
 	defer cancel()
 	names := &configNames
-	var cmds [len(configNames)]*redis.MapStringStringCmd
 	var c source.SaveConfig
 	client := w.client(&w.sampler, w.cfg.ConnectTimeout)
 	if client == nil {
 		c.Err = redis.ErrClosed.Error()
 		return c
 	}
-	_, err := client.Pipelined(cctx, func(p redis.Pipeliner) error {
-		for i, n := range names {
-			cmds[i] = p.ConfigGet(cctx, n)
-		}
-		return nil
-	})
+	got, err := w.configGet(cctx, client)
 	if transportError(err) {
 		w.drop(&w.sampler, client)
 	}
@@ -50,7 +46,7 @@ func (w *Watcher) readConfig(ctx context.Context) source.SaveConfig {
 		return c
 	}
 	val := func(i int) (string, bool) {
-		v, ok := cmds[i].Val()[names[i]]
+		v, ok := got[names[i]]
 		return v, ok
 	}
 	yesNo := func(i int) source.Opt[bool] {
@@ -109,4 +105,40 @@ func ReplicaBufferLimit(v string) (hard, soft, secs source.Opt[int64]) {
 		return source.Some(n[0]), source.Some(n[1]), source.Some(n[2])
 	}
 	return
+}
+
+// configGet reads every one of configNames: in one command where the
+// server takes several names, else pipelined.
+func (w *Watcher) configGet(ctx context.Context, client *redis.Client) (map[string]string, error) {
+	if !w.configOneByOne.Load() {
+		args := make([]any, 0, 2+len(configNames))
+		args = append(args, "config", "get")
+		for _, n := range configNames {
+			args = append(args, n)
+		}
+		cmd := redis.NewMapStringStringCmd(ctx, args...)
+		err := client.Process(ctx, cmd)
+		if err == nil || !strings.Contains(strings.ToLower(err.Error()), "wrong number of arguments") {
+			return cmd.Val(), err
+		}
+		// Before 7.0: one name a command, from now on.
+		w.configOneByOne.Store(true)
+	}
+	var cmds [len(configNames)]*redis.MapStringStringCmd
+	_, err := client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, n := range configNames {
+			cmds[i] = p.ConfigGet(ctx, n)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	got := map[string]string{}
+	for i, n := range configNames {
+		if v, ok := cmds[i].Val()[n]; ok {
+			got[n] = v
+		}
+	}
+	return got, nil
 }

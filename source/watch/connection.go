@@ -36,7 +36,7 @@ func (w *Watcher) client(slot **redis.Client, poolTimeout time.Duration) *redis.
 		o := *w.opts
 		o.PoolTimeout = poolTimeout
 		*slot = redis.NewClient(&o)
-		(*slot).AddHook(ownCounter{&w.ownCmds})
+		(*slot).AddHook(ownCounter{n: &w.ownCmds, by: &w.ownByName})
 	}
 	return *slot
 }
@@ -53,7 +53,11 @@ func (w *Watcher) client(slot **redis.Client, poolTimeout time.Duration) *redis.
 // wrong arity, LOADING) and did not count it; a transport error, that it
 // may never have seen it. The user's command sent with Do (marked in its
 // context, see userCmd) is not counted: it is load the user asked for.
-type ownCounter struct{ n *atomic.Uint64 }
+// by keeps the same counts by command, for the observer cost.
+type ownCounter struct {
+	n  *atomic.Uint64
+	by *ownCalls
+}
 
 // userCmd is the context key under which Do marks the user's command.
 type userCmd struct{}
@@ -68,8 +72,11 @@ func (ownCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (h ownCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		err := next(ctx, cmd)
-		if executed(cmd) && ctx.Value(userCmd{}) != cmd {
+		// The hook's error too: Client.Process sets the command's own
+		// error only after the hooks have run.
+		if (err == nil || errors.Is(err, redis.Nil)) && executed(cmd) && ctx.Value(userCmd{}) != cmd {
 			h.n.Add(1)
+			h.by.add(cmd)
 		}
 		return err
 	}
@@ -81,6 +88,7 @@ func (h ownCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 		for _, cmd := range cmds {
 			if executed(cmd) {
 				h.n.Add(1)
+				h.by.add(cmd)
 			}
 		}
 		return err

@@ -2,6 +2,7 @@ package watch
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"path/filepath"
 	"strconv"
@@ -303,6 +304,12 @@ func TestWatcherTLS(t *testing.T) {
 
 	noCA := good
 	noCA.TLS.CACert = "" // the system's roots do not know the test CA
+	// The system's roots are read once a process, at the first handshake
+	// that needs them: read here, not inside the 3 s connect timeout, where
+	// on a loaded machine under -race they made the handshake time out.
+	if _, err := x509.SystemCertPool(); err != nil {
+		t.Fatal(err)
+	}
 	connectFails(t, "system roots", noCA, "TLS handshake failed", "unknown authority")
 	otherCA := good
 	otherCA.TLS.CACert = certs.OtherCA

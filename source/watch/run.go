@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/observer"
 	"github.com/vkwatch/vkwatch/source/probe"
 	"github.com/vkwatch/vkwatch/source/queue"
 	"github.com/vkwatch/vkwatch/source/saves"
@@ -96,8 +97,10 @@ type sampling struct {
 	config     source.SaveConfig
 	configAt   time.Duration
 	haveConfig bool
-	lastAnswer time.Duration // when INFO last answered
-	state      connState     // changed only by move
+	lastAnswer time.Duration  // when INFO last answered
+	meter      observer.Meter // vkwatch's cost on the server (see observe)
+	costAt     time.Duration  // when commandstats was last read
+	state      connState      // changed only by move
 }
 
 // loop samples until ctx ends: while the server cannot be reached it

@@ -106,7 +106,8 @@ func (s *sampling) sample(ctx context.Context, text string, at time.Duration) {
 	if w.cfg.WriterOps != nil {
 		writer = w.cfg.WriterOps()
 	}
-	if p := s.prev; p != nil && !source.Restarted(p, in) {
+	restarted := s.prev != nil && source.Restarted(s.prev, in)
+	if p := s.prev; p != nil && !restarted {
 		dt := (at - s.prevAt).Seconds()
 		if dt > 0 {
 			if in.TotalCommands.OK && p.TotalCommands.OK {
@@ -133,6 +134,7 @@ func (s *sampling) sample(ctx context.Context, text string, at time.Duration) {
 		s.configAt, s.haveConfig = at, true
 	}
 	smp.Config = s.config
+	s.observe(ctx, smp, restarted)
 
 	// Answers that came before this INFO reply go to the tracker first, in
 	// the order a recording keeps them. The tracker derives the rest of the

@@ -221,8 +221,8 @@ func TestWatcherSamples(t *testing.T) {
 
 // TestWatcherCountsOwnCommands: every command the watcher's clients had
 // the server run is in ownCmds, the HELLO of each new connection included
-// (the sampler's INFO connection, the pipeline connection of CONFIG GET,
-// Do's connection), and the user's command sent with Do is not; a command
+// (the sampler's connection, of INFO and CONFIG GET, and Do's), and the
+// user's command sent with Do is not; a command
 // the server refuses (CONFIG GET for a user without +config) is not
 // either, as the server does not count it. The server's own
 // total_commands_processed is the reference.
@@ -256,8 +256,8 @@ func TestWatcherCountsOwnCommands(t *testing.T) {
 		w.Close()
 		ran := total() - before - 1 // the user's SET
 		if own := w.ownCmds.Load(); int64(own) != ran {
-			t.Errorf("%s: the watcher counted %d commands of its own, the server ran %d besides the user's SET (config %+v)",
-				ep, own, ran, cfg)
+			t.Errorf("%s: the watcher counted %d commands of its own (%v), the server ran %d besides the user's SET (config %+v)",
+				ep, own, w.ownByName.by, ran, cfg)
 		}
 		if ep.Username != "" && !strings.HasPrefix(cfg.Err, "NOPERM") {
 			t.Errorf("%s: CONFIG GET was not refused: %+v", ep, cfg)

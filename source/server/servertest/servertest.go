@@ -61,32 +61,55 @@ func FreePort(t testing.TB) int {
 	return port
 }
 
-// StartMany starts n servers with the same options at once (a fleet for a
-// test), stopped when the test ends; it fails the test when any cannot be
-// started.
+// startAtOnce is how many servers StartMany starts at the same time: a
+// server's start is mostly waiting (exec, the dynamic loader, the first
+// log line), so sixteen at a time keep two cores busy without the
+// hundreds of processes at once that overran the start timeout.
+const startAtOnce = 16
+
+// StartMany starts n servers with the same options (a fleet for a test),
+// startAtOnce at a time, stopped together when the test ends; it fails
+// the test when any cannot be started, or when this process may not open
+// the files a fleet of n takes (a pipe of each server's log and a few
+// connections to each).
 func StartMany(t testing.TB, n int, opts server.Options) []*server.Server {
 	t.Helper()
+	needFiles(t, 4*n+64)
 	opts.Args = append([]string{"--enable-debug-command", "yes"}, opts.Args...)
 	out := make([]*server.Server, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
+	sem := make(chan struct{}, startAtOnce)
 	for i := range n {
-		wg.Go(func() { out[i], errs[i] = server.Start(context.Background(), opts) })
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			out[i], errs[i] = server.Start(context.Background(), opts)
+		})
 	}
 	wg.Wait()
-	for _, s := range out {
-		if s != nil {
-			t.Cleanup(func() {
-				if err := s.Stop(); err != nil {
-					t.Errorf("stop server: %v", err)
-				}
-			})
-		}
-	}
+	t.Cleanup(func() { stopAll(t, out) })
 	if err := errors.Join(errs...); err != nil {
 		t.Fatalf("cannot start %d servers for this test (install redis-server or valkey-server): %v", n, err)
 	}
 	return out
+}
+
+// stopAll stops the servers at once: one after another, servers at hz 1
+// take up to a second each to act on SIGTERM (the server shuts down from
+// its cron), minutes for a fleet.
+func stopAll(t testing.TB, srvs []*server.Server) {
+	var wg sync.WaitGroup
+	for _, s := range srvs {
+		if s != nil {
+			wg.Go(func() {
+				if err := s.Stop(); err != nil {
+					t.Errorf("stop server %s: %v", s.Addr, err)
+				}
+			})
+		}
+	}
+	wg.Wait()
 }
 
 // Client opens a client of the test's own on s, for checking the server
