@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
 	"github.com/spf13/cobra"
 
 	"github.com/vkwatch/vkwatch/source"
@@ -15,6 +14,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/watch"
 	"github.com/vkwatch/vkwatch/ui"
 	"github.com/vkwatch/vkwatch/ui/replay"
+	"github.com/vkwatch/vkwatch/ui/tty"
 )
 
 func (a *app) replayCommand() *cobra.Command {
@@ -99,12 +99,7 @@ func (a *app) runReplay(ctx context.Context, path string, speed float64, from, t
 			return parseWhen(s, rf.Header.Epoch, win.From)
 		},
 	})
-	p := newProgram(ctx, m, a)
-	_, err = p.Run()
-	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
-		err = nil
-	}
-	return err
+	return tty.RunUntil(ctx, a.stdin, a.stdout, m, nil)
 }
 
 // replayHead is the start of a recording: its first 10 s, which name the
