@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -175,7 +174,7 @@ func (a *app) runBench(ctx context.Context, cf *connFlags, bf *benchFlags, args 
 		if re.Run != nil {
 			return keyspaceRefusal(re.Run, "bench")
 		}
-		if werr := writeBench(a.stdout, bf.json, sums); werr != nil {
+		if werr := result.Write(a.stdout, bf.json, sums); werr != nil {
 			return werr
 		}
 		return withCode(exitError, errors.New("the server's bgsave-default-method was not put back (above)"))
@@ -183,19 +182,7 @@ func (a *app) runBench(ctx context.Context, cf *connFlags, bf *benchFlags, args 
 	if err != nil {
 		return keyspaceRefusal(err, "bench")
 	}
-	return writeBench(a.stdout, bf.json, sums)
-}
-
-// writeBench prints a bench's results: --json, else the table (one
-// table a server, one after the other, for more than two).
-func writeBench(w io.Writer, asJSON bool, sums []result.Summary) error {
-	switch {
-	case asJSON:
-		return result.WriteJSON(w, sums)
-	case len(sums) > 2:
-		return result.WriteTables(w, sums)
-	}
-	return result.WriteTable(w, sums)
+	return result.Write(a.stdout, bf.json, sums)
 }
 
 // benchTargets are the servers bench runs on: the addresses given, or the

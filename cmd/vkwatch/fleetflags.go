@@ -3,15 +3,13 @@ package main
 import (
 	"context"
 	"errors"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/vkwatch/vkwatch/source"
-	"github.com/vkwatch/vkwatch/source/fleet"
 	"github.com/vkwatch/vkwatch/source/nodefile"
+	"github.com/vkwatch/vkwatch/source/observer"
 	"github.com/vkwatch/vkwatch/source/shard"
 )
 
@@ -64,30 +62,13 @@ func (f *fleetFlags) validate(cf *connFlags, cluster string, addrs []string) err
 		f.share = s
 	}
 	if f.maxObserverText != "" {
-		v, err := parseShare(f.maxObserverText)
+		v, err := observer.ParseShare(f.maxObserverText)
 		if err != nil {
 			return usageErr("--max-observer-cost %q: %v", f.maxObserverText, err)
 		}
 		f.maxObserver = v
 	}
 	return nil
-}
-
-// parseShare reads a share of a core: "1%" or "0.01"; 0 is off.
-func parseShare(s string) (float64, error) {
-	t := strings.TrimSpace(s)
-	div := 1.0
-	if p, ok := strings.CutSuffix(t, "%"); ok {
-		t, div = p, 100
-	}
-	v, err := strconv.ParseFloat(t, 64)
-	switch {
-	case err != nil:
-		return 0, errors.New("want a share such as 1% or 0.01 (0: no limit)")
-	case v < 0 || v/div > 1:
-		return 0, errors.New("a share is 0 to 100% of a core")
-	}
-	return v / div, nil
 }
 
 // nodesParser reads a nodes file's lines as the command line's addresses
@@ -129,24 +110,4 @@ func (a *app) readNodes(ctx context.Context, cf *connFlags, path string) (nodefi
 	}
 	started()
 	return l, parse, nil
-}
-
-// followNodes is a fleet's Follow for --nodes: the file re-read when it
-// changes, each good list the fleet's members, a bad one said and the
-// members kept.
-func followNodes(path string, parse nodefile.Parse, from nodefile.List) func(context.Context, func([]fleet.Member, error)) {
-	return func(ctx context.Context, update func([]fleet.Member, error)) {
-		nodefile.Follow(ctx, path, nodesPoll, parse, from,
-			func(eps []source.Endpoint) { update(membersOf(eps), nil) },
-			func(err error) { update(nil, err) })
-	}
-}
-
-// membersOf are fleet members of endpoints, each its own node.
-func membersOf(eps []source.Endpoint) []fleet.Member {
-	ms := make([]fleet.Member, len(eps))
-	for i, ep := range eps {
-		ms[i] = fleet.Member{ID: ep.Node(), Endpoint: ep}
-	}
-	return ms
 }

@@ -223,7 +223,7 @@ func (a *app) sessionConfig(run monitorRun, withUI bool) live.Config {
 	}
 	if n := run.nodes; n != nil {
 		cfg.Fleet.Via, cfg.Fleet.From = "nodes file", n.path
-		cfg.Fleet.Follow = followNodes(n.path, n.parse, n.list)
+		cfg.Fleet.Follow = live.FollowNodes(n.path, nodesPoll, n.parse, n.list)
 	}
 	return cfg
 }
