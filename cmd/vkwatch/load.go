@@ -13,7 +13,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/live"
 	"github.com/vkwatch/vkwatch/source/load"
 	"github.com/vkwatch/vkwatch/source/watch"
-	"github.com/vkwatch/vkwatch/ui/progress"
+	"github.com/vkwatch/vkwatch/ui/plain"
 )
 
 type loadFlags struct {
@@ -93,14 +93,14 @@ func (a *app) runLoad(ctx context.Context, cf *connFlags, lf *loadFlags, addrs [
 	}
 	defer w.Stop()
 	fmt.Fprintf(a.stderr, "%d writers running against %s; ctrl+c to stop\n", lf.writers, inert.Text(eps[0].String()))
-	progress.Writers(ctx, a.stderr, a.errTTY(), w)
+	plain.Writers(ctx, a.stderr, a.errTTY(), w)
 	return nil
 }
 
 // preloadShown fills the keyspace and says how long it took; meanwhile
-// its progress (ui/progress).
+// its progress (ui/plain).
 func (a *app) preloadShown(ctx context.Context, ep source.Endpoint, opts *redis.Options, cfg load.Config) error {
-	p := progress.NewPreload(a.stderr, a.errTTY())
+	p := plain.NewPreload(a.stderr, a.errTTY())
 	err := load.Preload(ctx, opts, cfg, p.Update)
 	took := p.End()
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/inert"
 	"github.com/vkwatch/vkwatch/source/record"
 	"github.com/vkwatch/vkwatch/ui"
@@ -71,7 +72,7 @@ func (a *app) runReplay(ctx context.Context, path string, speed float64, from, t
 		Speed: speed,
 		Epoch: rf.Header.Epoch,
 		ParseTime: func(s string) (time.Duration, error) {
-			return parseWhen(s, rf.Header.Epoch, win.From)
+			return source.ParseWhen(s, rf.Header.Epoch, win.From)
 		},
 	})
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/record"
 	"github.com/vkwatch/vkwatch/source/roll"
 	"github.com/vkwatch/vkwatch/source/watch"
-	"github.com/vkwatch/vkwatch/ui/progress"
+	"github.com/vkwatch/vkwatch/ui/plain"
 	"github.com/vkwatch/vkwatch/ui/words"
 )
 
@@ -142,7 +142,7 @@ type saveRun struct {
 	rec   *live.Recording
 
 	reports live.Reports
-	out     *progress.Steps
+	out     *plain.Steps
 }
 
 // connect learns the fleet (the cluster, or the one server) and reaches
@@ -206,7 +206,7 @@ func (s *saveRun) emit(ev source.Event) {
 
 // drive runs the roll (of one node, for save ADDR) and says how it ended.
 func (s *saveRun) drive(ctx context.Context) error {
-	s.out = progress.NewSteps(s.a.stdout, s.a.isTTY(), !s.sf.rolling)
+	s.out = plain.NewSteps(s.a.stdout, s.a.isTTY(), !s.sf.rolling)
 	cfg := fleet.DriveConfig{
 		Roll: roll.Config{MaxParallel: s.sf.maxParallelSaves, Force: s.sf.force,
 			// One server named: the server decides, and says why not.

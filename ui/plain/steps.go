@@ -1,10 +1,10 @@
-// Package progress is the plain text progress of the commands that run
-// without the UI, on a terminal or into a file: vkwatch save's lines per
-// node (and a bar for the one saving), load's preload bar and its writers'
-// rate. On a terminal, what changes is redrawn in place; in a file or a
-// pipe, it is written as lines of its own, without \r. Whatever a server
-// said is made inert before it is written.
-package progress
+// Package plain is the plain text of the commands that run without the
+// UI, on a terminal or into a file: vkwatch save's lines per node (and a
+// bar for the one saving), load's preload bar and its writers' rate, the
+// listing of a recording. On a terminal, progress is redrawn in place; in
+// a file or a pipe, it is written as lines of its own, without \r.
+// Whatever a server or a file said is made inert before it is written.
+package plain
 
 import (
 	"fmt"

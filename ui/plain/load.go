@@ -1,4 +1,4 @@
-package progress
+package plain
 
 import (
 	"context"
