@@ -44,7 +44,32 @@ func (e Event) Inert() Event {
 		t := e.Topology.Inert()
 		e.Topology = &t
 	}
+	if e.Spike != nil {
+		sp := e.Spike.Inert()
+		e.Spike = &sp
+	}
 	return e
+}
+
+// Inert returns s with every string made inert: a spike's causes quote
+// the server (a command's name, a client's address) and the kernel.
+func (s Spike) Inert() Spike {
+	if s.Causes != nil {
+		cs := make([]SpikeCause, len(s.Causes))
+		for i, c := range s.Causes {
+			c.Kind, c.What, c.Evidence = text(c.Kind), text(c.What), text(c.Evidence)
+			cs[i] = c
+		}
+		s.Causes = cs
+	}
+	if s.Checked != nil {
+		ch := make([]string, len(s.Checked))
+		for i, c := range s.Checked {
+			ch[i] = text(c)
+		}
+		s.Checked = ch
+	}
+	return s
 }
 
 // Inert returns s with every string made inert.
@@ -58,7 +83,7 @@ func (s Sample) Inert() Sample {
 	in.RDBLastStatus, in.RDBCurrentType = text(in.RDBLastStatus), text(in.RDBCurrentType)
 	in.RDBLastType, in.AOFLastStatus = text(in.RDBLastType), text(in.AOFLastStatus)
 	c := &s.Config
-	c.Method, c.Err = text(c.Method), text(c.Err)
+	c.Method, c.Err, c.AppendFsync = text(c.Method), text(c.Err), text(c.AppendFsync)
 	c.SaveSchedule.V = text(c.SaveSchedule.V)
 	s.Proc.Cgroup, s.Proc.THPKernel = text(s.Proc.Cgroup), text(s.Proc.THPKernel)
 	s.COWFrom, s.FootprintFrom = text(s.COWFrom), text(s.FootprintFrom)
@@ -88,6 +113,10 @@ func (r SaveReport) Inert() SaveReport {
 	r.Status, r.Evidence, r.MethodNote = text(r.Status), text(r.Evidence), text(r.MethodNote)
 	r.COWFrom, r.PeakCOWFrom = text(r.COWFrom), text(r.PeakCOWFrom)
 	r.PeakFootprintFrom, r.ForecastBasis = text(r.PeakFootprintFrom), text(r.ForecastBasis)
+	if r.WorstSpike != nil {
+		sp := r.WorstSpike.Inert()
+		r.WorstSpike = &sp
+	}
 	return r
 }
 
@@ -116,14 +145,8 @@ func (t Topology) Inert() Topology {
 		}
 		t.Shards = shards
 	}
-	if t.Attention != nil {
-		att := make([]Attended, len(t.Attention))
-		for i, a := range t.Attention {
-			a.Addr, a.Reason = text(a.Addr), text(a.Reason)
-			att[i] = a
-		}
-		t.Attention = att
-	}
+	t.Attention, t.Throttled = inertAttended(t.Attention), inertAttended(t.Throttled)
+	t.Share = text(t.Share)
 	if t.Changes != nil {
 		ch := make([]TopologyChange, len(t.Changes))
 		for i, c := range t.Changes {
@@ -133,4 +156,17 @@ func (t Topology) Inert() Topology {
 		t.Changes = ch
 	}
 	return t
+}
+
+// inertAttended is a copy of att with its strings made inert (nil stays nil).
+func inertAttended(att []Attended) []Attended {
+	if att == nil {
+		return nil
+	}
+	out := make([]Attended, len(att))
+	for i, a := range att {
+		a.Addr, a.Reason = text(a.Addr), text(a.Reason)
+		out[i] = a
+	}
+	return out
 }

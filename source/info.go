@@ -95,6 +95,22 @@ func ParseInfoInto(dst *Info, text string) {
 			dst.LatestForkUsec = optInt(val)
 		case "total_forks":
 			dst.TotalForks = optInt(val)
+		case "expire_cycle_cpu_milliseconds":
+			dst.ExpireCycleCPUms = optInt(val)
+		case "expired_keys":
+			dst.ExpiredKeys = optInt(val)
+		case "expired_time_cap_reached_count":
+			dst.ExpireCapReached = optInt(val)
+		case "evicted_keys":
+			dst.EvictedKeys = optInt(val)
+		case "total_eviction_exceeded_time":
+			dst.EvictionOverMs = optInt(val)
+		case "total_active_defrag_time":
+			dst.DefragTimeMs = optInt(val)
+		case "lazyfree_pending_objects":
+			dst.LazyFreePending = optInt(val)
+		case "aof_delayed_fsync":
+			dst.AOFDelayedFsync = optInt(val)
 		// clients
 		case "blocked_clients":
 			dst.BlockedClients = optInt(val)

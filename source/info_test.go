@@ -64,6 +64,10 @@ func TestParseInfoRealServer(t *testing.T) {
 		"current_cow_size": in.CurrentCOW, "current_cow_size_age": in.CurrentCOWAge,
 		"current_cow_peak": in.CurrentCOWPeak, "current_save_keys_processed": in.KeysProcessed,
 		"current_save_keys_total": in.KeysTotal, "allocator_rss_bytes": in.AllocatorRSS,
+		"expire_cycle_cpu_milliseconds": in.ExpireCycleCPUms, "expired_keys": in.ExpiredKeys,
+		"expired_time_cap_reached_count": in.ExpireCapReached, "evicted_keys": in.EvictedKeys,
+		"total_eviction_exceeded_time": in.EvictionOverMs, "total_active_defrag_time": in.DefragTimeMs,
+		"lazyfree_pending_objects": in.LazyFreePending, "aof_delayed_fsync": in.AOFDelayedFsync,
 	}
 	for k, got := range ints {
 		v, ok := ref[k]

@@ -82,12 +82,28 @@ type Info struct {
 	// one is then the child's alone, and rdb_last_cow_size counts it,
 	// though no write copied it. Absent without jemalloc.
 	AllocatorRSS Opt[int64] `json:"allocator_rss,omitzero"`
+	// LazyFreePending is lazyfree_pending_objects: objects waiting for the
+	// lazy-free thread.
+	LazyFreePending Opt[int64] `json:"lazyfree_pending,omitzero"`
 
 	// stats
 	TotalCommands  Opt[int64] `json:"total_commands,omitzero"` // total_commands_processed
 	InstOps        Opt[int64] `json:"inst_ops,omitzero"`       // instantaneous_ops_per_sec (lags ~1.6 s)
 	LatestForkUsec Opt[int64] `json:"latest_fork_usec,omitzero"`
 	TotalForks     Opt[int64] `json:"total_forks,omitzero"`
+	// The server's own counts of its background cycles, read to explain a
+	// PING spike (package spike): the CPU its active expiry took
+	// (expire_cycle_cpu_milliseconds, cumulative ms), the keys it expired
+	// and how often a slow cycle hit its time cap; the keys evicted and
+	// the time used_memory stayed above maxmemory
+	// (total_eviction_exceeded_time, ms, 7.0+); active defrag's time
+	// (total_active_defrag_time, ms).
+	ExpireCycleCPUms Opt[int64] `json:"expire_cycle_cpu_ms,omitzero"`
+	ExpiredKeys      Opt[int64] `json:"expired_keys,omitzero"`
+	ExpireCapReached Opt[int64] `json:"expire_cap_reached,omitzero"` // expired_time_cap_reached_count
+	EvictedKeys      Opt[int64] `json:"evicted_keys,omitzero"`
+	EvictionOverMs   Opt[int64] `json:"eviction_over_ms,omitzero"` // total_eviction_exceeded_time
+	DefragTimeMs     Opt[int64] `json:"defrag_time_ms,omitzero"`   // total_active_defrag_time
 
 	// clients (asked only while a save runs or one is coming: see
 	// watch's clientsWanted)
@@ -131,6 +147,10 @@ type Info struct {
 	// write like a save's but is no BGSAVE (rdb_bgsave_in_progress stays
 	// 0). Absent on servers without it.
 	SlotMigrationFork Opt[int64] `json:"slot_migration_fork,omitzero"`
+	// AOFDelayedFsync is aof_delayed_fsync (reported with AOF on): how
+	// often a write waited for an fsync still running (appendfsync
+	// everysec).
+	AOFDelayedFsync Opt[int64] `json:"aof_delayed_fsync,omitzero"`
 
 	// cluster (asked on connecting only)
 	ClusterEnabled Opt[int64] `json:"cluster_enabled,omitzero"` // cluster_enabled: 1 in cluster mode
@@ -174,7 +194,15 @@ type SaveConfig struct {
 	// DisableTHP is disable-thp (Redis 6.2+, Valkey; default yes): the
 	// server turns transparent huge pages off for itself.
 	DisableTHP Opt[bool] `json:"disable_thp,omitzero"`
-	Err        string    `json:"err,omitzero"` // why CONFIG GET failed (e.g. NOPERM), empty when it worked
+	// What a spike's explanation rests on (package spike):
+	// slowlog-log-slower-than (µs; a command at least this slow is in
+	// SLOWLOG; negative: none is), latency-monitor-threshold (ms; 0: the
+	// latency monitor is off, and vkwatch never turns it on) and
+	// appendfsync (always, everysec, no).
+	SlowlogSlowerThan       Opt[int64] `json:"slowlog_slower_than,omitzero"`
+	LatencyMonitorThreshold Opt[int64] `json:"latency_monitor_threshold,omitzero"`
+	AppendFsync             string     `json:"appendfsync,omitzero"`
+	Err                     string     `json:"err,omitzero"` // why CONFIG GET failed (e.g. NOPERM), empty when it worked
 }
 
 // NodeID names a watched server for as long as vkwatch runs, whatever the
@@ -640,6 +668,10 @@ type SaveReport struct {
 
 	PingBefore Latency `json:"ping_before,omitzero"`
 	PingDuring Latency `json:"ping_during,omitzero"`
+	// WorstSpike is the spike of the save's worst PING (PingDuring.Max)
+	// with its causes: "worst ping 76.8 ms: fork pause 33.0 ms + ...";
+	// nil when that PING broke no spike rule (or no spike was read).
+	WorstSpike *Spike `json:"worst_spike,omitzero"`
 
 	// BlockedBefore is blocked_clients in the sample just before the
 	// save, BlockedDuring its peak while the save ran and BlockedAfter
@@ -686,10 +718,13 @@ const (
 	// added or removed, a role or health changed, a new PING interval).
 	// Its Node is empty: it speaks for the fleet, not for one server.
 	EventTopology
+	// EventSpike: Spike, a PING that broke the spike rule and what
+	// explains it (package spike).
+	EventSpike
 
 	// lastEventKind is the highest kind; readers of recordings list the
 	// kinds up to it.
-	lastEventKind = EventTopology
+	lastEventKind = EventSpike
 )
 
 // EventKinds returns every event kind, in order.
@@ -732,6 +767,8 @@ func (k EventKind) String() string {
 		return "save_ended"
 	case EventTopology:
 		return "topology"
+	case EventSpike:
+		return "spike"
 	}
 	return "unknown"
 }
@@ -758,6 +795,7 @@ type Event struct {
 	Command  *CommandResult `json:"command,omitzero"`
 	Report   *SaveReport    `json:"report,omitzero"`
 	Topology *Topology      `json:"topology,omitzero"`
+	Spike    *Spike         `json:"spike,omitzero"`
 }
 
 // EventReader reads events in order: a recording streamed to a replay

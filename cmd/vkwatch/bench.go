@@ -133,7 +133,7 @@ func (a *app) runBench(ctx context.Context, cf *connFlags, bf *benchFlags, args 
 	}
 	cfg.Clock = source.NewClock()
 	if proc, err := procmem.New(); err == nil {
-		cfg.Proc = proc.Read
+		cfg.Proc, cfg.Sched = proc.Read, proc.Sched
 	}
 	if bf.record != "" {
 		settings := map[string]string{

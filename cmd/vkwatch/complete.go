@@ -36,6 +36,7 @@ func choices(c ...string) cobra.CompletionFunc {
 var flagCompletions = map[string]cobra.CompletionFunc{
 	"host": noFiles, "port": noFiles, "pass": noFiles, "user": noFiles, "sni": noFiles,
 	"cluster": noFiles, "metrics": noFiles, "prefix": noFiles, "from": noFiles, "to": noFiles,
+	"shard": noFiles, "max-observer-cost": noFiles, "nodes": anyFile,
 	"socket": anyFile, "cacert": anyFile, "cert": anyFile, "key": anyFile, "server-bin": anyFile,
 	"cacertdir": dirs, "figures": dirs,
 	"uri": cobra.FixedCompletions([]string{"redis://", "rediss://", "valkey://", "valkeys://"},

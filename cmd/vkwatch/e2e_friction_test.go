@@ -261,8 +261,8 @@ func TestPasswordToAServerWithoutOne(t *testing.T) {
 // --read-only).
 var commandFlags = map[string][]string{
 	"": {"ascii", "askpass", "cacert", "cacertdir", "cert", "cluster", "connect-timeout", "db", "headless", "help", "history", "host",
-		"idle-interval", "insecure", "interval", "key", "keys", "max-parallel-saves", "metrics", "no-auth-warning", "pass",
-		"ping-interval", "port", "read-only", "record", "record-format", "report", "sni", "socket", "tls", "uri", "user",
+		"idle-interval", "insecure", "interval", "key", "keys", "max-observer-cost", "max-parallel-saves", "metrics", "no-auth-warning",
+		"nodes", "pass", "ping-interval", "port", "read-only", "record", "record-format", "report", "shard", "sni", "socket", "tls", "uri", "user",
 		"value-size", "version", "writers"},
 	"demo": {"ascii", "connect-timeout", "headless", "help", "history", "idle-interval", "interval", "keys", "metrics",
 		"ping-interval", "record", "record-format", "report", "save-delay", "scenario", "server-bin", "value-size", "writers"},

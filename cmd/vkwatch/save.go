@@ -157,7 +157,7 @@ func (s *saveRun) connect(ctx context.Context, ep source.Endpoint) error {
 		Clock: s.clock,
 		Configure: func(m fleet.Member, c *watch.Config) {
 			if proc != nil && m.Endpoint.Local() {
-				c.Proc = proc.Read
+				c.Proc, c.Sched = proc.Read, proc.Sched
 			}
 		},
 	}

@@ -86,6 +86,9 @@ type Config struct {
 	// (procmem.Reader.Read): the memory delta then counts the save child's
 	// own copy-on-write pages, as the seed's cgroup did.
 	Proc func(pid int64) source.ProcMem
+	// Sched, when set, reads a local server's main thread from /proc
+	// (procmem.Reader.Sched), to explain the runs' PING spikes.
+	Sched func(pid int64, at time.Duration, wchan bool) source.ProcSched
 }
 
 // Defaults of Config's zero fields.
@@ -460,6 +463,7 @@ func (b *bencher) run(ctx context.Context, srv, runNo int) (result.Run, error) {
 	r.WriterOps, r.RateBefore, r.PeakBefore = win.writerOps, win.rateBefore, win.peakBefore
 	r.Report = *win.report
 	r.WorstPing, r.P99Ping = c.ping(win.t0, win.tEnd)
+	r.WorstSpike = c.spikeOf(r.WorstPing)
 	r.MemDelta = c.memDelta(win.report)
 	if s := c.lastBefore(win.sent); s != nil {
 		r.Limits = result.LimitsOf(risk.Limits(s))
@@ -487,6 +491,7 @@ func (b *bencher) watch(ctx context.Context, srv int, writerOps func() uint64) (
 		PingInterval: cfg.PingInterval,
 		WriterOps:    writerOps,
 		Proc:         cfg.Proc,
+		Sched:        cfg.Sched,
 	})
 	if _, err := w.Connect(ctx); err != nil {
 		w.Close()
@@ -789,6 +794,7 @@ func isRDB(k source.SaveKind) bool { return k == source.SaveFork || k == source.
 // collector keeps a run's samples.
 type collector struct {
 	samples []source.Sample
+	spikes  []source.Spike
 	lastErr string
 }
 
@@ -797,6 +803,10 @@ func (c *collector) add(ev source.Event) {
 	case source.EventSample:
 		if ev.Sample != nil {
 			c.samples = append(c.samples, *ev.Sample)
+		}
+	case source.EventSpike:
+		if ev.Spike != nil {
+			c.spikes = append(c.spikes, *ev.Spike)
 		}
 	case source.EventDisconnected:
 		// The watcher reconnects on its own; remember why for an error
@@ -827,6 +837,18 @@ func (c *collector) ping(from, to time.Duration) (worst, p99 time.Duration) {
 		}
 	}
 	return worst, estimateP99(in)
+}
+
+// spikeOf is the spike of the run's worst PING, a round trip of worst
+// (exact to the nanosecond, it names its spike: the collector is the
+// run's); nil when it broke no spike rule.
+func (c *collector) spikeOf(worst time.Duration) *source.Spike {
+	for i := len(c.spikes) - 1; i >= 0; i-- {
+		if sp := c.spikes[i]; sp.Ping == worst {
+			return &sp
+		}
+	}
+	return nil
 }
 
 // memDelta is the peak memory cost of the save: at each sample during it,

@@ -246,7 +246,7 @@ func (s *Session) prepareWriters(i int, node source.NodeID) {
 // count of its writers' operations, and the exporter's PING histogram.
 func (s *Session) configure(m fleet.Member, cfg *watch.Config) {
 	if s.proc != nil && m.Endpoint.Local() {
-		cfg.Proc = s.proc.Read
+		cfg.Proc, cfg.Sched = s.proc.Read, s.proc.Sched
 	}
 	if s.exp != nil {
 		cfg.PingHistogram = s.exp.PingHistogram(m.ID)

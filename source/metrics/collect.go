@@ -142,6 +142,9 @@ func collectSaves(ch chan<- prometheus.Metric, n *node) {
 	for j, r := range n.last {
 		collectReport(ch, n.addr, j, r)
 	}
+	for i, c := range n.spikes {
+		ch <- prometheus.MustNewConstMetricWithCreatedTimestamp(descSpikes, prometheus.CounterValue, c, n.created, n.addr, string(causes[i]))
+	}
 }
 
 func collectReport(ch chan<- prometheus.Metric, addr string, j job, r *source.SaveReport) {

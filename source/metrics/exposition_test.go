@@ -224,3 +224,29 @@ func TestAStallKeepsTheSave(t *testing.T) {
 		t.Errorf("disconnected: the save's progress %v still served, saving %v", got[progress], got[`vkwatch_save_in_progress{addr=`+addr+`}`])
 	}
 }
+
+// Every cause's counter is there at 0 before the first spike, and a spike
+// counts once under each of its causes.
+func TestSpikesByCause(t *testing.T) {
+	e := New("")
+	connected(e)
+	idle(e, time.Second)
+	before := gather(t, e)
+	for _, c := range source.CauseKinds() {
+		if v, ok := before[`vkwatch_ping_spikes_total{addr=`+addr+`,cause=`+string(c)+`}`]; !ok || v != 0 {
+			t.Errorf("before any spike, cause %s: %v (present %v)", c, v, ok)
+		}
+	}
+	sp := &source.Spike{Ping: 70 * time.Millisecond, Causes: []source.SpikeCause{{Kind: source.CauseFork}, {Kind: source.CauseFaults}}}
+	e.Observe(source.Event{Node: addr, Kind: source.EventSpike, Spike: sp})
+	e.Observe(source.Event{Node: addr, Kind: source.EventSpike, Spike: &source.Spike{Causes: []source.SpikeCause{{Kind: source.CauseFork}}}})
+	after := gather(t, e)
+	for c, want := range map[string]float64{"fork": 2, "page_faults": 1, "not_seen": 0} {
+		if v := after[`vkwatch_ping_spikes_total{addr=`+addr+`,cause=`+c+`}`]; v != want {
+			t.Errorf("cause %s: %v, want %v", c, v, want)
+		}
+	}
+	if len(after) != len(before) {
+		t.Errorf("series came or went: %d then %d", len(before), len(after))
+	}
+}

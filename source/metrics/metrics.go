@@ -145,6 +145,10 @@ func (e *Exporter) Observe(ev source.Event) {
 		if ev.Report != nil {
 			e.nodeLocked(ev.Node).report(*ev.Report)
 		}
+	case source.EventSpike:
+		if ev.Spike != nil {
+			e.nodeLocked(ev.Node).spike(ev.Spike)
+		}
 	}
 }
 

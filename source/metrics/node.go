@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"slices"
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
@@ -36,6 +37,8 @@ type node struct {
 
 	last  map[job]*source.SaveReport // the latest finished save of each kind
 	saves map[job][]float64          // finished saves by status (statuses' order)
+	// spikes counts PING spikes by cause (source.CauseKinds' order).
+	spikes []float64
 
 	// observer is vkwatch's cost on the server so far (seconds), over
 	// every watch of it: a watch's own figure starts again at 0 when its
@@ -46,7 +49,8 @@ type node struct {
 }
 
 func newNode(addr string) *node {
-	n := &node{addr: addr, created: time.Now(), last: map[job]*source.SaveReport{}, saves: map[job][]float64{}}
+	n := &node{addr: addr, created: time.Now(), last: map[job]*source.SaveReport{}, saves: map[job][]float64{},
+		spikes: make([]float64, len(causes))}
 	n.count(forkSave)
 	n.count(aofRewrite)
 	return n
@@ -105,6 +109,18 @@ func indexOf(status string) int {
 		}
 	}
 	return len(statuses) - 1
+}
+
+// causes are the values of vkwatch_ping_spikes_total's cause label.
+var causes = source.CauseKinds()
+
+// spike counts a spike once under each of its causes.
+func (n *node) spike(sp *source.Spike) {
+	for _, c := range sp.Causes {
+		if i := slices.Index(causes, c.Kind); i >= 0 {
+			n.spikes[i]++
+		}
+	}
 }
 
 // observe follows Sample.Observer's seconds into the counter.

@@ -79,6 +79,16 @@ var (
 		"Worst PING round trip during the latest finished save.", lJob, nil)
 	descLastPingI = prometheus.NewDesc("vkwatch_last_save_ping_interval_seconds",
 		"How far apart the PINGs of the latest finished save were (the longest interval among them): the resolution of vkwatch_last_save_ping_max_seconds.", lJob, nil)
+	descSpikes = prometheus.NewDesc("vkwatch_ping_spikes_total",
+		"PING spikes on vkwatch's own connection since vkwatch began to watch the server, by cause. A spike is "+source.SpikeRule+". "+
+			"A spike counts once under each cause found for it (a fork and page faults: once under each), so the sum over causes may exceed the spikes. "+
+			"The causes and their evidence: fork (INFO total_forks grew; latest_fork_usec), command (SLOWLOG, or LATENCY LATEST command events), "+
+			"expire (expire_cycle_cpu_milliseconds), eviction (evicted_keys), lazyfree (lazyfree_pending_objects), defrag (total_active_defrag_time), "+
+			"aof (aof_delayed_fsync), forkless (blocked_clients during a forkless save), latency_event (another LATENCY LATEST event), "+
+			"and for a server on vkwatch's host, from /proc of its main thread: stopped (state T), cpu_wait (schedstat run delay), "+
+			"page_faults (minflt, majflt, kernel time), kernel_wait (state D or a wait channel); vkwatch (its probe read the answer late); "+
+			"not_seen (no count the server keeps saw it: the time was spent between vkwatch and the server); unexplained (what could not be checked). "+
+			"Every cause starts at 0.", []string{"addr", "cause"}, nil)
 	descSaves = prometheus.NewDesc("vkwatch_saves_total",
 		"Saves vkwatch saw finish on the server since it began to watch it, by kind, method and status (as vkwatch_last_save_status). Every status starts at 0: for bgsave and aofrewrite by fork at once, for a forkless bgsave once the server's configuration shows forkless saves (bgsave-default-method, forkless-infrastructure-enabled), for other kinds once one is seen.", lJobState, nil)
 )
@@ -87,7 +97,7 @@ var (
 var descs = []*prometheus.Desc{descBuild, descUp, descPing, descPingInterval, descObserver, descFootprint, descCOW,
 	descSaving, descProgress, descETA, descElapsed, descStalled, descForecast, descBasis, descHeadroom,
 	descLimit, descLastStatus, descLastCOW, descLastPeak, descLastRise, descLastFork, descLastDur,
-	descLastEnd, descLastPing, descLastPingI, descSaves}
+	descLastEnd, descLastPing, descLastPingI, descSaves, descSpikes}
 
 // statuses are the values of the status label, in order.
 var statuses = []string{source.StatusOK, source.StatusErr, source.StatusCancelled, source.StatusAborted, "lost", "unknown"}

@@ -57,7 +57,7 @@ func TestHistogramCountsAsTheProbe(t *testing.T) {
 			if rng.IntN(50) == 0 {
 				rtt = time.Duration(rng.IntN(600)) * time.Millisecond // a stall
 			}
-			p.record(rtt)
+			p.record(rtt, 0, false)
 			us := min(max(int64(rtt/time.Microsecond), probeHistLowest), probeHistHighest)
 			for v := us; v == us || v >= 2000; v -= 2000 {
 				sumUS += v
@@ -99,7 +99,7 @@ func TestHistogramCountsAnOverflowedInterval(t *testing.T) {
 	p.CountInto(h)
 	const n = probeSlotLog + 1000
 	for i := range n {
-		p.record(time.Duration(100+i%50) * time.Microsecond)
+		p.record(time.Duration(100+i%50)*time.Microsecond, 0, false)
 	}
 	p.Summary()
 	s := h.Snapshot()

@@ -73,12 +73,27 @@ type Probe struct {
 	// exporter (nil when none asked: CountInto); Summary counts each
 	// interval in.
 	total *Histogram
+	// counter counts every interval Summary closes too (the spike
+	// rule's baseline; nil when none asked: CountIntervals).
+	counter IntervalCounter
+	// stallAfter is how long a PING may go unanswered before onStall is
+	// told (see OnStall), in ns; 0 tells nothing.
+	stallAfter atomic.Int64
+	onStall    func(sent int64)
+	// late is how late a PING was sent at worst (ns) since the last
+	// Summary: vkwatch's own scheduling delay.
+	late atomic.Int64
 
-	mu      sync.Mutex    // guards cur, curMin, curMax, lastErr
+	mu      sync.Mutex    // guards cur, curMin, curMax, curWorst, lastErr
 	cur     *probeSlot    // the interval being recorded
 	curMin  time.Duration // exact extremes of the real round trips
 	curMax  time.Duration
 	lastErr string
+	// curWorst is the interval's slowest round trip: when it was sent
+	// and whether the kernel timed its answer.
+	curWorst Worst
+	// last is what Summary closed last (one goroutine: the sampler).
+	last Worst
 
 	// Used by Summary only (one goroutine: the sampler). A probe keeps no
 	// histogram of its own: each interval keeps its round trips (rtts),
@@ -92,6 +107,92 @@ type Probe struct {
 // histPool lends Summary the histograms it sums an interval and the
 // window into: as many as samplers run at once, not three a probe.
 var histPool = sync.Pool{New: func() any { return newProbeHist() }}
+
+// Worst is an interval's slowest PING beyond its round trip (Summary's
+// Max): what explaining a spike needs.
+type Worst struct {
+	// Sent is when it was sent (Now).
+	Sent int64
+	// Stamped says the kernel's receive timestamp timed its answer, so
+	// vkwatch's own lateness in reading it could not lengthen it.
+	Stamped bool
+	// Late is how late a PING of the interval was sent at worst: how far
+	// behind its schedule vkwatch's probe ran (it lengthens no round
+	// trip, which is timed from the send).
+	Late time.Duration
+}
+
+// IntervalCounter counts the round trips of every interval a probe's
+// Summary closes: its end (Now), its round trips in µs, and the PING
+// interval in µs they are corrected for coordinated omission with (see
+// spike.Baseline).
+type IntervalCounter interface {
+	Interval(end int64, rtts []int64, ivUS int64)
+}
+
+// CountIntervals makes Summary count every interval it closes into c as
+// well; call it before Run. An interval whose log overflowed counts the
+// round trips logged.
+func (p *Probe) CountIntervals(c IntervalCounter) { p.counter = c }
+
+// OnStall has fn told, on the probe's own goroutine, each time a PING has
+// gone unanswered SetStallAfter's time, then twice, four times... that,
+// at most maxStallCalls times a PING; sent is when it was sent (Now). fn
+// must be quick (a few small reads of /proc): other probes' PINGs wait
+// for it. Call it before Run.
+func (p *Probe) OnStall(fn func(sent int64)) { p.onStall = fn }
+
+// SetStallAfter sets the time OnStall's fn waits for (the spike rule's bar
+// as it stands); 0 or less turns it off.
+func (p *Probe) SetStallAfter(d time.Duration) { p.stallAfter.Store(max(int64(d), 0)) }
+
+// maxStallCalls bounds OnStall's calls for one PING: at twice the time
+// each, eight reach 256 times the bar (half a second at the 2 ms floor).
+const maxStallCalls = 8
+
+// stall tracks OnStall's calls for the PING in flight.
+type stall struct {
+	next  int64 // its age at the next call, 0 when none is due
+	calls int
+}
+
+// begin arms s for a PING just sent.
+func (s *stall) begin(p *Probe) { s.next, s.calls = p.stallAfter.Load(), 0 }
+
+// check tells p's fn if the PING sent at sent has waited long enough.
+// Until its first call the time is SetStallAfter's now, not at the send: a
+// PING sent before the spike rule had its first bar, and held by a server
+// stopped then, was never told of (seen in a test; the goroutine's loop
+// wakes only at its begin's time, so there the send's time holds).
+func (s *stall) check(p *Probe, sent, now int64) {
+	if s.calls == 0 {
+		s.next = p.stallAfter.Load()
+	}
+	if s.next <= 0 || p.onStall == nil || now-sent < s.next {
+		return
+	}
+	p.onStall(sent)
+	s.calls++
+	s.next *= 2
+	if s.calls >= maxStallCalls {
+		s.next = 0
+	}
+}
+
+// noteLate records that a PING due at due was sent at now.
+func (p *Probe) noteLate(due, now int64) {
+	d := now - due
+	for {
+		cur := p.late.Load()
+		if d <= cur || p.late.CompareAndSwap(cur, d) {
+			return
+		}
+	}
+}
+
+// LastWorst is the slowest PING of the interval Summary closed last; call
+// it after Summary, on the same goroutine.
+func (p *Probe) LastWorst() Worst { return p.last }
 
 // probeSlot is one interval, being recorded or finished and kept for the
 // rolling summary.
@@ -280,6 +381,7 @@ func (p *Probe) pingLoop(ctx context.Context, conn net.Conn, timer *time.Timer) 
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 	var buf [128]byte
+	var st stall
 	next := p.now()
 	for {
 		if wait := next - p.now(); wait > 0 {
@@ -295,18 +397,31 @@ func (p *Probe) pingLoop(ctx context.Context, conn net.Conn, timer *time.Timer) 
 			}
 		}
 		start := p.now()
+		p.noteLate(next, start)
 		p.sentAt.Store(start)
 		conn.SetDeadline(probeEpoch.Add(time.Duration(start) + probeReadTimeout))
 		if _, err := conn.Write(pingCmd); err != nil {
 			p.sentAt.Store(0)
 			return err
 		}
+		st.begin(p)
 		// Read up to the end of the reply line; the reply (+PONG, or an
 		// error such as -LOADING) is a single line.
 		for {
+			if st.next > 0 {
+				// Wake when the PING has waited long enough for OnStall.
+				conn.SetReadDeadline(probeEpoch.Add(time.Duration(start + st.next)))
+			}
 			n, err := conn.Read(buf[:])
 			if n > 0 && buf[n-1] == '\n' {
 				break
+			}
+			if err != nil && st.next > 0 && isTimeout(err) && p.now()-start < int64(probeReadTimeout) {
+				st.check(p, start, p.now())
+				if st.next == 0 {
+					conn.SetReadDeadline(probeEpoch.Add(time.Duration(start) + probeReadTimeout))
+				}
+				continue
 			}
 			if err != nil {
 				p.sentAt.Store(0)
@@ -319,7 +434,7 @@ func (p *Probe) pingLoop(ctx context.Context, conn net.Conn, timer *time.Timer) 
 		end := p.now()
 		p.sentAt.Store(0)
 		p.answered.Add(1)
-		p.record(time.Duration(end - start))
+		p.record(time.Duration(end-start), start, false)
 		// The next PING is due one interval after this one was due (not
 		// after it was sent: timer lateness must not add up). When this
 		// one overran, the PINGs missed are accounted for by the
@@ -331,8 +446,15 @@ func (p *Probe) pingLoop(ctx context.Context, conn net.Conn, timer *time.Timer) 
 	}
 }
 
-// record adds one round trip to the current interval.
-func (p *Probe) record(rtt time.Duration) {
+// isTimeout reports whether err is a deadline that passed.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// record adds one round trip, sent at sent (Now), to the current
+// interval; stamped says the kernel timed its answer.
+func (p *Probe) record(rtt time.Duration, sent int64, stamped bool) {
 	us := int64(rtt / time.Microsecond)
 	us = min(max(us, probeHistLowest), probeHistHighest)
 	p.mu.Lock()
@@ -354,6 +476,7 @@ func (p *Probe) record(rtt time.Duration) {
 	}
 	if rtt > p.curMax {
 		p.curMax = rtt
+		p.curWorst.Sent, p.curWorst.Stamped = sent, stamped
 	}
 	p.mu.Unlock()
 }
@@ -406,7 +529,9 @@ func (p *Probe) Summary() (interval, rolling source.Latency) {
 	next.rtts = next.rtts[:0]
 	next.used, next.overflow = false, false
 	p.cur, p.curMin, p.curMax = next, 0, 0
+	p.last, p.curWorst = p.curWorst, Worst{}
 	p.mu.Unlock()
+	p.last.Late = time.Duration(p.late.Swap(0))
 
 	slot.ivUS = p.intervalUS()
 	h := histPool.Get().(*hdrhistogram.Histogram)
@@ -417,6 +542,9 @@ func (p *Probe) Summary() (interval, rolling source.Latency) {
 	interval = latencyOf(h, slot.min, slot.max)
 	interval.InFlight = inflight
 	p.total.countInterval(slot, h)
+	if p.counter != nil {
+		p.counter.Interval(int64(slot.end), slot.rtts, slot.ivUS)
+	}
 
 	// Rolling window: the finished intervals that ended within it, the
 	// one just closed included. The PING in flight is the interval's

@@ -87,6 +87,10 @@ type loopConn struct {
 	next     int64 // Now when the next PING is due
 	sent     int64 // Now of the PING in flight, 0 when none
 	sentWall int64 // the same on the wall clock, for the kernel's timestamp
+	stall    stall // OnStall's calls for the PING in flight
+	// answered is when the last reply arrived (Now): a PING due before
+	// it could not be sent, so its lateness counts from then.
+	answered int64
 	active   bool
 	// deferred: replies carry kernel timestamps and are read at the next
 	// tick. Written by the loop only; atomic so that tests can look.
@@ -466,10 +470,12 @@ func (l *probeLoop) receive(c *loopConn) {
 			}
 		}
 		l.setDeferred(c, stamped)
+		sent := c.sent
+		c.answered = sent + rtt
 		c.sent = 0
 		c.p.sentAt.Store(0)
 		c.p.answered.Add(1)
-		c.p.record(time.Duration(rtt))
+		c.p.record(time.Duration(rtt), sent, stamped)
 		// The next PING stays due one interval after this one was due. A
 		// reply that came after that (an overrun) leaves it due: the next
 		// tick sends it at once, as the goroutine probe does, and send
@@ -546,6 +552,7 @@ func (l *probeLoop) tick(now int64) {
 		case c.sent != 0 && now-c.sent >= int64(probeReadTimeout):
 			l.drop(c, errors.New("no answer to PING for "+probeReadTimeout.String()))
 		case c.sent != 0:
+			c.stall.check(c.p, c.sent, now)
 			// A deferred reply is looked for at the probe's next grid
 			// point; a watched one wakes the loop itself, but the timer
 			// keeps its period all the same (setting it costs more than
@@ -566,6 +573,8 @@ func (l *probeLoop) send(c *loopConn, now int64) {
 	c.sent = max(int64(t.Sub(probeEpoch)), 1)
 	c.sentWall = t.UnixNano()
 	c.p.sentAt.Store(c.sent)
+	c.p.noteLate(max(c.next, c.answered), c.sent)
+	c.stall.begin(c.p)
 	// The next is due at the grid point after this one was due (one
 	// interval later once on the grid); when the loop itself was late by
 	// more than an interval, at the first grid point after now.

@@ -216,7 +216,7 @@ func TestProbeAuth(t *testing.T) {
 
 func TestProbeRecordDoesNotAllocate(t *testing.T) {
 	p := New(source.Endpoint{}, nil, 2*time.Millisecond, time.Second, 200*time.Millisecond)
-	allocs := testing.AllocsPerRun(1000, func() { p.record(137 * time.Microsecond) })
+	allocs := testing.AllocsPerRun(1000, func() { p.record(137*time.Microsecond, 0, false) })
 	if allocs != 0 {
 		t.Errorf("record allocates %.1f times", allocs)
 	}
@@ -224,7 +224,7 @@ func TestProbeRecordDoesNotAllocate(t *testing.T) {
 
 func TestProbeRollingWindowForgets(t *testing.T) {
 	p := New(source.Endpoint{}, nil, 2*time.Millisecond, time.Second, 200*time.Millisecond)
-	p.record(3 * time.Millisecond)
+	p.record(3*time.Millisecond, 0, false)
 	iv, roll := p.Summary()
 	if iv.Count != 1 || roll.Count != 1 || roll.Max != 3*time.Millisecond {
 		t.Fatalf("interval %+v rolling %+v", iv, roll)
@@ -235,7 +235,7 @@ func TestProbeRollingWindowForgets(t *testing.T) {
 			p.ring[i].end -= probeWindow + time.Second
 		}
 	}
-	p.record(100 * time.Microsecond)
+	p.record(100*time.Microsecond, 0, false)
 	_, roll = p.Summary()
 	if roll.Count != 1 || roll.Max != 100*time.Microsecond {
 		t.Errorf("rolling summary keeps an interval older than 10 s: %+v", roll)
@@ -264,7 +264,7 @@ func TestProbeRollingMatchesFullMerge(t *testing.T) {
 			if rng.IntN(50) == 0 {
 				rtt = time.Duration(1+rng.IntN(900)) * time.Millisecond // a stall
 			}
-			p.record(rtt)
+			p.record(rtt, 0, false)
 			us := min(max(int64(rtt/time.Microsecond), probeHistLowest), probeHistHighest)
 			_ = ref[p.head].RecordCorrectedValue(us, p.intervalUS())
 		}
@@ -300,14 +300,14 @@ func BenchmarkProbeSummary(b *testing.B) {
 func benchSummary(b *testing.B, p *Probe) {
 	for i := 0; i < len(p.ring); i++ {
 		for j := 0; j < 100; j++ {
-			p.record(time.Duration(50+j*7) * time.Microsecond)
+			p.record(time.Duration(50+j*7)*time.Microsecond, 0, false)
 		}
 		p.Summary()
 	}
 	b.ReportAllocs()
 	for b.Loop() {
 		for j := 0; j < 100; j++ {
-			p.record(time.Duration(50+j*7) * time.Microsecond)
+			p.record(time.Duration(50+j*7)*time.Microsecond, 0, false)
 		}
 		p.Summary()
 	}
@@ -318,7 +318,7 @@ func BenchmarkProbeRecord(b *testing.B) {
 	p := New(source.Endpoint{}, nil, 2*time.Millisecond, time.Second, 200*time.Millisecond)
 	b.ReportAllocs()
 	for b.Loop() {
-		p.record(87 * time.Microsecond)
+		p.record(87*time.Microsecond, 0, false)
 	}
 }
 
@@ -369,7 +369,7 @@ func BenchmarkProbeMemory(b *testing.B) {
 				for i := range ps {
 					ps[i] = New(source.Endpoint{}, nil, iv, time.Second, 200*time.Millisecond)
 					for range 60 { // 12 s of samples: the ring full
-						ps[i].record(300 * time.Microsecond)
+						ps[i].record(300*time.Microsecond, 0, false)
 						ps[i].Summary()
 					}
 				}

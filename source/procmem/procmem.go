@@ -55,6 +55,9 @@ type Reader struct {
 	thp         map[int]thpReading // each server's THP, by pid
 	thpKernel   string             // the kernel's setting, for every server
 	thpKernelAt time.Time          // when it was read
+	psiMu       sync.Mutex
+	psiAt       time.Time                    // when /proc/pressure was last read
+	psi         [3]source.Opt[time.Duration] // its cpu, memory and io totals
 }
 
 // hostMemEvery is how long one read of the host's MemAvailable serves

@@ -145,6 +145,10 @@ func eventCells(set csvSet, ev source.Event) {
 		if t := ev.Topology; t != nil {
 			set("detail", topologyDetail(t))
 		}
+	case source.EventSpike:
+		if sp := ev.Spike; sp != nil {
+			set("detail", sp.Line())
+		}
 	}
 }
 

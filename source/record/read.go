@@ -273,6 +273,8 @@ func (s *Scanner) decode(line []byte) (source.Event, error) {
 		}
 	case ev.Kind == source.EventCommand && ev.Command != nil:
 		s.tracker(ev.Node, false).ObserveCommand(ev.Command)
+	case ev.Kind == source.EventSpike && ev.Spike != nil:
+		s.tracker(ev.Node, false).ObserveSpike(ev.Spike)
 	}
 	return ev, nil
 }

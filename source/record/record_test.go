@@ -92,6 +92,8 @@ func TestEveryFieldRoundTrips(t *testing.T) {
 		case source.EventTopology:
 			ev.Node = ""
 			fill(reflect.ValueOf(&ev.Topology).Elem(), &n)
+		case source.EventSpike:
+			fill(reflect.ValueOf(&ev.Spike).Elem(), &n)
 		default:
 			t.Fatalf("event kind %s: say which payload it has", k)
 		}

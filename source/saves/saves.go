@@ -44,6 +44,40 @@ type Tracker struct {
 	// been seen yet: the next save of its kind is the user's (see
 	// ObserveCommand and dropStale).
 	pending *pendingCommand
+	// spikes are the spikes observed lately (ObserveSpike), oldest
+	// first: a report names its worst PING's.
+	spikes []source.Spike
+}
+
+// keepSpikes bounds the spikes a tracker keeps: more than a save's
+// samples can hold in the window between a spike and its report.
+const keepSpikes = 16
+
+// ObserveSpike takes a spike of this server (package spike), in order
+// with the samples: the watcher hands each to the tracker before the
+// sample it follows, and a recording keeps that order, so that a save's
+// report names its worst PING's causes live and replayed alike
+// (SaveReport.WorstSpike).
+func (t *Tracker) ObserveSpike(sp *source.Spike) {
+	if sp == nil {
+		return
+	}
+	if len(t.spikes) == keepSpikes {
+		t.spikes = append(t.spikes[:0], t.spikes[1:]...)
+	}
+	t.spikes = append(t.spikes, *sp)
+}
+
+// spikeOf is the spike whose PING took ping, sent after from; nil when
+// that PING broke no rule. A PING's round trip is exact to the
+// nanosecond, so it names its spike.
+func (t *Tracker) spikeOf(ping, from time.Duration) *source.Spike {
+	for i := len(t.spikes) - 1; i >= 0; i-- {
+		if sp := t.spikes[i]; sp.Ping == ping && sp.Sent >= from && ping > 0 {
+			return &sp
+		}
+	}
+	return nil
 }
 
 // pendingCommand is a command the server accepted to start a save.
@@ -70,6 +104,9 @@ type saveRun struct {
 	kind      source.SaveKind
 	started   time.Duration
 	startedAt time.Time
+	// from is the sample before the save's first: its PINGs were sent
+	// after it.
+	from time.Duration
 
 	baseUsed, baseRSS, baseProcRSS source.Opt[int64]
 	peakUsed, peakRSS, peakProcRSS source.Opt[int64]
@@ -301,6 +338,7 @@ func (t *Tracker) start(kind source.SaveKind, prev, s *source.Sample) {
 	}
 	r := &saveRun{kind: kind, started: s.Offset, startedAt: s.At}
 	if prev != nil {
+		r.from = prev.Offset
 		r.baseUsed, r.baseRSS, r.baseProcRSS = prev.Info.UsedMemory, prev.Info.RSS, prev.Proc.RSS
 		r.baseFoot, r.baseFootFrom = prev.Footprint, prev.FootprintFrom
 		r.forkPause = forkPause(kind, &prev.Info, &s.Info)
@@ -521,6 +559,7 @@ func (t *Tracker) finish(s *source.Sample, restart bool) *source.SaveReport {
 	rep.PeakChildPrivateDirty = r.peakChildDirty
 	rep.OpsBefore, rep.WriterOpsBefore, rep.PingBefore = summarize(r.before)
 	rep.OpsDuring, rep.WriterOpsDuring, rep.PingDuring = summarize(r.during)
+	rep.WorstSpike = t.spikeOf(rep.PingDuring.Max, r.from)
 	rep.BlockedBefore, rep.BlockedDuring, rep.BlockedAfter = r.blockedBefore, r.blockedPeak, s.Info.BlockedClients
 	return rep
 }
@@ -574,6 +613,7 @@ func (t *Tracker) missed(prev, s *source.Sample, justEnded bool) *source.SaveRep
 	// The end sample's interval held the whole save: its ops, PINGs and
 	// memory are what the save was seen to cost.
 	rep.OpsDuring, rep.WriterOpsDuring, rep.PingDuring = summarize([]windowPoint{pointOf(s)})
+	rep.WorstSpike = t.spikeOf(rep.PingDuring.Max, prev.Offset)
 	rep.PeakUsedDelta, rep.PeakRSSDelta = deltaOpt(b.UsedMemory, a.UsedMemory), deltaOpt(b.RSS, a.RSS)
 	rep.PeakProcRSSDelta = deltaOpt(s.Proc.RSS, prev.Proc.RSS)
 	rep.BlockedBefore, rep.BlockedAfter = a.BlockedClients, b.BlockedClients

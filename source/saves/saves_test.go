@@ -514,3 +514,53 @@ func TestShortSaveFigures(t *testing.T) {
 		t.Errorf("a save of vkwatch's between two samples: %+v", rep)
 	}
 }
+
+// TestWorstSpike: a save's report names the spike of its worst PING,
+// observed before the sample it follows, and no other: not one of
+// another round trip, nor one sent before the save's first sample.
+func TestWorstSpike(t *testing.T) {
+	q := newSeq()
+	tr := NewTracker("h:1", "h:1")
+	calm := lat(40*time.Microsecond, 60*time.Microsecond, 90*time.Microsecond, 120*time.Microsecond, 100)
+	for range 10 {
+		tr.Observe(q.next(nil, 1000, calm))
+	}
+	before := q.off
+	old := source.Spike{Ping: 68900 * time.Microsecond, Sent: before - 100*time.Millisecond}
+	tr.ObserveSpike(&old) // the same round trip, before the save: not its
+	running := func(in *source.Info) {
+		in.RDBInProgress, in.RDBSaves, in.TotalForks = source.Some[int64](1), source.Some[int64](1), source.Some[int64](1)
+	}
+	forked := lat(40*time.Microsecond, 60*time.Microsecond, 90*time.Microsecond, 68900*time.Microsecond, 100)
+	tr.Observe(q.next(running, 1000, forked))
+	fork := source.Spike{Ping: 68900 * time.Microsecond, Sent: before + 50*time.Millisecond,
+		Causes: []source.SpikeCause{{Kind: source.CauseFork, What: "fork pause", Covers: source.Some(33 * time.Millisecond), Evidence: "latest_fork_usec, total_forks +1"}}}
+	other := source.Spike{Ping: 5 * time.Millisecond, Sent: before + 300*time.Millisecond}
+	tr.ObserveSpike(&fork)
+	tr.ObserveSpike(&other)
+	tr.Observe(q.next(running, 1000, calm))
+	_, rep := tr.Observe(q.next(func(in *source.Info) { in.RDBInProgress = source.Some[int64](0) }, 1000, calm))
+	if rep == nil || rep.WorstSpike == nil || rep.PingDuring.Max != fork.Ping {
+		t.Fatalf("report %+v", rep)
+	}
+	if got := "worst ping " + source.Millis(rep.PingDuring.Max) + ": " + rep.WorstSpike.Summary(); got !=
+		"worst ping 68.9 ms: fork pause 33.0 ms of 68.9 ms (latest_fork_usec, total_forks +1)" {
+		t.Errorf("%q", got)
+	}
+	if rep.WorstSpike.Sent != fork.Sent {
+		t.Errorf("the spike sent before the save: %+v", rep.WorstSpike)
+	}
+
+	// A save whose worst PING broke no rule names no spike.
+	tr.Observe(q.next(running, 1000, calm))
+	_, rep = tr.Observe(q.next(func(in *source.Info) { in.RDBInProgress = source.Some[int64](0) }, 1000, calm))
+	if rep == nil || rep.WorstSpike != nil {
+		t.Errorf("report %+v", rep)
+	}
+	for range 2 * keepSpikes {
+		tr.ObserveSpike(&other)
+	}
+	if len(tr.spikes) != keepSpikes {
+		t.Errorf("kept %d spikes", len(tr.spikes))
+	}
+}

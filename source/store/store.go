@@ -26,6 +26,12 @@ const (
 	DefaultSaves = 8
 )
 
+// MaxSpikes bounds the spikes a node keeps (View.Spikes): a spike with its
+// evidence is about a kilobyte, and a server that spikes at every sample
+// (one a 200 ms interval) would fill the default window with 600; a
+// chart cannot mark more than a few dozen apart anyway.
+const MaxSpikes = 64
+
 // Config says how much a Store keeps.
 type Config struct {
 	// Keep is how far back samples, save spans and gaps are kept, from the
@@ -167,6 +173,11 @@ type View struct {
 	Points Series
 	Spans  []Span
 	Gaps   []Gap
+	// Spikes are the node's PING spikes within the retention window
+	// (package spike), oldest first, at most MaxSpikes: where a chart
+	// marks them and a spikes view lists them. A spike's time is when
+	// its PING was sent (Spike.Sent).
+	Spikes []source.Spike
 	// Curves are the ended saves' curves, oldest first, then the running
 	// save's (Running set) if one runs.
 	Curves []Curve
@@ -350,6 +361,15 @@ func (s *Store) Add(ev source.Event) bool {
 			s.reports = append(s.reports, *rep)
 			n.endSave(rep, s.cfg.Saves)
 		}
+	case source.EventSpike:
+		changed = ev.Spike != nil
+		if changed {
+			if len(l.Spikes) == MaxSpikes {
+				// A new slice: a view handed out before keeps its own.
+				l.Spikes = slices.Clone(l.Spikes[1:])
+			}
+			l.Spikes = append(l.Spikes, *ev.Spike)
+		}
 	default:
 		changed = false
 	}
@@ -416,6 +436,9 @@ func (n *node) prune(cut time.Duration) {
 	}
 	if slices.ContainsFunc(l.Gaps, func(g Gap) bool { return !g.Open && g.To < cut }) {
 		l.Gaps = slices.DeleteFunc(slices.Clone(l.Gaps), func(g Gap) bool { return !g.Open && g.To < cut })
+	}
+	if len(l.Spikes) > 0 && l.Spikes[0].Sent < cut {
+		l.Spikes = slices.DeleteFunc(slices.Clone(l.Spikes), func(sp source.Spike) bool { return sp.Sent < cut })
 	}
 }
 

@@ -449,3 +449,37 @@ func TestColumns(t *testing.T) {
 		t.Errorf("live view holds %d points while frozen, want 15", n)
 	}
 }
+
+// TestSpikes: a node keeps its spikes within the retention window, at
+// most MaxSpikes, and a view handed out keeps what it had.
+func TestSpikes(t *testing.T) {
+	s := New(Config{Keep: 10 * time.Second})
+	f := &feeder{id: nodeA}
+	spike := func(sent time.Duration) {
+		s.Add(source.Event{Node: nodeA, Kind: source.EventSpike, Offset: sent + tick,
+			Spike: &source.Spike{Ping: 50 * time.Millisecond, Sent: sent, Causes: []source.SpikeCause{{Kind: source.CauseFork}}}})
+	}
+	f.run(s, 0, time.Second, nil)
+	spike(500 * time.Millisecond)
+	if v := s.View(nodeA); len(v.Spikes) != 1 || v.Spikes[0].Sent != 500*time.Millisecond {
+		t.Fatalf("spikes %+v", v.Spikes)
+	}
+	before := s.View(nodeA)
+	f.run(s, time.Second, 20*time.Second, nil)
+	if v := s.View(nodeA); len(v.Spikes) != 0 {
+		t.Errorf("a spike older than the window kept: %+v", v.Spikes)
+	}
+	if len(before.Spikes) != 1 {
+		t.Errorf("a view handed out lost its spike")
+	}
+	for i := range MaxSpikes + 10 {
+		spike(20*time.Second + time.Duration(i)*time.Millisecond)
+	}
+	v := s.View(nodeA)
+	if len(v.Spikes) != MaxSpikes || v.Spikes[0].Sent != 20*time.Second+10*time.Millisecond {
+		t.Errorf("%d spikes from %v", len(v.Spikes), v.Spikes[0].Sent)
+	}
+	if s.Add(source.Event{Node: nodeA, Kind: source.EventSpike}) {
+		t.Error("a spike event without its spike changed the store")
+	}
+}

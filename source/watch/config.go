@@ -19,6 +19,7 @@ var configNames = [...]string{
 	"bgsave-default-method", "forkless-infrastructure-enabled", "rdb-key-save-delay",
 	"repl-diskless-sync", "save", "auto-aof-rewrite-percentage", "auto-aof-rewrite-min-size",
 	"client-output-buffer-limit", "disable-thp",
+	"slowlog-log-slower-than", "latency-monitor-threshold", "appendfsync",
 }
 
 // readConfig asks for the save settings: one CONFIG GET of every name
@@ -80,6 +81,8 @@ func (w *Watcher) readConfig(ctx context.Context) source.SaveConfig {
 		c.ReplicaBufHard, c.ReplicaBufSoft, c.ReplicaBufSoftSecs = ReplicaBufferLimit(v)
 	}
 	c.DisableTHP = yesNo(8)
+	c.SlowlogSlowerThan, c.LatencyMonitorThreshold = num(9), num(10)
+	c.AppendFsync, _ = val(11)
 	return c
 }
 

@@ -97,6 +97,7 @@ type sampling struct {
 	config     source.SaveConfig
 	configAt   time.Duration
 	haveConfig bool
+	spikes     *spikes        // nil when the watcher reads none (NoSpikes)
 	lastAnswer time.Duration  // when INFO last answered
 	meter      observer.Meter // vkwatch's cost on the server (see observe)
 	costAt     time.Duration  // when commandstats was last read
@@ -135,7 +136,7 @@ func (s *sampling) loop(ctx context.Context, wg *sync.WaitGroup) {
 				s.push(source.Event{Kind: source.EventConnected, Identity: &id})
 			}
 			backoff = backoffMin
-			s.sample(ctx, text, at)
+			s.sample(ctx, text, at, at)
 			tick.Reset(sampleWait(probe.Now(), w.Interval(), w.PingInterval()))
 		}
 		select {
@@ -167,6 +168,7 @@ func (s *sampling) takeSample(ctx context.Context) {
 		args = infoWithClients
 	}
 	ictx, cancel := context.WithTimeout(ctx, infoTimeout)
+	sent := w.clock.Offset()
 	text, err := w.samplerDo(ictx, args...)
 	cancel()
 	at := w.clock.Offset()
@@ -192,7 +194,7 @@ func (s *sampling) takeSample(ctx context.Context) {
 		s.resumed(text)
 	}
 	s.causeFirst(ctx)
-	s.sample(ctx, text, at)
+	s.sample(ctx, text, sent, at)
 }
 
 // connect (re)connects the sampler. Connected, the sampling starts afresh
@@ -206,10 +208,15 @@ func (s *sampling) connect(ctx context.Context, wg *sync.WaitGroup) (text string
 	s.id = id
 	s.prev, s.opsCarry = nil, 0
 	s.haveConfig = false
+	if s.spikes != nil {
+		// Counters across the gap bound no spike.
+		s.spikes.det.Reset()
+	}
 	if s.probe == nil {
 		w := s.w
 		s.probe = probe.New(w.ep, w.tlsCfg, w.PingInterval(), w.cfg.ConnectTimeout, w.cfg.Interval)
 		s.probe.CountInto(w.cfg.PingHistogram)
+		s.startSpikes(s.probe)
 		w.probe.Store(s.probe)
 		// A SetPingInterval between the two lines above counts.
 		s.probe.SetInterval(w.PingInterval())

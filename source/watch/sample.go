@@ -77,9 +77,9 @@ func gcd(a, b int64) int64 {
 	return a
 }
 
-// sample turns one INFO reply, received at offset at, into a Sample and
-// its save events.
-func (s *sampling) sample(ctx context.Context, text string, at time.Duration) {
+// sample turns one INFO reply, sent at offset sent and received at at,
+// into a Sample, the spikes it bounds and its save events.
+func (s *sampling) sample(ctx context.Context, text string, sent, at time.Duration) {
 	w := s.w
 	s.lastAnswer = at
 	smp := &source.Sample{Seq: s.seq, Offset: at, At: w.clock.At(at)}
@@ -134,6 +134,7 @@ func (s *sampling) sample(ctx context.Context, text string, at time.Duration) {
 		s.configAt, s.haveConfig = at, true
 	}
 	smp.Config = s.config
+	s.sampleSpikes(ctx, smp, sent)
 	s.observe(ctx, smp, restarted)
 
 	// Answers that came before this INFO reply go to the tracker first, in

@@ -35,6 +35,13 @@ type Config struct {
 	// PingHistogram, when set, counts every PING round trip of the probe
 	// as well (an exporter's histogram, see probe.Histogram).
 	PingHistogram *probe.Histogram
+	// Sched, when set, reads a Local endpoint's main thread as the kernel
+	// sees it (procmem.Reader.Sched) at each sample and while a PING
+	// waits past the spike rule's bar, to explain its spikes.
+	Sched func(pid int64, at time.Duration, wchan bool) source.ProcSched
+	// NoSpikes turns the spike reading off: no spike is looked for, and
+	// nothing is read after one (cmd/vkperf measures what it costs).
+	NoSpikes bool
 	// CostEvery is how often INFO commandstats is read for the observer
 	// cost (Sample.Observer); default DefaultCostEvery, negative: never.
 	CostEvery time.Duration
@@ -97,6 +104,10 @@ type Watcher struct {
 	// probe once there is one: SetPingInterval changes both.
 	pingIvl atomic.Int64
 	probe   atomic.Pointer[probe.Probe]
+
+	// spikeNormal and spikeBar are the spike rule as the last sample
+	// left it (ns; 0 before the minute holds enough PINGs): SpikeBar.
+	spikeNormal, spikeBar atomic.Int64
 
 	// ivl is the INFO sampling interval in force: SetInterval changes
 	// it and wakes the sampler.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/vkwatch/vkwatch/source/bench/result"
 	src "github.com/vkwatch/vkwatch/source/report"
@@ -18,6 +19,9 @@ type benchView struct {
 	Rows    []benchRow
 	Runs    []benchRunRow
 	Verdict verdictView
+	// causes says, per server, what the runs' worst PINGs were spikes
+	// of (result.WorstCauses); "" when none was.
+	causes string
 }
 
 // verdictView is the bench's verdict (result.Decide) as the page shows
@@ -127,6 +131,7 @@ func fms(v float64) cell    { return cell{msText(v), strconv.FormatFloat(v, 'f',
 // row per measure, and a row per run.
 func benchViewOf(ins []src.Input, fi int, colourOf map[string]int) *benchView {
 	bv := &benchView{}
+	var causes []string
 	sums := ins[fi].Bench
 	for _, s := range sums {
 		ci := benchColour(colourOf, ins, fi, s.Addr)
@@ -135,7 +140,11 @@ func benchViewOf(ins []src.Input, fi int, colourOf map[string]int) *benchView {
 		for i, run := range s.Runs {
 			bv.Runs = append(bv.Runs, benchRunOf(s, cmp.Or(run.N, i+1), run))
 		}
+		if c := result.WorstCauses(s); c != "" && !strings.HasPrefix(c, "no spike") {
+			causes = append(causes, clean(c)+" on "+clean(s.Addr))
+		}
 	}
+	bv.causes = strings.Join(causes, "; ")
 	for _, m := range benchMeasures {
 		row := benchRow{ID: m.id, Name: m.name, Instrument: m.instrument}
 		for _, s := range sums {
@@ -182,6 +191,9 @@ func benchStory(bv *benchView) []string {
 		names[i] = fmt.Sprintf("%s (%s, %s)", h.Server, h.Kind, plural(h.Runs, "run"))
 	}
 	s := []string{"bench saved " + joinAnd(names) + " under the same write load; the table gives each measure's mean over the runs, its range below."}
+	if c := bv.causes; c != "" {
+		s = append(s, "The runs' worst PINGs were spikes of "+c+".")
+	}
 	if len(bv.Heads) == 2 {
 		if t := compareText(bv); t != "" {
 			s = append(s, t)

@@ -272,6 +272,9 @@ func costStory(sums []serverSum) []string {
 	}
 	if at, w := pageWorst(sums, func(x *serverSum) worst { return x.Ping }, false); at != nil {
 		t := fmt.Sprintf("The worst PING during a save took %s (save #%d on %s)", w.Text, w.Save, at.Server)
+		if sp := w.sv.WorstSpike; sp != nil && sp.Ping == w.sv.PingDuring.Worst() {
+			t += ": " + clean(sp.Summary())
+		}
 		if at.PingBefore.Raw != "" {
 			t += fmt.Sprintf(", against %s at worst just before it", at.PingBefore.Text)
 		}

@@ -61,7 +61,11 @@ type jsonRun struct {
 	WriterOps     float64   `json:"writer_ops_per_sec"`
 	WorstPingMs   float64   `json:"worst_ping_ms"`
 	P99PingMs     float64   `json:"p99_ping_ms"`
-	ReportServerS *int64    `json:"report_server_seconds"`
+	// WorstSpike is the worst PING's spike, WorstCauses its causes on a
+	// line; absent when that PING broke no spike rule.
+	WorstCauses   string        `json:"worst_ping_causes,omitempty"`
+	WorstSpike    *source.Spike `json:"worst_ping_spike,omitempty"`
+	ReportServerS *int64        `json:"report_server_seconds"`
 	// The peak of the fastest copy-on-write instrument during the save
 	// (the child's Private_Dirty from /proc for a local server, else
 	// INFO's current_cow_size) and its name; null when it never read.
@@ -174,6 +178,9 @@ func WriteJSON(w io.Writer, s []Summary) error {
 				BlockedAfter: optJSON(r.Report.BlockedAfter), BlockedWriters: optJSON(r.Report.BlockedWriters()),
 			})
 			jr := &js.Runs[len(js.Runs)-1]
+			if sp := r.WorstSpike; sp != nil {
+				jr.WorstSpike, jr.WorstCauses = sp, sp.Summary()
+			}
 			live, from := peakLive(&r.Report)
 			jr.ReportPeakLive, jr.ReportPeakLiveFrom = optJSON(live), string(from)
 			if f := r.Forecast; f.Basis != "" {
@@ -328,7 +335,7 @@ func ReadJSON(r io.Reader) ([]Summary, error) {
 					Observed:      time.Duration(jr.SaveSeconds * float64(time.Second)),
 					ServerSeconds: optFromJSON(jr.ReportServerS), PeakLiveCOW: optFromJSON(jr.ReportPeakLive),
 				},
-				WriterOps: jr.WriterOps, WorstPing: fromMs(jr.WorstPingMs), P99Ping: fromMs(jr.P99PingMs),
+				WriterOps: jr.WriterOps, WorstPing: fromMs(jr.WorstPingMs), P99Ping: fromMs(jr.P99PingMs), WorstSpike: jr.WorstSpike,
 				ServerCOW: optFromJSON(jr.ServerCOW), ServerSeconds: optFromJSON(jr.ServerSeconds),
 				DatasetKeys: jr.DatasetKeys, UsedMemory: jr.UsedMemory, WriterMisses: jr.WriterMisses,
 				MemDelta: optFromJSON(jr.MemDelta),

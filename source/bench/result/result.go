@@ -36,6 +36,9 @@ type Run struct {
 	// counts with its age); P99Ping the 99th percentile of the window's
 	// PINGs, estimated from the per-sample summaries (see p99).
 	WorstPing, P99Ping time.Duration
+	// WorstSpike is the spike of the window's worst PING with its causes
+	// (package spike), nil when that PING broke no spike rule.
+	WorstSpike *source.Spike
 	// ServerCOW and ServerSeconds are rdb_last_cow_size and
 	// rdb_last_bgsave_time_sec, read from the server after the run where
 	// the run's save set them (see source.SaveReport.COW): a forkless
@@ -215,6 +218,10 @@ func inertSummaries(s []Summary) []Summary {
 		runs := make([]Run, len(x.Runs))
 		for j, r := range x.Runs {
 			r.Report = r.Report.Inert()
+			if r.WorstSpike != nil {
+				sp := r.WorstSpike.Inert()
+				r.WorstSpike = &sp
+			}
 			r.Asked = inert.Text(r.Asked)
 			r.Limits = inertLimits(r.Limits)
 			r.Forecast.Basis = forecast.Basis(inert.Text(string(r.Forecast.Basis)))

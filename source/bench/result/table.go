@@ -41,6 +41,7 @@ func WriteTable(w io.Writer, s []Summary) error {
 	for _, x := range s {
 		writeRuns(&b, x)
 	}
+	writeWorstSpikes(&b, s)
 	b.WriteString("\n")
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
@@ -53,6 +54,7 @@ const measureNotes = `[1] rdb_last_cow_size, read after the run; forkless: none,
 [2] RSS above its level before the save plus the save child's dirty pages, at the worst sample (the seed's cgroup)
 [3] rdb_last_bgsave_time_sec, whole seconds
 [4] blocked_clients at the save's peak, less before it
+[5] each cause with the runs whose worst PING was a spike of it (in part), and the runs whose worst PING was none
 `
 
 // seedMeasures are the rows of the seed's table.
@@ -92,6 +94,11 @@ func writeSeeds(w io.Writer, s []Summary) {
 		}
 		row(tw, cells...)
 	}
+	causes := []string{WorstCausesMeasure}
+	for _, x := range s {
+		causes = append(causes, WorstCauses(x))
+	}
+	row(tw, causes...)
 	tw.Flush()
 }
 
@@ -253,7 +260,16 @@ func RunLine(r Run) string {
 		units.CountFloat(float64(r.DatasetKeys)), units.BytesFixed(float64(r.UsedMemory)),
 		orNA(string(r.Report.Kind)), orNA(r.Report.Status), secs(r.Report.Observed.Seconds()), optSecs(r.ServerSeconds),
 		cowText(&r.Report), optBytes(r.MemDelta), units.CountFloat(r.WriterOps), millis(ms(r.WorstPing)), millis(ms(r.P99Ping)),
-		optCount(r.Report.BlockedWriters()))
+		optCount(r.Report.BlockedWriters())) + worstLine(r)
+}
+
+// worstLine is a run's worst PING's causes for its line, "" when it was
+// no spike.
+func worstLine(r Run) string {
+	if r.WorstSpike == nil {
+		return ""
+	}
+	return "; worst PING: " + r.WorstSpike.Summary()
 }
 
 func statCell(st Stat, runs int, f func(float64) string) string {
