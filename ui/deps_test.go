@@ -43,29 +43,9 @@ func onNetworkSide(pkg string) bool {
 // fails on any of networkSide, naming the chain of imports that brings it
 // in.
 func TestUIDoesNotLinkTheClient(t *testing.T) {
-	// go test puts its own GOROOT/bin first on the PATH of the test.
-	gocmd, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("no go command to list the dependencies with: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, gocmd, "list", "-deps", "-f", "{{.DepOnly}} {{.ImportPath}} {{join .Imports \" \"}}", "./...")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list -deps: %v\n%s", err, stderrOf(err))
-	}
-	imports := map[string][]string{}
-	var roots []string
-	for line := range strings.Lines(strings.TrimSpace(string(out))) {
-		f := strings.Fields(line)
-		imports[f[1]] = f[2:]
-		if f[0] == "false" { // a package ./... names, not only a dependency
-			roots = append(roots, f[1])
-		}
-	}
+	imports, roots := listUI(t)
 	// A listing that missed the ui packages would pass whatever they link.
-	for _, want := range []string{"github.com/vkwatch/vkwatch/ui", "github.com/vkwatch/vkwatch/ui/report"} {
+	for _, want := range []string{"github.com/vkwatch/vkwatch/ui", "github.com/vkwatch/vkwatch/ui/page"} {
 		if !slices.Contains(roots, want) {
 			t.Fatalf("go list ./... from ui named %v, not %s", roots, want)
 		}
@@ -79,6 +59,79 @@ func TestUIDoesNotLinkTheClient(t *testing.T) {
 		if i := slices.IndexFunc(order, onNetworkSide); i >= 0 {
 			t.Errorf("%s depends on %s: %s", root, order[i], strings.Join(chain(from, order[i]), " -> "))
 		}
+	}
+}
+
+// listUI asks the go command for the packages under ui and their
+// dependencies (not their tests'): the imports of each, and the packages
+// ./... names.
+func listUI(t *testing.T) (imports map[string][]string, roots []string) {
+	t.Helper()
+	// go test puts its own GOROOT/bin first on the PATH of the test.
+	gocmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("no go command to list the dependencies with: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, gocmd, "list", "-deps", "-f", "{{.DepOnly}} {{.ImportPath}} {{join .Imports \" \"}}", "./...")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v\n%s", err, stderrOf(err))
+	}
+	imports = map[string][]string{}
+	for line := range strings.Lines(strings.TrimSpace(string(out))) {
+		f := strings.Fields(line)
+		imports[f[1]] = f[2:]
+		if f[0] == "false" { // a package ./... names, not only a dependency
+			roots = append(roots, f[1])
+		}
+	}
+	return imports, roots
+}
+
+// uiRoot is the root model's package.
+const uiRoot = "github.com/vkwatch/vkwatch/ui"
+
+// isView says whether pkg is a view package (ui/costview, ui/panesview,
+// ...: a view is named for what it shows, and ends in "view"), or
+// the root or ui/replay, which are made of the views.
+func isView(pkg string) bool {
+	name, ok := strings.CutPrefix(pkg, uiRoot+"/")
+	switch {
+	case pkg == uiRoot || name == "replay":
+		return true
+	case !ok || strings.Contains(name, "/"):
+		return false
+	}
+	return strings.HasSuffix(name, "view") && name != "view"
+}
+
+// TestViewsStandApart: the rooms of ui stand in order. A view package
+// imports no other view, nor the root; what the views share (ui/view,
+// ui/status, ui/plot, ui/words, ...) imports no view. So a view can be
+// read, tested and changed alone, and a new one is added without
+// touching the others.
+func TestViewsStandApart(t *testing.T) {
+	imports, roots := listUI(t)
+	views := 0
+	for _, pkg := range roots {
+		if isView(pkg) && pkg != uiRoot {
+			views++
+		}
+		for _, q := range imports[pkg] {
+			switch {
+			case !isView(q):
+			case pkg == uiRoot && q != uiRoot+"/replay", pkg == uiRoot+"/replay" && q == uiRoot:
+				// The root is made of the views; replay drives the root.
+			default:
+				t.Errorf("%s imports %s: only the root imports a view", pkg, q)
+			}
+		}
+	}
+	// A listing that named no views would pass whatever they import.
+	if views < 5 {
+		t.Fatalf("%d view packages under ui, want at least 5: %v", views, roots)
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/vkwatch/vkwatch/source"
-	"github.com/vkwatch/vkwatch/source/inert"
 	"github.com/vkwatch/vkwatch/source/roll"
 	"github.com/vkwatch/vkwatch/ui/fleetview"
 )
@@ -34,19 +33,6 @@ func (m *Model) startFleet() {
 	}
 	m.fleet = fleetview.New(top, roll.Config{MaxParallel: max(m.cfg.MaxParallelSaves, 1)}, m.store)
 	m.stack = viewStack{viewFleet}
-}
-
-// addrOf is how a node is named in the footer.
-func (m *Model) addrOf(id source.NodeID) string {
-	if addr, ok := m.panes.Addr(id); ok {
-		return addr
-	}
-	if m.fleet != nil {
-		if addr, ok := m.fleet.Addr(id); ok {
-			return addr
-		}
-	}
-	return inert.Text(string(id))
 }
 
 // showFleet goes back from a node's pane (or two) to the fleet view.

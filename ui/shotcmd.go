@@ -10,7 +10,6 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/vkwatch/vkwatch/source/inert"
 	"github.com/vkwatch/vkwatch/ui/shot"
 )
 
@@ -56,12 +55,4 @@ func shotCmd(frame string, cols, rows int, dir string, now func() time.Time) tea
 		}
 		return shotMsg{err: fmt.Errorf("%s.svg and 98 more names are taken", base)}
 	}
-}
-
-// shotNote is the footer's word on a picture S took.
-func shotNote(msg shotMsg) footEntry {
-	if msg.err != nil {
-		return footEntry{kind: footErr, text: "✗ screen not saved: " + inert.Text(msg.err.Error())}
-	}
-	return footEntry{kind: footOK, text: "screen saved to " + inert.Text(msg.path)}
 }

@@ -1,12 +1,19 @@
 package ui
 
 import (
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
+	"time"
 
+	"github.com/charmbracelet/bubbles/key"
 	"github.com/vkwatch/vkwatch/ui/fleetview"
+	"github.com/vkwatch/vkwatch/ui/helpview"
+	"github.com/vkwatch/vkwatch/ui/panesview"
+	"github.com/vkwatch/vkwatch/ui/plot"
 	"github.com/vkwatch/vkwatch/ui/view"
 )
+
+// The views and how they share the screen: made from stack.go's table,
+// what they draw from (ctx), their keys and the help made of them, the
+// stack of those open, and the layout of the body and the help.
 
 // makeViews makes the model's views.
 func (m *Model) makeViews() {
@@ -39,41 +46,6 @@ func (m *Model) prompt() view.Prompt {
 		p.Held = m.fleet.HeldWarning()
 	}
 	return p
-}
-
-// viewKey hands a key to the views: the one that fills the body, then
-// the base (tab still moves focus under the table), then the views'
-// toggles. It reports whether one took it; what the view asks of the
-// model comes back as a message, handled here at once.
-func (m *Model) viewKey(k tea.KeyMsg) bool {
-	body, base := m.stack.body(), m.stack.base()
-	c := m.ctx()
-	took, ask := m.views[body].Update(c, k)
-	if !took && body != base {
-		took, ask = m.views[base].Update(c, k)
-	}
-	if took {
-		m.request(ask)
-		return true
-	}
-	for id, v := range m.views {
-		if t := toggleOf(v); t != nil && key.Matches(k, *t) {
-			m.setStack(m.stack.toggle(viewID(id)))
-			return true
-		}
-	}
-	return false
-}
-
-// request does what a view asked for (nil: nothing): the model's own
-// state (the panes shown, the footer) changes only here.
-func (m *Model) request(msg tea.Msg) {
-	switch msg := msg.(type) {
-	case view.NoteMsg:
-		m.setFooter(footEntry{kind: footNote, text: string(msg)})
-	case fleetview.OpenMsg:
-		m.openNodes(msg)
-	}
 }
 
 // toggleOf is v's toggle, nil for none (or no view).
@@ -164,4 +136,80 @@ func (m *Model) offered(bs []key.Binding) []key.Binding {
 		}
 	}
 	return out
+}
+
+// setStack makes s the views open: a view newly open hears of it
+// (opened), the keys follow, and the layout when the full help or the
+// base changed.
+func (m *Model) setStack(s viewStack) {
+	old := m.stack
+	m.stack = s
+	for _, id := range s {
+		if o, ok := m.views[id].(view.Opener); ok && !old.has(id) {
+			o.Opened()
+		}
+	}
+	m.syncKeys()
+	if s.has(viewHelp) != old.has(viewHelp) || s.base() != old.base() {
+		m.relayout()
+	}
+}
+
+// relayout picks the layout for the terminal size and sizes the panes.
+func (m *Model) relayout() {
+	m.helpView().SetSize(m.width, 0)
+	m.lay = m.pickLayout(m.stack.has(viewHelp))
+	if m.lay.tooSmall && m.lay.fullHelp {
+		// Full help is a courtesy: drop it before dropping the panes.
+		m.lay = m.pickLayout(false)
+	}
+	// Each view lays itself out in the body: the panes share it
+	// (panesview.Fit).
+	for id, v := range m.views {
+		if v != nil && views[id].kind != kindFoot {
+			v.SetSize(m.width, m.bodyHeight())
+		}
+	}
+	m.store.SetKeep(m.keepFor())
+}
+
+// pickLayout sizes the help, and says whether what the base shows fits
+// in the rest: the fleet's rows need the width of a pane and room for a
+// row; the panes, room for one (panesview.Fit).
+func (m *Model) pickLayout(fullHelp bool) layout {
+	helpH := m.helpView().Height(m.keyHelp(fullHelp), fullHelp)
+	avail := m.height - 2 - helpH // title line, footer line, help
+	lay := layout{fullHelp: fullHelp, helpH: helpH}
+	if m.stack.base() == viewFleet {
+		lay.tooSmall = m.fleet.Len() == 0 || m.width < panesview.MinWidth || avail < fleetview.HeadLines+2
+		return lay
+	}
+	lay.tooSmall = panesview.Fit(len(m.panes.Shown()), m.width, avail).Mode == panesview.TooSmall
+	return lay
+}
+
+// minSize is the smallest terminal that shows one pane with short help.
+func minSize() (int, int) { return panesview.MinWidth, panesview.MinHeight + 3 }
+
+// bodyHeight is the lines between the title line and the footer.
+func (m *Model) bodyHeight() int { return m.height - 2 - m.lay.helpH }
+
+// helpView is the help's component: the model sizes it and writes it
+// at the bottom of every frame.
+func (m *Model) helpView() *helpview.Model { return m.views[viewHelp].(*helpview.Model) }
+
+// keepFor is how far back points are kept: the window, or more when a wide
+// terminal's columns at one sample each span longer.
+func (m *Model) keepFor() time.Duration {
+	keep := m.cfg.History
+	widths := m.panes.ChartWidths()
+	if m.fleet != nil {
+		widths = append(widths, m.fleet.ChartWidth())
+	}
+	for _, w := range widths {
+		if w > 0 {
+			keep = max(keep, time.Duration(w)*plot.BucketOf(m.cfg.History, m.cfg.Interval, w))
+		}
+	}
+	return keep + m.cfg.IdleInterval*4
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/vkwatch/vkwatch/source/inert"
 	src "github.com/vkwatch/vkwatch/source/report"
-	"github.com/vkwatch/vkwatch/ui/report"
+	"github.com/vkwatch/vkwatch/ui/page"
 )
 
 func (a *app) reportCommand() *cobra.Command {
@@ -50,7 +50,7 @@ that name is never replaced: -o names the page to write, and replaces it.`,
 			replace := out != ""
 			if !replace {
 				var err error
-				if out, err = report.PageName(args); err != nil {
+				if out, err = page.Name(args); err != nil {
 					return usageErr("%v", err)
 				}
 			}
@@ -79,11 +79,11 @@ func (a *app) runReport(paths []string, out, figures string, allowTruncated, rep
 		}
 		ins = append(ins, in)
 	}
-	r, err := report.Build(ins)
+	r, err := page.Build(ins)
 	if err != nil {
 		return err
 	}
-	if err := report.WriteFileAtomic(out, func(w io.Writer) error {
+	if err := page.WriteFileAtomic(out, func(w io.Writer) error {
 		return r.WriteHTML(w, time.Now(), vkwatchVersion())
 	}); err != nil {
 		return fmt.Errorf("write %s: %w", out, err)

@@ -2,7 +2,7 @@
 // --record writes) and bench results (what bench --json writes). It turns a
 // recording into per-server time series, each save with its span, method
 // and cost curve, and decimates series to a figure's resolution keeping
-// every peak. It draws nothing: ui/report draws the figures and the page.
+// every peak. It draws nothing: ui/page draws the figures and the page.
 package report
 
 import (

@@ -1,4 +1,4 @@
-package report
+package page
 
 import (
 	_ "embed"
@@ -14,10 +14,10 @@ import (
 //go:embed page.html.tmpl
 var pageSource string
 
-// page is parsed once. Figures reach it as template.HTML: gonum's SVG
+// tmpl is the page, parsed once. Figures reach it as template.HTML: gonum's SVG
 // writer escapes every text it draws (html.EscapeString), and every text
 // from a file went through clean first.
-var page = template.Must(template.New("page").Funcs(template.FuncMap{
+var tmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"svg": func(f *Figure) (template.HTML, error) {
 		b, err := f.svg()
 		if err != nil {
@@ -32,15 +32,15 @@ var page = template.Must(template.New("page").Funcs(template.FuncMap{
 }).Parse(pageSource))
 
 type pageData struct {
-	*Report
+	*Page
 	Generated string
 	Version   string
 }
 
 // WriteHTML writes the page. generated is when the page was made, shown
 // on it; version is vkwatch's.
-func (r *Report) WriteHTML(w io.Writer, generated time.Time, version string) error {
-	return page.Execute(w, pageData{Report: r, Generated: generated.UTC().Format("2006-01-02 15:04:05 UTC"), Version: clean(version)})
+func (r *Page) WriteHTML(w io.Writer, generated time.Time, version string) error {
+	return tmpl.Execute(w, pageData{Page: r, Generated: generated.UTC().Format("2006-01-02 15:04:05 UTC"), Version: clean(version)})
 }
 
 // svg renders the figure once; the page and --figures share it.
@@ -57,7 +57,7 @@ func (f *Figure) svg() ([]byte, error) {
 
 // WriteFigures writes every figure into dir as NAME.svg and NAME.png, each
 // file whole or not at all (WriteFileAtomic). dir is created if missing.
-func (r *Report) WriteFigures(dir string) ([]string, error) {
+func (r *Page) WriteFigures(dir string) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package report
+package page
 
 import (
 	"fmt"
@@ -6,12 +6,12 @@ import (
 	"strings"
 )
 
-// PageName is the page vkwatch report writes without -o: named after its input,
+// Name is the page vkwatch report writes without -o: named after its input,
 // in the input's directory, its extensions (.jsonl, .json, .csv and
 // .zst, .gz) replaced by .html. Several inputs need the same name (a
 // bench's recording and its --json), else -o: a page named after one of
 // them would be a guess.
-func PageName(paths []string) (string, error) {
+func Name(paths []string) (string, error) {
 	stem := func(p string) string {
 		dir, base := filepath.Split(filepath.Clean(p))
 		for _, ext := range []string{".zst", ".gz", ".jsonl", ".json", ".csv"} {

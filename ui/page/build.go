@@ -1,9 +1,9 @@
-// Package report draws vkwatch report's page: the figures of recordings
+// Package page draws vkwatch report's page: the figures of recordings
 // and benches (gonum.org/v1/plot, as SVG inline and as files) and one
 // self-contained HTML page (html/template) that leads with the story, a
 // summary in sentences and one table, then the figures, then every save
 // and run. What it draws comes from source/report; it reads no file itself.
-package report
+package page
 
 import (
 	"fmt"
@@ -17,8 +17,8 @@ import (
 	src "github.com/vkwatch/vkwatch/source/report"
 )
 
-// Report is a built report: its figures, drawn once, and the page's data.
-type Report struct {
+// Page is a built page: its figures, drawn once, and its data.
+type Page struct {
 	// Lead says what the page is about in a line under its title.
 	Lead  string
 	Files []*fileView
@@ -70,8 +70,8 @@ type figureRow struct {
 }
 
 // Build draws the figures of ins and lays out the page's data.
-func Build(ins []src.Input) (*Report, error) {
-	r := &Report{}
+func Build(ins []src.Input) (*Page, error) {
+	r := &Page{}
 	sc := pageScales(ins)
 	colourOf := map[string]int{}
 	var curves []saveCurve
@@ -184,7 +184,7 @@ type saveCurve struct {
 // addRecording lays out file fi of ins, a recording, in fv: its summary,
 // a row of figures per kind (added to r's), its saves added to r's table.
 // It returns the saves for the cost figures.
-func (r *Report) addRecording(fv *fileView, ins []src.Input, fi int, colourOf map[string]int, sc scales) []saveCurve {
+func (r *Page) addRecording(fv *fileView, ins []src.Input, fi int, colourOf map[string]int, sc scales) []saveCurve {
 	rec := ins[fi].Recording
 	fv.Kind = "recording"
 	fv.VKWatch = clean(orNA(rec.VKWatch))
