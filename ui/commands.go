@@ -9,7 +9,7 @@ import (
 	"github.com/vkwatch/vkwatch/ui/words"
 )
 
-// The commands the keys send to servers (b, a, B, A, x): to whom, the
+// The commands the keys send to servers (b, a, B, A, x; M in method.go): to whom, the
 // confirmation a risky fork or a cancel waits for, and the tea.Cmd that
 // sends them through Config.Send, out of Update.
 

@@ -73,7 +73,7 @@ func (m *Model) answer(node source.NodeID, c *source.CommandResult, at time.Time
 	addr := m.addrOf(node)
 	e := footEntry{node: node, kind: footOK, wall: at}
 	if c.OK() {
-		e.text = fmt.Sprintf("%s on %s: %s", c.Command, addr, c.Reply)
+		e.text = fmt.Sprintf("%s on %s: %s", c.Command, addr, c.Reply) + methodNews(c)
 		e.saveStart = c.Command == "BGSAVE" || c.Command == "BGREWRITEAOF"
 	} else {
 		e.kind = footErr

@@ -52,10 +52,10 @@ func (k *keyMap) sync(s viewStack) {
 // A fleet has no B/A for every node at once (B is the rolling save).
 func (k keyMap) commands() []key.Binding {
 	if k.fleet && k.rows {
-		return []key.Binding{k.Save, k.Rewrite, k.Cancel, k.SaveAll}
+		return []key.Binding{k.Save, k.Rewrite, k.Cancel, k.Method, k.SaveAll}
 	}
 	if k.fleet {
-		return []key.Binding{k.Save, k.Rewrite, k.Cancel}
+		return []key.Binding{k.Save, k.Rewrite, k.Cancel, k.Method}
 	}
-	return []key.Binding{k.Save, k.Rewrite, k.SaveAll, k.RewriteAll, k.Cancel}
+	return []key.Binding{k.Save, k.Rewrite, k.SaveAll, k.RewriteAll, k.Cancel, k.Method}
 }

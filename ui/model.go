@@ -250,6 +250,8 @@ func (m Model) onKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m, m.afterKey(m.fork(true, confirmed, "BGREWRITEAOF"))
 	case key.Matches(k, m.keys.Cancel):
 		return m, m.afterKey(m.cancelSave(confirmed))
+	case key.Matches(k, m.keys.Method):
+		return m, m.afterKey(m.switchMethod(confirmed))
 	}
 	m.onViewKey(k)
 	return m, nil

@@ -254,6 +254,22 @@ func wantMeasured(v store.View) [][2]string {
 		if b, ok := s.Info.BlockedClients.Get(); ok && (b > 0 || sv.Kind.Method() == "forkless") {
 			add("blocked clients", fmt.Sprint(b))
 		}
+	} else if m, ok := v.Methods.Get(); ok && m.Fork.OK {
+		// A server that can save both ways: each method's forecast.
+		fc := m.Fork.V
+		add("fork", "~"+text.Bytes(fc.COW))
+		if fp, ok := fc.Footprint.Get(); ok {
+			add("footprint", text.Bytes(fp))
+		}
+		add("worst", text.Bytes(fc.Worst))
+		if r, ok := fc.Rate.Get(); ok {
+			add("writes", text.Rate(r)+"/s")
+		}
+		if f, ok := m.Forkless.Get(); ok {
+			add("forkless", "no cow · ~"+text.Elapsed(f.Duration))
+		} else {
+			add("forkless", forecast.NoForklessYet)
+		}
 	} else if fc, ok := v.Forecast.Get(); ok && fc.Basis != forecast.Forkless {
 		add("cow", "~"+text.Bytes(fc.COW))
 		add("headroom", strings.Split(ansi.Strip(words.Level(&style.Styles{}, words.Headroom(v, false))), " ")[0])

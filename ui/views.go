@@ -110,8 +110,8 @@ func (m *Model) keyHelp(full bool) view.KeyHelp {
 
 // offered leaves out of bs the commands a read-only model (a replay,
 // --read-only) does not send, and x where the focused server has no
-// BGSAVE CANCEL: their keys still answer, with a note saying why, but
-// the help does not offer them.
+// BGSAVE CANCEL, and M where it cannot save both ways: their keys still
+// answer, with a note saying why, but the help does not offer them.
 func (m *Model) offered(bs []key.Binding) []key.Binding {
 	hidden := map[string]bool{}
 	if m.cfg.ReadOnly {
@@ -123,6 +123,11 @@ func (m *Model) offered(bs []key.Binding) []key.Binding {
 	}
 	if p, can := m.cancelTarget(); p != nil && !can {
 		for _, k := range m.keys.Cancel.Keys() {
+			hidden[k] = true
+		}
+	}
+	if p, _, _, why := m.methodTarget(); p != nil && why != "" {
+		for _, k := range m.keys.Method.Keys() {
 			hidden[k] = true
 		}
 	}

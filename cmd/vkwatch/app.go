@@ -226,7 +226,8 @@ honoured). With none of them, vkwatch watches 127.0.0.1:6379. -h is the host:
 help is --help (on the commands that connect to nothing, -h is help too).
 
 Keys: b BGSAVE, a BGREWRITEAOF (focused server), B / A on both at once (one or
-two), x BGSAVE CANCEL (Valkey 8.1+; asks first), tab focus, p pause drawing,
+two), x BGSAVE CANCEL (Valkey 8.1+; asks first), M fork/forkless (asks
+first; kept on quit), tab focus, p pause drawing,
 r save reports, c cost curves, s scales, S screen to SVG, ? help, q quit,
 ctrl+c quit at once (exit 130), ctrl+z suspend. In the fleet view: up/down
 (j/k) select, enter opens a node (two marked with space: side by side), esc

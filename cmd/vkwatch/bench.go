@@ -34,6 +34,7 @@ type benchFlags struct {
 	pingInterval time.Duration
 	record       string
 	cluster      string
+	nodes        string
 	perShard     bool
 	methods      []string
 }
@@ -41,7 +42,7 @@ type benchFlags struct {
 func (a *app) benchCommand() *cobra.Command {
 	bf := &benchFlags{}
 	cmd := &cobra.Command{
-		Use:   "bench [ADDR ...] [-h HOST -p PORT | -s SOCKET | -u URI] [--methods fork,forkless] | --cluster ADDR [--per-shard]",
+		Use:   "bench [ADDR ...] [-h HOST -p PORT | -s SOCKET | -u URI] [--methods fork,forkless] | --nodes FILE | --cluster ADDR [--per-shard]",
 		Short: "Measure what BGSAVE costs each server under writers, headless, and print a table",
 		Long: `bench measures what a BGSAVE costs, fork or forkless, without a UI: for each run it
 starts W writers overwriting the vkwatch-prefixed dataset (which must exist:
@@ -89,6 +90,7 @@ slots, and reach the replica by replication.`,
 	fs.StringVar(&bf.record, "record", "", "record every sample and event to FILE (JSON Lines; FILE.zst or FILE.gz is compressed)")
 	fs.StringVar(&bf.cluster, "cluster", "", "run on every node of the cluster ADDR is a node of, one after the other")
 	fs.BoolVar(&bf.perShard, "per-shard", false, "with --cluster: one node per shard (a replica where there is one)")
+	fs.StringVar(&bf.nodes, "nodes", "", "run on every server the file FILE names, one address or URL a line (# starts a comment), as if given as ADDR")
 	fs.StringSliceVar(&bf.methods, "methods", nil, "save the one server each of these ways (fork,forkless), the runs alternating; --runs of each")
 	return cmd
 }
@@ -185,14 +187,21 @@ func (a *app) runBench(ctx context.Context, cf *connFlags, bf *benchFlags, args 
 	return result.Write(a.stdout, bf.json, sums)
 }
 
-// benchTargets are the servers bench runs on: the addresses given, or the
-// nodes of the cluster --cluster names (found once, at start).
+// benchTargets are the servers bench runs on: the addresses given, those
+// --nodes' file names (read once, at start), or the nodes of the cluster
+// --cluster names (found once, at start).
 func (a *app) benchTargets(ctx context.Context, cf *connFlags, bf *benchFlags, args []string) ([]bench.Target, error) {
 	switch {
 	case bf.cluster == "" && bf.perShard:
 		return nil, usageErr("--per-shard goes with --cluster")
 	case bf.cluster == "":
-		eps, err := a.explicit(ctx, cf, args, "bench")
+		var eps []source.Endpoint
+		var err error
+		if bf.nodes != "" {
+			eps, err = a.nodesOnce(ctx, cf, bf.nodes, args)
+		} else {
+			eps, err = a.explicit(ctx, cf, args, "bench")
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -210,6 +219,9 @@ func (a *app) benchTargets(ctx context.Context, cf *connFlags, bf *benchFlags, a
 	}
 	if err := cf.clusterAlone(bf.cluster, args); err != nil {
 		return nil, err
+	}
+	if bf.nodes != "" {
+		return nil, usageErr("--nodes and --cluster both name the fleet: give one")
 	}
 	if bf.parallel {
 		// Several forks at once on a cluster's hosts is what bench on a

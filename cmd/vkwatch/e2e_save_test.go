@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/forecast"
 	"github.com/vkwatch/vkwatch/source/load"
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
@@ -354,15 +355,14 @@ func metricsBody(t *testing.T, addr string) string {
 
 // TestStandInForklessSession: the issue's story on screen, in --report,
 // in /metrics, in the recording's replay and on the report's page. After
-// a fork save, a forkless save shows none of the fork's copy-on-write
+// a fork save and the method switched to forkless, a forkless save shows none of the fork's copy-on-write
 // (no child), its phases (starting, an ETA, writing the file), the
-// writers it blocks; a cancelled and an aborted save are reported as such.
+// writers it blocks, then the next save's forkless side made from it; a
+// cancelled and an aborted save are reported as such.
 func TestStandInForklessSession(t *testing.T) {
-	ctx := context.Background()
 	s := standin.Start(t, standin.Options{ForklessInfra: true})
 	s.Load("key:", 4000, 600)
 	s.Load("small:", 10, 100)
-	c := s.Client(t)
 	dir := t.TempDir()
 	rec, rep := filepath.Join(dir, "run.jsonl"), filepath.Join(dir, "saves.json")
 	maddr := "127.0.0.1:" + strconv.Itoa(servertest.FreePort(t))
@@ -375,13 +375,17 @@ func TestStandInForklessSession(t *testing.T) {
 		t.Fatalf("the fork save's copy-on-write (rdb_last_cow_size, 50 pages): %q", fork)
 	}
 
-	if err := c.ConfigSet(ctx, "bgsave-default-method", "forkless").Err(); err != nil {
+	if err := s.Client(t).ConfigSet(context.Background(), "bgsave-default-method", "forkless").Err(); err != nil {
 		t.Fatal(err)
 	}
 	sess.waitScreen(20*time.Second, "the method forkless", func(f shot) bool {
-		return strings.Contains(f.String(), "saves forkless") && strings.Contains(f.String(), "next save forkless (if no module forces a fork)")
+		return strings.Contains(f.String(), "saves forkless") && hasField(f.String(), "forkless", forecast.NoForklessYet)
 	})
 	block := forklessSaveOn(t, s, sess)
+	// Its next forkless save: this one's speed, and its 2 blocked writers.
+	sess.waitScreen(20*time.Second, "the next save's forkless side from the save", func(f shot) bool {
+		return regexp.MustCompile(`forkless +no cow · ~[0-9.]+m?s \(last forkless save: [0-9,]+ keys/s[^)]*\) · 2 writers blocked`).MatchString(f.String())
+	})
 	for _, want := range [][2]string{{"took", "3s server"}, {"fork pause", "none (no fork)"}, {"cow", "none (no child)"},
 		{"peak used", "+1000 B"}, {"blocked writers", "2"}} {
 		if !hasField(block, want[0], want[1]) {

@@ -111,3 +111,13 @@ func (a *app) readNodes(ctx context.Context, cf *connFlags, path string) (nodefi
 	started()
 	return l, parse, nil
 }
+
+// nodesOnce reads --nodes FILE for bench and save: the file's servers,
+// read once at start, and no other server named beside them.
+func (a *app) nodesOnce(ctx context.Context, cf *connFlags, path string, args []string) ([]source.Endpoint, error) {
+	if err := cf.alone("--nodes "+path+" names every server", args); err != nil {
+		return nil, err
+	}
+	l, _, err := a.readNodes(ctx, cf, path)
+	return l.Endpoints, err
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,6 +25,7 @@ import (
 type saveFlags struct {
 	conn             *connFlags
 	cluster          string
+	nodes            string
 	rolling          bool
 	maxParallelSaves int
 	force            bool
@@ -36,7 +38,7 @@ type saveFlags struct {
 func (a *app) saveCommand() *cobra.Command {
 	sf := &saveFlags{}
 	cmd := &cobra.Command{
-		Use:   "save ADDR | --cluster ADDR --rolling [--max-parallel-saves N]",
+		Use:   "save ADDR | --cluster ADDR --rolling | --nodes FILE --rolling [--max-parallel-saves N]",
 		Short: "BGSAVE a server, or a cluster node by node, from a script, and wait for the result",
 		Long: `save sends BGSAVE and waits for the save to end, printing its progress and what
 it cost, without a terminal UI: for scripts and cron.
@@ -48,7 +50,8 @@ save --cluster ADDR --rolling is the fleet view's B, headless: one node per
 shard (a replica where the shard has a healthy one), at most
 --max-parallel-saves at once and never two on one host, each after the
 others' saves are over. It stops at the first refusal, failed save or node
-lost, in the server's words.
+lost, in the server's words. save --nodes FILE --rolling does the same over
+the servers the file names (one address or URL a line, # comments).
 
 Before each fork the memory check (as b and B do) projects the node's last
 copy-on-write against MemAvailable, its cgroup's limit, maxmemory and
@@ -69,6 +72,7 @@ Exit status 0: every node saved; 1: it stopped (the reason printed);
 	sf.conn = connFlagsOf(cmd)
 	fs := cmd.Flags()
 	fs.StringVar(&sf.cluster, "cluster", "", "save the cluster ADDR is a node of (with --rolling)")
+	fs.StringVar(&sf.nodes, "nodes", "", "save every server the file FILE names, one address or URL a line (with --rolling)")
 	fs.BoolVar(&sf.rolling, "rolling", false, "a safe rolling save: one node per shard, one host at a time")
 	fs.IntVar(&sf.maxParallelSaves, "max-parallel-saves", 1, "with --rolling: how many saves at once in the fleet (never two on one host)")
 	fs.BoolVar(&sf.force, "force", false, "send BGSAVE even where the memory check says the fork would not fit")
@@ -87,10 +91,14 @@ func (sf *saveFlags) validate(args []string) error {
 		return usageErr("--interval %s is too short (at least 10ms)", sf.interval)
 	case sf.connectTimeout <= 0:
 		return usageErr("--connect-timeout must be positive")
+	case sf.cluster != "" && sf.nodes != "":
+		return usageErr("--nodes and --cluster both name the fleet: give one")
 	case sf.cluster != "" && !sf.rolling:
 		return usageErr("--cluster saves the cluster node by node: add --rolling")
-	case sf.rolling && sf.cluster == "":
-		return usageErr("--rolling goes with --cluster ADDR")
+	case sf.nodes != "" && !sf.rolling:
+		return usageErr("--nodes saves the file's servers one by one: add --rolling")
+	case sf.rolling && sf.cluster == "" && sf.nodes == "":
+		return usageErr("--rolling goes with --cluster ADDR or --nodes FILE")
 	case !sf.rolling && sf.maxParallelSaves != 1:
 		return usageErr("--max-parallel-saves goes with --rolling")
 	case !sf.rolling && len(args) > 1:
@@ -104,12 +112,15 @@ func (a *app) runSave(ctx context.Context, cf *connFlags, sf *saveFlags, args []
 		return err
 	}
 	var eps []source.Endpoint
-	if sf.cluster != "" {
+	switch {
+	case sf.cluster != "":
 		if err := cf.clusterAlone(sf.cluster, args); err != nil {
 			return err
 		}
 		eps, err = a.endpoints(ctx, cf, []string{sf.cluster})
-	} else {
+	case sf.nodes != "":
+		eps, err = a.nodesOnce(ctx, cf, sf.nodes, args)
+	default:
 		eps, err = a.explicit(ctx, cf, args, "save")
 	}
 	if err != nil {
@@ -121,7 +132,7 @@ func (a *app) runSave(ctx context.Context, cf *connFlags, sf *saveFlags, args []
 			err = cerr
 		}
 	}()
-	if err := s.connect(ctx, eps[0]); err != nil {
+	if err := s.connect(ctx, eps); err != nil {
 		return err
 	}
 	if err := s.openRecording(eps[0]); err != nil {
@@ -145,11 +156,12 @@ type saveRun struct {
 	out     *plain.Steps
 }
 
-// connect learns the fleet (the cluster, or the one server) and reaches
-// every node within --connect-timeout; none reachable is exit status 3.
-func (s *saveRun) connect(ctx context.Context, ep source.Endpoint) error {
+// connect learns the fleet (the cluster of the seed eps[0], the servers
+// of --nodes, or the one server) and reaches every node within
+// --connect-timeout; none reachable is exit status 3.
+func (s *saveRun) connect(ctx context.Context, eps []source.Endpoint) error {
 	var proc *procmem.Reader
-	if ep.Local() {
+	if slices.ContainsFunc(eps, source.Endpoint.Local) {
 		proc, _ = procmem.New() // no /proc: the memory check reads INFO alone
 	}
 	cfg := fleet.Config{
@@ -162,15 +174,15 @@ func (s *saveRun) connect(ctx context.Context, ep source.Endpoint) error {
 		},
 	}
 	if s.sf.cluster != "" {
-		s.fleet = fleet.NewCluster(ep, cfg)
+		s.fleet = fleet.NewCluster(eps[0], cfg)
 	} else {
-		s.fleet = fleet.NewList([]fleet.Member{{ID: ep.Node(), Endpoint: ep}}, cfg)
+		s.fleet = fleet.NewList(live.MembersOf(eps), cfg)
 	}
 	var err error
 	if s.top, s.conns, err = live.ConnectFleet(ctx, s.fleet); err != nil {
 		return err
 	}
-	live.WarnNoPassword(ctx, s.a.stderr, []source.Endpoint{ep})
+	live.WarnNoPassword(ctx, s.a.stderr, eps)
 	return nil
 }
 
@@ -187,6 +199,9 @@ func (s *saveRun) openRecording(ep source.Endpoint) error {
 		"rolling": fmt.Sprint(s.sf.rolling), "max_parallel_saves": fmt.Sprint(s.sf.maxParallelSaves), "force": fmt.Sprint(s.sf.force)}
 	if s.sf.cluster != "" {
 		settings["cluster"] = ep.String()
+	}
+	if s.sf.nodes != "" {
+		settings["nodes"] = s.sf.nodes
 	}
 	rec, err := live.Record(s.sf.record, record.JSONL, record.Header{VKWatch: vkwatchVersion(), Epoch: s.clock.Epoch(), Settings: settings, Servers: servers})
 	if err != nil {

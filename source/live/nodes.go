@@ -16,13 +16,13 @@ import (
 func FollowNodes(path string, poll time.Duration, parse nodefile.Parse, from nodefile.List) func(context.Context, func([]fleet.Member, error)) {
 	return func(ctx context.Context, update func([]fleet.Member, error)) {
 		nodefile.Follow(ctx, path, poll, parse, from,
-			func(eps []source.Endpoint) { update(membersOf(eps), nil) },
+			func(eps []source.Endpoint) { update(MembersOf(eps), nil) },
 			func(err error) { update(nil, err) })
 	}
 }
 
-// membersOf are fleet members of endpoints, each its own node.
-func membersOf(eps []source.Endpoint) []fleet.Member {
+// MembersOf are fleet members of endpoints, each its own node.
+func MembersOf(eps []source.Endpoint) []fleet.Member {
 	ms := make([]fleet.Member, len(eps))
 	for i, ep := range eps {
 		ms[i] = fleet.Member{ID: ep.Node(), Endpoint: ep}

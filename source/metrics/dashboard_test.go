@@ -15,6 +15,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/vkwatch/vkwatch/source/metrics/promtest"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
 
@@ -143,9 +144,9 @@ func dashboardQueries(t *testing.T, addr string) (titles, exprs []string) {
 func (s *stack) checkDashboard(t *testing.T) {
 	titles, exprs := dashboardQueries(t, s.addr)
 	for i, e := range exprs {
-		for _, p := range []*promServer{s.native, s.classic} {
-			servertest.WaitFor(t, 30*time.Second, fmt.Sprintf("panel %q's %s to return data from the %s Prometheus", titles[i], e, p.name), func() bool {
-				n, pts := p.points(t, e, s.start)
+		for _, p := range []*promtest.Server{s.native, s.classic} {
+			servertest.WaitFor(t, 30*time.Second, fmt.Sprintf("panel %q's %s to return data from the %s Prometheus", titles[i], e, p.Name), func() bool {
+				n, pts := p.Points(t, e, s.start)
 				return n > 0 && pts > 0
 			})
 		}
@@ -235,7 +236,7 @@ const consoleHead = `<!doctype html>
 // error, and saves a screenshot (-dashboard-picture, or a temporary file).
 func (s *stack) picture(t *testing.T) {
 	page, graphs := consolePage(t, s.addr, s.start)
-	if err := os.WriteFile(filepath.Join(s.classic.consoles, "vkwatch.html"), []byte(page), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(s.classic.Consoles, "vkwatch.html"), []byte(page), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
@@ -259,7 +260,7 @@ func (s *stack) picture(t *testing.T) {
 		return {drawn: panels.filter(p => p.querySelector('.rickshaw_legend .line')).length, busy: errs};
 	})()`
 	type state struct{ Drawn, Busy int }
-	if err := chromedp.Do(ctx, chromedp.Navigate(s.classic.base+"/consoles/vkwatch.html")); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(s.classic.Base+"/consoles/vkwatch.html")); err != nil {
 		t.Fatalf("chromium: %v", err)
 	}
 	var st state
@@ -299,7 +300,7 @@ func (s *stack) checkReadmeQueries(t *testing.T) {
 			if line = strings.TrimSpace(line); line == "" || strings.HasPrefix(line, "#") {
 				continue
 			}
-			s.native.query(t, line) // fails the test on a parse or evaluation error
+			s.native.Query(t, line) // fails the test on a parse or evaluation error
 			n++
 		}
 	}

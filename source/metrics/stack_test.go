@@ -16,6 +16,7 @@ import (
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/fleet"
+	"github.com/vkwatch/vkwatch/source/metrics/promtest"
 	"github.com/vkwatch/vkwatch/source/procmem"
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
@@ -43,8 +44,8 @@ type stack struct {
 	node    source.NodeID
 	addr    string
 	metrics string // the exporter's host:port
-	native  *promServer
-	classic *promServer
+	native  *promtest.Server
+	classic *promtest.Server
 	start   time.Time
 
 	mu      sync.Mutex
@@ -74,8 +75,8 @@ func startStack(t *testing.T) *stack {
 		}
 	})
 	s := &stack{ctx: ctx, srv: srv, adm: adm, addr: srv.Addr, metrics: ms.Addr(), start: time.Now()}
-	s.native = startPrometheus(t, ms.Addr(), promConfig{native: true, rules: Rules(stackThresholds)})
-	s.classic = startPrometheus(t, ms.Addr(), promConfig{consoles: t.TempDir()})
+	s.native = promtest.Start(t, promtest.Config{Targets: []string{ms.Addr()}, Native: true, Rules: Rules(stackThresholds)})
+	s.classic = promtest.Start(t, promtest.Config{Targets: []string{ms.Addr()}, Consoles: t.TempDir()})
 	pr, err := procmem.New()
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +146,7 @@ func TestPrometheusStack(t *testing.T) {
 	rep := s.forkSave(t)
 	s.checkHistograms(t, rep)
 	s.checkExposition(t)
-	if a := s.native.fired(t, "VkwatchCopyOnWriteHigh", time.Minute); a["addr"] != s.addr || a["instrument"] != "proc" {
+	if a := s.native.Fired(t, "VkwatchCopyOnWriteHigh", time.Minute); a["addr"] != s.addr || a["instrument"] != "proc" {
 		t.Errorf("VkwatchCopyOnWriteHigh fired with labels %v", a)
 	}
 	s.stuckSave(t)
@@ -160,7 +161,7 @@ func TestPrometheusStack(t *testing.T) {
 func (s *stack) forkSave(t *testing.T) source.SaveReport {
 	p := s.native
 	// The footprint before the save, once Prometheus has it.
-	p.one(t, "vkwatch_footprint_bytes"+s.sel(), time.Minute)
+	p.One(t, "vkwatch_footprint_bytes"+s.sel(), time.Minute)
 	if r := s.f.Do(s.ctx, s.node, "BGSAVE"); !r.OK() {
 		t.Fatalf("BGSAVE: %s", r.Err)
 	}
@@ -178,29 +179,29 @@ func (s *stack) forkSave(t *testing.T) source.SaveReport {
 		t.Fatalf("rdb_last_cow_size is %d: the writes made no copy-on-write to compare", lastCOW)
 	}
 	fork := s.sel(`kind="bgsave"`, `method="fork"`)
-	if got := p.one(t, "vkwatch_last_save_cow_bytes"+fork, time.Minute); int64(got.Value) != lastCOW {
+	if got := p.One(t, "vkwatch_last_save_cow_bytes"+fork, time.Minute); int64(got.Value) != lastCOW {
 		t.Errorf("Prometheus has vkwatch_last_save_cow_bytes %v, the server's rdb_last_cow_size is %d", got.Value, lastCOW)
 	}
-	if st := p.one(t, "vkwatch_last_save_status"+s.sel(`status="ok"`), time.Minute); st.Value != 1 {
+	if st := p.One(t, "vkwatch_last_save_status"+s.sel(`status="ok"`), time.Minute); st.Value != 1 {
 		t.Errorf("vkwatch_last_save_status{status=ok} %v after a save that succeeded", st.Value)
 	}
-	if n := p.one(t, "vkwatch_saves_total"+s.sel(`kind="bgsave"`, `method="fork"`, `status="ok"`), time.Minute); n.Value != 1 {
+	if n := p.One(t, "vkwatch_saves_total"+s.sel(`kind="bgsave"`, `method="fork"`, `status="ok"`), time.Minute); n.Value != 1 {
 		t.Errorf("vkwatch_saves_total{status=ok} %v after one save", n.Value)
 	}
-	rise := p.one(t, "vkwatch_last_save_footprint_rise_bytes"+fork, time.Minute)
+	rise := p.One(t, "vkwatch_last_save_footprint_rise_bytes"+fork, time.Minute)
 	want, ok := rep.PeakFootprintDelta.Get()
 	if !ok || want <= 0 || int64(rise.Value) != want || rise.Labels["instrument"] != string(source.FromProc) {
 		t.Errorf("footprint rise %v %v, the report's %v (instrument proc)", rise.Value, rise.Labels, rep.PeakFootprintDelta)
 	}
-	if v := p.one(t, "max_over_time(vkwatch_save_in_progress"+s.sel()+"[5m])", time.Minute); v.Value != 1 {
+	if v := p.One(t, "max_over_time(vkwatch_save_in_progress"+s.sel()+"[5m])", time.Minute); v.Value != 1 {
 		t.Errorf("Prometheus never saw vkwatch_save_in_progress at 1 (max %v)", v.Value)
 	}
-	prog := p.one(t, "max_over_time(vkwatch_save_progress_ratio"+s.sel(`trigger="vkwatch"`)+"[5m])", time.Minute)
+	prog := p.One(t, "max_over_time(vkwatch_save_progress_ratio"+s.sel(`trigger="vkwatch"`)+"[5m])", time.Minute)
 	if prog.Value <= 0 || prog.Value > 1 || prog.Labels["kind"] != "bgsave" || prog.Labels["method"] != "fork" {
 		t.Errorf("max progress %v %v: want in (0, 1] of a bgsave by fork that vkwatch started", prog.Value, prog.Labels)
 	}
-	p.one(t, "max_over_time(vkwatch_save_eta_seconds"+s.sel()+"[5m])", time.Minute)
-	if d := p.one(t, "vkwatch_last_save_duration_seconds"+fork, time.Minute); d.Value <= 1 {
+	p.One(t, "max_over_time(vkwatch_save_eta_seconds"+s.sel()+"[5m])", time.Minute)
+	if d := p.One(t, "vkwatch_last_save_duration_seconds"+fork, time.Minute); d.Value <= 1 {
 		t.Errorf("save duration %v s, want about 4 s", d.Value)
 	}
 	return rep
@@ -229,7 +230,7 @@ func (s *stack) checkHistograms(t *testing.T, rep source.SaveReport) {
 	// A round trip is counted in whole microseconds: its bucket's upper
 	// bound may be up to 1 µs below the exact worst.
 	worst -= 1e-6
-	native := s.native.one(t, "histogram_count(vkwatch_ping_duration_seconds"+s.sel()+")", time.Minute)
+	native := s.native.One(t, "histogram_count(vkwatch_ping_duration_seconds"+s.sel()+")", time.Minute)
 	if native.Value <= 0 {
 		t.Errorf("native histogram count %v", native.Value)
 	}
@@ -238,17 +239,17 @@ func (s *stack) checkHistograms(t *testing.T, rep source.SaveReport) {
 	// scrape (100 ms apart), then the highest bucket ends at or above it.
 	// The raw counts, not increase(), whose extrapolation may round a
 	// single observation in the top bucket away.
-	s.native.reaches(t, "histogram_quantile(1, vkwatch_ping_duration_seconds"+s.sel()+")", worst, "the native histogram's highest bucket")
+	s.native.Reaches(t, "histogram_quantile(1, vkwatch_ping_duration_seconds"+s.sel()+")", worst, "the native histogram's highest bucket")
 	servertest.WaitFor(t, time.Minute, "the classic buckets", func() bool {
-		return len(s.classic.query(t, "vkwatch_ping_duration_seconds_bucket"+s.sel())) == len(classicBounds)+1
+		return len(s.classic.Query(t, "vkwatch_ping_duration_seconds_bucket"+s.sel())) == len(classicBounds)+1
 	})
-	s.classic.reaches(t, "histogram_quantile(1, vkwatch_ping_duration_seconds_bucket"+s.sel()+")", worst, "the classic histogram's highest bucket")
+	s.classic.Reaches(t, "histogram_quantile(1, vkwatch_ping_duration_seconds_bucket"+s.sel()+")", worst, "the classic histogram's highest bucket")
 	// +Inf and _count in one query, so both are read at the same instant
 	// (two queries may fall on either side of a scrape).
-	if d := s.classic.one(t, `vkwatch_ping_duration_seconds_bucket`+s.sel(`le="+Inf"`)+` - ignoring(le) vkwatch_ping_duration_seconds_count`+s.sel(), time.Minute); d.Value != 0 {
+	if d := s.classic.One(t, `vkwatch_ping_duration_seconds_bucket`+s.sel(`le="+Inf"`)+` - ignoring(le) vkwatch_ping_duration_seconds_count`+s.sel(), time.Minute); d.Value != 0 {
 		t.Errorf("+Inf bucket minus count: %v, want 0", d.Value)
 	}
-	if nat := s.native.query(t, "vkwatch_ping_duration_seconds_bucket"); len(nat) != 0 {
+	if nat := s.native.Query(t, "vkwatch_ping_duration_seconds_bucket"); len(nat) != 0 {
 		t.Errorf("the native Prometheus holds classic buckets too (%d series): it should keep the native ones only", len(nat))
 	}
 }
@@ -287,7 +288,7 @@ func (s *stack) stuckSave(t *testing.T) {
 	if r := s.f.Do(s.ctx, s.node, "BGSAVE"); !r.OK() {
 		t.Fatalf("BGSAVE: %s", r.Err)
 	}
-	a := s.native.firing(t, "VkwatchSaveStuck", time.Minute)
+	a := s.native.Firing(t, "VkwatchSaveStuck", time.Minute)
 	want := map[string]string{"addr": s.addr, "kind": "bgsave", "method": "fork", "trigger": "vkwatch", "severity": "warning"}
 	for k, v := range want {
 		if a.Labels[k] != v {
@@ -310,11 +311,11 @@ func (s *stack) stuckSave(t *testing.T) {
 	if rep := s.report(t, 2, time.Minute); rep.Status != source.StatusErr {
 		t.Errorf("the killed save's status is %q, want err", rep.Status)
 	}
-	failed := s.native.firing(t, "VkwatchSaveFailed", time.Minute)
+	failed := s.native.Firing(t, "VkwatchSaveFailed", time.Minute)
 	if failed.Labels["addr"] != s.addr || failed.Labels["kind"] != "bgsave" || failed.Labels["method"] != "fork" {
 		t.Errorf("VkwatchSaveFailed labels %v", failed.Labels)
 	}
-	if n := s.native.one(t, "vkwatch_saves_total"+s.sel(`method="fork"`, `kind="bgsave"`, `status="err"`), time.Minute); n.Value != 1 {
+	if n := s.native.One(t, "vkwatch_saves_total"+s.sel(`method="fork"`, `kind="bgsave"`, `status="err"`), time.Minute); n.Value != 1 {
 		t.Errorf("vkwatch_saves_total{status=err} %v after one failed save", n.Value)
 	}
 }
@@ -326,11 +327,11 @@ func (s *stack) forkWouldExceed(t *testing.T) {
 	if err := s.adm.ConfigSet(s.ctx, "maxmemory", strconv.FormatInt(limit, 10)).Err(); err != nil {
 		t.Fatal(err)
 	}
-	a := s.native.firing(t, "VkwatchForkWouldExceedMemory", time.Minute)
+	a := s.native.Firing(t, "VkwatchForkWouldExceedMemory", time.Minute)
 	if a.Labels["limit"] != "maxmemory" || a.Labels["addr"] != s.addr || a.Labels["severity"] != "critical" {
 		t.Errorf("VkwatchForkWouldExceedMemory labels %v", a.Labels)
 	}
-	if got := s.native.one(t, "vkwatch_fork_limit_bytes"+s.sel(`limit="maxmemory"`), time.Minute); int64(got.Value) != limit {
+	if got := s.native.One(t, "vkwatch_fork_limit_bytes"+s.sel(`limit="maxmemory"`), time.Minute); int64(got.Value) != limit {
 		t.Errorf("vkwatch_fork_limit_bytes{limit=maxmemory} %v, maxmemory is %d", got.Value, limit)
 	}
 }
@@ -340,7 +341,7 @@ func (s *stack) nodeDown(t *testing.T) {
 	if err := s.srv.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	a := s.native.firing(t, "VkwatchNodeDown", time.Minute)
+	a := s.native.Firing(t, "VkwatchNodeDown", time.Minute)
 	if a.Labels["addr"] != s.addr || a.Labels["severity"] != "critical" {
 		t.Errorf("VkwatchNodeDown labels %v", a.Labels)
 	}

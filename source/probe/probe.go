@@ -52,6 +52,7 @@ var pingCmd = []byte("*1\r\n$4\r\nPING\r\n")
 // stall weighs as the 250 PINGs it held up, not as one.
 type Probe struct {
 	ep          source.Endpoint
+	spread      uint32 // the node's place in the PINGs of an interval (Phase)
 	tlsConfig   *tls.Config
 	dialTimeout time.Duration
 	// ivl is the PING interval. It changes while the probe runs (the
@@ -229,7 +230,7 @@ func New(ep source.Endpoint, tlsConfig *tls.Config, interval, dialTimeout, sampl
 		n = 512
 	}
 	p := &Probe{
-		ep: ep, tlsConfig: tlsConfig, dialTimeout: dialTimeout,
+		ep: ep, spread: Spread(ep.String()), tlsConfig: tlsConfig, dialTimeout: dialTimeout,
 		ivl:  retime.New(interval),
 		ring: make([]probeSlot, n),
 	}

@@ -47,8 +47,10 @@ import (
 //     loop.
 //
 // Every probe keeps its own schedule: its PINGs are due on a grid of its
-// interval counted from probeEpoch, so probes of the same interval are due
-// together, and probes whose intervals are multiples of each other meet.
+// interval counted from probeEpoch and shifted by its phase (Phase: 0 at
+// 2 ms, else its node's place in the interval, a multiple of 2 ms), so
+// that a fleet's probes at rest are spread over the interval in groups
+// that meet the saving node's 2 ms PINGs.
 type probeLoop struct {
 	epfd, tfd, efd int
 	file           *os.File        // epfd, pollable: Go's netpoller wakes the loop
@@ -84,6 +86,7 @@ type loopConn struct {
 	p        *Probe
 	fd       int
 	interval int64
+	phase    int64 // the probe's place in each interval (Phase)
 	next     int64 // Now when the next PING is due
 	sent     int64 // Now of the PING in flight, 0 when none
 	sentWall int64 // the same on the wall clock, for the kernel's timestamp
@@ -372,6 +375,7 @@ func (l *probeLoop) requests() bool {
 			continue
 		}
 		c.active = true
+		c.phase = Phase(c.p.spread, time.Duration(c.interval))
 		// The first PING is due now, the next ones on the probe's grid.
 		c.next = now
 		l.conns = append(l.conns, c)
@@ -381,7 +385,8 @@ func (l *probeLoop) requests() bool {
 		// The new interval's grid from now: a shorter one brings the
 		// next PING forward, a longer one waits for the PING already due.
 		c.interval = max(int64(c.p.ivl.Get()), 1)
-		if g := (now/c.interval + 1) * c.interval; g < c.next {
+		c.phase = Phase(c.p.spread, time.Duration(c.interval))
+		if g := gridAfter(now, c.interval, c.phase); g < c.next {
 			c.next = g
 		}
 	}
@@ -530,13 +535,13 @@ func (l *probeLoop) tick(now int64) {
 			next = t
 		}
 	}
-	// When every connection has the same interval the timer is periodic
-	// and, while all is well, never needs setting again.
-	period := int64(0)
+	// When every connection has the same interval and phase the timer is
+	// periodic and, while all is well, never needs setting again.
+	period, phase := int64(0), int64(0)
 	for _, c := range l.conns {
 		if period == 0 {
-			period = c.interval
-		} else if c.interval != period {
+			period, phase = c.interval, c.phase
+		} else if c.interval != period || c.phase != phase {
 			period = -1
 		}
 	}
@@ -558,7 +563,7 @@ func (l *probeLoop) tick(now int64) {
 			// keeps its period all the same (setting it costs more than
 			// a tick that finds nothing to do while a server stalls).
 			soonest(c.sent + int64(probeReadTimeout))
-			soonest((now/c.interval + 1) * c.interval)
+			soonest(gridAfter(now, c.interval, c.phase))
 		default:
 			soonest(c.next)
 		}
@@ -578,9 +583,9 @@ func (l *probeLoop) send(c *loopConn, now int64) {
 	// The next is due at the grid point after this one was due (one
 	// interval later once on the grid); when the loop itself was late by
 	// more than an interval, at the first grid point after now.
-	c.next = (c.next/c.interval + 1) * c.interval
+	c.next = gridAfter(c.next, c.interval, c.phase)
 	if c.next <= now {
-		c.next = (now/c.interval + 1) * c.interval
+		c.next = gridAfter(now, c.interval, c.phase)
 	}
 	for {
 		n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.fd), uintptr(unsafe.Pointer(&pingCmd[0])), uintptr(len(pingCmd)))

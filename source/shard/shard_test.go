@@ -10,8 +10,8 @@ import (
 //
 //	h=$(echo -n "$a" | md5sum | cut -c17-32); python3 -c "print(int('$h',16) % 4)"
 //
-// (the stack test in source/metrics checks the same against a real
-// Prometheus' hashmod relabelling).
+// (cmd/vkwatch's TestShardsScrapedByOnePrometheus checks the split against
+// a real Prometheus' hashmod relabelling).
 func TestHashmodKnownValues(t *testing.T) {
 	for _, c := range []struct {
 		addr        string

@@ -167,7 +167,11 @@ type View struct {
 	// with used_memory. Stuck says why the running save looks stuck
 	// (forecast.Node.Stuck), empty when it does not or none runs.
 	Forecast source.Opt[forecast.Forecast]
-	Stuck    string
+	// Methods is the next save's forecast for each method, only on a
+	// server that can save both ways (source.MethodSwitch): the monitor
+	// sets them side by side, and the method key switches between them.
+	Methods source.Opt[Methods]
+	Stuck   string
 	// Points are the node's samples within the retention window as the
 	// store's columns (Latest is the only whole sample kept).
 	Points Series
@@ -184,6 +188,15 @@ type View struct {
 	// Version changes whenever anything above changes: a reader caches
 	// what it drew from a View against it.
 	Version uint64
+}
+
+// Methods is the next save's forecast for each method on a server that
+// can save both ways: the fork side whatever the method set, the forkless
+// side from the node's last forkless save (absent before one:
+// forecast.NoForklessYet).
+type Methods struct {
+	Fork     source.Opt[forecast.Forecast]
+	Forkless source.Opt[forecast.ForklessForecast]
 }
 
 // node is the store's state for one node.
@@ -458,8 +471,7 @@ func (n *node) addSample(smp *source.Sample, cols []Column) bool {
 	l.Points.add(smp, cols)
 	n.last, n.lastSeq, n.pushed = smp, smp.Seq, true
 	n.fc.Observe(smp)
-	f, ok := n.fc.Forecast()
-	l.Forecast = source.Opt[forecast.Forecast]{V: f, OK: ok}
+	n.forecast()
 	l.Stuck, _ = n.fc.Stuck()
 	if l.Latest == nil || smp.Offset >= l.Latest.Offset {
 		l.Latest = smp
@@ -576,9 +588,26 @@ func (n *node) judge(r *source.SaveReport) *source.SaveReport {
 		rep.Kind == source.SaveForkless && f.Basis == forecast.Forkless) {
 		rep.ForecastCOW, rep.ForecastBasis = source.Some(f.COW), string(f.Basis)
 	}
-	f, ok := n.fc.Forecast()
-	n.live.Forecast = source.Opt[forecast.Forecast]{V: f, OK: ok}
+	n.forecast()
 	return &rep
+}
+
+// forecast sets the live view's forecasts from the node's: the next
+// save's, and each method's where the server can save both ways.
+func (n *node) forecast() {
+	l := &n.live
+	f, ok := n.fc.Forecast()
+	l.Forecast = source.Opt[forecast.Forecast]{V: f, OK: ok}
+	l.Methods = source.Opt[Methods]{}
+	if n.last == nil {
+		return
+	}
+	if _, _, both := source.MethodSwitch(n.last.Config); both {
+		var m Methods
+		m.Fork.V, m.Fork.OK = n.fc.ForkForecast()
+		m.Forkless.V, m.Forkless.OK = n.fc.ForklessForecast()
+		l.Methods = source.Some(m)
+	}
 }
 
 func (n *node) endSave(r *source.SaveReport, keep int) {

@@ -115,6 +115,7 @@ func (s *sampling) loop(ctx context.Context, wg *sync.WaitGroup) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	backoff := backoffMin
+	spread := probe.Spread(w.ep.String()) // the probe's own (probe.New)
 	for ctx.Err() == nil {
 		if !s.state.connected() {
 			text, at, err := s.connect(ctx, wg)
@@ -137,17 +138,17 @@ func (s *sampling) loop(ctx context.Context, wg *sync.WaitGroup) {
 			}
 			backoff = backoffMin
 			s.sample(ctx, text, at, at)
-			tick.Reset(sampleWait(probe.Now(), w.Interval(), w.PingInterval()))
+			tick.Reset(sampleWait(probe.Now(), w.Interval(), w.PingInterval(), spread))
 		}
 		select {
 		case <-tick.C:
 			// Armed before the INFO: a reply slower than the interval
 			// is followed by the next sample at once, as a ticker would.
-			tick.Reset(sampleWait(probe.Now(), w.Interval(), w.PingInterval()))
+			tick.Reset(sampleWait(probe.Now(), w.Interval(), w.PingInterval(), spread))
 		case <-w.ivl.Changed():
 			// The next sample on the new interval's grid: sooner when it
 			// is finer (a save coming), later when it is coarser.
-			tick.Reset(sampleWait(probe.Now(), w.Interval(), w.PingInterval()))
+			tick.Reset(sampleWait(probe.Now(), w.Interval(), w.PingInterval(), spread))
 			continue
 		case <-w.answered:
 			s.answers()

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/probe"
 )
 
 // infoArgs are the INFO sections the sampler asks for, in one call (a
@@ -50,19 +51,24 @@ func (s *sampling) clientsWanted() bool {
 
 // sampleWait is how long after now (probe.Now) the sampler's next grid
 // point is: a multiple of the interval from the probes' epoch (probe.Now's
-// zero), shifted by half the greatest common divisor of the interval and
-// the PING interval. Every sampler of the process with the same intervals
-// wakes at the same moment (a fleet's samplers cost one wake-up between
-// them, not one each), and no sample falls on a PING of the probe's grid
-// (multiples of the PING interval from the same epoch): the two stay at
-// least half that divisor apart (1 ms at the defaults, 2 ms and 200 ms;
-// 4 ms for a fleet PINGing every 16 ms). An INFO arriving with vkwatch's
-// own PING would delay it and show vkwatch's INFO as the server's latency.
-func sampleWait(now int64, interval, ping time.Duration) time.Duration {
+// zero), shifted by the node's place (spread, probe.Spread of its
+// address) and half the greatest common divisor of the interval and the
+// PING interval. No sample falls on a PING of the node's own probe (its
+// grid: multiples of the PING interval from the same epoch, shifted by
+// probe.Phase): the two stay at least half that divisor apart (1 ms at the
+// defaults, 2 ms and 200 ms; 4 ms for a fleet PINGing every 16 ms). An INFO
+// arriving with vkwatch's own PING would delay it and show vkwatch's INFO
+// as the server's latency. Within that, a fleet's samplers of one interval
+// are spread over it in steps of the divisor (a thousand nodes sampled
+// every 5 s and PINGed every second: 5 places a PING phase, about 350 in
+// all), not all woken with a thousand INFO replies on the same instant.
+func sampleWait(now int64, interval, ping time.Duration, spread uint32) time.Duration {
 	iv := int64(interval)
 	phase := int64(0)
 	if ping > 0 {
-		phase = gcd(iv, int64(ping)) / 2
+		g := gcd(iv, int64(ping))
+		slot := int64(uint64(spread&0xffff) * uint64(iv/g) >> 16)
+		phase = (probe.Phase(spread, ping) + g/2 + slot*g) % iv
 	}
 	if now < phase {
 		return time.Duration(phase - now)

@@ -2,11 +2,13 @@ package watch
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/probe"
 	"github.com/vkwatch/vkwatch/source/server"
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 	"github.com/vkwatch/vkwatch/source/sourcetest"
@@ -21,7 +23,7 @@ func TestSampleWaitOnGrid(t *testing.T) {
 	const iv, ping = 200 * time.Millisecond, 2 * time.Millisecond
 	phase := int64(ping / 2) // gcd(200 ms, 2 ms) / 2
 	for _, now := range []int64{0, 1, phase - 1, phase, phase + 1, int64(iv) + phase, 7*int64(iv) + 12345, 1e12 + 3} {
-		d := sampleWait(now, iv, ping)
+		d := sampleWait(now, iv, ping, 0)
 		at := now + int64(d)
 		if d <= 0 || d > iv {
 			t.Errorf("now %d: wait %v, want in (0, %v]", now, d, iv)
@@ -33,7 +35,7 @@ func TestSampleWaitOnGrid(t *testing.T) {
 			t.Errorf("now %d: wakes at %d, not the first grid point after now", now, at)
 		}
 	}
-	if d := sampleWait(5, iv, 0); d != iv-5 {
+	if d := sampleWait(5, iv, 0, 0); d != iv-5 {
 		t.Errorf("no probe: wait %v, want %v", d, iv-5)
 	}
 }
@@ -53,16 +55,44 @@ func TestSamplesMissThePINGs(t *testing.T) {
 		{300 * time.Millisecond, 200 * time.Millisecond, 50 * time.Millisecond},
 		{10 * time.Millisecond, 1500 * time.Microsecond, 250 * time.Microsecond},
 	} {
-		now := int64(12345)
-		for range 1000 {
-			now += int64(sampleWait(now, c.iv, c.ping))
-			off := now % int64(c.ping)
-			dist := min(off, int64(c.ping)-off)
-			if dist < int64(c.apart) {
-				t.Fatalf("interval %v, PING every %v: a sample at %d is %v from a PING, want at least %v",
-					c.iv, c.ping, now, time.Duration(dist), c.apart)
+		for _, spread := range []uint32{0, 1, 0xffffffff, probe.Spread("127.0.0.1:6379"), probe.Spread("10.0.0.7:7001")} {
+			pings := probe.Phase(spread, c.ping) // the node's own PING grid
+			now := int64(12345)
+			for range 1000 {
+				now += int64(sampleWait(now, c.iv, c.ping, spread))
+				off := ((now-pings)%int64(c.ping) + int64(c.ping)) % int64(c.ping)
+				dist := min(off, int64(c.ping)-off)
+				if dist < int64(c.apart) {
+					t.Fatalf("interval %v, PING every %v, spread %#x: a sample at %d is %v from a PING, want at least %v",
+						c.iv, c.ping, spread, now, time.Duration(dist), c.apart)
+				}
 			}
 		}
+	}
+}
+
+// TestFleetSamplesSpread: a thousand nodes sampled every 5 s and PINGed
+// every second (the budgets at 1,000 nodes) are sampled at hundreds of
+// instants of the 5 s, a few at a time, not all at once; at the same
+// intervals and the same place, together.
+func TestFleetSamplesSpread(t *testing.T) {
+	const nodes, iv, ping = 1000, 5 * time.Second, time.Second
+	at := map[int64]int{}
+	for i := range nodes {
+		spread := probe.Spread("10.0.0.1:" + strconv.Itoa(7000+i))
+		at[(int64(sampleWait(0, iv, ping, spread)))%int64(iv)]++
+	}
+	most := 0
+	for _, n := range at {
+		most = max(most, n)
+	}
+	if len(at) < 200 || most > 15 {
+		t.Errorf("%d nodes sampled at %d instants of %v, at most %d at once; want 200 or more, 15 at most", nodes, len(at), iv, most)
+	}
+	t.Logf("%d nodes sampled at %d instants of %v, at most %d at once", nodes, len(at), iv, most)
+	s := probe.Spread("10.0.0.1:7000")
+	if a, b := sampleWait(123456789, iv, ping, s), sampleWait(123456789, iv, ping, s); a != b {
+		t.Errorf("the same node's wait %v, then %v", a, b)
 	}
 }
 

@@ -26,42 +26,105 @@ func Next(st *style.Styles, v store.View) Block {
 		b.Short += " " + b.note
 		return b
 	}
+	if m, ok := v.Methods.Get(); ok && m.Fork.OK {
+		b.Fields = bothWays(st, v, m)
+		return b
+	}
 	if fc.Basis == forecast.Forkless {
 		b.Title += st.Value.R(" forkless") + st.Dim.R(" (if no module forces a fork): no child, no copy-on-write")
 		b.Short = b.Title
 		return b
 	}
-	val := st.Value.R
-	cow := val("~"+text.Bytes(fc.COW)) + st.Dim.R(" "+words.Basis(fc.Basis)) + thpTag(st, v.Latest)
+	cow := st.Value.R("~"+text.Bytes(fc.COW)) + st.Dim.R(" "+words.Basis(fc.Basis)) + thpTag(st, v.Latest)
 	if r := v.Report; r != nil && r.MethodNote != "" {
 		// Forecast as a fork: the last save forked though the method
 		// is forkless (rdb_current_bgsave_type is the truth).
 		cow += st.Warn.R(" ⚠ the last save forked")
 	}
+	b.Fields = append([]Field{fieldOf(PrioCOW, "cow", cow).or(st.Value.R("~"+text.Bytes(fc.COW)) + st.Dim.R(" "+words.ShortBasis(fc.Basis)) + thpTag(st, v.Latest))},
+		forkFields(st, v, fc)...)
+	return b
+}
+
+// forkFields are a fork forecast's fields after its copy-on-write: the
+// headroom against the decisive limit, the footprint, what the forecast
+// assumed and how long the save will last.
+func forkFields(st *style.Styles, v store.View, fc forecast.Forecast) []Field {
+	val := st.Value.R
 	h := words.Headroom(v, false)
 	room := words.Level(st, h)
 	if c, ok := h.Decisive(); ok {
 		room += st.Dim.R(fmt.Sprintf(" (%s of %s %s)", text.Bytes(c.Need), text.Bytes(c.Cap.Bytes), limitName(c)))
 	}
-	b.Fields = []Field{fieldOf(PrioCOW, "cow", cow).or(val("~"+text.Bytes(fc.COW)) + st.Dim.R(" "+words.ShortBasis(fc.Basis)) + thpTag(st, v.Latest)),
-		fieldOf(PrioHeadroom, "headroom", room).or(words.Level(st, h))}
+	fs := []Field{fieldOf(PrioHeadroom, "headroom", room).or(words.Level(st, h))}
 	if fp, ok := fc.Footprint.Get(); ok {
-		b.Fields = append(b.Fields, fieldOf(PrioMore, "footprint", val(text.Bytes(fp))))
+		fs = append(fs, fieldOf(PrioMore, "footprint", val(text.Bytes(fp))))
 	}
 	// What the forecast assumed, last: the first to go.
 	if fc.Bound.OK && fc.Basis == forecast.Calibrated {
-		b.Fields = append(b.Fields, fieldOf(PrioMore, "bound", val(text.Bytes(fc.Bound.V))))
+		fs = append(fs, fieldOf(PrioMore, "bound", val(text.Bytes(fc.Bound.V))))
 	}
-	b.Fields = append(b.Fields, fieldOf(PrioMore, "worst", val(text.Bytes(fc.Worst))))
+	fs = append(fs, fieldOf(PrioMore, "worst", val(text.Bytes(fc.Worst))))
 	if r, ok := fc.Rate.Get(); ok {
-		b.Fields = append(b.Fields, fieldOf(PrioMore, "writes", val(text.Rate(r)+"/s")))
+		fs = append(fs, fieldOf(PrioMore, "writes", val(text.Rate(r)+"/s")))
 	}
-	b.Fields = append(b.Fields, fieldOf(PrioMore, "lasting", val(text.Elapsed(fc.Duration))+st.Dim.R(" ("+fc.DurationFrom+")")).
+	fs = append(fs, fieldOf(PrioMore, "lasting", val(text.Elapsed(fc.Duration))+st.Dim.R(" ("+fc.DurationFrom+")")).
 		or(val(text.Elapsed(fc.Duration))))
 	if cause, ok := thpCause(v.Latest); ok {
-		b.Fields = append(b.Fields, fieldOf(PrioMore, "huge pages", st.Warn.R(cause+": a write copies 2 MiB, not 4 KiB")))
+		fs = append(fs, fieldOf(PrioMore, "huge pages", st.Warn.R(cause+": a write copies 2 MiB, not 4 KiB")))
 	}
-	return b
+	return fs
+}
+
+// bothWays are the next save's fields on a server that can save both
+// ways (issue 39): a field for each method side by side, fork then
+// forkless, first; then the fork side's headroom and what it assumed.
+// The fork side is a fork's forecast whatever the method set; the
+// forkless side is the node's last forkless save's speed on today's
+// keys, and the writers it blocked at the write rate then, or
+// forecast.NoForklessYet before one: nothing is assumed.
+func bothWays(st *style.Styles, v store.View, m store.Methods) []Field {
+	val, dim := st.Value.R, st.Dim.R
+	fc := m.Fork.V
+	thp := thpTag(st, v.Latest)
+	fork := fieldOf(PrioCOW, "fork", val("~"+text.Bytes(fc.COW))+dim(" cow "+words.Basis(fc.Basis))+thp+dim(" · ")+val(text.Elapsed(fc.Duration))).
+		or(val("~"+text.Bytes(fc.COW)) + dim(" cow") + thp + dim(" · ") + val(text.Elapsed(fc.Duration)))
+	var forced string
+	if r := v.Report; r != nil && r.MethodNote != "" {
+		// The last save forked though the method was forkless: a
+		// module forces it, and may again.
+		forced = st.Warn.R(" ⚠ the last save forked")
+	}
+	forkless := fieldOf(PrioCOW, "forkless", dim(forecast.NoForklessYet)+forced)
+	if f, ok := m.Forkless.Get(); ok {
+		head := dim("no cow · ") + val("~"+text.Elapsed(f.Duration))
+		blocked, short := "", ""
+		if n, ok := f.Blocked.Get(); ok {
+			blocked = dim(" · ") + val(fmt.Sprint(n)) + dim(" writers blocked")
+			short = dim(" · ") + val(fmt.Sprint(n)) + dim(" blocked")
+			if r, ok := f.BlockedAtRate.Get(); ok {
+				at := dim(" at ") + val(text.Rate(r)+"/s")
+				blocked, short = blocked+at, short+at
+			}
+		}
+		forkless = fieldOf(PrioCOW, "forkless", head+dim(" ("+f.DurationFrom+")")+blocked+forced).
+			or(head + short + forced)
+	}
+	fs := []Field{fork, forkless}
+	// The fork side's headroom is a fork's, whatever the method set.
+	fv := store.View{Latest: v.Latest, Report: v.Report, Forecast: m.Fork}
+	if v.Latest != nil {
+		s := *v.Latest
+		s.Config.Method = "fork"
+		fv.Latest = &s
+	}
+	// Its duration is in its field: not a second time.
+	for _, f := range forkFields(st, fv, fc) {
+		if f.Label != "lasting" {
+			fs = append(fs, f)
+		}
+	}
+	return fs
 }
 
 // limitName names a limit briefly; the remote ones say they are weaker.

@@ -93,12 +93,16 @@ type Keys struct {
 	SaveAll    key.Binding // BGSAVE on every server at once; a fleet's rolling save
 	RewriteAll key.Binding // BGREWRITEAOF on every server at once
 	Cancel     key.Binding // BGSAVE CANCEL on the focused server (Valkey 8.1+)
-	Both       key.Binding // help only: B and A in one short-help entry
-	Scale      key.Binding // one scale per chart across panes, or per pane
-	Close      key.Binding // esc: closes the view opened last
-	Pause      key.Binding
-	Shot       key.Binding // S: the screen as an SVG file
-	Quit       key.Binding // q: quits (exit status 0)
+	// Method switches the focused server's bgsave-default-method, on a
+	// server that can save both ways (source.MethodSwitch). It is the
+	// user's own change: nothing puts it back on quit, and the help says so.
+	Method key.Binding
+	Both   key.Binding // help only: B and A in one short-help entry
+	Scale  key.Binding // one scale per chart across panes, or per pane
+	Close  key.Binding // esc: closes the view opened last
+	Pause  key.Binding
+	Shot   key.Binding // S: the screen as an SVG file
+	Quit   key.Binding // q: quits (exit status 0)
 	// Interrupt is ctrl+c: quits at once, as an interrupt (exit status
 	// 130). The terminal (ui/tty) takes ctrl+c before the model sees it;
 	// the model does the same when it is run without one.
@@ -114,6 +118,7 @@ func NewKeys() Keys {
 		SaveAll:    key.NewBinding(key.WithKeys("B"), key.WithHelp("B", "bgsave both")),
 		RewriteAll: key.NewBinding(key.WithKeys("A"), key.WithHelp("A", "bgrewriteaof both")),
 		Cancel:     key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "cancel save")),
+		Method:     key.NewBinding(key.WithKeys("M"), key.WithHelp("M", "fork⇄forkless (kept on quit)")),
 		Both:       key.NewBinding(key.WithKeys("B", "A"), key.WithHelp("B/A", "both")),
 		Scale:      key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "scales")),
 		Close:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close")),

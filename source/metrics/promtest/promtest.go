@@ -1,6 +1,10 @@
-package metrics
+// Package promtest starts a real Prometheus (Debian's `prometheus`) for
+// tests, on loopback, and asks its HTTP API. A test that needs one fails
+// when it is not installed: it is never skipped.
+package promtest
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -9,41 +13,47 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 )
 
-// promServer is a real Prometheus (Debian's `prometheus`) started by a
-// test on loopback, scraping one target, with its storage in a temporary
-// directory; stopped when the test ends.
-type promServer struct {
-	name     string // "native" or "classic", for messages
-	base     string // http://127.0.0.1:PORT
-	consoles string // promConfig.consoles
+// Server is a real Prometheus started by a test on loopback, with its
+// storage in a temporary directory; stopped when the test ends.
+type Server struct {
+	Name     string // "native" or "classic", for messages
+	Base     string // http://127.0.0.1:PORT
+	Consoles string // Config.Consoles
 	cmd      *exec.Cmd
 	log      *servertest.Output
 }
 
-// promConfig is what a test's Prometheus does beside scraping.
-type promConfig struct {
-	// native scrapes native histograms (--enable-feature=native-histograms,
+// Config is what a test's Prometheus scrapes and does beside.
+type Config struct {
+	// Targets are the host:port of the job "vkwatch", scraped every
+	// Interval (default 100 ms), each scrape given as long.
+	Targets  []string
+	Interval time.Duration
+	// Jobs, when set, are more scrape_configs entries (YAML list items,
+	// indented by two spaces).
+	Jobs string
+	// Native scrapes native histograms (--enable-feature=native-histograms,
 	// Prometheus 2.40+): it then keeps a histogram's native buckets, not
 	// its classic ones.
-	native bool
-	// rules, when set, is a rule file it loads.
-	rules []byte
-	// consoles, when set, is a directory of console templates it serves
+	Native bool
+	// Rules, when set, is a rule file it loads.
+	Rules []byte
+	// Consoles, when set, is a directory of console templates it serves
 	// at /consoles/.
-	consoles string
+	Consoles string
 }
 
-// startPrometheus starts Prometheus scraping target (host:port) and
-// evaluating its rules every 100 ms, and waits until it is ready. It
-// fails the test when Prometheus is not installed or does not start: it
-// is never skipped.
-func startPrometheus(t *testing.T, target string, pc promConfig) *promServer {
+// Start starts Prometheus scraping pc's targets and evaluating its rules
+// every 100 ms, and waits until it is ready. It fails the test when
+// Prometheus is not installed or does not start: it is never skipped.
+func Start(t *testing.T, pc Config) *Server {
 	t.Helper()
 	bin, err := exec.LookPath("prometheus")
 	if err != nil {
@@ -51,17 +61,20 @@ func startPrometheus(t *testing.T, target string, pc promConfig) *promServer {
 	}
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "prometheus.yml")
+	every := cmp.Or(pc.Interval, 100*time.Millisecond)
 	cfg := fmt.Sprintf(`global:
   scrape_interval: 100ms
   scrape_timeout: 100ms
   evaluation_interval: 100ms
 scrape_configs:
   - job_name: vkwatch
+    scrape_interval: %s
+    scrape_timeout: %s
     static_configs:
-      - targets: [%q]
-`, target)
-	if pc.rules != nil {
-		if err := os.WriteFile(filepath.Join(dir, "rules.yml"), pc.rules, 0o600); err != nil {
+      - targets: [%s]
+`, model(every), model(every), quoteAll(pc.Targets)) + pc.Jobs
+	if pc.Rules != nil {
+		if err := os.WriteFile(filepath.Join(dir, "rules.yml"), pc.Rules, 0o600); err != nil {
 			t.Fatal(err)
 		}
 		cfg += "rule_files: [rules.yml]\n"
@@ -71,17 +84,17 @@ scrape_configs:
 	}
 	port := servertest.FreePort(t)
 	listen := "127.0.0.1:" + strconv.Itoa(port)
-	p := &promServer{name: "classic", base: "http://" + listen, consoles: pc.consoles, log: &servertest.Output{Limit: 1 << 16}}
-	if pc.native {
-		p.name = "native"
+	p := &Server{Name: "classic", Base: "http://" + listen, Consoles: pc.Consoles, log: &servertest.Output{Limit: 1 << 16}}
+	if pc.Native {
+		p.Name = "native"
 	}
 	args := []string{"--config.file=" + conf, "--storage.tsdb.path=" + filepath.Join(dir, "data"),
 		"--web.listen-address=" + listen, "--log.level=warn"}
-	if pc.native {
+	if pc.Native {
 		args = append(args, "--enable-feature=native-histograms")
 	}
-	if pc.consoles != "" {
-		args = append(args, "--web.console.templates="+pc.consoles, "--web.console.libraries="+pc.consoles)
+	if pc.Consoles != "" {
+		args = append(args, "--web.console.templates="+pc.Consoles, "--web.console.libraries="+pc.Consoles)
 	}
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
@@ -98,12 +111,24 @@ scrape_configs:
 	return p
 }
 
+// model is d as a Prometheus duration (whole milliseconds).
+func model(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + "ms" }
+
+// quoteAll is targets as the items of a YAML flow list.
+func quoteAll(targets []string) string {
+	q := make([]string, len(targets))
+	for i, t := range targets {
+		q[i] = strconv.Quote(t)
+	}
+	return strings.Join(q, ", ")
+}
+
 // waitReady polls /-/ready until Prometheus answers 200, within a minute.
-func (p *promServer) waitReady(t *testing.T, exited <-chan struct{}) {
+func (p *Server) waitReady(t *testing.T, exited <-chan struct{}) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		resp, err := http.Get(p.base + "/-/ready")
+		resp, err := http.Get(p.Base + "/-/ready")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -122,17 +147,17 @@ func (p *promServer) waitReady(t *testing.T, exited <-chan struct{}) {
 	}
 }
 
-// sample is one series of an instant query's answer.
-type sample struct {
+// Sample is one series of an instant query's answer.
+type Sample struct {
 	Labels map[string]string
 	Value  float64
 }
 
-// api GETs path?params from Prometheus's HTTP API and decodes its data
+// API GETs path?params from Prometheus's HTTP API and decodes its data
 // into data, failing the test on any error.
-func (p *promServer) api(t *testing.T, path string, params url.Values, data any) {
+func (p *Server) API(t *testing.T, path string, params url.Values, data any) {
 	t.Helper()
-	resp, err := http.Get(p.base + path + "?" + params.Encode())
+	resp, err := http.Get(p.Base + path + "?" + params.Encode())
 	if err != nil {
 		t.Fatalf("%s %v: %v", path, params, err)
 	}
@@ -153,8 +178,8 @@ func (p *promServer) api(t *testing.T, path string, params url.Values, data any)
 	}
 }
 
-// query runs an instant PromQL query whose answer is floats.
-func (p *promServer) query(t *testing.T, q string) []sample {
+// Query runs an instant PromQL query whose answer is floats.
+func (p *Server) Query(t *testing.T, q string) []Sample {
 	t.Helper()
 	var data struct {
 		Result []struct {
@@ -162,38 +187,38 @@ func (p *promServer) query(t *testing.T, q string) []sample {
 			Value  [2]any            `json:"value"`
 		} `json:"result"`
 	}
-	p.api(t, "/api/v1/query", url.Values{"query": {q}}, &data)
-	out := make([]sample, 0, len(data.Result))
+	p.API(t, "/api/v1/query", url.Values{"query": {q}}, &data)
+	out := make([]Sample, 0, len(data.Result))
 	for _, r := range data.Result {
 		s, _ := r.Value[1].(string)
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil {
 			t.Fatalf("query %s: value %v: %v", q, r.Value[1], err)
 		}
-		out = append(out, sample{Labels: r.Metric, Value: v})
+		out = append(out, Sample{Labels: r.Metric, Value: v})
 	}
 	return out
 }
 
-// one waits until q answers exactly one series and returns it.
-func (p *promServer) one(t *testing.T, q string, within time.Duration) sample {
+// One waits until q answers exactly one series and returns it.
+func (p *Server) One(t *testing.T, q string, within time.Duration) Sample {
 	t.Helper()
-	var got []sample
+	var got []Sample
 	servertest.WaitFor(t, within, "Prometheus to answer "+q, func() bool {
-		got = p.query(t, q)
+		got = p.Query(t, q)
 		return len(got) == 1
 	})
 	return got[0]
 }
 
-// reaches waits until q answers one series at or above min, and fails
+// Reaches waits until q answers one series at or above min, and fails
 // with what it last answered if a minute goes by first.
-func (p *promServer) reaches(t *testing.T, q string, min float64, what string) {
+func (p *Server) Reaches(t *testing.T, q string, min float64, what string) {
 	t.Helper()
-	var last []sample
+	var last []Sample
 	deadline := time.Now().Add(time.Minute)
 	for {
-		last = p.query(t, q)
+		last = p.Query(t, q)
 		if len(last) == 1 && last[0].Value >= min {
 			return
 		}
@@ -205,9 +230,9 @@ func (p *promServer) reaches(t *testing.T, q string, min float64, what string) {
 	}
 }
 
-// points is how many series and points (floats or native histograms) a
+// Points is how many series and points (floats or native histograms) a
 // range query answers from start to now, a step every 200 ms.
-func (p *promServer) points(t *testing.T, q string, start time.Time) (series, points int) {
+func (p *Server) Points(t *testing.T, q string, start time.Time) (series, points int) {
 	t.Helper()
 	var data struct {
 		Result []struct {
@@ -216,7 +241,7 @@ func (p *promServer) points(t *testing.T, q string, start time.Time) (series, po
 		} `json:"result"`
 	}
 	now := time.Now()
-	p.api(t, "/api/v1/query_range", url.Values{"query": {q}, "step": {"0.2"},
+	p.API(t, "/api/v1/query_range", url.Values{"query": {q}, "step": {"0.2"},
 		"start": {strconv.FormatInt(start.Unix(), 10)}, "end": {strconv.FormatInt(now.Unix()+1, 10)}}, &data)
 	for _, r := range data.Result {
 		points += len(r.Values) + len(r.Histograms)
@@ -224,23 +249,23 @@ func (p *promServer) points(t *testing.T, q string, start time.Time) (series, po
 	return len(data.Result), points
 }
 
-// alert is one of Prometheus's active alerts.
-type alert struct {
+// Alert is one of Prometheus's active alerts.
+type Alert struct {
 	Labels      map[string]string `json:"labels"`
 	Annotations map[string]string `json:"annotations"`
 	State       string            `json:"state"`
 	Value       string            `json:"value"`
 }
 
-// firing waits until the alert called name fires, and returns it.
-func (p *promServer) firing(t *testing.T, name string, within time.Duration) alert {
+// Firing waits until the alert called name fires, and returns it.
+func (p *Server) Firing(t *testing.T, name string, within time.Duration) Alert {
 	t.Helper()
-	var got alert
+	var got Alert
 	servertest.WaitFor(t, within, name+" to fire", func() bool {
 		var data struct {
-			Alerts []alert `json:"alerts"`
+			Alerts []Alert `json:"alerts"`
 		}
-		p.api(t, "/api/v1/alerts", nil, &data)
+		p.API(t, "/api/v1/alerts", nil, &data)
 		for _, a := range data.Alerts {
 			if a.Labels["alertname"] == name && a.State == "firing" {
 				got = a
@@ -252,12 +277,12 @@ func (p *promServer) firing(t *testing.T, name string, within time.Duration) ale
 	return got
 }
 
-// fired waits until Prometheus's ALERTS series shows the alert called
+// Fired waits until Prometheus's ALERTS series shows the alert called
 // name firing at some time in the last 15 minutes (for an alert that may
 // have ended already: a condition of a save that ran), and returns its
 // labels.
-func (p *promServer) fired(t *testing.T, name string, within time.Duration) map[string]string {
+func (p *Server) Fired(t *testing.T, name string, within time.Duration) map[string]string {
 	t.Helper()
 	q := fmt.Sprintf(`max_over_time(ALERTS{alertname=%q,alertstate="firing"}[15m])`, name)
-	return p.one(t, q, within).Labels
+	return p.One(t, q, within).Labels
 }
