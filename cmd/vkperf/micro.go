@@ -21,8 +21,7 @@ const microCount = 5
 var microBenchmarks = []struct{ pkg, regex string }{
 	{"./source", "^BenchmarkParseInfoInto$"},
 	{"./source/probe", "^Benchmark(ProbePing|ProbeSummary)$"},
-	{"./ui", "^BenchmarkFrame(|Scroll|View)$"},
-	{"./cmd/vkwatch", "^BenchmarkBatcherFlood$"},
+	{"./ui", "^Benchmark(Frame(|Scroll|View)|PumpFlood)$"},
 }
 
 // benchLine is one result line of go test -bench: metric unit -> value.
@@ -124,10 +123,10 @@ func microChecks(get func(name, metric string) summary) []check {
 	parseAllocs := get("BenchmarkParseInfoInto", "allocs/op")
 	ping := get("BenchmarkProbePing", "ns/op")
 	pingAllocs := get("BenchmarkProbePing", "allocs/op")
-	fps := get("BenchmarkBatcherFlood", "frames/s")
-	perFrame := get("BenchmarkBatcherFlood", "max_events/frame")
-	wait := get("BenchmarkBatcherFlood", "max_wait_ms")
-	flood := get("BenchmarkBatcherFlood", "ns/op")
+	fps := get("BenchmarkPumpFlood", "frames/s")
+	perFrame := get("BenchmarkPumpFlood", "max_events/frame")
+	wait := get("BenchmarkPumpFlood", "max_wait_ms")
+	flood := get("BenchmarkPumpFlood", "ns/op")
 	µs := func(ns float64) string { return fmt.Sprintf("%.0f µs", ns/1e3) }
 	return []check{
 		{

@@ -35,7 +35,7 @@ func TestParseBenchCSV(t *testing.T) {
 func TestParseGoBench(t *testing.T) {
 	out := `goos: linux
 BenchmarkParseInfoInto-2   	  437922	      3586 ns/op	1228.24 MB/s	       0 B/op	       0 allocs/op
-BenchmarkBatcherFlood-2   	 2444229	       903.2 ns/op	        19.59 frames/s	       124.8 max_drawn_ms	     87557 max_events/frame
+BenchmarkPumpFlood-2   	 2444229	       903.2 ns/op	        19.59 frames/s	       124.8 max_drawn_ms	     87557 max_events/frame
 BenchmarkFrame	100	1000 ns/op
 PASS
 `
@@ -46,7 +46,7 @@ PASS
 	if got[0].name != "BenchmarkParseInfoInto" || got[0].metrics["ns/op"] != 3586 || got[0].metrics["allocs/op"] != 0 {
 		t.Errorf("got %+v", got[0])
 	}
-	if got[1].name != "BenchmarkBatcherFlood" || got[1].metrics["frames/s"] != 19.59 || got[1].metrics["max_events/frame"] != 87557 {
+	if got[1].name != "BenchmarkPumpFlood" || got[1].metrics["frames/s"] != 19.59 || got[1].metrics["max_events/frame"] != 87557 {
 		t.Errorf("got %+v", got[1])
 	}
 	if got[2].name != "BenchmarkFrame" || got[2].metrics["ns/op"] != 1000 {

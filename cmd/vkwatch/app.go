@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/vkwatch/vkwatch/source/inert"
+	"github.com/vkwatch/vkwatch/ui/tty"
 )
 
 // version is set at build time with -ldflags "-X main.version=..." (a
@@ -108,7 +109,7 @@ func newApp() *app {
 		isTTY:  func() bool { return term.IsTerminal(int(os.Stdout.Fd())) },
 		errTTY: func() bool { return term.IsTerminal(int(os.Stderr.Fd())) },
 		readPassword: func(ctx context.Context, prompt string) ([]byte, error) {
-			return askPassword(ctx, os.Stdin, os.Stderr, prompt)
+			return tty.AskPassword(ctx, os.Stdin, os.Stderr, prompt)
 		},
 	}
 }

@@ -2,14 +2,15 @@ package main
 
 import (
 	"strconv"
-	"strings"
 
 	"github.com/spf13/pflag"
+
+	"github.com/vkwatch/vkwatch/ui/tty"
 )
 
 // asciiFlag is --ascii: the screen in ASCII only (charts, bars, borders
 // and marks), for terminals and fonts that cannot show braille or UTF-8.
-// Not given, vkwatch decides by the terminal (needsASCII); --ascii=false
+// Not given, vkwatch decides by the terminal (tty.NeedsASCII); --ascii=false
 // keeps braille whatever the environment says.
 type asciiFlag struct{ on, set bool }
 
@@ -35,25 +36,5 @@ func (f asciiFlag) screen(getenv func(string) string) bool {
 	if f.set {
 		return f.on
 	}
-	return needsASCII(getenv)
-}
-
-// needsASCII reports whether the terminal cannot show braille: TERM=dumb
-// (no cursor addressing, no promise of any glyph), or a locale that is
-// set and not UTF-8 (LC_ALL, else LC_CTYPE, else LANG, as setlocale reads
-// them; "C" and "POSIX" included): the terminal then expects bytes that
-// UTF-8 braille would garble. No locale set at all says nothing about the
-// terminal (a container's shell, ssh without SendEnv): braille stays, and
-// --ascii is there.
-func needsASCII(getenv func(string) string) bool {
-	if getenv("TERM") == "dumb" {
-		return true
-	}
-	for _, k := range []string{"LC_ALL", "LC_CTYPE", "LANG"} {
-		if v := getenv(k); v != "" {
-			v = strings.ToLower(v)
-			return !strings.Contains(v, "utf-8") && !strings.Contains(v, "utf8")
-		}
-	}
-	return false
+	return tty.NeedsASCII(getenv)
 }

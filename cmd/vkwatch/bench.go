@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/bench/result"
 	"github.com/vkwatch/vkwatch/source/cluster"
 	"github.com/vkwatch/vkwatch/source/inert"
+	"github.com/vkwatch/vkwatch/source/live"
 	"github.com/vkwatch/vkwatch/source/procmem"
 	"github.com/vkwatch/vkwatch/source/record"
 )
@@ -156,7 +156,7 @@ func (a *app) runBench(ctx context.Context, cf *connFlags, bf *benchFlags, args 
 			}
 			servers[i] = record.ServerInfo{Node: node, Addr: t.Save.String()}
 		}
-		rec, err := openRecording(bf.record, record.JSONL, cfg.Clock.Epoch(), settings, servers)
+		rec, err := live.Record(bf.record, record.JSONL, record.Header{VKWatch: vkwatchVersion(), Epoch: cfg.Clock.Epoch(), Settings: settings, Servers: servers})
 		if err != nil {
 			return err
 		}
@@ -176,7 +176,7 @@ func (a *app) runBench(ctx context.Context, cf *connFlags, bf *benchFlags, args 
 		if re.Run != nil {
 			return keyspaceRefusal(re.Run, "bench")
 		}
-		if werr := writeBench(a.stdout, bf.json, sums); werr != nil {
+		if werr := result.Write(a.stdout, bf.json, sums); werr != nil {
 			return werr
 		}
 		return withCode(exitError, errors.New("the server's bgsave-default-method was not put back (above)"))
@@ -184,19 +184,7 @@ func (a *app) runBench(ctx context.Context, cf *connFlags, bf *benchFlags, args 
 	if err != nil {
 		return keyspaceRefusal(err, "bench")
 	}
-	return writeBench(a.stdout, bf.json, sums)
-}
-
-// writeBench prints a bench's results: --json, else the table (one
-// table a server, one after the other, for more than two).
-func writeBench(w io.Writer, asJSON bool, sums []result.Summary) error {
-	switch {
-	case asJSON:
-		return result.WriteJSON(w, sums)
-	case len(sums) > 2:
-		return result.WriteTables(w, sums)
-	}
-	return result.WriteTable(w, sums)
+	return result.Write(a.stdout, bf.json, sums)
 }
 
 // benchTargets are the servers bench runs on: the addresses given, those
@@ -220,7 +208,7 @@ func (a *app) benchTargets(ctx context.Context, cf *connFlags, bf *benchFlags, a
 		if len(bf.methods) > 0 && len(eps) != 1 {
 			return nil, usageErr("--methods saves one server both ways: give one server, not %d", len(eps))
 		}
-		if err := a.reach(ctx, eps); err != nil {
+		if err := live.Reach(ctx, a.stderr, eps); err != nil {
 			return nil, err
 		}
 		targets := make([]bench.Target, len(eps))

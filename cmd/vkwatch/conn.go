@@ -6,17 +6,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/vkwatch/vkwatch/source"
-	"github.com/vkwatch/vkwatch/source/fleet"
-	"github.com/vkwatch/vkwatch/source/inert"
 	"github.com/vkwatch/vkwatch/source/load"
-	"github.com/vkwatch/vkwatch/source/watch"
 )
 
 // connFlags are valkey-cli's connection conventions, on the commands that
@@ -188,11 +183,10 @@ func (a *app) endpoints(ctx context.Context, f *connFlags, addrs []string) ([]so
 	if err != nil {
 		return nil, err
 	}
-	cred := &credentials{ctx: ctx, a: a, f: f}
-	cred.prompt = cred.askPrompt(parsed)
+	cred := a.credentials(ctx, f, parsed)
 	eps := make([]source.Endpoint, 0, len(parsed))
 	for _, ep := range parsed {
-		if err := cred.fill(&ep); err != nil {
+		if err := cred.Fill(&ep); err != nil {
 			return nil, err
 		}
 		if err := f.apply(&ep); err != nil {
@@ -239,96 +233,30 @@ func (f *connFlags) servers(addrs []string) ([]source.Endpoint, error) {
 	return parsed, nil
 }
 
-// credentials gives each server its password and user, valkey-cli's way:
-// a password from -a, the URL, --askpass (asked once for all), then
-// VALKEYCLI_AUTH, REDISCLI_AUTH; a user from --user, the URL, then
-// VALKEYCLI_USER. A password on the command line is warned of, once,
-// unless --no-auth-warning.
-type credentials struct {
-	ctx    context.Context
-	a      *app
-	f      *connFlags
-	warned bool
-	asked  *string
-	// prompt is --askpass's question: for whom, on which servers.
-	prompt string
-}
-
-// askPrompt is --askpass's prompt: the user and the servers the password
-// is for (those without one in their URL), as valkey-cli would name them
-// (user@host:port, "default" where no user is given), two at most and how
-// many more: "Password for default@10.0.0.5:6379 and default@10.0.0.6:6379: ".
-func (c *credentials) askPrompt(eps []source.Endpoint) string {
-	var who []string
-	for _, ep := range eps {
-		if ep.Password != "" {
-			continue
-		}
-		user := c.user(ep)
-		if user == "" {
-			user = "default"
-		}
-		who = append(who, user+"@"+ep.Addr)
+// credentials give each server the password and user of the flags and
+// the environment (source.Credentials); --askpass asks once, naming eps.
+// A password on the command line is warned of, once, unless
+// --no-auth-warning.
+func (a *app) credentials(ctx context.Context, f *connFlags, eps []source.Endpoint) *source.Credentials {
+	c := &source.Credentials{Password: f.pass, User: f.user, Getenv: a.getenv}
+	if !f.noAuthWarning {
+		c.Warn = func() { fmt.Fprintln(a.stderr, passwordWarning) }
 	}
-	switch {
-	case len(who) == 0:
-		return "Password: "
-	case len(who) > 2:
-		return fmt.Sprintf("Password for %s, %s and %d more: ", who[0], who[1], len(who)-2)
-	}
-	return "Password for " + strings.Join(who, " and ") + ": "
-}
-
-// user is the ACL user ep connects as: --user, the URL's, then
-// VALKEYCLI_USER; empty for the default user.
-func (c *credentials) user(ep source.Endpoint) string {
-	switch {
-	case c.f.user != "":
-		return c.f.user
-	case ep.Username != "":
-		return ep.Username
-	}
-	return c.a.getenv("VALKEYCLI_USER")
-}
-
-func (c *credentials) warn() {
-	if !c.warned && !c.f.noAuthWarning {
-		fmt.Fprintln(c.a.stderr, passwordWarning)
-		c.warned = true
-	}
-}
-
-func (c *credentials) fill(ep *source.Endpoint) error {
-	a, f := c.a, c.f
-	if ep.Password != "" {
-		c.warn()
-	}
-	switch {
-	case f.pass != "":
-		c.warn()
-		ep.Password = f.pass
-	case ep.Password != "":
-	case f.askpass:
-		if c.asked == nil {
-			p, err := a.readPassword(c.ctx, c.prompt)
+	if f.askpass {
+		prompt := c.Prompt(eps)
+		c.Ask = func() (string, error) {
+			p, err := a.readPassword(ctx, prompt)
 			fmt.Fprintln(a.stderr)
-			if c.ctx.Err() != nil {
-				return context.Cause(c.ctx) // ctrl+c at the prompt
+			if ctx.Err() != nil {
+				return "", context.Cause(ctx) // ctrl+c at the prompt
 			}
 			if err != nil {
-				return usageErr("--askpass: cannot read a password from the terminal: %v", err)
+				return "", usageErr("--askpass: cannot read a password from the terminal: %v", err)
 			}
-			pw := strings.TrimRight(string(p), "\r\n")
-			c.asked = &pw
+			return strings.TrimRight(string(p), "\r\n"), nil
 		}
-		ep.Password = *c.asked
-	case a.getenv("VALKEYCLI_AUTH") != "":
-		ep.Password = a.getenv("VALKEYCLI_AUTH")
-	case a.getenv("REDISCLI_AUTH") != "":
-		ep.Password = a.getenv("REDISCLI_AUTH")
 	}
-	ep.Username = c.user(*ep)
-	return nil
+	return c
 }
 
 // apply sets on ep what the flags say of every server: the database and
@@ -358,73 +286,6 @@ func (f *connFlags) apply(ep *source.Endpoint) error {
 	return nil
 }
 
-// reach connects to each server once, as a watcher does, so that a server
-// that cannot be reached is the connect exit status, in the monitor's
-// words, before any work starts; then warns of a password given to a
-// server that has none.
-func (a *app) reach(ctx context.Context, eps []source.Endpoint) error {
-	clock := source.NewClock()
-	var errs []error
-	for _, ep := range eps {
-		w := watch.New(ep.Node(), ep, clock, watch.Config{ConnectTimeout: defaultConnectTimeout})
-		_, err := w.Connect(ctx)
-		w.Close()
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if len(errs) > 0 {
-		return withCode(exitConnect, errors.Join(errs...))
-	}
-	a.warnNoPassword(ctx, eps)
-	return nil
-}
-
-// warnNoPassword gives valkey-cli's warning where a password was given to
-// a server that asks for none. valkey-cli sends AUTH with the password
-// alone; such a server answers "ERR AUTH <password> called without any
-// password configured for the default user. Are you sure your
-// configuration is correct?", and valkey-cli prints "AUTH failed: " and
-// that answer, and goes on. vkwatch authenticates with HELLO's AUTH
-// default PASSWORD, which a server without a password (its default user
-// nopass) accepts without a word: so it asks each server the way
-// valkey-cli does, once, on a connection of its own without credentials,
-// after the server answered vkwatch's own. A user named (--user, the URL,
-// VALKEYCLI_USER) has a password of its own: nothing to warn of. Only the
-// servers given are asked (a cluster's seed, not every node).
-func (a *app) warnNoPassword(ctx context.Context, eps []source.Endpoint) {
-	for _, ep := range eps {
-		if ep.Password == "" || ep.Username != "" {
-			continue
-		}
-		opts, err := watch.RedisOptions(ep)
-		if err != nil {
-			continue
-		}
-		opts.Password, opts.DB = "", 0
-		opts.DialTimeout, opts.ReadTimeout, opts.MaxRetries = defaultConnectTimeout, defaultConnectTimeout, -1
-		c := redis.NewClient(opts)
-		err = c.Do(ctx, "AUTH", ep.Password).Err()
-		c.Close()
-		var rerr redis.Error
-		if errors.As(err, &rerr) && strings.Contains(err.Error(), "without any password configured") {
-			fmt.Fprintf(a.stderr, "Warning: %s: AUTH failed: %s\n", inert.Text(ep.String()), inert.Text(clip(err.Error(), 300)))
-		}
-	}
-}
-
-// clip cuts what a server said to at most n bytes.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
-
-// defaultConnectTimeout is --connect-timeout's default, and how long a
-// command without it waits for a server at start.
-const defaultConnectTimeout = 3 * time.Second
-
 // keyspaceRefusal turns a *load.KeyspaceError into the usage error (exit
 // 2) the user sees, in one line: what is missing and how to preload it.
 // bench offers its own --preload, load its default preload (without
@@ -445,26 +306,4 @@ func keyspaceRefusal(err error, own string) error {
 		return usageErr("%v: leave out --skip-preload to preload it", err)
 	}
 	return usageErr("%v: preload it first with %s", err, cmd)
-}
-
-// connectFleet finds the fleet's nodes and connects to each, as watch and
-// save both begin. One node that answers is enough to go on (the others
-// show their error in their place); when none does, the error is every
-// node's, with the connect exit status.
-func connectFleet(ctx context.Context, f *fleet.Fleet) (source.Topology, []fleet.Connected, error) {
-	top, err := f.Start(ctx)
-	if err != nil {
-		return source.Topology{}, nil, withCode(exitConnect, err)
-	}
-	conns := f.Connect(ctx)
-	var errs []error
-	for _, c := range conns {
-		if c.Err != nil {
-			errs = append(errs, c.Err)
-		}
-	}
-	if len(errs) == len(conns) {
-		return top, conns, withCode(exitConnect, errors.Join(errs...))
-	}
-	return top, conns, nil
 }

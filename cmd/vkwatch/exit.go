@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/vkwatch/vkwatch/source/live"
 )
 
 // Exit statuses: one table for every command, printed by --help (see
@@ -69,6 +71,10 @@ func codeOf(err error) int {
 	var e *exitErr
 	if errors.As(err, &e) {
 		return e.code
+	}
+	var unreachable *live.UnreachableError
+	if errors.As(err, &unreachable) {
+		return exitConnect
 	}
 	return exitError
 }

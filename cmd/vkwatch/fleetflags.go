@@ -3,15 +3,13 @@ package main
 import (
 	"context"
 	"errors"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/vkwatch/vkwatch/source"
-	"github.com/vkwatch/vkwatch/source/fleet"
 	"github.com/vkwatch/vkwatch/source/nodefile"
+	"github.com/vkwatch/vkwatch/source/observer"
 	"github.com/vkwatch/vkwatch/source/shard"
 )
 
@@ -64,7 +62,7 @@ func (f *fleetFlags) validate(cf *connFlags, cluster string, addrs []string) err
 		f.share = s
 	}
 	if f.maxObserverText != "" {
-		v, err := parseShare(f.maxObserverText)
+		v, err := observer.ParseShare(f.maxObserverText)
 		if err != nil {
 			return usageErr("--max-observer-cost %q: %v", f.maxObserverText, err)
 		}
@@ -73,44 +71,30 @@ func (f *fleetFlags) validate(cf *connFlags, cluster string, addrs []string) err
 	return nil
 }
 
-// parseShare reads a share of a core: "1%" or "0.01"; 0 is off.
-func parseShare(s string) (float64, error) {
-	t := strings.TrimSpace(s)
-	div := 1.0
-	if p, ok := strings.CutSuffix(t, "%"); ok {
-		t, div = p, 100
-	}
-	v, err := strconv.ParseFloat(t, 64)
-	switch {
-	case err != nil:
-		return 0, errors.New("want a share such as 1% or 0.01 (0: no limit)")
-	case v < 0 || v/div > 1:
-		return 0, errors.New("a share is 0 to 100% of a core")
-	}
-	return v / div, nil
-}
-
 // nodesParser reads a nodes file's lines as the command line's addresses
 // are read, each with the credentials and TLS the flags give (a password
 // in the file is not on the command line: no warning). After start no
 // line may need --askpass's prompt: a UI is on the terminal then.
 func (a *app) nodesParser(ctx context.Context, cf *connFlags) (parse nodefile.Parse, started func()) {
-	cred := &credentials{ctx: ctx, a: a, f: cf, warned: cf.pass == ""}
-	live := false
+	cred := a.credentials(ctx, cf, nil)
+	if cf.pass == "" {
+		cred.Warn = nil
+	}
+	afterStart := false
 	parse = func(addr string) (source.Endpoint, error) {
 		ep, err := source.ParseAddress(addr)
 		if err != nil {
 			return ep, err
 		}
-		if live && cf.askpass && ep.Password == "" && cred.asked == nil {
+		if afterStart && cf.askpass && ep.Password == "" && !cred.Asked() {
 			return ep, errors.New("needs --askpass's password, which was not asked at start: give it in the line's URL")
 		}
-		if err := cred.fill(&ep); err != nil {
+		if err := cred.Fill(&ep); err != nil {
 			return ep, err
 		}
 		return ep, cf.apply(&ep)
 	}
-	return parse, func() { live = true }
+	return parse, func() { afterStart = true }
 }
 
 // readNodes reads --nodes at start: a bad file is a usage error (exit 2)
@@ -136,24 +120,4 @@ func (a *app) nodesOnce(ctx context.Context, cf *connFlags, path string, args []
 	}
 	l, _, err := a.readNodes(ctx, cf, path)
 	return l.Endpoints, err
-}
-
-// followNodes is a fleet's Follow for --nodes: the file re-read when it
-// changes, each good list the fleet's members, a bad one said and the
-// members kept.
-func followNodes(path string, parse nodefile.Parse, from nodefile.List) func(context.Context, func([]fleet.Member, error)) {
-	return func(ctx context.Context, update func([]fleet.Member, error)) {
-		nodefile.Follow(ctx, path, nodesPoll, parse, from,
-			func(eps []source.Endpoint) { update(membersOf(eps), nil) },
-			func(err error) { update(nil, err) })
-	}
-}
-
-// membersOf are fleet members of endpoints, each its own node.
-func membersOf(eps []source.Endpoint) []fleet.Member {
-	ms := make([]fleet.Member, len(eps))
-	for i, ep := range eps {
-		ms[i] = fleet.Member{ID: ep.Node(), Endpoint: ep}
-	}
-	return ms
 }

@@ -3,17 +3,17 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/progress"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/inert"
+	"github.com/vkwatch/vkwatch/source/live"
 	"github.com/vkwatch/vkwatch/source/load"
 	"github.com/vkwatch/vkwatch/source/watch"
+	"github.com/vkwatch/vkwatch/ui/plain"
 )
 
 type loadFlags struct {
@@ -72,7 +72,7 @@ func (a *app) runLoad(ctx context.Context, cf *connFlags, lf *loadFlags, addrs [
 		if err := a.preloadShown(ctx, eps[0], opts, cfg); err != nil {
 			return err
 		}
-		a.warnNoPassword(ctx, eps) // the server answered the preload
+		live.WarnNoPassword(ctx, a.stderr, eps) // the server answered the preload
 	}
 	if lf.writers == 0 {
 		return nil
@@ -85,7 +85,7 @@ func (a *app) runLoad(ctx context.Context, cf *connFlags, lf *loadFlags, addrs [
 		if err := k.Check(eps[0].String()); err != nil {
 			return keyspaceRefusal(err, "load")
 		}
-		a.warnNoPassword(ctx, eps) // the server answered the check
+		live.WarnNoPassword(ctx, a.stderr, eps) // the server answered the check
 	}
 	w, err := load.StartWriters(ctx, opts, cfg)
 	if err != nil {
@@ -93,84 +93,19 @@ func (a *app) runLoad(ctx context.Context, cf *connFlags, lf *loadFlags, addrs [
 	}
 	defer w.Stop()
 	fmt.Fprintf(a.stderr, "%d writers running against %s; ctrl+c to stop\n", lf.writers, inert.Text(eps[0].String()))
-	a.showWriters(ctx, w)
+	plain.Writers(ctx, a.stderr, a.errTTY(), w)
 	return nil
 }
 
-// plainEvery is how often progress that a terminal would see redrawn in
-// place is written as a line of its own where stderr is a file or a pipe.
-const plainEvery = 10 * time.Second
-
-// showWriters prints the writers' SET rate until ctx ends, then what they
-// did in all: on a terminal once a second, on one line rewritten in
-// place; to a file or a pipe, a plain line every plainEvery (no \r).
-func (a *app) showWriters(ctx context.Context, w *load.Writers) {
-	tty := a.errTTY()
-	every, cr, end := time.Second, "\r", "\n"
-	if !tty {
-		every, cr, end = plainEvery, "", ""
-	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	prev, prevT := w.Ops(), time.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			fmt.Fprintf(a.stderr, "%sstopped after %d SETs (%d errors)\n", end, w.Ops(), w.Errors())
-			return
-		case now := <-t.C:
-			ops := w.Ops()
-			msg := fmt.Sprintf("%s%8.0f SET/s  total %d", cr, float64(ops-prev)/now.Sub(prevT).Seconds(), ops)
-			if m := w.Misses(); m > 0 {
-				msg += fmt.Sprintf("  %d found no key", m)
-			}
-			if e := w.LastError(); e != nil {
-				msg += fmt.Sprintf("  errors %d (last: %s)", w.Errors(), inert.Text(e.Error()))
-			}
-			if !tty {
-				msg = strings.TrimLeft(msg, " ") + "\n"
-			}
-			fmt.Fprint(a.stderr, msg)
-			prev, prevT = ops, now
-		}
-	}
-}
-
-// preloadShown fills the keyspace and says how long it took; meanwhile,
-// on a terminal, a progress bar and the rate redrawn in place, and to a
-// file or a pipe a plain line every plainEvery (no bar, no \r).
+// preloadShown fills the keyspace and says how long it took; meanwhile
+// its progress (ui/plain).
 func (a *app) preloadShown(ctx context.Context, ep source.Endpoint, opts *redis.Options, cfg load.Config) error {
-	tty := a.errTTY()
-	bar := progress.New(progress.WithWidth(40), progress.WithoutPercentage())
-	start := time.Now()
-	last, lastAt := "", start
-	err := load.Preload(ctx, opts, cfg, func(done, total int) {
-		now := time.Now()
-		el := now.Sub(start).Seconds()
-		rate := 0.0
-		if el > 0 {
-			rate = float64(done) / el
-		}
-		pct := 100 * float64(done) / float64(total)
-		if !tty {
-			if now.Sub(lastAt) >= plainEvery {
-				fmt.Fprintf(a.stderr, "preload %.0f%% %d/%d keys  %.0f keys/s\n", pct, done, total, rate)
-				lastAt = now
-			}
-			return
-		}
-		line := fmt.Sprintf("\rpreload %s %3.0f%% %d/%d keys  %.0f keys/s", bar.ViewAs(float64(done)/float64(total)), pct, done, total, rate)
-		if line != last {
-			fmt.Fprint(a.stderr, line)
-			last = line
-		}
-	})
-	if tty {
-		fmt.Fprintln(a.stderr) // ends the line redrawn in place
-	}
+	p := plain.NewPreload(a.stderr, a.errTTY())
+	err := load.Preload(ctx, opts, cfg, p.Update)
+	took := p.End()
 	if err != nil {
 		return withCode(exitConnect, fmt.Errorf("%s: preload: %w", ep, err))
 	}
-	fmt.Fprintf(a.stderr, "preloaded %d keys of %d bytes under %q in %s\n", cfg.Keys, cfg.ValueSize, cfg.Prefix, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(a.stderr, "preloaded %d keys of %d bytes under %q in %s\n", cfg.Keys, cfg.ValueSize, cfg.Prefix, took.Round(time.Millisecond))
 	return nil
 }

@@ -7,21 +7,17 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/pflag"
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/fleet"
 	"github.com/vkwatch/vkwatch/source/inert"
+	"github.com/vkwatch/vkwatch/source/live"
 	"github.com/vkwatch/vkwatch/source/load"
-	"github.com/vkwatch/vkwatch/source/metrics"
 	"github.com/vkwatch/vkwatch/source/nodefile"
-	"github.com/vkwatch/vkwatch/source/procmem"
 	"github.com/vkwatch/vkwatch/source/record"
 	"github.com/vkwatch/vkwatch/source/watch"
 	"github.com/vkwatch/vkwatch/ui"
@@ -60,7 +56,7 @@ func (f *monitorFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.pingInterval, "ping-interval", 0, "PING probe interval per server, on its own connection "+
 		"(default 2ms; with more than two servers longer, to keep about 1,000 PINGs a second in all)")
 	fs.DurationVar(&f.history, "history", 2*time.Minute, "how much time the charts keep")
-	fs.DurationVar(&f.connectTimeout, "connect-timeout", defaultConnectTimeout, "how long to wait for a server to answer at start")
+	fs.DurationVar(&f.connectTimeout, "connect-timeout", live.DefaultConnectTimeout, "how long to wait for a server to answer at start")
 	fs.IntVar(&f.writers, "writers", 0, "run W writers per watched server, overwriting random existing keys under the vkwatch: prefix (0: write nothing)")
 	fs.IntVar(&f.keys, "keys", 1_000_000, "keyspace the writers overwrite (vkwatch:0 .. vkwatch:N-1; it must exist: see vkwatch load)")
 	fs.IntVar(&f.valueSize, "value-size", 300, "bytes per value the writers SET")
@@ -174,10 +170,9 @@ type nodesRun struct {
 	list  nodefile.List
 }
 
-// monitor connects, runs the UI (or a headless recording without a
-// terminal) until the user quits or a signal arrives, and tidies up. Each
-// step owns what it opens and leaves its clean-up to the session, which
-// runs them last first.
+// monitor starts a session (source/live), runs the UI (or a headless
+// recording or export without a terminal) until the user quits or a
+// signal arrives, and closes the session.
 func (a *app) monitor(ctx context.Context, run monitorRun) (err error) {
 	headless := run.flags.headless || !a.isTTY()
 	if headless && run.flags.record == "" && run.flags.metrics == "" {
@@ -189,417 +184,107 @@ func (a *app) monitor(ctx context.Context, run monitorRun) (err error) {
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(monitorGCPercent)
 	}
-	s := newMonitorSession(ctx, a, run)
-	if headless {
-		// Nobody takes the batches without a terminal: queued events
-		// would pile up for as long as the recording runs.
-		s.batch = nil
+	s, err := live.Start(ctx, a.sessionConfig(run, !headless))
+	if err != nil {
+		return keyspaceRefusal(err, "monitor")
 	}
 	defer func() {
-		if cerr := s.close(); cerr != nil && err == nil {
+		if cerr := s.Close(); cerr != nil && err == nil {
 			err = cerr
 		}
 	}()
-	for _, step := range []func() error{s.serveMetrics, s.connect, s.startWriters, s.openRecording, s.keepReports, s.startWatchers} {
-		if err := step(); err != nil {
-			return err
-		}
-	}
 	if headless {
-		return s.recordHeadless()
+		return a.recordHeadless(s, run.flags)
 	}
-	return s.runUI()
+	return a.runUI(s, run)
 }
 
-// monitorSession is one monitor run: what its steps opened, and how to close it.
-type monitorSession struct {
-	a      *app
-	run    monitorRun
-	mf     *monitorFlags
-	ctx    context.Context
-	cancel context.CancelFunc
-	clock  *source.Clock
-	proc   *procmem.Reader // nil when no node is local, or no /proc
-
-	fleet *fleet.Fleet
-	top   source.Topology   // as it stood at start
-	conns []fleet.Connected // what connecting told of each node
-	// writers are the write loads by node, set once they run; nodes
-	// without an entry get none.
-	writers map[source.NodeID]*atomic.Pointer[load.Writers]
-
-	rec *recording
-	// metricsAddr is where --metrics listens, once it does.
-	metricsAddr string
-	exp         *metrics.Exporter // nil without --metrics
-	reports     reportLog
-	batch       *batcher
-	crash       crashBox
-	// topoErr is the topology's error said last without the UI.
-	topoErrMu sync.Mutex
-	topoErr   string
-
-	cleanups []func() error
-}
-
-func newMonitorSession(ctx context.Context, a *app, run monitorRun) *monitorSession {
-	s := &monitorSession{a: a, run: run, mf: run.flags, clock: source.NewClock(), batch: newBatcher(),
-		writers: map[source.NodeID]*atomic.Pointer[load.Writers]{}}
-	s.ctx, s.cancel = context.WithCancel(ctx)
-	s.onExit(func() error { s.cancel(); return nil })
-	return s
-}
-
-// onExit adds a clean-up; close runs them last first.
-func (s *monitorSession) onExit(f func() error) { s.cleanups = append(s.cleanups, f) }
-
-// close runs every clean-up and returns the first error.
-func (s *monitorSession) close() error {
-	var first error
-	for i := len(s.cleanups) - 1; i >= 0; i-- {
-		if err := s.cleanups[i](); err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
-}
-
-// connect learns the fleet (a cluster's nodes, or the addresses given) and
-// reaches every node at once, each within --connect-timeout. None
-// reachable is exit status 3; the others are watched and retried.
-func (s *monitorSession) connect() error {
-	for _, ep := range s.run.endpoints {
-		if ep.Local() {
-			s.proc, _ = procmem.New() // no /proc: the /proc line shows n/a
-			break
-		}
-	}
-	cfg := fleet.Config{
-		Watch: watch.Config{
-			Interval:       s.mf.interval,
-			PingInterval:   s.mf.pingInterval,
-			ConnectTimeout: s.mf.connectTimeout,
+// sessionConfig is the session the flags ask for.
+func (a *app) sessionConfig(run monitorRun, withUI bool) live.Config {
+	mf := run.flags
+	cfg := live.Config{
+		Endpoints: run.endpoints,
+		Cluster:   run.cluster,
+		Fleet: fleet.Config{
+			Watch:            watch.Config{Interval: mf.interval, PingInterval: mf.pingInterval, ConnectTimeout: mf.connectTimeout, NoSpikes: !mf.spikes},
+			IdleInterval:     mf.idleInterval,
+			Share:            mf.fleet.share,
+			MaxObserverShare: mf.fleet.maxObserver,
 		},
-		IdleInterval:     s.mf.idleInterval,
-		Configure:        s.configure,
-		Clock:            s.clock,
-		Share:            s.mf.fleet.share,
-		MaxObserverShare: s.mf.fleet.maxObserver,
+		Writers:      run.writers,
+		Load:         load.Config{Keys: mf.keys, ValueSize: mf.valueSize, Writers: mf.writers},
+		Record:       mf.record,
+		RecordFormat: mf.recordFormat,
+		Settings:     mf.settings(),
+		VKWatch:      vkwatchVersion(),
+		Report:       mf.report,
+		Metrics:      mf.metrics,
+		Version:      version,
+		UI:           withUI,
+		Log:          a.stderr,
 	}
-	if n := s.run.nodes; n != nil {
-		cfg.Via, cfg.From = "nodes file", n.path
-		cfg.Follow = followNodes(n.path, n.parse, n.list)
+	if n := run.nodes; n != nil {
+		cfg.Fleet.Via, cfg.Fleet.From = "nodes file", n.path
+		cfg.Fleet.Follow = live.FollowNodes(n.path, nodesPoll, n.parse, n.list)
 	}
-	if s.run.cluster {
-		seed := s.run.endpoints[0]
-		if err := s.checkSeed(seed); err != nil {
-			return err
-		}
-		s.fleet = fleet.NewCluster(seed, cfg)
-	} else {
-		members := make([]fleet.Member, len(s.run.endpoints))
-		for i, ep := range s.run.endpoints {
-			members[i] = fleet.Member{ID: ep.Node(), Endpoint: ep}
-			s.prepareWriters(i, ep.Node())
-		}
-		s.fleet = fleet.NewList(members, cfg)
-	}
-	s.onExit(s.fleet.Close)
-	var err error
-	s.top, s.conns, err = connectFleet(s.ctx, s.fleet)
-	if err != nil {
-		return err
-	}
-	if len(s.conns) == 0 {
-		return withCode(exitConnect, fmt.Errorf("--shard %s keeps none of the fleet's nodes: nothing to watch", s.mf.fleet.share))
-	}
-	s.a.warnNoPassword(s.ctx, s.answered())
-	return nil
-}
-
-// answered are the servers given that answered: a cluster's seed (its
-// nodes share its credentials), or each address that connected.
-func (s *monitorSession) answered() []source.Endpoint {
-	if s.run.cluster {
-		return s.run.endpoints
-	}
-	var eps []source.Endpoint
-	for _, c := range s.conns {
-		if c.Err == nil {
-			eps = append(eps, c.Member.Endpoint)
-		}
-	}
-	return eps
-}
-
-// checkSeed reaches the node a cluster is found from the way a watcher
-// does, so that a refusal reads like any other ("ADDR: connection
-// refused"), and makes sure it is a cluster node.
-func (s *monitorSession) checkSeed(seed source.Endpoint) error {
-	w := watch.New(seed.Node(), seed, s.clock, watch.Config{ConnectTimeout: s.mf.connectTimeout})
-	id, err := w.Connect(s.ctx)
-	w.Close()
-	switch {
-	case err != nil:
-		return withCode(exitConnect, err)
-	case !id.Cluster:
-		return withCode(exitConnect, fmt.Errorf("%s is not a cluster node (cluster_enabled:0): watch it without --cluster", seed))
-	}
-	return nil
-}
-
-// prepareWriters makes room for the write load of the i-th endpoint, when
-// it gets one: the demo's, or --writers'. They start once the server is
-// known to be reachable; until then they have done nothing.
-func (s *monitorSession) prepareWriters(i int, node source.NodeID) {
-	demo := i < len(s.run.writers) && s.run.writers[i] != nil
-	if !demo && (s.run.writers != nil || s.mf.writers == 0) {
-		return
-	}
-	p := &atomic.Pointer[load.Writers]{}
-	if demo {
-		p.Store(s.run.writers[i])
-	}
-	s.writers[node] = p
-}
-
-// configure sets up one node's watcher: /proc for a local one, the
-// count of its writers' operations, and the exporter's PING histogram.
-func (s *monitorSession) configure(m fleet.Member, cfg *watch.Config) {
-	cfg.NoSpikes = !s.mf.spikes
-	if s.proc != nil && m.Endpoint.Local() {
-		cfg.Proc, cfg.Sched = s.proc.Read, s.proc.Sched
-	}
-	if s.exp != nil {
-		cfg.PingHistogram = s.exp.PingHistogram(m.ID)
-	}
-	if p := s.writers[m.ID]; p != nil {
-		cfg.WriterOps = func() uint64 {
-			if w := p.Load(); w != nil {
-				return w.Ops()
-			}
-			return 0
-		}
-	}
-}
-
-// startWriters starts the user's own write load (--writers) on every node
-// that could be reached. The writers only overwrite existing keys, so every
-// node's keyspace is checked first, and unless each one is there nothing is
-// started and nothing written: the error says how to preload.
-func (s *monitorSession) startWriters() error {
-	if s.run.writers != nil || s.mf.writers == 0 {
-		return nil
-	}
-	cfg := load.Config{Keys: s.mf.keys, ValueSize: s.mf.valueSize, Writers: s.mf.writers}
-	type target struct {
-		opts *redis.Options
-		p    *atomic.Pointer[load.Writers]
-		ep   source.Endpoint
-	}
-	var targets []target
-	for _, c := range s.conns {
-		p := s.writers[c.Member.ID]
-		if c.Err != nil || p == nil {
-			continue
-		}
-		opts, err := watch.RedisOptions(c.Member.Endpoint)
-		if err != nil {
-			return withCode(exitConnect, err)
-		}
-		k, err := load.CheckKeyspace(s.ctx, opts, cfg)
-		if err != nil {
-			return withCode(exitConnect, fmt.Errorf("%s: %w", c.Member.Endpoint, err))
-		}
-		if err := k.Check(c.Member.Endpoint.String()); err != nil {
-			return keyspaceRefusal(err, "monitor")
-		}
-		targets = append(targets, target{opts: opts, p: p, ep: c.Member.Endpoint})
-	}
-	for _, t := range targets {
-		w, err := load.StartWriters(s.ctx, t.opts, cfg)
-		if err != nil {
-			return fmt.Errorf("%s: starting writers: %w", t.ep, err)
-		}
-		s.onExit(func() error { w.Stop(); return nil })
-		t.p.Store(w)
-	}
-	return nil
-}
-
-// openRecording starts --record: its header lists the nodes watched from
-// the start; nodes that join later are in its topology events.
-func (s *monitorSession) openRecording() error {
-	if s.mf.record == "" {
-		return nil
-	}
-	servers := make([]record.ServerInfo, len(s.conns))
-	for i, c := range s.conns {
-		servers[i] = record.ServerInfo{Node: c.Member.ID, Addr: c.Member.Endpoint.String(), Identity: c.Identity}
-	}
-	settings := s.mf.settings()
-	// The PING interval in force: --ping-interval, or the fleet's budget.
-	settings["ping_interval"] = s.top.PingInterval.String()
-	if s.run.cluster {
-		settings["cluster"] = s.run.endpoints[0].String()
-	}
-	rec, err := openRecording(s.mf.record, s.mf.recordFormat, s.clock.Epoch(), settings, servers)
-	if err != nil {
-		return err
-	}
-	s.rec = rec
-	s.onExit(rec.Close)
-	return nil
-}
-
-// keepReports writes the save reports to --report at exit, once the
-// watchers have stopped and every report is in.
-func (s *monitorSession) keepReports() error {
-	if s.mf.report == "" {
-		return nil
-	}
-	s.onExit(func() error { return s.reports.write(s.mf.report) })
-	return nil
-}
-
-// emit takes every event of the fleet: to the recording, the reports and
-// the batcher that feeds the UI. The fleet calls it from several
-// goroutines at once.
-func (s *monitorSession) emit(ev source.Event) {
-	if s.rec != nil {
-		s.rec.Write(ev)
-	}
-	if s.exp != nil {
-		s.exp.Observe(ev)
-	}
-	s.reports.observe(ev)
-	if s.batch != nil {
-		s.batch.add(ev)
-	} else if ev.Kind == source.EventTopology && ev.Topology != nil {
-		s.sayTopologyErr(ev.Topology.Err)
-	}
-}
-
-// sayTopologyErr tells stderr, without the UI, when the fleet's source
-// fails (a --nodes file that does not read, a rediscovery that fails) and
-// when it works again: once each.
-func (s *monitorSession) sayTopologyErr(e string) {
-	s.topoErrMu.Lock()
-	defer s.topoErrMu.Unlock()
-	switch {
-	case e == s.topoErr:
-		return
-	case e == "":
-		fmt.Fprintln(s.a.stderr, "vkwatch: the fleet's source reads well again")
-	default:
-		fmt.Fprintln(s.a.stderr, "vkwatch:", inert.Text(e))
-	}
-	s.topoErr = e
-}
-
-// startWatchers runs the fleet. A node that could not be reached at start
-// shows why while its watcher keeps trying. A panic in a background
-// goroutine would kill the process with the terminal still in raw mode:
-// it is caught, ends the run through its context (which restores the
-// terminal), and comes back as the run's error.
-func (s *monitorSession) startWatchers() error {
-	for _, c := range s.conns {
-		if c.Err != nil {
-			off, at := s.clock.Now()
-			s.emit(source.Event{Node: c.Member.ID, Kind: source.EventDisconnected, Offset: off, At: at, Err: c.Err.Error()})
-		}
-	}
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		defer s.crash.recover(s.cancel)
-		s.fleet.Run(s.ctx, s.emit)
-	})
-	s.onExit(func() error {
-		s.cancel()
-		wg.Wait()
-		return s.crash.get()
-	})
-	return nil
+	return cfg
 }
 
 // recordHeadless records, exports or both until ctrl+c or SIGTERM.
-func (s *monitorSession) recordHeadless() error {
+func (a *app) recordHeadless(s *live.Session, mf *monitorFlags) error {
 	var what []string
-	if s.mf.record != "" {
-		what = append(what, "recording to "+inert.Text(s.mf.record))
+	if mf.record != "" {
+		what = append(what, "recording to "+inert.Text(mf.record))
 	}
-	if s.metricsAddr != "" {
-		what = append(what, "serving metrics at http://"+inert.Text(s.metricsAddr)+"/metrics")
+	if addr := s.MetricsAddr(); addr != "" {
+		what = append(what, "serving metrics at http://"+inert.Text(addr)+"/metrics")
 	}
-	fmt.Fprintf(s.a.stderr, "vkwatch: watching %d server(s) without the UI, %s; stop with ctrl+c or SIGTERM\n", len(s.conns), strings.Join(what, " and "))
-	<-s.ctx.Done()
+	fmt.Fprintf(a.stderr, "vkwatch: watching %d server(s) without the UI, %s; stop with ctrl+c or SIGTERM\n", len(s.Conns()), strings.Join(what, " and "))
+	<-s.Context().Done()
 	return nil
 }
 
-// serveMetrics starts --metrics: an OpenMetrics endpoint fed by the same
-// events as the UI and the recording. It listens before the watchers run,
-// so a port already taken is an error at start, not a silent gap.
-func (s *monitorSession) serveMetrics() error {
-	if s.mf.metrics == "" {
-		return nil
-	}
-	s.exp = metrics.New(version)
-	srv, err := metrics.Listen(s.mf.metrics, s.exp)
-	if err != nil {
-		return fmt.Errorf("--metrics: %w", err)
-	}
-	s.metricsAddr = srv.Addr()
-	s.onExit(srv.Close)
-	return nil
-}
-
-// runUI runs the terminal UI until the user quits or a signal ends the run.
+// runUI runs the terminal UI until the user quits or the session ends.
 // One or two servers show as panes side by side; a cluster, or three or
 // more servers, as the fleet view, which follows the topology's changes.
-func (s *monitorSession) runUI() error {
-	nodes := make([]ui.Node, len(s.conns))
-	for i, c := range s.conns {
+// The session's events reach it at most once a frame (ui.Pump).
+func (a *app) runUI(s *live.Session, run monitorRun) error {
+	mf := run.flags
+	nodes := make([]ui.Node, len(s.Conns()))
+	for i, c := range s.Conns() {
 		nodes[i] = ui.Node{ID: c.Member.ID, Addr: c.Member.Endpoint.String()}
 	}
-	top := s.top
+	top := s.Topology()
 	model := ui.New(ui.Config{
 		Nodes:            nodes,
 		Topology:         &top,
-		History:          s.mf.history,
-		Interval:         s.mf.interval,
-		IdleInterval:     s.mf.idleInterval,
-		ReadOnly:         s.mf.readOnly,
-		Banner:           s.banner(),
-		Hint:             s.run.hint,
-		MaxParallelSaves: s.mf.maxParallelSaves,
-		ASCII:            s.mf.ascii.screen(s.a.getenv),
-		Send: func(node source.NodeID, args ...string) {
-			s.fleet.Do(s.ctx, node, args...)
-		},
-		Expect: s.fleet.Expect,
+		History:          mf.history,
+		Interval:         mf.interval,
+		IdleInterval:     mf.idleInterval,
+		ReadOnly:         mf.readOnly,
+		Banner:           banner(run, s.Conns()),
+		Hint:             run.hint,
+		MaxParallelSaves: mf.maxParallelSaves,
+		ASCII:            mf.ascii.screen(a.getenv),
+		Send:             s.Do,
+		Expect:           s.Expect,
 	})
-	p := newProgram(s.ctx, model, s.a)
-	go func() {
-		defer s.crash.recover(s.cancel)
-		s.batch.pump(s.ctx, p.Send)
-	}()
-	_, err := p.Run()
-	if errors.Is(err, tea.ErrProgramKilled) && s.ctx.Err() != nil {
-		err = nil // a signal: quit like q
-	}
-	return err
+	ctx := s.Context()
+	return tty.RunUntil(ctx, a.stdin, a.stdout, model, func(send func(tea.Msg)) {
+		s.Go(func() { ui.Pump(ctx, s.Events(), send) })
+	})
 }
 
 // banner is the title line's note: the demo's, and a hint when a server
 // watched alone is a cluster node. (The fleet view says itself what the
 // fleet is and its PING interval per node, as the topology changes.)
-func (s *monitorSession) banner() string {
+func banner(run monitorRun, conns []fleet.Connected) string {
 	var parts []string
-	if s.run.banner != "" {
-		parts = append(parts, s.run.banner)
+	if run.banner != "" {
+		parts = append(parts, run.banner)
 	}
-	if !s.run.cluster && len(s.conns) <= 2 {
-		for _, c := range s.conns {
+	if !run.cluster && len(conns) <= 2 {
+		for _, c := range conns {
 			if c.Identity != nil && c.Identity.Cluster {
 				parts = append(parts, fmt.Sprintf("%s is a cluster node: try --cluster %s", c.Member.Endpoint, c.Member.Endpoint))
 				break
@@ -608,33 +293,6 @@ func (s *monitorSession) banner() string {
 	}
 	return strings.Join(parts, " · ")
 }
-
-// newProgram runs m full screen on a's terminal until the user quits or
-// ctx ends (a signal, see run), which quits like q: the last frame is
-// drawn and the input reader is waited for before the terminal is given
-// back. Neither bubbletea's WithContext, whose kill path closes the input
-// while its reader still uses it (a data race), nor its own signal
-// handler, which can block forever sending a QuitMsg that nobody reads
-// once the program has ended, is used. Frames are drawn by ui/tty when
-// the view changes, not by bubbletea's renderer at a fixed rate.
-func newProgram(ctx context.Context, m tea.Model, a *app) *program {
-	t := tty.New(a.stdin, a.stdout)
-	p := t.Program(m, tea.WithoutSignalHandler())
-	go func() {
-		<-ctx.Done()
-		p.Quit() // returns at once when the program has already ended
-	}()
-	return &program{Program: p, t: t}
-}
-
-// program is a bubbletea program and the terminal that draws it.
-type program struct {
-	*tea.Program
-	t *tty.Terminal
-}
-
-// Run runs the program on its terminal.
-func (p *program) Run() (tea.Model, error) { return p.t.Run(p.Program) }
 
 func (f *monitorFlags) settings() map[string]string {
 	return map[string]string{
@@ -647,129 +305,4 @@ func (f *monitorFlags) settings() map[string]string {
 		"read_only":          fmt.Sprint(f.readOnly),
 		"max_parallel_saves": fmt.Sprint(f.maxParallelSaves),
 	}
-}
-
-// reportLog keeps the save reports of a run's events for --report (the
-// monitor's and vkwatch save's); events come from several goroutines at
-// once.
-type reportLog struct {
-	mu      sync.Mutex
-	reports []source.SaveReport
-}
-
-// observe keeps ev's report when ev is the end of a save.
-func (l *reportLog) observe(ev source.Event) {
-	if ev.Kind == source.EventSaveEnded && ev.Report != nil {
-		l.mu.Lock()
-		l.reports = append(l.reports, *ev.Report)
-		l.mu.Unlock()
-	}
-}
-
-// write writes the reports kept so far to path as JSON.
-func (l *reportLog) write(path string) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b, err := record.MarshalReports(l.reports)
-	if err != nil {
-		return fmt.Errorf("--report: %w", err)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		return fmt.Errorf("--report: %w", err)
-	}
-	return nil
-}
-
-// batcher coalesces events so that the UI gets at most one message per
-// frame (20 per second) however fast samples and PINGs come: samples never
-// queue up behind drawing.
-type batcher struct {
-	mu     sync.Mutex
-	events []source.Event
-	// ready holds a token while events wait: the pump sleeps on it
-	// rather than ticking 20 times a second when nothing came.
-	ready chan struct{}
-}
-
-func newBatcher() *batcher { return &batcher{ready: make(chan struct{}, 1)} }
-
-func (b *batcher) add(ev source.Event) {
-	b.mu.Lock()
-	first := len(b.events) == 0
-	b.events = append(b.events, ev)
-	b.mu.Unlock()
-	if first {
-		select {
-		case b.ready <- struct{}{}:
-		default:
-		}
-	}
-}
-
-func (b *batcher) take() []source.Event {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	evs := b.events
-	b.events = nil
-	return evs
-}
-
-// frameInterval is the least time between two messages of events to the
-// UI, so between two frames they cause: a human rate, however fast
-// samples come.
-const frameInterval = 50 * time.Millisecond
-
-// pump hands the queued events to the UI when some came, at most once a
-// frameInterval: events that come within a frame of the last message wait
-// for the rest of it and go together. An idle pump wakes only when events
-// come (five times a second for a sampler at defaults), not at every frame.
-func (b *batcher) pump(ctx context.Context, send func(tea.Msg)) {
-	wait := time.NewTimer(frameInterval)
-	wait.Stop()
-	defer wait.Stop()
-	var last time.Time
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-b.ready:
-		}
-		if d := frameInterval - time.Since(last); !last.IsZero() && d > 0 {
-			wait.Reset(d)
-			select {
-			case <-ctx.Done():
-				return
-			case <-wait.C:
-			}
-		}
-		if evs := b.take(); len(evs) > 0 {
-			send(ui.EventsMsg(evs))
-			last = time.Now()
-		}
-	}
-}
-
-// crashBox keeps the first panic of a background goroutine as an error.
-type crashBox struct {
-	mu  sync.Mutex
-	err error
-}
-
-// recover is deferred in a goroutine: it stops the panic, keeps it and
-// cancels the run.
-func (c *crashBox) recover(cancel context.CancelFunc) {
-	if r := recover(); r != nil {
-		c.mu.Lock()
-		if c.err == nil {
-			c.err = fmt.Errorf("internal error (please report it): panic: %v\n%s", r, debug.Stack())
-		}
-		c.mu.Unlock()
-		cancel()
-	}
-}
-
-func (c *crashBox) get() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.err
 }

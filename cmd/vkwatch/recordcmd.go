@@ -3,10 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,6 +11,7 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/inert"
 	"github.com/vkwatch/vkwatch/source/record"
+	"github.com/vkwatch/vkwatch/ui/plain"
 )
 
 // recordingCommand is `vkwatch recording FILE`: what a recording holds,
@@ -76,7 +74,7 @@ func (a *app) runRecording(path, from, to string, save int, margin time.Duration
 		return withCode(exitUsage, err)
 	}
 	if out == "" {
-		printSummary(a.stdout, path, sum)
+		plain.Recording(a.stdout, path, sum)
 		return nil
 	}
 	var win record.Window
@@ -152,12 +150,12 @@ func parseWindow(from, to string, s *record.Summary) (record.Window, error) {
 	win := record.Window{From: s.First, To: s.Last}
 	var err error
 	if from != "" {
-		if win.From, err = parseWhen(from, s.Header.Epoch, s.First); err != nil {
+		if win.From, err = source.ParseWhen(from, s.Header.Epoch, s.First); err != nil {
 			return win, fmt.Errorf("--from %q: %w", from, err)
 		}
 	}
 	if to != "" {
-		if win.To, err = parseWhen(to, s.Header.Epoch, win.From); err != nil {
+		if win.To, err = source.ParseWhen(to, s.Header.Epoch, win.From); err != nil {
 			return win, fmt.Errorf("--to %q: %w", to, err)
 		}
 	}
@@ -165,89 +163,4 @@ func parseWindow(from, to string, s *record.Summary) (record.Window, error) {
 		return win, fmt.Errorf("--to is before --from")
 	}
 	return win, nil
-}
-
-// parseWhen reads a time as an offset of a recording whose clock started at
-// epoch: a clock time (the first at or after offset after), +DURATION from
-// the start, or RFC 3339.
-func parseWhen(s string, epoch time.Time, after time.Duration) (time.Duration, error) {
-	if d, ok := strings.CutPrefix(s, "+"); ok {
-		v, err := time.ParseDuration(d)
-		if err != nil {
-			return 0, err
-		}
-		return v, nil
-	}
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t.Sub(epoch), nil
-	}
-	for _, layout := range []string{"15:04:05", "15:04"} {
-		c, err := time.Parse(layout, s)
-		if err != nil {
-			continue
-		}
-		base := epoch.Add(after).Local()
-		t := time.Date(base.Year(), base.Month(), base.Day(), c.Hour(), c.Minute(), c.Second(), 0, time.Local)
-		if t.Before(base.Truncate(time.Second)) {
-			t = t.AddDate(0, 0, 1) // past midnight
-		}
-		return t.Sub(epoch), nil
-	}
-	return 0, errors.New("want a clock time (03:00), +DURATION from the start (+90m) or RFC 3339")
-}
-
-// printSummary lists a recording: its servers, span and saves. Text from
-// the file is made inert first.
-func printSummary(w io.Writer, path string, s *record.Summary) {
-	epoch := s.Header.Epoch
-	clock := func(d time.Duration) string { return epoch.Add(d).Local().Format("2006-01-02 15:04:05") }
-	fmt.Fprintf(w, "%s: format version %d, by vkwatch %s\n", inert.Text(path), s.Header.Version, inert.Text(s.Header.VKWatch))
-	if iv := s.Header.Settings["interval"]; iv != "" {
-		fmt.Fprintf(w, "interval %s\n", inert.Text(iv))
-	}
-	fmt.Fprintf(w, "span: %s .. %s (%s), %d events, %d samples\n", clock(s.First), clock(s.Last), (s.Last - s.First).Round(time.Second), s.Events, s.Samples)
-	if s.Truncated {
-		fmt.Fprintf(w, "cut short: %s\n", inert.Text(s.Why))
-	}
-	fmt.Fprintf(w, "servers (%d):\n", len(s.Servers))
-	for _, si := range s.Servers {
-		id := ""
-		if si.Identity != nil {
-			id = fmt.Sprintf("  %s %s %s", inert.Text(si.Identity.ServerName), inert.Text(si.Identity.Version), inert.Text(si.Identity.Role))
-		}
-		node := ""
-		if string(si.Node) != si.Addr {
-			node = "  node " + inert.Text(string(si.Node))
-		}
-		fmt.Fprintf(w, "  %s%s%s\n", inert.Text(si.Addr), id, node)
-	}
-	fmt.Fprintf(w, "saves (%d):\n", len(s.Saves))
-	if len(s.Saves) == 0 {
-		return
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  #\tstarted\tserver\tkind\ttrigger\tstatus\ttook\tpeak cow\tfootprint +\tfork pause")
-	for i, r := range s.Saves {
-		trig := string(r.Trigger.Kind)
-		if r.Trigger.Detail != "" {
-			trig += " (" + r.Trigger.Detail + ")"
-		}
-		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, clock(r.Started), inert.Text(r.Addr), inert.Text(string(r.Kind)),
-			inert.Text(trig), inert.Text(r.Status), r.Observed.Round(time.Millisecond), optBytes(r.PeakCOW), optBytes(r.PeakFootprintDelta), optDur(r.ForkPause))
-	}
-	tw.Flush()
-}
-
-func optBytes(o source.Opt[int64]) string {
-	if !o.OK {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.1f MiB", float64(o.V)/(1<<20))
-}
-
-func optDur(o source.Opt[time.Duration]) string {
-	if !o.OK {
-		return "n/a"
-	}
-	return o.V.Round(time.Microsecond).String()
 }

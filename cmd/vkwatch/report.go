@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -52,8 +50,8 @@ that name is never replaced: -o names the page to write, and replaces it.`,
 			replace := out != ""
 			if !replace {
 				var err error
-				if out, err = pageName(args); err != nil {
-					return err
+				if out, err = page.Name(args); err != nil {
+					return usageErr("%v", err)
 				}
 			}
 			return a.runReport(args, out, figures, allowTruncated, replace)
@@ -63,30 +61,6 @@ that name is never replaced: -o names the page to write, and replaces it.`,
 	cmd.Flags().StringVar(&figures, "figures", "", "also write every figure as SVG and PNG into this directory")
 	cmd.Flags().BoolVar(&allowTruncated, "allow-truncated", false, "report a recording cut short up to its last whole line")
 	return cmd
-}
-
-// pageName is the page report writes without -o: named after its input,
-// in the input's directory, its extensions (.jsonl, .json, .csv and
-// .zst, .gz) replaced by .html. Several inputs need the same name (a
-// bench's recording and its --json), else -o: a page named after one of
-// them would be a guess.
-func pageName(paths []string) (string, error) {
-	stem := func(p string) string {
-		dir, base := filepath.Split(filepath.Clean(p))
-		for _, ext := range []string{".zst", ".gz", ".jsonl", ".json", ".csv"} {
-			if s, ok := strings.CutSuffix(base, ext); ok && s != "" {
-				base = s
-			}
-		}
-		return dir + base
-	}
-	name := stem(paths[0])
-	for _, p := range paths[1:] {
-		if stem(p) != name {
-			return "", usageErr("%s and %s would name different pages: name the page with -o PAGE.html", paths[0], p)
-		}
-	}
-	return name + ".html", nil
 }
 
 // runReport reads every file before it writes anything: bad input is a

@@ -4,22 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
-	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/progress"
 	"github.com/spf13/cobra"
 
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/fleet"
 	"github.com/vkwatch/vkwatch/source/inert"
+	"github.com/vkwatch/vkwatch/source/live"
 	"github.com/vkwatch/vkwatch/source/procmem"
 	"github.com/vkwatch/vkwatch/source/record"
 	"github.com/vkwatch/vkwatch/source/roll"
 	"github.com/vkwatch/vkwatch/source/watch"
-	"github.com/vkwatch/vkwatch/ui"
+	"github.com/vkwatch/vkwatch/ui/plain"
 	"github.com/vkwatch/vkwatch/ui/words"
 )
 
@@ -81,7 +79,7 @@ Exit status 0: every node saved; 1: it stopped (the reason printed);
 	fs.StringVar(&sf.report, "report", "", "write the save reports to FILE as JSON at the end")
 	fs.StringVar(&sf.record, "record", "", "record every sample and event to FILE (JSON Lines; FILE.zst or FILE.gz is compressed)")
 	fs.DurationVar(&sf.interval, "interval", 200*time.Millisecond, "INFO sampling interval")
-	fs.DurationVar(&sf.connectTimeout, "connect-timeout", defaultConnectTimeout, "how long to wait for the servers to answer at start")
+	fs.DurationVar(&sf.connectTimeout, "connect-timeout", live.DefaultConnectTimeout, "how long to wait for the servers to answer at start")
 	return cmd
 }
 
@@ -152,10 +150,10 @@ type saveRun struct {
 	fleet *fleet.Fleet
 	top   source.Topology
 	conns []fleet.Connected
-	rec   *recording
+	rec   *live.Recording
 
-	reports reportLog
-	out     *stepPrinter
+	reports live.Reports
+	out     *plain.Steps
 }
 
 // connect learns the fleet (the cluster of the seed eps[0], the servers
@@ -178,13 +176,13 @@ func (s *saveRun) connect(ctx context.Context, eps []source.Endpoint) error {
 	if s.sf.cluster != "" {
 		s.fleet = fleet.NewCluster(eps[0], cfg)
 	} else {
-		s.fleet = fleet.NewList(membersOf(eps), cfg)
+		s.fleet = fleet.NewList(live.MembersOf(eps), cfg)
 	}
 	var err error
-	if s.top, s.conns, err = connectFleet(ctx, s.fleet); err != nil {
+	if s.top, s.conns, err = live.ConnectFleet(ctx, s.fleet); err != nil {
 		return err
 	}
-	s.a.warnNoPassword(ctx, eps)
+	live.WarnNoPassword(ctx, s.a.stderr, eps)
 	return nil
 }
 
@@ -205,7 +203,7 @@ func (s *saveRun) openRecording(ep source.Endpoint) error {
 	if s.sf.nodes != "" {
 		settings["nodes"] = s.sf.nodes
 	}
-	rec, err := openRecording(s.sf.record, record.JSONL, s.clock.Epoch(), settings, servers)
+	rec, err := live.Record(s.sf.record, record.JSONL, record.Header{VKWatch: vkwatchVersion(), Epoch: s.clock.Epoch(), Settings: settings, Servers: servers})
 	if err != nil {
 		return err
 	}
@@ -218,22 +216,22 @@ func (s *saveRun) emit(ev source.Event) {
 	if s.rec != nil {
 		s.rec.Write(ev)
 	}
-	s.reports.observe(ev)
+	s.reports.Observe(ev)
 }
 
 // drive runs the roll (of one node, for save ADDR) and says how it ended.
 func (s *saveRun) drive(ctx context.Context) error {
-	s.out = newStepPrinter(s.a.stdout, s.a.isTTY(), !s.sf.rolling)
+	s.out = plain.NewSteps(s.a.stdout, s.a.isTTY(), !s.sf.rolling)
 	cfg := fleet.DriveConfig{
 		Roll: roll.Config{MaxParallel: s.sf.maxParallelSaves, Force: s.sf.force,
 			// One server named: the server decides, and says why not.
 			IgnoreBusy: !s.sf.rolling},
 		Ready:    s.sf.connectTimeout + 2*s.sf.interval,
 		Emit:     s.emit,
-		Progress: s.out.progress,
+		Progress: s.out.Update,
 	}
 	r, err := fleet.Drive(ctx, s.fleet, s.top, s.conns, cfg)
-	s.out.finish(r)
+	s.out.Finish()
 	switch {
 	case errors.Is(err, fleet.ErrHeld):
 		st, _ := roll.HeldAt(r)
@@ -265,104 +263,10 @@ func (s *saveRun) close() error {
 		errs = append(errs, s.rec.Close())
 	}
 	if s.sf.report != "" && s.fleet != nil {
-		errs = append(errs, s.reports.write(s.sf.report))
+		errs = append(errs, s.reports.Write(s.sf.report))
 	}
 	return errors.Join(errs...)
 }
-
-// stepPrinter tells a roll's progress: a line each time a node's step
-// changes, and, on a terminal, a bar for the node saving, redrawn in
-// place.
-type stepPrinter struct {
-	w      io.Writer
-	tty    bool
-	single bool // one server: its full report when it is saved
-	states map[source.NodeID]roll.StepState
-	bar    progress.Model
-	drawn  bool // a bar line is on screen, to be cleared before a line
-	head   bool
-}
-
-func newStepPrinter(w io.Writer, tty, single bool) *stepPrinter {
-	return &stepPrinter{w: w, tty: tty, single: single, states: map[source.NodeID]roll.StepState{},
-		bar: progress.New(progress.WithDefaultGradient(), progress.WithWidth(30), progress.WithoutPercentage())}
-}
-
-// progress is Drive's Progress: it prints what changed.
-func (p *stepPrinter) progress(r *roll.Roll, st *roll.Status) {
-	steps := r.Steps()
-	if !p.head {
-		p.head = true
-		if !p.single {
-			p.line(fmt.Sprintf("rolling save: %d node%s, one per shard, a replica where there is one", len(steps), plural(len(steps))))
-		}
-	}
-	var saving []string
-	for i, step := range steps {
-		n, _ := st.Node(step.Node.ID)
-		if prev, ok := p.states[step.Node.ID]; !ok && step.State == roll.StepWaiting || ok && prev == step.State {
-			if step.State == roll.StepSaving && p.tty {
-				saving = append(saving, p.barLine(i, len(steps), step, n))
-			}
-			continue
-		}
-		p.states[step.Node.ID] = step.State
-		if step.State == roll.StepSent || step.State == roll.StepCancelled && step.Risk.Exceeds() {
-			// The memory check comes before the BGSAVE, and is said
-			// first: before "BGSAVE sent", or before "not started" where
-			// it held the node.
-			for j, l := range ui.ForkVerdict(step.Risk) {
-				if j == 0 {
-					l = ui.StepHead(i, len(steps), step) + l
-				} else {
-					l = "      " + l
-				}
-				p.line(l)
-			}
-		}
-		p.line(ui.StepLine(i, len(steps), step, n))
-		if step.State == roll.StepDone && step.Report != nil {
-			lines := ui.ReportLines(step.Report)
-			if !p.single {
-				lines = lines[1:2] // the COW line: what the save cost
-			}
-			for _, l := range lines {
-				p.line("      " + strings.TrimSpace(l))
-			}
-		}
-	}
-	if len(saving) > 0 {
-		p.clear()
-		fmt.Fprint(p.w, strings.Join(saving, "  "))
-		p.drawn = true
-	}
-}
-
-// barLine is a saving node's bar: its place, the bar, the percentage.
-func (p *stepPrinter) barLine(i, total int, step roll.Step, n roll.NodeStatus) string {
-	f, ok := ui.SaveFraction(n)
-	if !ok {
-		return inert.Text(ui.StepLine(i, total, step, n))
-	}
-	return fmt.Sprintf("[%d/%d] %s %s %3.0f%%", i+1, total, inert.Text(step.Node.Addr), p.bar.ViewAs(f), f*100)
-}
-
-// line prints a permanent line, clearing the bar first. What the
-// servers said in it (addresses, errors, report fields) is made inert.
-func (p *stepPrinter) line(s string) {
-	p.clear()
-	fmt.Fprintln(p.w, inert.Text(s))
-}
-
-func (p *stepPrinter) clear() {
-	if p.drawn {
-		fmt.Fprint(p.w, "\r\x1b[K")
-		p.drawn = false
-	}
-}
-
-// finish clears the bar.
-func (p *stepPrinter) finish(*roll.Roll) { p.clear() }
 
 func plural(n int) string {
 	if n == 1 {

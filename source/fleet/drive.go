@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
-	"github.com/vkwatch/vkwatch/source/internal/queue"
+	"github.com/vkwatch/vkwatch/source/queue"
 	"github.com/vkwatch/vkwatch/source/roll"
 )
 

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/vkwatch/vkwatch/source"
-	"github.com/vkwatch/vkwatch/source/internal/queue"
 	"github.com/vkwatch/vkwatch/source/observer"
 	"github.com/vkwatch/vkwatch/source/probe"
+	"github.com/vkwatch/vkwatch/source/queue"
 	"github.com/vkwatch/vkwatch/source/saves"
 )
 

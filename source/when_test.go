@@ -1,4 +1,4 @@
-package main
+package source
 
 import (
 	"testing"
@@ -19,14 +19,14 @@ func TestParseWhen(t *testing.T) {
 		{"+90m", 0, 90 * time.Minute},
 		{epoch.Add(time.Hour).UTC().Format(time.RFC3339), 0, time.Hour},
 	} {
-		got, err := parseWhen(c.in, epoch, c.after)
+		got, err := ParseWhen(c.in, epoch, c.after)
 		if err != nil || got != c.want {
-			t.Errorf("parseWhen(%q, after %s) = %s, %v; want %s", c.in, c.after, got, err, c.want)
+			t.Errorf("ParseWhen(%q, after %s) = %s, %v; want %s", c.in, c.after, got, err, c.want)
 		}
 	}
 	for _, bad := range []string{"", "3 am", "25:00", "+soon"} {
-		if _, err := parseWhen(bad, epoch, 0); err == nil {
-			t.Errorf("parseWhen(%q) took it", bad)
+		if _, err := ParseWhen(bad, epoch, 0); err == nil {
+			t.Errorf("ParseWhen(%q) took it", bad)
 		}
 	}
 }

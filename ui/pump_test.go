@@ -1,4 +1,4 @@
-package main
+package ui_test
 
 import (
 	"context"
@@ -8,29 +8,30 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/queue"
 	"github.com/vkwatch/vkwatch/ui"
 )
 
-// TestBatcherPump: every event added reaches the UI, in order, messages
-// come at least a frameInterval apart however fast events come, and an
+// TestPump: every event queued reaches the UI, in order, messages
+// come at least a FrameInterval apart however fast events come, and an
 // idle pump sends nothing.
-func TestBatcherPump(t *testing.T) {
+func TestPump(t *testing.T) {
 	type msg struct {
 		at  time.Time
 		evs ui.EventsMsg
 	}
 	got := make(chan msg, 1000)
-	bt := newBatcher()
+	q := queue.New[source.Event]()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		bt.pump(ctx, func(m tea.Msg) { got <- msg{time.Now(), m.(ui.EventsMsg)} })
+		ui.Pump(ctx, q, func(m tea.Msg) { got <- msg{time.Now(), m.(ui.EventsMsg)} })
 	}()
 	const n = 300
 	for i := range n {
-		bt.add(source.Event{Node: "a", Kind: source.EventSample, Offset: time.Duration(i)})
+		q.Push(source.Event{Node: "a", Kind: source.EventSample, Offset: time.Duration(i)})
 		if i%50 == 0 {
 			time.Sleep(time.Millisecond) // bursts, as samplers' batches come
 		}
@@ -53,15 +54,15 @@ func TestBatcherPump(t *testing.T) {
 		}
 	}
 	for i := 1; i < len(msgs); i++ {
-		if gap := msgs[i].at.Sub(msgs[i-1].at); gap < frameInterval {
-			t.Errorf("messages %d and %d %s apart, want at least %s", i-1, i, gap, frameInterval)
+		if gap := msgs[i].at.Sub(msgs[i-1].at); gap < ui.FrameInterval {
+			t.Errorf("messages %d and %d %s apart, want at least %s", i-1, i, gap, ui.FrameInterval)
 		}
 	}
 	// Idle: nothing queued, nothing sent.
 	select {
 	case m := <-got:
 		t.Fatalf("an idle pump sent %d events", len(m.evs))
-	case <-time.After(3 * frameInterval):
+	case <-time.After(3 * ui.FrameInterval):
 	}
 	cancel()
 	<-done

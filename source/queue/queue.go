@@ -1,6 +1,6 @@
 // Package queue is the unbounded hand-off of values from any number of
 // goroutines to one: the watcher's events to its emitter, a fleet's events
-// to Drive.
+// to Drive, a monitor's events to the UI (ui.Pump).
 package queue
 
 import "sync"

@@ -1,6 +1,6 @@
 //go:build !linux && !darwin
 
-package main
+package tty
 
 import (
 	"context"
@@ -11,10 +11,10 @@ import (
 	"golang.org/x/term"
 )
 
-// askPassword prints prompt to w and reads a line from the terminal tty
+// AskPassword prints prompt to w and reads a line from the terminal tty
 // without echo. (On Linux and macOS echo is turned off before the prompt
 // shows, and ctrl+c ends the prompt at once.)
-func askPassword(_ context.Context, tty *os.File, w io.Writer, prompt string) ([]byte, error) {
+func AskPassword(_ context.Context, tty *os.File, w io.Writer, prompt string) ([]byte, error) {
 	fmt.Fprint(w, prompt)
 	return term.ReadPassword(int(tty.Fd()))
 }

@@ -1,4 +1,4 @@
-package main
+package replay
 
 import (
 	"testing"
@@ -15,7 +15,7 @@ func TestReplayNodesOfABenchRecording(t *testing.T) {
 		Header: record.Header{Servers: []record.ServerInfo{{Addr: "127.0.0.1:7001"}, {Addr: "127.0.0.1:7002"}}},
 		Events: []source.Event{{Node: "127.0.0.1:7002", Kind: source.EventSample}, {Node: "127.0.0.1:7001", Kind: source.EventSample}},
 	}
-	nodes := replayNodes(rec)
+	nodes := nodesOf(rec)
 	if len(nodes) != 2 || nodes[0].ID != "127.0.0.1:7001" || nodes[1].ID != "127.0.0.1:7002" || nodes[1].Addr != "127.0.0.1:7002" {
 		t.Errorf("nodes %+v, want 127.0.0.1:7001 and 127.0.0.1:7002, each once", nodes)
 	}

@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package main
+package tty
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// askPassword turns the terminal's echo off, then prints prompt to w, then
+// AskPassword turns the terminal's echo off, then prints prompt to w, then
 // reads a line from the terminal tty and restores its modes. In that
 // order, whatever is typed once the prompt shows is never echoed; printing
 // the prompt and then calling term.ReadPassword, which turns echo off only
@@ -19,10 +19,10 @@ import (
 // password manager, a paste).
 //
 // ctrl+c (SIGINT, which the terminal still sends: ISIG stays on) ends ctx:
-// askPassword then restores the modes and returns at once, so that nothing
+// AskPassword then restores the modes and returns at once, so that nothing
 // typed afterwards is taken for the password. The read, which a signal
 // does not interrupt, is left to end with the process.
-func askPassword(ctx context.Context, tty *os.File, w io.Writer, prompt string) ([]byte, error) {
+func AskPassword(ctx context.Context, tty *os.File, w io.Writer, prompt string) ([]byte, error) {
 	fd := int(tty.Fd())
 	old, err := unix.IoctlGetTermios(fd, ioctlGetTermios)
 	if err != nil {

@@ -1,31 +1,33 @@
-package main
+package ui_test
 
-// BenchmarkBatcherFlood shows that samples never queue up behind drawing:
-// watchers flood the batcher as fast as they can while the pump hands
+// BenchmarkPumpFlood shows that samples never queue up behind drawing:
+// watchers flood the queue as fast as they can while the pump hands
 // batches to the real UI model (Update, then View, at 200x50), as
 // bubbletea's loop and renderer would. Reported:
 //
 //	frames/s             UI messages per second from the pump's start to its
-//	                     last message: at most 1/frameInterval = 20
+//	                     last message: at most 1/ui.FrameInterval = 20
 //	max_events/frame     the largest batch (how much piled up in one frame)
-//	max_wait_ms          longest an event waited in the batcher before Update
+//	max_wait_ms          longest an event waited in the queue before Update
 //	max_drawn_ms         longest from an event's arrival to the end of its frame's View
 //
-// Run with: go test ./cmd/vkwatch -run '^$' -bench BatcherFlood -benchtime 2s
+// Run with: go test ./ui -run '^$' -bench PumpFlood -benchtime 2s
 
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/vkwatch/vkwatch/source"
+	"github.com/vkwatch/vkwatch/source/queue"
 	"github.com/vkwatch/vkwatch/ui"
 )
 
-func BenchmarkBatcherFlood(b *testing.B) {
+func BenchmarkPumpFlood(b *testing.B) {
 	var m tea.Model = ui.New(ui.Config{Nodes: []ui.Node{{ID: "0", Addr: "127.0.0.1:6379"}, {ID: "1", Addr: "127.0.0.1:6380"}}, Send: func(source.NodeID, ...string) {}})
 	m, _ = m.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
 
@@ -35,6 +37,7 @@ func BenchmarkBatcherFlood(b *testing.B) {
 		lastFrame         time.Time
 	)
 	delivered := make(chan struct{}, 1)
+	var got atomic.Int64 // events that reached the UI
 	send := func(msg tea.Msg) {
 		evs := msg.(ui.EventsMsg)
 		now := time.Now()
@@ -53,13 +56,14 @@ func BenchmarkBatcherFlood(b *testing.B) {
 		maxBatch = max(maxBatch, len(evs))
 		maxWait = max(maxWait, now.Sub(oldest))
 		maxDrawn = max(maxDrawn, lastFrame.Sub(oldest))
+		got.Add(int64(len(evs)))
 		select {
 		case delivered <- struct{}{}:
 		default:
 		}
 	}
 
-	bt := newBatcher()
+	q := queue.New[source.Event]()
 	ctx, cancel := context.WithCancel(context.Background())
 	// The pump's ticker starts after this: frames over the time since
 	// cannot exceed its rate, however the ticks bunch after a slow Update.
@@ -67,7 +71,7 @@ func BenchmarkBatcherFlood(b *testing.B) {
 	pumped := make(chan struct{})
 	go func() {
 		defer close(pumped)
-		bt.pump(ctx, send)
+		ui.Pump(ctx, q, send)
 	}()
 
 	// Two watchers, one per server, each sample 200 ms after the previous
@@ -81,7 +85,7 @@ func BenchmarkBatcherFlood(b *testing.B) {
 		wg.Go(func() {
 			for i := range per {
 				off := time.Duration(i) * 200 * time.Millisecond
-				bt.add(source.Event{Node: []source.NodeID{"0", "1"}[srv], Kind: source.EventSample, Offset: off, At: time.Now(),
+				q.Push(source.Event{Node: []source.NodeID{"0", "1"}[srv], Kind: source.EventSample, Offset: off, At: time.Now(),
 					Sample: floodSample(uint64(i), off)})
 			}
 		})
@@ -89,15 +93,9 @@ func BenchmarkBatcherFlood(b *testing.B) {
 	wg.Wait()
 	// The flood is over: what is left must reach the UI within a frame or two.
 	drainBy := time.Now().Add(10 * time.Second)
-	for {
-		bt.mu.Lock()
-		left := len(bt.events)
-		bt.mu.Unlock()
-		if left == 0 {
-			break
-		}
+	for total := int64(2 * per); got.Load() < total; {
 		if time.Now().After(drainBy) {
-			b.Fatalf("%d events still queued 10 s after the flood", left)
+			b.Fatalf("%d events not in the UI 10 s after the flood", total-got.Load())
 		}
 		select {
 		case <-delivered:
