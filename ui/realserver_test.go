@@ -19,6 +19,7 @@ import (
 	"github.com/vkwatch/vkwatch/source/server/servertest"
 	"github.com/vkwatch/vkwatch/source/watch"
 	"github.com/vkwatch/vkwatch/source/watch/watchtest"
+	"github.com/vkwatch/vkwatch/ui/plain"
 	"github.com/vkwatch/vkwatch/ui/text"
 )
 
@@ -287,7 +288,7 @@ func TestRealShortSaveFigures(t *testing.T) {
 				t.Fatal(r.Err)
 			}
 			rep := next("the save's report", func(ev source.Event) bool { return ev.Kind == source.EventSaveEnded }).Report
-			block := strings.Join(ReportLines(rep), "\n")
+			block := strings.Join(plain.ReportLines(rep), "\n")
 			t.Logf("%s (observed %s, up to: %v)", block, rep.Observed, rep.ObservedUpTo)
 			if v, ok := rep.ServerSeconds.Get(); !ok || v > 1 {
 				t.Fatalf("rdb_last_bgsave_time_sec %+v: not the short save this test is about", rep.ServerSeconds)

@@ -16,7 +16,6 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/inert"
 	"github.com/vkwatch/vkwatch/source/roll"
-	"github.com/vkwatch/vkwatch/ui"
 )
 
 // Steps tells a roll's progress: a line each time a node's step changes,
@@ -62,18 +61,18 @@ func (p *Steps) Update(r *roll.Roll, st *roll.Status) {
 			// The memory check comes before the BGSAVE, and is said
 			// first: before "BGSAVE sent", or before "not started" where
 			// it held the node.
-			for j, l := range ui.ForkVerdict(step.Risk) {
+			for j, l := range ForkVerdict(step.Risk) {
 				if j == 0 {
-					l = ui.StepHead(i, len(steps), step) + l
+					l = StepHead(i, len(steps), step) + l
 				} else {
 					l = "      " + l
 				}
 				p.line(l)
 			}
 		}
-		p.line(ui.StepLine(i, len(steps), step, n))
+		p.line(StepLine(i, len(steps), step, n))
 		if step.State == roll.StepDone && step.Report != nil {
-			lines := ui.ReportLines(step.Report)
+			lines := ReportLines(step.Report)
 			if !p.single {
 				lines = lines[1:2] // the COW line: what the save cost
 			}
@@ -91,9 +90,9 @@ func (p *Steps) Update(r *roll.Roll, st *roll.Status) {
 
 // barLine is a saving node's bar: its place, the bar, the percentage.
 func (p *Steps) barLine(i, total int, step roll.Step, n roll.NodeStatus) string {
-	f, ok := ui.SaveFraction(n)
+	f, ok := SaveFraction(n)
 	if !ok {
-		return inert.Text(ui.StepLine(i, total, step, n))
+		return inert.Text(StepLine(i, total, step, n))
 	}
 	return fmt.Sprintf("[%d/%d] %s %s %3.0f%%", i+1, total, inert.Text(step.Node.Addr), p.bar.ViewAs(f), f*100)
 }

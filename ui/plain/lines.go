@@ -1,4 +1,4 @@
-package ui
+package plain
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"github.com/vkwatch/vkwatch/source"
 	"github.com/vkwatch/vkwatch/source/risk"
 	"github.com/vkwatch/vkwatch/source/roll"
-	"github.com/vkwatch/vkwatch/ui/panesview"
 	"github.com/vkwatch/vkwatch/ui/status"
 	"github.com/vkwatch/vkwatch/ui/style"
 	"github.com/vkwatch/vkwatch/ui/text"
@@ -21,13 +20,14 @@ import (
 // title, then its fields in aligned columns, the copy-on-write first.
 func ReportLines(r *source.SaveReport) []string {
 	b := status.Report(&style.Styles{}, r)
-	lines, _ := b.Lines(&style.Styles{}, plainWidth, 1+len(b.Fields))
+	lines, _ := b.Lines(&style.Styles{}, Width, 1+len(b.Fields))
 	return lines
 }
 
-// plainWidth is the width ReportLines lays a report out in: a pane's at
-// 200x50 with two servers.
-const plainWidth = 100 - panesview.Chrome
+// Width is the width ReportLines lays a report out in: a pane's at
+// 200x50 with two servers, inside its border and padding (4 columns: the
+// root's TestPlainWidthIsAPanes holds it to the panes view's).
+const Width = 100 - 4
 
 // ForkVerdict says how a fork stands against the memory it has: the
 // level, the projected need against the limit that decides and the
