@@ -117,9 +117,14 @@ func TestWatcherSamples(t *testing.T) {
 
 	var samples []*source.Sample
 	x.next(t, 20*time.Second, "12 samples", func(ev source.Event) bool {
-		if ev.Kind == source.EventSample {
+		switch ev.Kind {
+		case source.EventSample:
 			samples = append(samples, ev.Sample)
-		} else {
+		case source.EventSpike:
+			// A PING past the spike rule's bar (2 ms, early in the
+			// minute): the -race build on a loaded machine makes some;
+			// the spike tests are about them, this one about samples.
+		default:
 			t.Errorf("unexpected %v event: %+v", ev.Kind, ev)
 		}
 		return len(samples) == 12
